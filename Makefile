@@ -1,0 +1,88 @@
+# gpuir: BM25 full-text index access method for PostgreSQL (PGXS build)
+#
+#   make                 build gpuir.so (CUDA objects too when nvcc is found)
+#   make install         install into the PostgreSQL of PG_CONFIG
+#   make unittest        standalone C tests (codec; CUDA kernels when built)
+#   make installcheck    pg_regress suite against a running server
+
+EXTENSION = gpuir
+EXTVERSION = 0.1.0
+MODULE_big = gpuir
+DATA = sql/gpuir--$(EXTVERSION).sql
+PGFILEDESC = "gpuir - BM25 ranked full-text search index"
+
+SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \
+	src/gpuirfuncs.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
+	src/gpuirscan.c src/gpuirsegment.c src/gpuirtokenize.c src/gpuirutils.c \
+	src/gpuirvacuum.c src/gpuirvalidate.c
+OBJS = $(SRCS:.c=.o)
+
+PG_CONFIG ?= pg_config
+PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
+
+# pg_regress wants DIR/sql and DIR/expected: stage symlinks to sql_tests/ and expected/
+REGRESS = $(patsubst sql_tests/%.sql,%,$(sort $(wildcard sql_tests/*.sql)))
+REGRESS_OPTS = --inputdir=build/regress --outputdir=build/regress
+
+# CUDA: built when nvcc is found; the runtime is linked statically so that
+# gpuir.so loads on machines without a GPU or driver.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_SRCS = $(wildcard cuda/*.cu)
+NVCC_FLAGS = -O3 --std=c++17 -Xcompiler -fPIC -Xcompiler -Wall,-Wextra \
+	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++
+
+# cuda/gpuir_cuda_status.c always; the device code with nvcc, else the stub
+# that reports "no device" (pure C, so PGXS compiles it like src/)
+OBJS += cuda/gpuir_cuda_status.o
+ifneq ($(strip $(NVCC)),)
+ifneq ($(strip $(CUDA_SRCS)),)
+CUDA_OBJS = $(CUDA_SRCS:.cu=.o)
+PG_CPPFLAGS += -DGPUIR_HAVE_CUDA
+# linked through SHLIB_LINK rather than OBJS: PGXS would want LLVM bitcode for OBJS
+SHLIB_LINK += $(CUDA_OBJS) $(CUDA_LIBS)
+HAVE_CUDA = 1
+endif
+endif
+ifndef HAVE_CUDA
+OBJS += cuda/gpuir_cuda_stub.o
+endif
+
+EXTRA_CLEAN = build test/test_codec test/test_cuda_decode cuda/*.o
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+ifdef HAVE_CUDA
+$(shlib): $(CUDA_OBJS)
+endif
+
+cuda/%.o: cuda/%.cu cuda/gpuir_cuda.h src/gpuircodec.h
+	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
+
+$(OBJS): src/gpuir.h src/gpuircodec.h
+
+installcheck: build/regress/sql
+
+build/regress/sql:
+	mkdir -p build/regress
+	ln -sfn ../../sql_tests build/regress/sql
+	ln -sfn ../../expected build/regress/expected
+
+.PHONY: unittest
+test/test_codec: test/test_codec.c src/gpuircodec.c src/gpuircodec.h
+	$(CC) -O2 -Wall -Wextra -o $@ test/test_codec.c src/gpuircodec.c
+
+UNITTESTS = test/test_codec
+ifdef HAVE_CUDA
+ifneq ($(wildcard test/test_cuda_decode.c),)
+test/test_cuda_decode: test/test_cuda_decode.c src/gpuircodec.c $(CUDA_OBJS)
+	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -o $@ test/test_cuda_decode.c src/gpuircodec.c \
+		cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS)
+UNITTESTS += test/test_cuda_decode
+endif
+endif
+
+unittest: $(UNITTESTS)
+	@set -e; for t in $(UNITTESTS); do ./$$t; done

@@ -1,0 +1,206 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_cuda.h
+ *	  Pure C interface between gpuir's PostgreSQL code (src/) and its CUDA
+ *	  kernels (cuda/): status codes, device discovery, kernel launchers.
+ *
+ * Rules of this boundary (ARCHITECTURE.md, decisions 1 and 2):
+ *	- C only, stdint/stddef only: no postgres.h, no CUDA headers, so that
+ *	  src/ includes it with the ordinary PGXS compiler flags.
+ *	- Nothing here pallocs, ereports, prints, longjmps or exits.  Every entry
+ *	  point returns a gpuir_cuda_status; src/ turns a failure into ereport,
+ *	  using gpuir_cuda_status_string() and gpuir_cuda_last_error_detail().
+ *	- Only the GPU-service background worker may call these functions: the
+ *	  first call creates a CUDA context in the calling process, and a CUDA
+ *	  context does not survive fork().  The postmaster and ordinary backends
+ *	  must not call them (probe in a forked child if startup needs facts).
+ *	- Launchers follow CUB's device-wide entry points: they take device
+ *	  pointers and an opaque stream (a cudaStream_t passed as void *; NULL
+ *	  is the default stream), enqueue work asynchronously on that stream,
+ *	  and return a status describing the enqueueing only.  They use the
+ *	  calling thread's current device.
+ *
+ * The kernels follow Ding, He, Yan, Suel, "Using Graphics Processors for
+ * High Performance IR Query Processing", WWW 2009 (cited per function).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_CUDA_H
+#define GPUIR_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/*
+ * GPUIR_CUDA_API marks the interface functions: the .cu files are compiled with
+ * -fvisibility=hidden (keeping CUB/libcu++ symbols out of the extension's
+ * dynamic symbol table), so the interface is made visible explicitly.
+ */
+#if defined(__GNUC__)
+#define GPUIR_CUDA_API __attribute__((visibility("default")))
+#else
+#define GPUIR_CUDA_API
+#endif
+
+/* postings per block; equal to GPUIR_BLOCK_SIZE of src/gpuircodec.h */
+#define GPUIR_CUDA_BLOCK_SIZE		128
+
+/* per-block count written for a block that is not well formed */
+#define GPUIR_CUDA_BLOCK_CORRUPT	(-1)
+
+/*
+ * Status of a host entry point.  Values are stable (they may be stored or
+ * logged); new codes are appended.
+ */
+typedef enum gpuir_cuda_status
+{
+	GPUIR_CUDA_OK = 0,			/* success */
+	GPUIR_CUDA_NO_DEVICE = 1,	/* no usable device: no driver (libcuda.so
+								 * absent), driver too old for this
+								 * runtime, no GPU, or all GPUs unavailable */
+	GPUIR_CUDA_ERROR = 2,		/* any other CUDA runtime error (detail in
+								 * gpuir_cuda_last_error_detail()) */
+	GPUIR_CUDA_OOM = 3,			/* device (or pinned host) allocation failed */
+	GPUIR_CUDA_CORRUPT = 4,		/* input data is not well formed (e.g. a
+								 * posting block failed validation) */
+	GPUIR_CUDA_INVALID_ARGUMENT = 5	/* bad argument (NULL pointer, count out
+									 * of range, bad device number) */
+} gpuir_cuda_status;
+
+/*
+ * gpuir_cuda_status_string: a static, lowercase, English description of a
+ * status code ("no CUDA device", ...); never NULL, also for unknown codes.
+ * Does not touch the CUDA runtime.
+ */
+extern GPUIR_CUDA_API const char *gpuir_cuda_status_string(gpuir_cuda_status status);
+
+/*
+ * gpuir_cuda_last_error_detail: the CUDA runtime error behind the last
+ * GPUIR_CUDA_NO_DEVICE / _ERROR / _OOM returned to the calling thread, as
+ * "cudaErrorName: description", or "" if there was none.  The string lives
+ * in thread-local storage and is overwritten by the next failing call of
+ * this thread.  Does not touch the CUDA runtime.
+ */
+extern GPUIR_CUDA_API const char *gpuir_cuda_last_error_detail(void);
+
+/*
+ * gpuir_cuda_device_count: number of CUDA devices visible to this process.
+ *
+ * Output: *n, >= 1 on success, set to 0 on any failure.
+ * Returns GPUIR_CUDA_OK, GPUIR_CUDA_NO_DEVICE when there is no driver or no
+ * GPU (safe without libcuda.so: the CUDA runtime is linked statically and
+ * loads the driver lazily; a build without nvcc links cuda/gpuir_cuda_stub.c
+ * and always returns this), GPUIR_CUDA_ERROR for other runtime errors,
+ * GPUIR_CUDA_INVALID_ARGUMENT if n is NULL.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_device_count(int *n);
+
+/*
+ * gpuir_cuda_device_info: facts about device dev (0 .. count-1).
+ *
+ * Outputs (each may be NULL to skip it):
+ *	name[namelen]	device name, NUL-terminated, truncated to namelen - 1
+ *					bytes (namelen 0 writes nothing)
+ *	*total_mem		global memory in bytes
+ *	*cc_major, *cc_minor  compute capability (9.0 for an H100)
+ * Returns GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT for a bad dev,
+ * GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_device_info(int dev, char *name, size_t namelen,
+												size_t *total_mem,
+												int *cc_major, int *cc_minor);
+
+/*
+ * gpuir_cuda_decode_blocks: decode a batch of posting blocks on the device
+ * (Ding et al. 2009, section 6.2: block-wise PForDelta decoding, one
+ * thread per posting, exceptions patched, then a localized prefix sum of
+ * the d-gaps within each block, seeded with the previous block's last
+ * docID, so blocks decode independently and in any order).
+ *
+ * Block format: src/gpuircodec.h (identical bytes; the result matches
+ * GpuirCodecDecode bit for bit, corruption verdict included).
+ *
+ * Inputs (all device pointers, except stream):
+ *	d_payload[payload_bytes]	bytes holding the encoded blocks
+ *	d_block_offsets[nblocks]	byte offset of block b in d_payload; blocks
+ *								may be in any order, repeat or overlap;
+ *								4-byte aligned offsets take the fast path
+ *								(word loads), others are read bytewise
+ *	d_block_bytes[nblocks]		optional (NULL): bytes available to block
+ *								b, as GpuirCodecDecode's len; always
+ *								clamped to payload_bytes - offset.  NULL
+ *								means "up to the end of the payload"
+ *	d_prev_docids[nblocks]		docID[-1] of block b: the last docID of the
+ *								preceding block of its posting list, or
+ *								0xFFFFFFFF (GPUIR_FIRST_PREV_DOCID) for a
+ *								list's first block
+ *	nblocks						0 .. INT32_MAX (0 enqueues nothing)
+ *	stream						cudaStream_t as void *, NULL = default
+ * Outputs (device pointers; shapes nblocks * 128 in block-major order, the
+ * postings of block b at [b * 128, b * 128 + count)):
+ *	d_docids	docIDs (uint32) or NULL to skip the d-gap section
+ *	d_tfs		term frequencies (>= 1) or NULL to skip the tf section
+ *	d_counts[nblocks]	number of postings (1..128) of block b, or
+ *				GPUIR_CUDA_BLOCK_CORRUPT when the block is not well formed
+ *				(the checks of GpuirCodecDecode, applied to the requested
+ *				sections only); required
+ *	d_ncorrupt	optional (NULL): a device counter the kernel atomically
+ *				increments once per corrupt block; the caller zeroes it
+ * Slots past count, and all 128 slots of a corrupt block, are written 0.
+ * A corrupt block never causes a read outside its byte range nor a write
+ * outside its 128 slots.
+ *
+ * Returns GPUIR_CUDA_OK when the kernel was enqueued (results are ready
+ * after the stream synchronizes; errors during execution surface at the
+ * next synchronizing call), GPUIR_CUDA_INVALID_ARGUMENT (NULL d_payload,
+ * d_block_offsets, d_prev_docids or d_counts with nblocks > 0, or nblocks
+ * > INT32_MAX), GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (launch failed).
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks(const uint8_t *d_payload,
+												  size_t payload_bytes,
+												  const uint32_t *d_block_offsets,
+												  const uint32_t *d_block_bytes,
+												  const uint32_t *d_prev_docids,
+												  uint32_t nblocks,
+												  uint32_t *d_docids,
+												  uint32_t *d_tfs,
+												  int32_t *d_counts,
+												  uint32_t *d_ncorrupt,
+												  void *stream);
+
+/*
+ * gpuir_cuda_decode_blocks_host: convenience wrapper of
+ * gpuir_cuda_decode_blocks for host arrays (tests, tools; the GPU service
+ * keeps lists resident instead).  Allocates device buffers with cudaMalloc,
+ * copies the inputs, decodes on stream, copies the outputs back,
+ * synchronizes the stream and frees the buffers.
+ *
+ * Inputs and outputs: as gpuir_cuda_decode_blocks, but host pointers
+ * (block_bytes may be NULL; docids, tfs may be NULL to skip a section;
+ * counts is required; docids/tfs have room for nblocks * 128 entries).
+ * Returns GPUIR_CUDA_OK if every block decoded, GPUIR_CUDA_CORRUPT if at
+ * least one block is corrupt (all outputs are still filled; see counts),
+ * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE, GPUIR_CUDA_ERROR or
+ * GPUIR_CUDA_INVALID_ARGUMENT.  Outputs are undefined unless OK or CORRUPT.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks_host(const uint8_t *payload,
+													   size_t payload_bytes,
+													   const uint32_t *block_offsets,
+													   const uint32_t *block_bytes,
+													   const uint32_t *prev_docids,
+													   uint32_t nblocks,
+													   uint32_t *docids,
+													   uint32_t *tfs,
+													   int32_t *counts,
+													   void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUIR_CUDA_H */

@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_cuda_internal.cuh
+ *	  CUDA-side helpers shared by the .cu files of cuda/: mapping of
+ *	  cudaError_t to gpuir_cuda_status.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_CUDA_INTERNAL_CUH
+#define GPUIR_CUDA_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+
+#include "gpuir_cuda_internal.h"
+
+/*
+ * gpuir_cuda_check: GPUIR_CUDA_OK for cudaSuccess; otherwise records the
+ * error's name and description for gpuir_cuda_last_error_detail(), clears
+ * the runtime's (non-sticky) last-error state so that a later launch check
+ * does not see it again, and returns the matching status: OOM for
+ * allocation failures, NO_DEVICE when no driver/GPU is usable, ERROR for
+ * the rest.
+ */
+static inline gpuir_cuda_status
+gpuir_cuda_check(cudaError_t err)
+{
+	if (err == cudaSuccess)
+		return GPUIR_CUDA_OK;
+	gpuir_cuda_set_detail(cudaGetErrorName(err), cudaGetErrorString(err));
+	(void) cudaGetLastError();
+	switch (err)
+	{
+		case cudaErrorMemoryAllocation:
+			return GPUIR_CUDA_OOM;
+		case cudaErrorNoDevice:
+		case cudaErrorInsufficientDriver:
+		case cudaErrorStubLibrary:
+		case cudaErrorDevicesUnavailable:
+		case cudaErrorSystemNotReady:
+		case cudaErrorSystemDriverMismatch:
+		case cudaErrorCompatNotSupportedOnDevice:
+			return GPUIR_CUDA_NO_DEVICE;
+		default:
+			return GPUIR_CUDA_ERROR;
+	}
+}
+
+#endif							/* GPUIR_CUDA_INTERNAL_CUH */

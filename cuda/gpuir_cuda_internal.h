@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_cuda_internal.h
+ *	  Helpers shared by the files of cuda/ only (not part of the interface
+ *	  that src/ sees; pure C so the C and CUDA files both include it).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_CUDA_INTERNAL_H
+#define GPUIR_CUDA_INTERNAL_H
+
+#include "gpuir_cuda.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/*
+ * gpuir_cuda_set_detail: record "name: description" of a failing CUDA call
+ * in the calling thread's buffer read by gpuir_cuda_last_error_detail();
+ * either argument may be NULL.  Truncates silently.
+ */
+extern void gpuir_cuda_set_detail(const char *name, const char *description);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUIR_CUDA_INTERNAL_H */

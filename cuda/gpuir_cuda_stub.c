@@ -1,0 +1,89 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_cuda_stub.c
+ *	  The gpuir CUDA interface for builds without nvcc: every device entry
+ *	  point reports GPUIR_CUDA_NO_DEVICE, so src/ falls back to the CPU.
+ *
+ * Link either this file or the objects of cuda/ .cu files, never both (they define
+ * the same symbols); gpuir_cuda_status.c is linked in both cases.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "gpuir_cuda_internal.h"
+
+/* record why there is no device and report it */
+static gpuir_cuda_status
+no_device(void)
+{
+	gpuir_cuda_set_detail("gpuir", "built without CUDA support (nvcc was not found)");
+	return GPUIR_CUDA_NO_DEVICE;
+}
+
+/* gpuir_cuda_device_count: *n = 0, GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_device_count(int *n)
+{
+	if (n == NULL)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	*n = 0;
+	return no_device();
+}
+
+/* gpuir_cuda_device_info: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_device_info(int dev, char *name, size_t namelen, size_t *total_mem,
+					   int *cc_major, int *cc_minor)
+{
+	(void) dev;
+	(void) total_mem;
+	(void) cc_major;
+	(void) cc_minor;
+	if (name != NULL && namelen > 0)
+		name[0] = '\0';
+	return no_device();
+}
+
+/* gpuir_cuda_decode_blocks: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
+						 const uint32_t *d_block_offsets,
+						 const uint32_t *d_block_bytes,
+						 const uint32_t *d_prev_docids, uint32_t nblocks,
+						 uint32_t *d_docids, uint32_t *d_tfs, int32_t *d_counts,
+						 uint32_t *d_ncorrupt, void *stream)
+{
+	(void) d_payload;
+	(void) payload_bytes;
+	(void) d_block_offsets;
+	(void) d_block_bytes;
+	(void) d_prev_docids;
+	(void) nblocks;
+	(void) d_docids;
+	(void) d_tfs;
+	(void) d_counts;
+	(void) d_ncorrupt;
+	(void) stream;
+	return no_device();
+}
+
+/* gpuir_cuda_decode_blocks_host: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_decode_blocks_host(const uint8_t *payload, size_t payload_bytes,
+							  const uint32_t *block_offsets,
+							  const uint32_t *block_bytes,
+							  const uint32_t *prev_docids, uint32_t nblocks,
+							  uint32_t *docids, uint32_t *tfs, int32_t *counts,
+							  void *stream)
+{
+	(void) payload;
+	(void) payload_bytes;
+	(void) block_offsets;
+	(void) block_bytes;
+	(void) prev_docids;
+	(void) nblocks;
+	(void) docids;
+	(void) tfs;
+	(void) counts;
+	(void) stream;
+	return no_device();
+}

@@ -1,0 +1,211 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_decode.cu
+ *	  Batch decoding of gpuir posting blocks on the GPU: the kernel
+ *	  gpuir_decode_blocks_kernel and its host launchers.
+ *
+ * One thread block of 128 threads per posting block (Ding, He, Yan, Suel,
+ * WWW 2009, section 6.2); the per-block work is gpuir_decode_block in
+ * gpuir_decode.cuh.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdint.h>
+
+#include "gpuir_cuda_internal.cuh"
+#include "gpuir_decode.cuh"
+
+/*
+ * gpuir_decode_blocks_kernel: grid of nblocks thread blocks x 128 threads;
+ * thread block b decodes the block at payload[offsets[b]] with docID[-1] =
+ * prev_docids[b] and writes postings to docids/tfs[b * 128 + t], the count
+ * (or GPUIR_CUDA_BLOCK_CORRUPT) to counts[b], and counts corrupt blocks in
+ * *ncorrupt.  The bytes available to block b are payload_bytes - offset,
+ * further limited by block_bytes[b] when block_bytes is not NULL.
+ * docids / tfs may be NULL (section neither decoded nor validated);
+ * ncorrupt may be NULL.
+ */
+__global__ void __launch_bounds__(GPUIR_DECODE_THREADS)
+gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_bytes,
+						   const uint32_t *__restrict__ block_offsets,
+						   const uint32_t *__restrict__ block_bytes,
+						   const uint32_t *__restrict__ prev_docids,
+						   uint32_t *__restrict__ docids,
+						   uint32_t *__restrict__ tfs,
+						   int32_t *__restrict__ counts,
+						   uint32_t *__restrict__ ncorrupt)
+{
+	__shared__ GpuirDecodeTempStorage ts;
+	const uint32_t b = blockIdx.x;
+	const size_t out = (size_t) b * GPUIR_DECODE_THREADS + threadIdx.x;
+	const uint32_t off = block_offsets[b];
+	size_t		avail = (off <= payload_bytes) ? payload_bytes - off : 0;
+	uint32_t	docid,
+				tf;
+	int			count;
+
+	if (block_bytes != NULL && block_bytes[b] < avail)
+		avail = block_bytes[b];
+	count = gpuir_decode_block(avail > 0 ? payload + off : payload, avail,
+							   prev_docids[b], docids != NULL, tfs != NULL, ts,
+							   &docid, &tf);
+	if (docids != NULL)
+		docids[out] = docid;
+	if (tfs != NULL)
+		tfs[out] = tf;
+	if (threadIdx.x == 0)
+	{
+		counts[b] = count;
+		if (count == GPUIR_CUDA_BLOCK_CORRUPT && ncorrupt != NULL)
+			atomicAdd(ncorrupt, 1u);
+	}
+}
+
+/*
+ * gpuir_cuda_decode_blocks: enqueue gpuir_decode_blocks_kernel on stream;
+ * contract in gpuir_cuda.h.
+ */
+extern "C" gpuir_cuda_status
+gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
+						 const uint32_t *d_block_offsets,
+						 const uint32_t *d_block_bytes,
+						 const uint32_t *d_prev_docids, uint32_t nblocks,
+						 uint32_t *d_docids, uint32_t *d_tfs, int32_t *d_counts,
+						 uint32_t *d_ncorrupt, void *stream)
+{
+	if (nblocks == 0)
+		return GPUIR_CUDA_OK;
+	if (d_payload == NULL || d_block_offsets == NULL || d_prev_docids == NULL ||
+		d_counts == NULL || nblocks > (uint32_t) INT32_MAX)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	gpuir_decode_blocks_kernel<<<nblocks, GPUIR_DECODE_THREADS, 0, (cudaStream_t) stream>>>
+		(d_payload, payload_bytes, d_block_offsets, d_block_bytes, d_prev_docids,
+		 d_docids, d_tfs, d_counts, d_ncorrupt);
+	return gpuir_cuda_check(cudaGetLastError());
+}
+
+/* cudaMalloc of bytes (at least 4, so that 0 still gives a valid pointer) */
+static gpuir_cuda_status
+dev_alloc(void **p, size_t bytes)
+{
+	*p = NULL;
+	return gpuir_cuda_check(cudaMalloc(p, bytes > 0 ? bytes : 4));
+}
+
+/* drop the error of a best-effort cleanup call, keeping the recorded detail */
+static void
+ignore_error(cudaError_t err)
+{
+	if (err != cudaSuccess)
+		(void) cudaGetLastError();
+}
+
+/* host-to-device copy on stream */
+static gpuir_cuda_status
+to_dev(void *dst, const void *src, size_t bytes, cudaStream_t s)
+{
+	return gpuir_cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+}
+
+/* device-to-host copy on stream */
+static gpuir_cuda_status
+to_host(void *dst, const void *src, size_t bytes, cudaStream_t s)
+{
+	return gpuir_cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+}
+
+/*
+ * gpuir_cuda_decode_blocks_host: copy in, decode, copy out, synchronize;
+ * contract in gpuir_cuda.h.  Device buffers are always freed.
+ */
+extern "C" gpuir_cuda_status
+gpuir_cuda_decode_blocks_host(const uint8_t *payload, size_t payload_bytes,
+							  const uint32_t *block_offsets,
+							  const uint32_t *block_bytes,
+							  const uint32_t *prev_docids, uint32_t nblocks,
+							  uint32_t *docids, uint32_t *tfs, int32_t *counts,
+							  void *stream)
+{
+	cudaStream_t s = (cudaStream_t) stream;
+	const size_t nb = nblocks;
+	const size_t npost = nb * GPUIR_DECODE_THREADS;
+	void	   *d_payload = NULL,
+			   *d_offsets = NULL,
+			   *d_bytes = NULL,
+			   *d_prev = NULL,
+			   *d_docids = NULL,
+			   *d_tfs = NULL,
+			   *d_counts = NULL,
+			   *d_ncorrupt = NULL;
+	uint32_t	ncorrupt = 0;
+	gpuir_cuda_status st;
+	gpuir_cuda_status st2;
+
+	if (nblocks == 0)
+		return GPUIR_CUDA_OK;
+	if ((payload == NULL && payload_bytes > 0) || block_offsets == NULL ||
+		prev_docids == NULL || counts == NULL || nblocks > (uint32_t) INT32_MAX)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+
+	if ((st = dev_alloc(&d_payload, payload_bytes)) != GPUIR_CUDA_OK ||
+		(st = dev_alloc(&d_offsets, nb * sizeof(uint32_t))) != GPUIR_CUDA_OK ||
+		(block_bytes != NULL &&
+		 (st = dev_alloc(&d_bytes, nb * sizeof(uint32_t))) != GPUIR_CUDA_OK) ||
+		(st = dev_alloc(&d_prev, nb * sizeof(uint32_t))) != GPUIR_CUDA_OK ||
+		(docids != NULL &&
+		 (st = dev_alloc(&d_docids, npost * sizeof(uint32_t))) != GPUIR_CUDA_OK) ||
+		(tfs != NULL &&
+		 (st = dev_alloc(&d_tfs, npost * sizeof(uint32_t))) != GPUIR_CUDA_OK) ||
+		(st = dev_alloc(&d_counts, nb * sizeof(int32_t))) != GPUIR_CUDA_OK ||
+		(st = dev_alloc(&d_ncorrupt, sizeof(uint32_t))) != GPUIR_CUDA_OK)
+		goto done;
+
+	if ((payload_bytes > 0 &&
+		 (st = to_dev(d_payload, payload, payload_bytes, s)) != GPUIR_CUDA_OK) ||
+		(st = to_dev(d_offsets, block_offsets, nb * sizeof(uint32_t), s)) != GPUIR_CUDA_OK ||
+		(block_bytes != NULL &&
+		 (st = to_dev(d_bytes, block_bytes, nb * sizeof(uint32_t), s)) != GPUIR_CUDA_OK) ||
+		(st = to_dev(d_prev, prev_docids, nb * sizeof(uint32_t), s)) != GPUIR_CUDA_OK ||
+		(st = gpuir_cuda_check(cudaMemsetAsync(d_ncorrupt, 0, sizeof(uint32_t), s))) != GPUIR_CUDA_OK)
+		goto done;
+
+	st = gpuir_cuda_decode_blocks((const uint8_t *) d_payload, payload_bytes,
+								  (const uint32_t *) d_offsets,
+								  (const uint32_t *) d_bytes,
+								  (const uint32_t *) d_prev, nblocks,
+								  (uint32_t *) d_docids, (uint32_t *) d_tfs,
+								  (int32_t *) d_counts, (uint32_t *) d_ncorrupt,
+								  stream);
+	if (st != GPUIR_CUDA_OK)
+		goto done;
+
+	if ((docids != NULL &&
+		 (st = to_host(docids, d_docids, npost * sizeof(uint32_t), s)) != GPUIR_CUDA_OK) ||
+		(tfs != NULL &&
+		 (st = to_host(tfs, d_tfs, npost * sizeof(uint32_t), s)) != GPUIR_CUDA_OK) ||
+		(st = to_host(counts, d_counts, nb * sizeof(int32_t), s)) != GPUIR_CUDA_OK ||
+		(st = to_host(&ncorrupt, d_ncorrupt, sizeof(uint32_t), s)) != GPUIR_CUDA_OK ||
+		(st = gpuir_cuda_check(cudaStreamSynchronize(s))) != GPUIR_CUDA_OK)
+		goto done;
+	if (ncorrupt > 0)
+		st = GPUIR_CUDA_CORRUPT;
+
+done:
+	/* on an early failure wait for enqueued copies before freeing */
+	if (st != GPUIR_CUDA_OK && st != GPUIR_CUDA_CORRUPT)
+		ignore_error(cudaStreamSynchronize(s));
+	st2 = GPUIR_CUDA_OK;
+	{
+		void	   *bufs[] = {d_payload, d_offsets, d_bytes, d_prev, d_docids,
+							  d_tfs, d_counts, d_ncorrupt};
+
+		for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+			if (bufs[i] != NULL && st2 == GPUIR_CUDA_OK)
+				st2 = gpuir_cuda_check(cudaFree(bufs[i]));
+			else if (bufs[i] != NULL)
+				ignore_error(cudaFree(bufs[i]));
+	}
+	if (st2 != GPUIR_CUDA_OK && (st == GPUIR_CUDA_OK || st == GPUIR_CUDA_CORRUPT))
+		st = st2;
+	return st;
+}

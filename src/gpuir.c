@@ -1,0 +1,170 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir.c
+ *	  Module entry points: _PG_init (GUCs, reloptions) and the index access
+ *	  method handler.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/reloptions.h"
+#include "catalog/pg_class.h"
+#include "commands/vacuum.h"
+#include "fmgr.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+
+#include "gpuir.h"
+
+PG_MODULE_MAGIC;
+
+int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
+
+static relopt_kind gpuir_relopt_kind;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	gpuir_relopt_kind = add_reloption_kind();
+	add_string_reloption(gpuir_relopt_kind, "text_config",
+						 "Text search configuration used to tokenize documents and queries",
+						 NULL, NULL, AccessExclusiveLock);
+	add_real_reloption(gpuir_relopt_kind, "k1", "BM25 term frequency saturation k1",
+					   GPUIR_DEFAULT_K1, GPUIR_MIN_K1, GPUIR_MAX_K1, AccessExclusiveLock);
+	add_real_reloption(gpuir_relopt_kind, "b", "BM25 document length normalisation b",
+					   GPUIR_DEFAULT_B, GPUIR_MIN_B, GPUIR_MAX_B, AccessExclusiveLock);
+
+	DefineCustomIntVariable("gpuir.insert_buffer_limit",
+							"Size of a gpuir insert buffer past which an insert merges it into a segment.",
+							"Queries read the whole insert buffer, so a large buffer slows them down.",
+							&gpuir_insert_buffer_limit, GPUIR_DEFAULT_BUFFER_LIMIT,
+							GPUIR_MIN_BUFFER_LIMIT, GPUIR_MAX_BUFFER_LIMIT,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("gpuir");
+}
+
+/*
+ * gpuiroptions: parse text_config, k1 and b.  Out-of-range values raise
+ * 22023 from the reloptions machinery.
+ */
+bytea *
+gpuiroptions(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"text_config", RELOPT_TYPE_STRING, offsetof(GpuirOptions, text_config_offset)},
+		{"k1", RELOPT_TYPE_REAL, offsetof(GpuirOptions, k1)},
+		{"b", RELOPT_TYPE_REAL, offsetof(GpuirOptions, b)},
+	};
+
+	return (bytea *) build_reloptions(reloptions, validate, gpuir_relopt_kind,
+									  sizeof(GpuirOptions), tab, lengthof(tab));
+}
+
+/* is rel an index of the gpuir access method? */
+bool
+GpuirIsGpuirIndex(Relation rel)
+{
+	return rel->rd_rel->relkind == RELKIND_INDEX &&
+		rel->rd_indam != NULL && rel->rd_indam->ambuild == gpuirbuild;
+}
+
+/*
+ * GpuirOpenIndex: open the relation indexoid with lockmode and check that it
+ * is a gpuir index; raises 42809 (wrong_object_type) otherwise.
+ */
+Relation
+GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode)
+{
+	Relation	rel = relation_open(indexoid, lockmode);
+
+	if (!GpuirIsGpuirIndex(rel))
+	{
+		char	   *name = pstrdup(RelationGetRelationName(rel));
+
+		relation_close(rel, lockmode);
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gpuir index", name),
+				 errhint("Pass an index created with USING gpuir.")));
+	}
+	return rel;
+}
+
+/* GpuirParseMode: map a mode name to GpuirMode; raises 22023 when unknown */
+GpuirMode
+GpuirParseMode(const char *mode)
+{
+	if (strcmp(mode, "and") == 0)
+		return GPUIR_MODE_AND;
+	if (strcmp(mode, "or") == 0)
+		return GPUIR_MODE_OR;
+	if (strcmp(mode, "wand") == 0)
+		return GPUIR_MODE_WAND;
+	if (strcmp(mode, "bmw") == 0)
+		return GPUIR_MODE_BMW;
+	if (strcmp(mode, "and_or") == 0)
+		return GPUIR_MODE_AND_OR;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown gpuir query mode \"%s\"", mode),
+			 errhint("Valid modes are \"and\", \"or\", \"wand\", \"bmw\" and \"and_or\".")));
+	return GPUIR_MODE_BMW;		/* keep compiler quiet */
+}
+
+PG_FUNCTION_INFO_V1(gpuir_handler);
+
+/* gpuir_handler: the index access method handler; sets every field */
+Datum
+gpuir_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = 0;
+	amroutine->amsupport = 0;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = false;
+	amroutine->amcanorderbyop = true;
+	amroutine->amcanbackward = false;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = false;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = false;
+	amroutine->amsearchnulls = false;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = false;
+	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = gpuirbuild;
+	amroutine->ambuildempty = gpuirbuildempty;
+	amroutine->aminsert = gpuirinsert;
+	amroutine->ambulkdelete = gpuirbulkdelete;
+	amroutine->amvacuumcleanup = gpuirvacuumcleanup;
+	amroutine->amcanreturn = NULL;
+	amroutine->amcostestimate = gpuircostestimate;
+	amroutine->amoptions = gpuiroptions;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = NULL;
+	amroutine->amvalidate = gpuirvalidate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = gpuirbeginscan;
+	amroutine->amrescan = gpuirrescan;
+	amroutine->amgettuple = gpuirgettuple;
+	amroutine->amgetbitmap = NULL;
+	amroutine->amendscan = gpuirendscan;
+	amroutine->ammarkpos = NULL;
+	amroutine->amrestrpos = NULL;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}

@@ -1,0 +1,374 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir.h
+ *	  Shared declarations of the gpuir index access method: BM25-ranked
+ *	  full-text search over block-compressed posting lists.
+ *
+ * Ordered as: constants, on-disk structs, in-memory structs, helpers, AM
+ * callbacks.  The on-disk format is documented in src/README.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_H
+#define GPUIR_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+#include "gpuircodec.h"
+
+/* ---------- constants ---------- */
+
+#define GPUIR_MAGIC				0x47505552	/* "GPUR" */
+#define GPUIR_VERSION			1
+#define GPUIR_PAGE_ID			0xFF86		/* in every page's special space */
+#define GPUIR_METAPAGE_BLKNO	0
+
+/* page types (GpuirPageOpaqueData.flags) */
+#define GPUIR_PAGE_META			1
+#define GPUIR_PAGE_STREAM		2	/* one page of a segment stream */
+#define GPUIR_PAGE_BUFFER		3	/* one page of the insert buffer chain */
+
+#define GPUIR_MAX_SEGMENTS		32
+#define GPUIR_MAX_K				100000
+#define GPUIR_MAX_QUERY_TERMS	1024
+#define GPUIR_DOC_END			UINT32_MAX	/* cursor past its last docID */
+
+/* index options: DEFAULT/MIN/MAX triples */
+#define GPUIR_DEFAULT_K1		1.2
+#define GPUIR_MIN_K1			0.0
+#define GPUIR_MAX_K1			100.0
+#define GPUIR_DEFAULT_B			0.75
+#define GPUIR_MIN_B				0.0
+#define GPUIR_MAX_B				1.0
+
+/* GUC gpuir.insert_buffer_limit, in kB */
+#define GPUIR_DEFAULT_BUFFER_LIMIT	2048
+#define GPUIR_MIN_BUFFER_LIMIT		64
+#define GPUIR_MAX_BUFFER_LIMIT		(1024 * 1024)
+
+/*
+ * Relative slack applied to upper bounds before pruning: float32 scores are
+ * sums of rounded terms, so a bound computed in double is inflated by this
+ * factor to stay >= any float32 score it bounds (src/README, "Exactness").
+ */
+#define GPUIR_BOUND_SLACK		1.0001
+
+/* ---------- on-disk structs ---------- */
+
+/* special space of every page: 8 bytes */
+typedef struct GpuirPageOpaqueData
+{
+	BlockNumber next;			/* insert buffer: next page of the chain */
+	uint16		flags;			/* GPUIR_PAGE_* */
+	uint16		page_id;		/* GPUIR_PAGE_ID */
+} GpuirPageOpaqueData;
+
+typedef GpuirPageOpaqueData *GpuirPageOpaque;
+
+#define GpuirPageGetOpaque(page) ((GpuirPageOpaque) PageGetSpecialPointer(page))
+
+/* bytes of payload in a stream or buffer page */
+#define GPUIR_PAGE_DATA \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(GpuirPageOpaqueData)))
+
+/* a byte stream on consecutive pages [start, start + ceil(nbytes / GPUIR_PAGE_DATA)) */
+typedef struct GpuirStream
+{
+	BlockNumber start;
+	uint32		nbytes;
+} GpuirStream;
+
+/* the streams of a segment */
+typedef enum GpuirStreamKind
+{
+	GPUIR_S_DICT,				/* GpuirDictEntry[nterms], sorted by lexeme */
+	GPUIR_S_LEXEMES,			/* the lexemes' bytes, referenced by the dictionary */
+	GPUIR_S_BLOCKDIR,			/* GpuirBlockHeader[nblocks], list after list */
+	GPUIR_S_PAYLOAD,			/* encoded blocks (gpuircodec.h), list after list */
+	GPUIR_S_TIDS,				/* ItemPointerData[ndocs]: docID -> heap TID */
+	GPUIR_S_DOCLENS,			/* uint32[ndocs]: docID -> dl */
+	GPUIR_S_DELETED,			/* bitmap[ceil(ndocs / 8)]: docID deleted by VACUUM */
+	GPUIR_NSTREAMS
+} GpuirStreamKind;
+
+/* one immutable segment: dense docIDs 0..ndocs-1 in heap TID order */
+typedef struct GpuirSegmentData
+{
+	uint32		ndocs;
+	uint32		ndeleted;
+	uint32		nterms;
+	uint32		nblocks;
+	uint64		npostings;
+	uint64		generation;		/* index generation that wrote it */
+	GpuirStream streams[GPUIR_NSTREAMS];
+} GpuirSegmentData;
+
+/* a dictionary entry: 32 bytes */
+typedef struct GpuirDictEntry
+{
+	uint32		lexeme_off;		/* offset in GPUIR_S_LEXEMES */
+	uint16		lexeme_len;
+	uint16		reserved;
+	uint32		df;				/* live docs holding the term (VACUUM lowers it) */
+	uint32		npostings;		/* postings stored in the list */
+	uint32		first_block;	/* index of the list's first GpuirBlockHeader */
+	uint32		nblocks;
+	uint32		max_tf;			/* list-level bound inputs: largest tf, */
+	uint32		min_dl;			/* and smallest dl of the list's documents */
+} GpuirDictEntry;
+
+/* a block header (block directory entry): 16 bytes */
+typedef struct GpuirBlockHeader
+{
+	uint32		last_docid;		/* docID of the block's last posting */
+	uint32		payload_off;	/* byte offset of the block in GPUIR_S_PAYLOAD */
+	uint32		max_tf;			/* largest tf in the block */
+	uint32		min_dl;			/* smallest dl of the block's documents */
+} GpuirBlockHeader;
+
+/* the metapage, block 0 */
+typedef struct GpuirMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	Oid			cfg_id;			/* text search configuration */
+	float4		k1;
+	float4		b;
+	uint32		nsegments;
+	uint64		ndocs;			/* N: live indexed documents, all segments + buffer */
+	uint64		total_dl;		/* sum of dl over the same documents */
+	uint64		generation;		/* bumped by every change of the index */
+	/* insert buffer: a chain of pages holding GpuirBufferRecords */
+	BlockNumber buf_head;		/* first page, or InvalidBlockNumber */
+	BlockNumber buf_tail;		/* page holding the committed end */
+	uint32		buf_tail_used;	/* committed bytes on buf_tail */
+	uint32		buf_ndocs;		/* records in the buffer (deleted ones too) */
+	uint64		buf_nbytes;		/* committed bytes in the chain */
+	GpuirSegmentData segments[GPUIR_MAX_SEGMENTS];
+} GpuirMetaPageData;
+
+typedef GpuirMetaPageData *GpuirMetaPage;
+
+#define GpuirPageGetMeta(page) ((GpuirMetaPage) PageGetContents(page))
+
+/*
+ * Insert buffer record header, followed by nterms entries of
+ * { uint32 tf; uint16 len; char lexeme[len] } in lexeme order.  Records are
+ * packed back to back and may span pages.
+ */
+typedef struct GpuirBufferRecord
+{
+	uint32		reclen;			/* bytes of the record, header included */
+	uint8		flags;			/* GPUIR_REC_DELETED */
+	uint8		reserved;
+	ItemPointerData tid;
+	uint32		dl;
+	uint32		nterms;
+} GpuirBufferRecord;
+
+#define GPUIR_REC_HEADER		20	/* packed size of GpuirBufferRecord */
+#define GPUIR_REC_FLAGS_OFF		4	/* offset of flags in the record */
+#define GPUIR_REC_DELETED		0x01
+
+/* ---------- in-memory structs ---------- */
+
+/* reloptions */
+typedef struct GpuirOptions
+{
+	int32		vl_len_;
+	int			text_config_offset;
+	double		k1;				/* real reloptions are stored as double */
+	double		b;
+} GpuirOptions;
+
+/* one distinct lexeme of a document or query with its tf */
+typedef struct GpuirTerm
+{
+	char	   *lexeme;			/* not NUL-terminated */
+	uint16		len;
+	uint32		tf;
+} GpuirTerm;
+
+/* a tokenized document: distinct lexemes in lexeme order */
+typedef struct GpuirDocTerms
+{
+	GpuirTerm  *terms;
+	int			nterms;
+	uint32		dl;				/* indexed tokens */
+} GpuirDocTerms;
+
+typedef enum GpuirMode
+{
+	GPUIR_MODE_AND,
+	GPUIR_MODE_OR,
+	GPUIR_MODE_WAND,
+	GPUIR_MODE_BMW,
+	GPUIR_MODE_AND_OR
+} GpuirMode;
+
+/* one result row of a top-k query */
+typedef struct GpuirResult
+{
+	float4		score;
+	ItemPointerData tid;		/* the index entry's TID (HOT chain root) */
+	ItemPointerData heap_tid;	/* the visible tuple version's TID */
+} GpuirResult;
+
+/* counters of the last query in this backend (gpuir_last_query_stats) */
+typedef struct GpuirQueryStats
+{
+	int64		blocks_decoded;
+	int64		blocks_skipped;
+	int64		docs_scored;
+} GpuirQueryStats;
+
+extern GpuirQueryStats GpuirLastQueryStats;
+
+/* BM25 scoring constants of one query */
+typedef struct GpuirScoring
+{
+	float4		k1;
+	float4		b;
+	float4		avgdl;
+	uint64		N;
+} GpuirScoring;
+
+/* a byte-stream reader that keeps the last page pinned */
+typedef struct GpuirStreamReader
+{
+	Relation	index;
+	GpuirStream stream;
+	Buffer		buf;
+	BlockNumber blkno;
+} GpuirStreamReader;
+
+/* ---------- helpers ---------- */
+
+/* gpuir.c */
+extern int	gpuir_insert_buffer_limit;
+extern bool GpuirIsGpuirIndex(Relation rel);
+extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);
+extern GpuirMode GpuirParseMode(const char *mode);
+
+/* gpuirutils.c */
+extern void GpuirInitPage(Page page, uint16 type);
+extern void GpuirFillMetapage(Relation index, Page page);
+extern void GpuirInitMetapage(Relation index, ForkNumber forknum);
+extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);
+extern Buffer GpuirNewBuffer(Relation index);
+extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type);
+extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes);
+extern void GpuirUpdateStream(Relation index, GpuirStream stream, uint32 offset,
+							  const char *data, uint32 nbytes);
+extern void GpuirUpdateStreamChanged(Relation index, GpuirStream stream,
+									 const char *olddata, const char *newdata);
+extern void GpuirStreamReaderInit(GpuirStreamReader *r, Relation index, GpuirStream stream);
+extern void GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len);
+extern void GpuirStreamReaderEnd(GpuirStreamReader *r);
+extern char *GpuirStreamReadAll(Relation index, GpuirStream stream);
+extern float4 GpuirIdf(uint64 N, uint64 df);
+extern int	GpuirLexemeCmp(const char *a, int alen, const char *b, int blen);
+extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
+
+/* gpuirtokenize.c */
+extern Oid	GpuirResolveConfig(Relation index);
+extern void GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out);
+
+/* gpuirsegment.c: in-memory builder of a segment */
+typedef struct GpuirBuilder GpuirBuilder;
+extern GpuirBuilder *GpuirBuilderCreate(void);
+extern uint32 GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl);
+extern void GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
+								   uint32 doc, uint32 tf);
+extern void GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDocTerms *doc);
+extern uint32 GpuirBuilderNumDocs(GpuirBuilder *b);
+extern uint64 GpuirBuilderTotalDl(GpuirBuilder *b);
+extern bool GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
+							  GpuirSegmentData *seg);
+extern void GpuirBuilderFree(GpuirBuilder *b);
+
+/* gpuirinsert.c: the insert buffer */
+extern char *GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta);
+typedef void (*GpuirRecordFn) (const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
+							  uint64 offset, void *arg);
+extern char *GpuirBufferRead(Relation index, const GpuirMetaPageData *meta,
+							 BlockNumber **pages);
+extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
+							   GpuirRecordFn fn, void *arg);
+
+/* gpuirmerge.c */
+extern bool GpuirMerge(Relation index, bool full, bool wait);
+
+/* gpuirquery.c */
+extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
+						const char *query, int querylen, int k, GpuirMode mode,
+						bool remember, GpuirResult **results);
+extern bool GpuirRememberedScore(const char *query, int querylen,
+								 const char *doc, int doclen, float4 *score);
+
+/*
+ * GpuirBM25: the BM25 contribution of one term to one document, float32, the
+ * single CPU-side place of the formula (ARCHITECTURE.md decision 7):
+ *   idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+ * Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
+ * Beyond" (2009), eq. 3.15.  tf >= 1 occurrences, dl in tokens.
+ */
+static inline float4
+GpuirBM25(float4 idf, uint32 tf, uint32 dl, const GpuirScoring *s)
+{
+	float4		tff = (float4) tf;
+	float4		norm = s->k1 * ((1.0f - s->b) + s->b * ((float4) dl / s->avgdl));
+
+	return idf * (tff * (s->k1 + 1.0f)) / (tff + norm);
+}
+
+/*
+ * GpuirBM25Bound: the same formula in double, for upper bounds: with tf the
+ * largest and dl the smallest of a block or list, it bounds every document of
+ * it since the formula grows with tf and falls with dl.  Callers multiply sums
+ * of bounds by GPUIR_BOUND_SLACK before comparing with float32 scores.
+ */
+static inline double
+GpuirBM25Bound(float4 idf, uint32 tf, uint32 dl, const GpuirScoring *s)
+{
+	double		tff = (double) tf;
+	double		norm = (double) s->k1 * ((1.0 - s->b) + s->b * ((double) dl / s->avgdl));
+
+	return (double) idf * (tff * (s->k1 + 1.0)) / (tff + norm);
+}
+
+/* ---------- AM callbacks ---------- */
+extern IndexBuildResult *gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void gpuirbuildempty(Relation index);
+extern bool gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+						Relation heapRel, IndexUniqueCheck checkUnique,
+						bool indexUnchanged, IndexInfo *indexInfo);
+extern IndexBulkDeleteResult *gpuirbulkdelete(IndexVacuumInfo *info,
+											  IndexBulkDeleteResult *stats,
+											  IndexBulkDeleteCallback callback,
+											  void *callback_state);
+extern IndexBulkDeleteResult *gpuirvacuumcleanup(IndexVacuumInfo *info,
+												 IndexBulkDeleteResult *stats);
+extern bytea *gpuiroptions(Datum reloptions, bool validate);
+extern void gpuircostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							  Cost *indexStartupCost, Cost *indexTotalCost,
+							  Selectivity *indexSelectivity, double *indexCorrelation,
+							  double *indexPages);
+extern bool gpuirvalidate(Oid opclassoid);
+extern IndexScanDesc gpuirbeginscan(Relation index, int nkeys, int norderbys);
+extern void gpuirrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+						ScanKey orderbys, int norderbys);
+extern bool gpuirgettuple(IndexScanDesc scan, ScanDirection dir);
+extern void gpuirendscan(IndexScanDesc scan);
+
+#endif							/* GPUIR_H */

@@ -1,0 +1,303 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuircodec.c
+ *	  Encoder and decoder of gpuir posting blocks (layout in gpuircodec.h).
+ *
+ * Pure C: shared by the backend, test/test_codec.c and the CUDA host code.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "gpuircodec.h"
+
+#include <string.h>
+
+/* bytes of a section of n values of width w with e exceptions of width h */
+static inline size_t
+section_bytes(int n, int w, int e, int h)
+{
+	return 4 * (((size_t) n * w + 31) / 32) + (((size_t) e + 3) & ~(size_t) 3) +
+		4 * (((size_t) e * h + 31) / 32);
+}
+
+static inline int
+bit_width(uint32_t v)
+{
+	return v == 0 ? 0 : 32 - __builtin_clz(v);
+}
+
+static inline uint32_t
+load32(const uint8_t *p)
+{
+	return (uint32_t) p[0] | ((uint32_t) p[1] << 8) |
+		((uint32_t) p[2] << 16) | ((uint32_t) p[3] << 24);
+}
+
+static inline void
+store32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) v;
+	p[1] = (uint8_t) (v >> 8);
+	p[2] = (uint8_t) (v >> 16);
+	p[3] = (uint8_t) (v >> 24);
+}
+
+/* pack n values of w bits LSB-first into 32-bit words at out; returns bytes */
+static size_t
+pack_bits(const uint32_t *vals, int n, int w, uint8_t *out)
+{
+	size_t		nwords = ((size_t) n * w + 31) / 32;
+	uint64_t	acc = 0;
+	int			accbits = 0;
+	size_t		word = 0;
+	uint64_t	mask = (w == 32) ? 0xFFFFFFFFu : (((uint64_t) 1 << w) - 1);
+
+	if (w == 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+	{
+		acc |= ((uint64_t) vals[i] & mask) << accbits;
+		accbits += w;
+		if (accbits >= 32)
+		{
+			store32(out + 4 * word++, (uint32_t) acc);
+			acc >>= 32;
+			accbits -= 32;
+		}
+	}
+	if (accbits > 0)
+		store32(out + 4 * word++, (uint32_t) acc);
+	return 4 * nwords;
+}
+
+/* value i of width w (w <= 32) from packed words; caller checked bounds */
+static inline uint32_t
+unpack_one(const uint8_t *words, int i, int w)
+{
+	size_t		bit = (size_t) i * w;
+	size_t		wi = bit >> 5;
+	int			off = (int) (bit & 31);
+	uint64_t	v;
+
+	if (w == 0)
+		return 0;
+	v = load32(words + 4 * wi) >> off;
+	if (off + w > 32)
+		v |= (uint64_t) load32(words + 4 * (wi + 1)) << (32 - off);
+	return (uint32_t) (v & ((w == 32) ? 0xFFFFFFFFu : (((uint64_t) 1 << w) - 1)));
+}
+
+/*
+ * Encode one section: choose the width with the smallest encoded size,
+ * write words, exception positions and exception high bits.  Writes the
+ * three header bytes (w, e, h) to hdr[0..2].
+ */
+static size_t
+encode_section(const uint32_t *vals, int n, uint8_t *hdr, uint8_t *out)
+{
+	int			hist[33] = {0};
+	int			maxbw = 0;
+	int			best_w = 0;
+	size_t		best_size = (size_t) -1;
+	int			gt = 0;			/* values wider than w */
+	uint32_t	high[GPUIR_BLOCK_SIZE];
+	uint8_t		pos[GPUIR_BLOCK_SIZE];
+	int			e = 0;
+	size_t		len;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			bw = bit_width(vals[i]);
+
+		hist[bw]++;
+		if (bw > maxbw)
+			maxbw = bw;
+	}
+	/* walk w downward from maxbw, counting values wider than w */
+	for (int w = maxbw; w >= 0; w--)
+	{
+		size_t		size;
+
+		if (w < maxbw)
+			gt += hist[w + 1];
+		size = section_bytes(n, w, gt, gt ? maxbw - w : 0);
+		if (size <= best_size)
+		{
+			best_size = size;
+			best_w = w;
+		}
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		if (best_w < 32 && (vals[i] >> best_w) != 0)
+		{
+			pos[e] = (uint8_t) i;
+			high[e] = vals[i] >> best_w;
+			e++;
+		}
+	}
+	hdr[0] = (uint8_t) best_w;
+	hdr[1] = (uint8_t) e;
+	hdr[2] = (uint8_t) (e ? maxbw - best_w : 0);
+
+	len = pack_bits(vals, n, best_w, out);
+	if (e > 0)
+	{
+		size_t		padded = ((size_t) e + 3) & ~(size_t) 3;
+
+		memcpy(out + len, pos, e);
+		memset(out + len + e, 0, padded - e);
+		len += padded;
+		len += pack_bits(high, e, hdr[2], out + len);
+	}
+	return len;
+}
+
+size_t
+GpuirCodecEncode(const uint32_t *docids, const uint32_t *tfs, int n,
+				 uint32_t prev_docid, uint8_t *out)
+{
+	uint32_t	gaps[GPUIR_BLOCK_SIZE];
+	uint32_t	tfm1[GPUIR_BLOCK_SIZE];
+	uint32_t	prev = prev_docid;
+	size_t		len = GPUIR_BLOCK_HEADER;
+
+	for (int i = 0; i < n; i++)
+	{
+		gaps[i] = docids[i] - prev - 1;
+		prev = docids[i];
+		tfm1[i] = tfs[i] - 1;
+	}
+	out[0] = (uint8_t) (n - 1);
+	out[7] = 0;
+	len += encode_section(gaps, n, out + 1, out + len);
+	len += encode_section(tfm1, n, out + 4, out + len);
+	return len;
+}
+
+/*
+ * Validate and measure one section starting at in[off]; returns its byte
+ * length or GPUIR_CODEC_CORRUPT.
+ */
+static long
+section_check(size_t len, size_t off, int n,
+			  int w, int e, int h)
+{
+	size_t		size;
+
+	if (w > 32 || e > n || h > 32 || (e > 0 && (w + h > 32 || h == 0)) ||
+		(e == 0 && h != 0))
+		return GPUIR_CODEC_CORRUPT;
+	size = section_bytes(n, w, e, h);
+	if (off > len || size > len - off)
+		return GPUIR_CODEC_CORRUPT;
+	return (long) size;
+}
+
+long
+GpuirCodecBlockBytes(const uint8_t *in, size_t len)
+{
+	int			n;
+	long		gsize,
+				tsize;
+
+	if (len < GPUIR_BLOCK_HEADER)
+		return GPUIR_CODEC_CORRUPT;
+	n = in[0] + 1;
+	if (n > GPUIR_BLOCK_SIZE || in[7] != 0)
+		return GPUIR_CODEC_CORRUPT;
+	gsize = section_check(len, GPUIR_BLOCK_HEADER, n, in[1], in[2], in[3]);
+	if (gsize < 0)
+		return GPUIR_CODEC_CORRUPT;
+	tsize = section_check(len, GPUIR_BLOCK_HEADER + gsize, n, in[4], in[5], in[6]);
+	if (tsize < 0)
+		return GPUIR_CODEC_CORRUPT;
+	return GPUIR_BLOCK_HEADER + gsize + tsize;
+}
+
+/* unpack and patch one validated section into vals[0..n) */
+static int
+decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals)
+{
+	const uint8_t *pos = sec + 4 * (((size_t) n * w + 31) / 32);
+	const uint8_t *high = pos + (((size_t) e + 3) & ~(size_t) 3);
+	int			last = -1;
+
+	for (int i = 0; i < n; i++)
+		vals[i] = unpack_one(sec, i, w);
+	for (int j = 0; j < e; j++)
+	{
+		if (pos[j] >= n || (int) pos[j] <= last)
+			return GPUIR_CODEC_CORRUPT;
+		last = pos[j];
+		vals[pos[j]] |= unpack_one(high, j, h) << w;
+	}
+	return GPUIR_CODEC_OK;
+}
+
+int
+GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
+				 uint32_t *docids, uint32_t *tfs)
+{
+	long		total = GpuirCodecBlockBytes(in, len);
+	int			n;
+	const uint8_t *gsec;
+	const uint8_t *tsec;
+
+	if (total < 0)
+		return GPUIR_CODEC_CORRUPT;
+	n = in[0] + 1;
+	gsec = in + GPUIR_BLOCK_HEADER;
+	tsec = gsec + section_bytes(n, in[1], in[2], in[3]);
+
+	if (docids)
+	{
+		int64_t		cur = (prev_docid == GPUIR_FIRST_PREV_DOCID) ? -1 : (int64_t) prev_docid;
+
+		if (decode_section(gsec, n, in[1], in[2], in[3], docids) != GPUIR_CODEC_OK)
+			return GPUIR_CODEC_CORRUPT;
+		for (int i = 0; i < n; i++)
+		{
+			cur += (int64_t) docids[i] + 1;
+			if (cur >= (int64_t) GPUIR_FIRST_PREV_DOCID)
+				return GPUIR_CODEC_CORRUPT;
+			docids[i] = (uint32_t) cur;
+		}
+	}
+	if (tfs)
+	{
+		if (decode_section(tsec, n, in[4], in[5], in[6], tfs) != GPUIR_CODEC_OK)
+			return GPUIR_CODEC_CORRUPT;
+		for (int i = 0; i < n; i++)
+		{
+			if (tfs[i] == UINT32_MAX)
+				return GPUIR_CODEC_CORRUPT;
+			tfs[i] += 1;
+		}
+	}
+	return n;
+}
+
+uint32_t
+GpuirCodecTf(const uint8_t *in, int i)
+{
+	int			n = in[0] + 1;
+	int			w = in[4],
+				e = in[5],
+				h = in[6];
+	const uint8_t *tsec = in + GPUIR_BLOCK_HEADER + section_bytes(n, in[1], in[2], in[3]);
+	const uint8_t *pos = tsec + 4 * (((size_t) n * w + 31) / 32);
+	uint32_t	v = unpack_one(tsec, i, w);
+
+	for (int j = 0; j < e; j++)
+	{
+		if (pos[j] == i)
+		{
+			v |= unpack_one(pos + (((size_t) e + 3) & ~(size_t) 3), j, h) << w;
+			break;
+		}
+		if (pos[j] > i)
+			break;
+	}
+	return v + 1;
+}

@@ -1,0 +1,95 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuircodec.h
+ *	  Block codec of gpuir posting lists: PForDelta-style bit packing of
+ *	  docID d-gaps and term frequencies, 128 postings per block.
+ *
+ * Pure C (stdint only): no postgres.h, no palloc, no ereport, so that the
+ * same code serves the backend, the standalone unit test and the CUDA host
+ * code (cuda/ decodes the same bytes on the device).
+ *
+ * Block payload layout (all multi-byte fields little-endian, the payload
+ * starts 4-byte aligned and its length is a multiple of 4):
+ *
+ *   byte  0      n - 1          number of postings in the block (1..128)
+ *   byte  1      bg             bit width of the packed d-gap field (0..32)
+ *   byte  2      eg             number of d-gap exceptions (0..n)
+ *   byte  3      hg             bit width of a d-gap exception's high part
+ *   byte  4      bt             bit width of the packed tf-1 field (0..32)
+ *   byte  5      et             number of tf exceptions
+ *   byte  6      ht             bit width of a tf exception's high part
+ *   byte  7      0              reserved
+ *   then the d-gap section, then the tf section, each laid out as:
+ *     words[ceil(n*w/32)]       value i's low w bits at bit i*w, LSB first,
+ *                               a value may straddle two 32-bit words
+ *     uint8 pos[e], zero-padded to a multiple of 4 bytes
+ *                               positions (0..n-1) of the exceptions
+ *     words[ceil(e*h/32)]       exception j's bits above w (value >> w)
+ *
+ *   d-gap i = docID[i] - docID[i-1] - 1 (mod 2^32), docID[-1] being the
+ *   previous block's last docID, or 0xFFFFFFFF for a list's first block, so
+ *   any docID in 0..2^32-2 and any gap encode.  tf values are stored as tf-1.
+ *
+ *   For example n = 3, docIDs 7, 8, 12 after a block ending at 5, tf 1, 1, 9:
+ *   gaps 1, 0, 3 -> bg = 2, words[0] = 0b11_00_01; tf-1 = 0, 0, 8 -> bt = 0,
+ *   et = 1, ht = 4, pos = {2}, high = 8 (the exception's whole value).
+ *
+ * Width selection is "patched frame of reference" (Zukowski et al., ICDE
+ * 2006; the block-wise GPU variant is Ding et al., WWW 2009, section 6.2):
+ * per section the width w minimising the encoded size is chosen, and the
+ * values that do not fit in w bits become exceptions, patched after
+ * unpacking.  Every value is at a fixed bit offset, so a single tf can be
+ * read without unpacking the block (GpuirCodecTf), and a GPU thread per
+ * posting can unpack in parallel before a block-local prefix sum.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIRCODEC_H
+#define GPUIRCODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPUIR_BLOCK_SIZE		128		/* postings per full block */
+#define GPUIR_BLOCK_HEADER		8		/* bytes of the payload header */
+/* worst case: header + 2 sections of (128 x 32-bit words + 128 positions + 128 words) */
+#define GPUIR_BLOCK_MAX_BYTES	(GPUIR_BLOCK_HEADER + 2 * (3 * 4 * GPUIR_BLOCK_SIZE))
+#define GPUIR_FIRST_PREV_DOCID	UINT32_MAX	/* docID[-1] of a list's first block */
+
+/* status codes of the decoder */
+#define GPUIR_CODEC_OK			0
+#define GPUIR_CODEC_CORRUPT		(-1)
+
+/*
+ * GpuirCodecEncode: encode n (1..128) postings, docids strictly increasing
+ * and greater than prev_docid (wrapping: prev_docid = GPUIR_FIRST_PREV_DOCID
+ * for a first block), tfs >= 1.  Writes at most GPUIR_BLOCK_MAX_BYTES to out
+ * and returns the number of bytes written (a multiple of 4).
+ */
+extern size_t GpuirCodecEncode(const uint32_t *docids, const uint32_t *tfs,
+							   int n, uint32_t prev_docid, uint8_t *out);
+
+/*
+ * GpuirCodecDecode: decode the block in in[0..len) into docids[] and tfs[]
+ * (each of room for 128).  Returns the number of postings (1..128), or
+ * GPUIR_CODEC_CORRUPT if the bytes are not a well-formed block: it never
+ * reads outside in[0..len) and never writes past 128 entries.  Either output
+ * may be NULL to skip that section.
+ */
+extern int	GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
+							 uint32_t *docids, uint32_t *tfs);
+
+/*
+ * GpuirCodecBlockBytes: the encoded length of the block at in[0..len), from
+ * its header, or GPUIR_CODEC_CORRUPT.
+ */
+extern long GpuirCodecBlockBytes(const uint8_t *in, size_t len);
+
+/*
+ * GpuirCodecTf: the tf of posting i of an already validated block, read at
+ * its bit offset without unpacking the rest of the block (Ding et al. 2009,
+ * section 8.2).
+ */
+extern uint32_t GpuirCodecTf(const uint8_t *in, int i);
+
+#endif							/* GPUIRCODEC_H */

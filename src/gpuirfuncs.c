@@ -1,0 +1,253 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirfuncs.c
+ *	  SQL-callable functions of gpuir: gpuir_search, gpuir_merge,
+ *	  gpuir_index_info, gpuir_last_query_stats and the <@> operator's
+ *	  function.  Their SQL contracts are in sql/gpuir--*.sql and README.md.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "gpuir.h"
+
+/* check that indexoid is an index, raising 42809 otherwise; returns its table */
+static Oid
+gpuir_index_table(Oid indexoid)
+{
+	char		relkind = get_rel_relkind(indexoid);
+
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+	if (relkind != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gpuir index", get_rel_name(indexoid)),
+				 errhint("Pass an index created with USING gpuir.")));
+	return IndexGetRelation(indexoid, false);
+}
+
+PG_FUNCTION_INFO_V1(gpuir_search);
+
+/*
+ * gpuir_search(index regclass, query text, k integer, mode text)
+ *		RETURNS TABLE (ctid tid, score real)
+ *
+ * The k (1..100000) visible rows of the index's table with the highest BM25
+ * score for query, best first, ties by ctid.  mode: and, or, wand, bmw,
+ * and_or (GpuirSearch in gpuirquery.c has the algorithms and sources).
+ * ctid is the visible row version's.  Errors: 22023 for k or mode, 42809 for
+ * a relation that is not a gpuir index.
+ */
+Datum
+gpuir_search(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	text	   *query = PG_GETARG_TEXT_PP(1);
+	int32		k = PG_GETARG_INT32(2);
+	char	   *modename = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GpuirMode	mode;
+	Relation	heap;
+	Relation	index;
+	GpuirResult *results;
+	int			n;
+
+	if (k <= 0 || k > GPUIR_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be between 1 and %d, got %d", GPUIR_MAX_K, k)));
+	mode = GpuirParseMode(modename);
+	InitMaterializedSRF(fcinfo, 0);
+
+	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
+	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
+					VARSIZE_ANY_EXHDR(query), k, mode, false, &results);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+		ItemPointer tid = palloc(sizeof(ItemPointerData));
+
+		*tid = results[i].heap_tid;
+		values[0] = PointerGetDatum(tid);
+		values[1] = Float4GetDatum(results[i].score);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(gpuir_merge);
+
+/*
+ * gpuir_merge(index regclass) RETURNS void
+ *
+ * Fold the insert buffer and every segment into one segment, dropping rows
+ * VACUUM removed.  Needs ownership of the index; takes ExclusiveLock on it
+ * (blocks writers and VACUUM, not readers).  Errors: 42809, 42501, 55000
+ * during recovery.
+ */
+Datum
+gpuir_merge(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index;
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("gpuir indexes cannot be merged during recovery.")));
+	(void) gpuir_index_table(indexoid);
+	if (!pg_class_ownercheck(indexoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
+	index = GpuirOpenIndex(indexoid, ExclusiveLock);
+	GpuirMerge(index, true, true);
+	relation_close(index, ExclusiveLock);
+	PG_RETURN_VOID();
+}
+
+typedef struct InfoState
+{
+	int64		live;
+	int64		deleted;
+} InfoState;
+
+static void
+info_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
+			uint64 offset, void *arg)
+{
+	InfoState  *st = arg;
+
+	if (rec->flags & GPUIR_REC_DELETED)
+		st->deleted++;
+	else
+		st->live++;
+}
+
+PG_FUNCTION_INFO_V1(gpuir_index_info);
+
+/*
+ * gpuir_index_info(index regclass) RETURNS record (docs, deleted_docs, terms,
+ * postings, segments, buffer_docs, pages, bytes_per_posting)
+ *
+ * docs: N, the live indexed rows; deleted_docs: rows VACUUM removed that a
+ * merge has not dropped yet; terms: dictionary entries summed over segments;
+ * postings: postings stored in segments; buffer_docs: live rows in the
+ * insert buffer; pages: index pages; bytes_per_posting: bytes of compressed
+ * blocks and block headers per segment posting (NULL without postings).
+ */
+Datum
+gpuir_index_info(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	heap;
+	Relation	index;
+	GpuirMetaPageData meta;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+	InfoState	st = {0, 0};
+	int64		terms = 0,
+				postings = 0,
+				deleted = 0,
+				bytes = 0;
+	char	   *bufdata;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
+	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	bufdata = GpuirBufferSnapshot(index, &meta);
+	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, info_record, &st);
+	for (uint32 s = 0; s < meta.nsegments; s++)
+	{
+		terms += meta.segments[s].nterms;
+		postings += meta.segments[s].npostings;
+		deleted += meta.segments[s].ndeleted;
+		bytes += meta.segments[s].streams[GPUIR_S_PAYLOAD].nbytes +
+			meta.segments[s].streams[GPUIR_S_BLOCKDIR].nbytes;
+	}
+	values[0] = Int64GetDatum((int64) meta.ndocs);
+	values[1] = Int64GetDatum(deleted + st.deleted);
+	values[2] = Int64GetDatum(terms);
+	values[3] = Int64GetDatum(postings);
+	values[4] = Int32GetDatum((int32) meta.nsegments);
+	values[5] = Int64GetDatum(st.live);
+	values[6] = Int64GetDatum((int64) RelationGetNumberOfBlocks(index));
+	if (postings > 0)
+		values[7] = Float8GetDatum((double) bytes / (double) postings);
+	else
+		nulls[7] = true;
+	relation_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(gpuir_last_query_stats);
+
+/*
+ * gpuir_last_query_stats() RETURNS record (blocks_decoded, blocks_skipped,
+ * docs_scored): work counters of this session's last gpuir query (function
+ * or index scan).  blocks_skipped counts blocks passed over by their header
+ * without decoding.
+ */
+Datum
+gpuir_last_query_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = Int64GetDatum(GpuirLastQueryStats.blocks_decoded);
+	values[1] = Int64GetDatum(GpuirLastQueryStats.blocks_skipped);
+	values[2] = Int64GetDatum(GpuirLastQueryStats.docs_scored);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(gpuir_bm25_order);
+
+/*
+ * gpuir_bm25_order(doc text, query text) RETURNS float8, the function of the
+ * <@> operator: minus the BM25 score of doc for query.  The score needs the
+ * collection statistics of a gpuir index (N, avgdl, df), so it is available
+ * for the query of this session's last gpuir index scan, whose ORDER BY
+ * evaluates it for every row it returns; otherwise it raises 0A000.
+ */
+Datum
+gpuir_bm25_order(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	text	   *query = PG_GETARG_TEXT_PP(1);
+	float4		score;
+
+	if (GpuirRememberedScore(VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query),
+							 VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &score))
+		PG_RETURN_FLOAT8(-(float8) score);
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("the <@> operator can only be used as ORDER BY column <@> query with a gpuir index"),
+			 errhint("Create a gpuir index on the column, or call gpuir_search() to get scores.")));
+	PG_RETURN_NULL();
+}

@@ -1,0 +1,1000 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirquery.c
+ *	  The CPU query engine: exact top-k BM25 by document-at-a-time
+ *	  processing over cursors on the compressed posting blocks, with the
+ *	  modes AND, OR (exhaustive), WAND, Block-Max WAND and AND-then-OR.
+ *	  It is also the oracle the GPU engine is checked against.
+ *
+ * Sources:
+ *	- Broder, Carmel, Herscovici, Soffer, Zien, "Efficient query evaluation
+ *	  using a two-level retrieval process", CIKM 2003 (WAND, section 3).
+ *	- Ding & Suel, "Faster top-k document retrieval using block-max
+ *	  indexes", SIGIR 2011 (BMW, section 4, Algorithm 2).
+ *	- Ding, He, Yan, Suel, WWW 2009, section 8.3 (AND, then OR when the
+ *	  conjunction yields fewer than k results).
+ *
+ * Exactness: one float32 formula (GpuirBM25), each document's score summed
+ * in the query's term order whatever the mode, bounds computed in double and
+ * inflated by GPUIR_BOUND_SLACK, pruning only when a bound is strictly below
+ * the k-th score, and a total order (score descending, heap TID ascending)
+ * in the top-k heap: OR, WAND and BMW return the same rows and scores.
+ * Candidates enter the heap only if not deleted by VACUUM and visible to the
+ * snapshot, so k visible rows come back when dead entries exist.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gpuir.h"
+
+GpuirQueryStats GpuirLastQueryStats;
+
+/*
+ * The scoring context of the last index scan of this backend (query text,
+ * configuration, BM25 constants and idf of each query term), kept in
+ * TopMemoryContext so that the <@> operator can give the score of the rows
+ * that scan returns (GpuirRememberedScore).
+ */
+typedef struct RememberedScoring
+{
+	char	   *query;
+	int			querylen;
+	Oid			cfg_id;
+	GpuirScoring sc;
+	int			nterms;
+	char	  **lexemes;
+	uint16	   *lens;
+	float4	   *idf;
+} RememberedScoring;
+
+static RememberedScoring *remembered = NULL;
+
+/* a query term: a distinct lexeme of the query, in lexeme order */
+typedef struct QTerm
+{
+	char	   *lexeme;
+	uint16		len;
+	uint64		df;				/* global: all segments + buffer */
+	float4		idf;
+} QTerm;
+
+/* a cursor over one term's posting list in one segment */
+typedef struct Cursor
+{
+	int			term;			/* index into GpuirQuery.terms */
+	float4		idf;
+	double		ub;				/* list-level score bound */
+	uint32		npostings;
+	int			nblocks;
+	GpuirBlockHeader *dir;		/* the list's block headers */
+	uint32	   *ends;			/* payload end offset of each block */
+	double	   *bmax;			/* block-max score bound of each block */
+	int			blk;			/* block of the current posting (nblocks: done) */
+	int			sblk;			/* block reached by shallow moves (BMW) */
+	int			decoded;		/* block held in docs/enc, or -1 */
+	int			pos;
+	int			n;
+	uint32		doc;			/* current docID or GPUIR_DOC_END */
+	uint32		docs[GPUIR_BLOCK_SIZE];
+	uint8		enc[GPUIR_BLOCK_MAX_BYTES];
+	GpuirStreamReader payload;
+} Cursor;
+
+/* a document of the insert buffer that holds at least one query term */
+typedef struct BufDoc
+{
+	ItemPointerData tid;
+	uint32		dl;
+	uint32	   *tfs;			/* per query term, 0 when absent */
+	int			nmatch;
+} BufDoc;
+
+typedef struct GpuirQuery
+{
+	Relation	index;
+	Relation	heap;
+	Snapshot	snapshot;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	GpuirScoring sc;
+	QTerm	   *terms;
+	int			nterms;
+	GpuirMetaPageData meta;
+	GpuirDictEntry *entries;	/* [segment * nterms + term], npostings 0 = absent */
+	BufDoc	   *bufdocs;
+	int			nbufdocs;
+	int			bufcap;
+	/* top-k heap: heap[0] is the worst kept result */
+	GpuirResult *topk;
+	int			nheap;
+	int			k;
+	/* per-segment readers */
+	GpuirSegmentData *seg;
+	GpuirStreamReader tids;
+	GpuirStreamReader dls;
+	GpuirStreamReader del;
+	uint64		iterations;
+} GpuirQuery;
+
+/* ---------- top-k heap ---------- */
+
+/* is (score a, tid a) a better result than b? (score desc, then TID asc) */
+static inline bool
+result_better(float4 sa, ItemPointer ta, float4 sb, ItemPointer tb)
+{
+	if (sa != sb)
+		return sa > sb;
+	return ItemPointerCompare(ta, tb) < 0;
+}
+
+static inline bool
+heap_worse(const GpuirResult *a, const GpuirResult *b)
+{
+	return result_better(b->score, (ItemPointer) &b->tid, a->score, (ItemPointer) &a->tid);
+}
+
+static void
+heap_sift_down(GpuirResult *h, int n, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			worst = i;
+		GpuirResult tmp;
+
+		if (l < n && heap_worse(&h[l], &h[worst]))
+			worst = l;
+		if (l + 1 < n && heap_worse(&h[l + 1], &h[worst]))
+			worst = l + 1;
+		if (worst == i)
+			return;
+		tmp = h[i];
+		h[i] = h[worst];
+		h[worst] = tmp;
+		i = worst;
+	}
+}
+
+static void
+heap_push(GpuirQuery *q, const GpuirResult *r)
+{
+	if (q->nheap < q->k)
+	{
+		int			i = q->nheap++;
+
+		q->topk[i] = *r;
+		while (i > 0 && heap_worse(&q->topk[i], &q->topk[(i - 1) / 2]))
+		{
+			GpuirResult tmp = q->topk[i];
+
+			q->topk[i] = q->topk[(i - 1) / 2];
+			q->topk[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+	}
+	else
+	{
+		q->topk[0] = *r;
+		heap_sift_down(q->topk, q->nheap, 0);
+	}
+}
+
+/* the score a candidate must reach to be considered (0 while the heap is not full) */
+static inline float4
+threshold(GpuirQuery *q)
+{
+	return q->nheap < q->k ? 0.0f : q->topk[0].score;
+}
+
+/* may a document whose score is at most bound still enter the top-k? */
+static inline bool
+bound_passes(GpuirQuery *q, double bound)
+{
+	return bound * GPUIR_BOUND_SLACK >= (double) threshold(q);
+}
+
+/*
+ * consider: offer a scored candidate; it enters the heap when it beats the
+ * worst kept result, is not marked deleted (from_segment: look segdoc up in
+ * the segment's deleted bitmap; buffer documents were filtered already) and
+ * is visible to the query's snapshot.
+ */
+static void
+consider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_segment)
+{
+	GpuirResult r;
+	bool		call_again = false;
+	bool		all_dead = false;
+	ItemPointerData fetch_tid;
+
+	if (q->nheap == q->k &&
+		!result_better(score, tid, q->topk[0].score, &q->topk[0].tid))
+		return;
+	if (from_segment)
+	{
+		uint8		byte;
+
+		GpuirStreamRead(&q->del, segdoc / 8, &byte, 1);
+		if (byte & (1 << (segdoc % 8)))
+			return;
+	}
+	fetch_tid = *tid;
+	if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
+								 &call_again, &all_dead))
+		return;
+	r.score = score;
+	r.tid = *tid;
+	r.heap_tid = q->slot->tts_tid;
+	ExecClearTuple(q->slot);
+	heap_push(q, &r);
+}
+
+/* ---------- cursors ---------- */
+
+static void
+cursor_decode(GpuirQuery *q, Cursor *c, int blk)
+{
+	uint32		off = c->dir[blk].payload_off;
+	uint32		len = c->ends[blk] - off;
+	uint32		prev = blk > 0 ? c->dir[blk - 1].last_docid : GPUIR_FIRST_PREV_DOCID;
+	int			expect = (blk < c->nblocks - 1) ? GPUIR_BLOCK_SIZE
+		: (int) (c->npostings - (uint32) GPUIR_BLOCK_SIZE * (c->nblocks - 1));
+	int			n;
+
+	if (c->ends[blk] < off || len > GPUIR_BLOCK_MAX_BYTES)
+		GpuirCorrupt(q->index, "block directory offsets out of range");
+	GpuirStreamRead(&c->payload, off, c->enc, len);
+	n = GpuirCodecDecode(c->enc, len, prev, c->docs, NULL);
+	if (n != expect || c->docs[n - 1] != c->dir[blk].last_docid ||
+		c->docs[n - 1] >= q->seg->ndocs)
+		GpuirCorrupt(q->index, "posting block does not decode");
+	c->decoded = blk;
+	c->n = n;
+	GpuirLastQueryStats.blocks_decoded++;
+}
+
+/* move to the first posting with docID >= target; skips blocks by last docID */
+static void
+cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target)
+{
+	int			b = c->blk;
+	int			lo,
+				hi;
+
+	if (c->doc >= target)
+		return;
+	if (c->dir[b].last_docid < target)
+	{
+		lo = b + 1;
+		hi = c->nblocks;
+		while (lo < hi)
+		{
+			int			mid = lo + (hi - lo) / 2;
+
+			if (c->dir[mid].last_docid < target)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		GpuirLastQueryStats.blocks_skipped += lo - b - 1;
+		if (lo >= c->nblocks)
+		{
+			c->blk = c->nblocks;
+			c->doc = GPUIR_DOC_END;
+			return;
+		}
+		b = lo;
+	}
+	if (c->decoded != b)
+	{
+		cursor_decode(q, c, b);
+		c->pos = 0;
+	}
+	c->blk = b;
+	lo = c->pos;
+	hi = c->n - 1;				/* docs[n-1] = last_docid >= target */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (c->docs[mid] < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	c->pos = lo;
+	c->doc = c->docs[lo];
+}
+
+static void
+cursor_next(GpuirQuery *q, Cursor *c)
+{
+	if (c->doc == GPUIR_DOC_END)
+		return;
+	if (++c->pos < c->n)
+	{
+		c->doc = c->docs[c->pos];
+		return;
+	}
+	if (c->blk + 1 >= c->nblocks)
+	{
+		c->blk = c->nblocks;
+		c->doc = GPUIR_DOC_END;
+		return;
+	}
+	c->blk++;
+	cursor_decode(q, c, c->blk);
+	c->pos = 0;
+	c->doc = c->docs[0];
+}
+
+/*
+ * cursor_block_bound: shallow move (Ding & Suel 2011, section 4): the
+ * block-max bound of the block that would hold target, found from the block
+ * headers without decoding; *last = that block's last docID.
+ */
+static double
+cursor_block_bound(Cursor *c, uint32 target, uint32 *last)
+{
+	int			b = Max(c->sblk, c->blk);
+
+	while (b < c->nblocks && c->dir[b].last_docid < target)
+		b++;
+	c->sblk = b;
+	if (b >= c->nblocks)
+	{
+		*last = GPUIR_DOC_END - 1;
+		return 0.0;
+	}
+	*last = c->dir[b].last_docid;
+	return c->bmax[b];
+}
+
+static void
+cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
+{
+	GpuirStreamReader r;
+	uint32		nread;
+
+	if ((uint64) de->first_block + de->nblocks > q->seg->nblocks || de->nblocks == 0 ||
+		(uint64) de->nblocks * GPUIR_BLOCK_SIZE < de->npostings ||
+		(uint64) (de->nblocks - 1) * GPUIR_BLOCK_SIZE >= de->npostings)
+		GpuirCorrupt(q->index, "dictionary entry out of range");
+	c->term = term;
+	c->idf = q->terms[term].idf;
+	c->ub = GpuirBM25Bound(c->idf, de->max_tf, de->min_dl, &q->sc);
+	c->npostings = de->npostings;
+	c->nblocks = de->nblocks;
+	/* the list's headers plus the next one, whose offset ends the last block */
+	nread = de->nblocks + ((de->first_block + de->nblocks < q->seg->nblocks) ? 1 : 0);
+	c->dir = palloc(sizeof(GpuirBlockHeader) * nread);
+	GpuirStreamReaderInit(&r, q->index, q->seg->streams[GPUIR_S_BLOCKDIR]);
+	GpuirStreamRead(&r, de->first_block * sizeof(GpuirBlockHeader), c->dir,
+					nread * sizeof(GpuirBlockHeader));
+	GpuirStreamReaderEnd(&r);
+	c->ends = palloc(sizeof(uint32) * c->nblocks);
+	c->bmax = palloc(sizeof(double) * c->nblocks);
+	for (int i = 0; i < c->nblocks; i++)
+	{
+		c->ends[i] = (i + 1 < (int) nread) ? c->dir[i + 1].payload_off
+			: q->seg->streams[GPUIR_S_PAYLOAD].nbytes;
+		c->bmax[i] = GpuirBM25Bound(c->idf, c->dir[i].max_tf, c->dir[i].min_dl, &q->sc);
+		if (i > 0 && c->dir[i].last_docid <= c->dir[i - 1].last_docid)
+			GpuirCorrupt(q->index, "block last docIDs are not increasing");
+	}
+	GpuirStreamReaderInit(&c->payload, q->index, q->seg->streams[GPUIR_S_PAYLOAD]);
+	c->blk = 0;
+	c->sblk = 0;
+	c->decoded = -1;
+	cursor_decode(q, c, 0);
+	c->pos = 0;
+	c->doc = c->docs[0];
+}
+
+static void
+cursor_close(Cursor *c)
+{
+	GpuirStreamReaderEnd(&c->payload);
+	pfree(c->dir);
+	pfree(c->ends);
+	pfree(c->bmax);
+}
+
+/* ---------- scoring within a segment ---------- */
+
+/* score doc over the cursors positioned on it, in term order */
+static void
+score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
+{
+	uint32		dl;
+	float4		score = 0.0f;
+	ItemPointerData tid;
+
+	if ((++q->iterations & 1023) == 0)
+		CHECK_FOR_INTERRUPTS();
+	GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
+	for (int i = 0; i < ncur; i++)
+		if (cur[i]->doc == doc)
+			score += GpuirBM25(cur[i]->idf, GpuirCodecTf(cur[i]->enc, cur[i]->pos), dl, &q->sc);
+	GpuirLastQueryStats.docs_scored++;
+	if (q->nheap == q->k && score < q->topk[0].score)
+		return;
+	GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(ItemPointerData));
+	consider(q, &tid, score, doc, true);
+}
+
+static int
+cursor_df_cmp(const void *a, const void *b)
+{
+	uint32		na = (*(Cursor *const *) a)->npostings;
+	uint32		nb = (*(Cursor *const *) b)->npostings;
+
+	return (na > nb) - (na < nb);
+}
+
+/* AND: every term; lists from shortest to longest, skipping by block last docIDs */
+static void
+run_and(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	Cursor	  **ord = palloc(sizeof(Cursor *) * ncur);
+	uint32		d;
+
+	memcpy(ord, cur, sizeof(Cursor *) * ncur);
+	qsort(ord, ncur, sizeof(Cursor *), cursor_df_cmp);
+	d = ord[0]->doc;
+	while (d != GPUIR_DOC_END)
+	{
+		int			i;
+
+		for (i = 1; i < ncur; i++)
+		{
+			cursor_next_geq(q, ord[i], d);
+			if (ord[i]->doc != d)
+				break;
+		}
+		if (i == ncur)
+		{
+			score_doc(q, cur, ncur, d);
+			cursor_next(q, ord[0]);
+		}
+		else
+		{
+			if (ord[i]->doc == GPUIR_DOC_END)
+				break;
+			cursor_next_geq(q, ord[0], ord[i]->doc);
+		}
+		d = ord[0]->doc;
+	}
+	pfree(ord);
+}
+
+/* OR: exhaustive disjunctive scoring of every document of every list */
+static void
+run_or(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	for (;;)
+	{
+		uint32		d = GPUIR_DOC_END;
+
+		for (int i = 0; i < ncur; i++)
+			d = Min(d, cur[i]->doc);
+		if (d == GPUIR_DOC_END)
+			break;
+		score_doc(q, cur, ncur, d);
+		for (int i = 0; i < ncur; i++)
+			if (cur[i]->doc == d)
+				cursor_next(q, cur[i]);
+	}
+}
+
+/* keep ord sorted by current docID (insertion sort: few terms, nearly sorted) */
+static void
+sort_by_doc(Cursor **ord, int n)
+{
+	for (int i = 1; i < n; i++)
+	{
+		Cursor	   *c = ord[i];
+		int			j = i - 1;
+
+		while (j >= 0 && ord[j]->doc > c->doc)
+		{
+			ord[j + 1] = ord[j];
+			j--;
+		}
+		ord[j + 1] = c;
+	}
+}
+
+/*
+ * find the pivot (Broder et al. 2003): the first cursor in docID order at
+ * which the summed list bounds may reach the threshold; -1 when none.
+ */
+static int
+find_pivot(GpuirQuery *q, Cursor **ord, int n)
+{
+	double		acc = 0.0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (ord[i]->doc == GPUIR_DOC_END)
+			return -1;
+		acc += ord[i]->ub;
+		if (bound_passes(q, acc))
+			return i;
+	}
+	return -1;
+}
+
+/* score the pivot document and advance every cursor on it */
+static void
+evaluate_pivot(GpuirQuery *q, Cursor **cur, int ncur, Cursor **ord, uint32 pd)
+{
+	score_doc(q, cur, ncur, pd);
+	for (int i = 0; i < ncur && ord[i]->doc == pd; i++)
+		cursor_next(q, ord[i]);
+}
+
+/* WAND (Broder et al. 2003, section 3.1) with list-level bounds */
+static void
+run_wand(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	Cursor	  **ord = palloc(sizeof(Cursor *) * ncur);
+
+	memcpy(ord, cur, sizeof(Cursor *) * ncur);
+	for (;;)
+	{
+		int			p;
+		uint32		pd;
+
+		sort_by_doc(ord, ncur);
+		p = find_pivot(q, ord, ncur);
+		if (p < 0)
+			break;
+		pd = ord[p]->doc;
+		if (ord[0]->doc == pd)
+			evaluate_pivot(q, cur, ncur, ord, pd);
+		else
+		{
+			/* move the cursors before the pivot up to it */
+			for (int i = 0; i < p && ord[i]->doc < pd; i++)
+				cursor_next_geq(q, ord[i], pd);
+		}
+	}
+	pfree(ord);
+}
+
+/* Block-Max WAND (Ding & Suel 2011, section 4, Algorithm 2) */
+static void
+run_bmw(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	Cursor	  **ord = palloc(sizeof(Cursor *) * ncur);
+
+	memcpy(ord, cur, sizeof(Cursor *) * ncur);
+	for (;;)
+	{
+		int			p;
+		uint32		pd;
+		double		bsum = 0.0;
+		uint32		next;
+
+		sort_by_doc(ord, ncur);
+		p = find_pivot(q, ord, ncur);
+		if (p < 0)
+			break;
+		pd = ord[p]->doc;
+		/* every cursor on the pivot document joins the pivot group */
+		while (p + 1 < ncur && ord[p + 1]->doc == pd)
+			p++;
+
+		/* shallow moves: block-max bounds of the blocks holding pd */
+		next = (p + 1 < ncur) ? ord[p + 1]->doc : GPUIR_DOC_END;
+		for (int i = 0; i <= p; i++)
+		{
+			uint32		last;
+
+			bsum += cursor_block_bound(ord[i], pd, &last);
+			next = Min(next, last + 1);
+		}
+
+		if (bound_passes(q, bsum))
+		{
+			if (ord[0]->doc == pd)
+				evaluate_pivot(q, cur, ncur, ord, pd);
+			else
+				for (int i = 0; i <= p && ord[i]->doc < pd; i++)
+					cursor_next_geq(q, ord[i], pd);
+		}
+		else
+		{
+			/*
+			 * No document before the end of the current blocks (nor before the
+			 * next list's docID) can reach the threshold: skip past them.
+			 */
+			for (int i = 0; i <= p; i++)
+				cursor_next_geq(q, ord[i], next);
+		}
+	}
+	pfree(ord);
+}
+
+/* run the mode over segment s */
+static void
+run_segment(GpuirQuery *q, int s, GpuirMode mode)
+{
+	Cursor	   *cursors = palloc(sizeof(Cursor) * q->nterms);
+	Cursor	  **cur = palloc(sizeof(Cursor *) * q->nterms);
+	int			ncur = 0;
+
+	q->seg = &q->meta.segments[s];
+	for (int t = 0; t < q->nterms; t++)
+	{
+		GpuirDictEntry *de = &q->entries[s * q->nterms + t];
+
+		if (de->npostings == 0)
+		{
+			if (mode == GPUIR_MODE_AND)
+				goto done;		/* a missing term: no conjunctive match here */
+			continue;
+		}
+		cursor_open(q, &cursors[ncur], t, de);
+		cur[ncur] = &cursors[ncur];
+		ncur++;
+	}
+	if (ncur == 0)
+		goto done;
+
+	GpuirStreamReaderInit(&q->tids, q->index, q->seg->streams[GPUIR_S_TIDS]);
+	GpuirStreamReaderInit(&q->dls, q->index, q->seg->streams[GPUIR_S_DOCLENS]);
+	GpuirStreamReaderInit(&q->del, q->index, q->seg->streams[GPUIR_S_DELETED]);
+	switch (mode)
+	{
+		case GPUIR_MODE_AND:
+			run_and(q, cur, ncur);
+			break;
+		case GPUIR_MODE_OR:
+			run_or(q, cur, ncur);
+			break;
+		case GPUIR_MODE_WAND:
+			run_wand(q, cur, ncur);
+			break;
+		case GPUIR_MODE_BMW:
+		case GPUIR_MODE_AND_OR:
+			run_bmw(q, cur, ncur);
+			break;
+	}
+	GpuirStreamReaderEnd(&q->tids);
+	GpuirStreamReaderEnd(&q->dls);
+	GpuirStreamReaderEnd(&q->del);
+done:
+	for (int i = 0; i < ncur; i++)
+		cursor_close(cur[i]);
+	pfree(cursors);
+	pfree(cur);
+}
+
+/* ---------- the insert buffer ---------- */
+
+static void
+collect_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
+			   uint64 offset, void *arg)
+{
+	GpuirQuery	   *q = arg;
+	BufDoc	   *bd;
+	int			j = 0;
+
+	if (rec->flags & GPUIR_REC_DELETED)
+		return;
+	if (q->nbufdocs == q->bufcap)
+	{
+		q->bufcap = Max(64, q->bufcap * 2);
+		q->bufdocs = q->bufdocs ? repalloc(q->bufdocs, sizeof(BufDoc) * q->bufcap)
+			: palloc(sizeof(BufDoc) * q->bufcap);
+	}
+	bd = &q->bufdocs[q->nbufdocs];
+	bd->tfs = NULL;
+	bd->nmatch = 0;
+	/* merge the record's sorted lexemes with the sorted query terms */
+	for (int t = 0; t < q->nterms && j < doc->nterms;)
+	{
+		int			c = GpuirLexemeCmp(q->terms[t].lexeme, q->terms[t].len,
+									   doc->terms[j].lexeme, doc->terms[j].len);
+
+		if (c == 0)
+		{
+			if (bd->tfs == NULL)
+				bd->tfs = palloc0(sizeof(uint32) * q->nterms);
+			bd->tfs[t] = doc->terms[j].tf;
+			bd->nmatch++;
+			q->terms[t].df++;
+			t++;
+			j++;
+		}
+		else if (c < 0)
+			t++;
+		else
+			j++;
+	}
+	if (bd->nmatch > 0)
+	{
+		bd->tid = rec->tid;
+		bd->dl = rec->dl;
+		q->nbufdocs++;
+	}
+}
+
+static void
+run_buffer(GpuirQuery *q, GpuirMode mode)
+{
+	for (int i = 0; i < q->nbufdocs; i++)
+	{
+		BufDoc	   *bd = &q->bufdocs[i];
+		float4		score = 0.0f;
+
+		if (mode == GPUIR_MODE_AND && bd->nmatch < q->nterms)
+			continue;
+		for (int t = 0; t < q->nterms; t++)
+			if (bd->tfs[t] > 0)
+				score += GpuirBM25(q->terms[t].idf, bd->tfs[t], bd->dl, &q->sc);
+		GpuirLastQueryStats.docs_scored++;
+		consider(q, &bd->tid, score, 0, false);
+	}
+}
+
+/* ---------- the query ---------- */
+
+/* look up every query term in segment s's dictionary (binary search) */
+static void
+lookup_terms(GpuirQuery *q, int s)
+{
+	GpuirSegmentData *seg = &q->meta.segments[s];
+	GpuirStreamReader dict;
+	GpuirStreamReader lex;
+	char		buf[2048];
+
+	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
+		GpuirCorrupt(q->index, "segment stream sizes do not match the segment directory");
+	GpuirStreamReaderInit(&dict, q->index, seg->streams[GPUIR_S_DICT]);
+	GpuirStreamReaderInit(&lex, q->index, seg->streams[GPUIR_S_LEXEMES]);
+	for (int t = 0; t < q->nterms; t++)
+	{
+		GpuirDictEntry *out = &q->entries[s * q->nterms + t];
+		int64		lo = 0,
+					hi = (int64) seg->nterms - 1;
+
+		memset(out, 0, sizeof(GpuirDictEntry));
+		while (lo <= hi)
+		{
+			int64		mid = lo + (hi - lo) / 2;
+			GpuirDictEntry de;
+			int			c;
+
+			GpuirStreamRead(&dict, mid * sizeof(GpuirDictEntry), &de, sizeof(de));
+			if (de.lexeme_len > sizeof(buf))
+				GpuirCorrupt(q->index, "dictionary lexeme too long");
+			GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
+			c = GpuirLexemeCmp(q->terms[t].lexeme, q->terms[t].len, buf, de.lexeme_len);
+			if (c == 0)
+			{
+				if (de.df > 0)
+				{
+					*out = de;
+					q->terms[t].df += de.df;
+				}
+				break;
+			}
+			if (c < 0)
+				hi = mid - 1;
+			else
+				lo = mid + 1;
+		}
+	}
+	GpuirStreamReaderEnd(&dict);
+	GpuirStreamReaderEnd(&lex);
+}
+
+/* keep the query's scoring context for GpuirRememberedScore */
+static void
+remember_scoring(GpuirQuery *q, const char *query, int querylen)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	RememberedScoring *r;
+
+	if (remembered)
+	{
+		for (int t = 0; t < remembered->nterms; t++)
+			pfree(remembered->lexemes[t]);
+		pfree(remembered->query);
+		if (remembered->nterms > 0)
+		{
+			pfree(remembered->lexemes);
+			pfree(remembered->lens);
+			pfree(remembered->idf);
+		}
+		pfree(remembered);
+		remembered = NULL;
+	}
+	r = palloc0(sizeof(RememberedScoring));
+	r->query = palloc(Max(querylen, 1));
+	memcpy(r->query, query, querylen);
+	r->querylen = querylen;
+	r->cfg_id = q->meta.cfg_id;
+	r->sc = q->sc;
+	r->nterms = q->nterms;
+	if (q->nterms > 0)
+	{
+		r->lexemes = palloc(sizeof(char *) * q->nterms);
+		r->lens = palloc(sizeof(uint16) * q->nterms);
+		r->idf = palloc(sizeof(float4) * q->nterms);
+	}
+	for (int t = 0; t < q->nterms; t++)
+	{
+		r->lexemes[t] = palloc(Max(q->terms[t].len, 1));
+		memcpy(r->lexemes[t], q->terms[t].lexeme, q->terms[t].len);
+		r->lens[t] = q->terms[t].len;
+		r->idf[t] = q->terms[t].idf;
+	}
+	remembered = r;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * GpuirRememberedScore: the BM25 score of document doc for query with the
+ * statistics of this backend's last gpuir index scan, if that scan ran the
+ * same query text (returns false otherwise).  The document is tokenized
+ * again, so the value is exact for any row, with the same float32 formula
+ * and term order as the engine.
+ */
+bool
+GpuirRememberedScore(const char *query, int querylen, const char *doc, int doclen,
+					 float4 *score)
+{
+	GpuirDocTerms dt;
+	float4		s = 0.0f;
+	int			j = 0;
+
+	if (remembered == NULL || remembered->querylen != querylen ||
+		memcmp(remembered->query, query, querylen) != 0)
+		return false;
+	GpuirTokenize(remembered->cfg_id, doc, doclen, &dt);
+	for (int t = 0; t < remembered->nterms && j < dt.nterms;)
+	{
+		int			c = GpuirLexemeCmp(remembered->lexemes[t], remembered->lens[t],
+									   dt.terms[j].lexeme, dt.terms[j].len);
+
+		if (c == 0)
+		{
+			s += GpuirBM25(remembered->idf[t], dt.terms[j].tf, dt.dl, &remembered->sc);
+			t++;
+			j++;
+		}
+		else if (c < 0)
+			t++;
+		else
+			j++;
+	}
+	*score = s;
+	return true;
+}
+
+static int
+result_cmp(const void *a, const void *b)
+{
+	const GpuirResult *ra = a;
+	const GpuirResult *rb = b;
+
+	if (result_better(ra->score, (ItemPointer) &ra->tid, rb->score, (ItemPointer) &rb->tid))
+		return -1;
+	if (result_better(rb->score, (ItemPointer) &rb->tid, ra->score, (ItemPointer) &ra->tid))
+		return 1;
+	return 0;
+}
+
+static void
+run_all(GpuirQuery *q, GpuirMode mode)
+{
+	q->nheap = 0;
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+		run_segment(q, s, mode);
+	run_buffer(q, mode);
+}
+
+/*
+ * GpuirSearch: the top-k documents of index for query, best first (score
+ * descending, heap TID ascending), visible to snapshot and not deleted.
+ *
+ * query[0..querylen) is tokenized with the index's text search
+ * configuration; each distinct lexeme counts once.  k is 1..GPUIR_MAX_K.
+ * Returns the number of results (0..k) and *results, palloc'd in the
+ * caller's memory context.  Fills GpuirLastQueryStats; with remember, keeps
+ * the scoring context for GpuirRememberedScore.  Raises
+ * ERRCODE_INDEX_CORRUPTED on corrupt pages and 54000 for more than
+ * GPUIR_MAX_QUERY_TERMS distinct query lexemes.
+ */
+int
+GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
+			const char *query, int querylen, int k, GpuirMode mode,
+			bool remember, GpuirResult **results)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir query",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	GpuirQuery		q;
+	GpuirDocTerms qdoc;
+	char	   *bufdata;
+	int			n;
+
+	memset(&GpuirLastQueryStats, 0, sizeof(GpuirLastQueryStats));
+	memset(&q, 0, sizeof(q));
+	q.index = index;
+	q.heap = heap;
+	q.snapshot = snapshot;
+	q.k = k;
+
+	bufdata = GpuirBufferSnapshot(index, &q.meta);
+	GpuirTokenize(q.meta.cfg_id, query, querylen, &qdoc);
+	if (qdoc.nterms > GPUIR_MAX_QUERY_TERMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuir query has %d distinct lexemes, more than the limit of %d",
+						qdoc.nterms, GPUIR_MAX_QUERY_TERMS)));
+	q.nterms = qdoc.nterms;
+	q.terms = palloc0(sizeof(QTerm) * Max(q.nterms, 1));
+	for (int t = 0; t < q.nterms; t++)
+	{
+		q.terms[t].lexeme = qdoc.terms[t].lexeme;
+		q.terms[t].len = qdoc.terms[t].len;
+	}
+
+	q.topk = NULL;
+	n = 0;
+	if (q.nterms > 0 && q.meta.ndocs > 0)
+	{
+		/* global statistics: df over every segment and the buffer */
+		GpuirBufferForEach(index, bufdata, q.meta.buf_nbytes, collect_bufdoc, &q);
+		q.entries = palloc0(sizeof(GpuirDictEntry) * Max(q.meta.nsegments, 1) * q.nterms);
+		for (uint32 s = 0; s < q.meta.nsegments; s++)
+			lookup_terms(&q, s);
+		q.sc.k1 = q.meta.k1;
+		q.sc.b = q.meta.b;
+		q.sc.N = q.meta.ndocs;
+		q.sc.avgdl = (float4) ((double) q.meta.total_dl / (double) q.meta.ndocs);
+		for (int t = 0; t < q.nterms; t++)
+			q.terms[t].idf = GpuirIdf(q.sc.N, Min(q.terms[t].df, q.sc.N));
+
+		q.topk = palloc(sizeof(GpuirResult) * k);
+		q.fetch = table_index_fetch_begin(heap);
+		q.slot = table_slot_create(heap, NULL);
+
+		if (mode == GPUIR_MODE_AND_OR)
+		{
+			run_all(&q, GPUIR_MODE_AND);
+			if (q.nheap < k)
+				run_all(&q, GPUIR_MODE_BMW);
+		}
+		else
+			run_all(&q, mode);
+
+		table_index_fetch_end(q.fetch);
+		ExecDropSingleTupleTableSlot(q.slot);
+		n = q.nheap;
+	}
+	if (remember)
+		remember_scoring(&q, query, querylen);
+
+	MemoryContextSwitchTo(old);
+	*results = palloc(sizeof(GpuirResult) * Max(n, 1));
+	if (n > 0)
+	{
+		memcpy(*results, q.topk, sizeof(GpuirResult) * n);
+		qsort(*results, n, sizeof(GpuirResult), result_cmp);
+	}
+	MemoryContextDelete(cxt);
+	return n;
+}

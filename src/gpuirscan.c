@@ -1,0 +1,127 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirscan.c
+ *	  Index scans of gpuir: ORDER BY col <@> 'query' LIMIT k.
+ *
+ * The executor does not tell the index its LIMIT, so the scan computes the
+ * top GPUIR_SCAN_INITIAL_K with Block-Max WAND and, when the executor asks
+ * for more, recomputes with twice the k and returns the results after those
+ * already returned (same snapshot, same total order, so the earlier results
+ * are a prefix).  Only documents holding at least one query term are
+ * returned, at most GPUIR_MAX_K of them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gpuir.h"
+
+#define GPUIR_SCAN_INITIAL_K	10
+
+typedef struct GpuirScanOpaqueData
+{
+	MemoryContext cxt;			/* holds results */
+	GpuirResult *results;
+	int			nresults;
+	int			next;			/* next result to return */
+	int			k;				/* k of the last computation, 0 = none */
+	bool		exhausted;		/* fewer than k results: no more exist */
+} GpuirScanOpaqueData;
+
+typedef GpuirScanOpaqueData *GpuirScanOpaque;
+
+IndexScanDesc
+gpuirbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	GpuirScanOpaque so = palloc0(sizeof(GpuirScanOpaqueData));
+
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir scan",
+									ALLOCSET_DEFAULT_SIZES);
+	scan->opaque = so;
+	/* the AM provides the ORDER BY value arrays */
+	scan->xs_orderbyvals = palloc0(sizeof(Datum) * Max(norderbys, 1));
+	scan->xs_orderbynulls = palloc(sizeof(bool) * Max(norderbys, 1));
+	for (int i = 0; i < Max(norderbys, 1); i++)
+		scan->xs_orderbynulls[i] = true;
+	return scan;
+}
+
+void
+gpuirrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+			ScanKey orderbys, int norderbys)
+{
+	GpuirScanOpaque so = (GpuirScanOpaque) scan->opaque;
+
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	MemoryContextReset(so->cxt);
+	so->results = NULL;
+	so->nresults = 0;
+	so->next = 0;
+	so->k = 0;
+	so->exhausted = false;
+}
+
+/*
+ * gpuirgettuple: the next row in BM25 order.  Raises 0A000 for a scan
+ * without an ORDER BY col <@> query clause.
+ */
+bool
+gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	GpuirScanOpaque so = (GpuirScanOpaque) scan->opaque;
+	GpuirResult *r;
+
+	if (scan->numberOfOrderBys == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpuir index scans need ORDER BY column <@> query")));
+	if (scan->orderByData[0].sk_flags & SK_ISNULL)
+		return false;
+
+	if (so->next >= so->nresults && !so->exhausted)
+	{
+		text	   *query = DatumGetTextPP(scan->orderByData[0].sk_argument);
+		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K : Min(so->k * 2, GPUIR_MAX_K);
+		MemoryContext old;
+
+		if (so->k >= GPUIR_MAX_K)
+			return false;
+		MemoryContextReset(so->cxt);
+		old = MemoryContextSwitchTo(so->cxt);
+		so->nresults = GpuirSearch(scan->indexRelation, scan->heapRelation,
+								   scan->xs_snapshot, VARDATA_ANY(query),
+								   VARSIZE_ANY_EXHDR(query), k, GPUIR_MODE_BMW, true,
+								   &so->results);
+		MemoryContextSwitchTo(old);
+		so->k = k;
+		so->exhausted = so->nresults < k;
+	}
+	if (so->next >= so->nresults)
+		return false;
+
+	r = &so->results[so->next++];
+	scan->xs_heaptid = r->tid;
+	scan->xs_recheck = false;
+	scan->xs_recheckorderby = false;
+	scan->xs_orderbyvals[0] = Float8GetDatum(-(float8) r->score);
+	scan->xs_orderbynulls[0] = false;
+	return true;
+}
+
+void
+gpuirendscan(IndexScanDesc scan)
+{
+	GpuirScanOpaque so = (GpuirScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+	scan->opaque = NULL;
+}

@@ -1,0 +1,433 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirsegment.c
+ *	  In-memory builder of an immutable segment: collects documents and
+ *	  postings (from CREATE INDEX, the insert buffer or older segments),
+ *	  assigns dense docIDs in heap TID order, sorts the dictionary, encodes
+ *	  the posting lists in blocks of 128 and writes the segment's streams.
+ *
+ * The whole segment is built in memory before any page is written; that
+ * bounds CREATE INDEX and merges by memory (about 12 bytes per posting while
+ * collecting), see src/README "Limits".
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/itemptr.h"
+#include "utils/memutils.h"
+
+#include "gpuir.h"
+
+typedef struct LexKey
+{
+	const char *s;
+	uint16		len;
+} LexKey;
+
+typedef struct TermEntry
+{
+	LexKey		key;
+	uint32		termid;
+	uint32		hash;
+	char		status;
+} TermEntry;
+
+#define SH_PREFIX termhash
+#define SH_ELEMENT_TYPE TermEntry
+#define SH_KEY_TYPE LexKey
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) hash_bytes((const unsigned char *) (k).s, (k).len)
+#define SH_EQUAL(tb, a, b) ((a).len == (b).len && memcmp((a).s, (b).s, (a).len) == 0)
+#define SH_SCOPE static inline
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) a->hash
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+struct GpuirBuilder
+{
+	MemoryContext cxt;
+	termhash_hash *terms;
+	LexKey	   *lex;			/* termid -> lexeme */
+	uint32		nterms;
+	uint32		term_cap;
+	ItemPointerData *tids;		/* builder doc index -> heap TID */
+	uint32	   *dls;
+	uint32		ndocs;
+	uint32		doc_cap;
+	uint64		total_dl;
+	uint32	   *p_term;			/* postings, in arrival order */
+	uint32	   *p_doc;
+	uint32	   *p_tf;
+	uint64		np;
+	uint64		p_cap;
+};
+
+/* a growable byte buffer for one stream */
+typedef struct ByteBuf
+{
+	char	   *data;
+	uint64		len;
+	uint64		cap;
+} ByteBuf;
+
+static void
+bb_append(ByteBuf *bb, const void *src, uint64 n)
+{
+	if (bb->len + n > bb->cap)
+	{
+		uint64		cap = Max(bb->cap * 2, Max(bb->len + n, 8192));
+
+		bb->data = bb->data ? repalloc_huge(bb->data, cap)
+			: palloc_extended(cap, MCXT_ALLOC_HUGE);
+		bb->cap = cap;
+	}
+	memcpy(bb->data + bb->len, src, n);
+	bb->len += n;
+}
+
+static void *
+grow(void *ptr, Size elemsize, uint64 *cap, uint64 need)
+{
+	uint64		ncap;
+
+	if (need <= *cap)
+		return ptr;
+	ncap = Max(*cap * 2, Max(need, 1024));
+	if (ncap * elemsize > MaxAllocHugeSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuir segment builder ran out of addressable memory")));
+	*cap = ncap;
+	return ptr ? repalloc_huge(ptr, ncap * elemsize)
+		: palloc_extended(ncap * elemsize, MCXT_ALLOC_HUGE);
+}
+
+/* GpuirBuilderCreate: an empty builder in its own memory context */
+GpuirBuilder *
+GpuirBuilderCreate(void)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "gpuir segment builder",
+											  ALLOCSET_DEFAULT_SIZES);
+	GpuirBuilder *b = MemoryContextAllocZero(cxt, sizeof(GpuirBuilder));
+
+	b->cxt = cxt;
+	b->terms = termhash_create(cxt, 1024, NULL);
+	return b;
+}
+
+void
+GpuirBuilderFree(GpuirBuilder *b)
+{
+	MemoryContextDelete(b->cxt);
+}
+
+uint32
+GpuirBuilderNumDocs(GpuirBuilder *b)
+{
+	return b->ndocs;
+}
+
+uint64
+GpuirBuilderTotalDl(GpuirBuilder *b)
+{
+	return b->total_dl;
+}
+
+/*
+ * GpuirBuilderAddDoc: register a document (heap TID, dl); returns its
+ * builder-local index for GpuirBuilderAddPosting.
+ */
+uint32
+GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl)
+{
+	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+	uint64		cap = b->doc_cap;
+
+	if (b->ndocs >= GPUIR_DOC_END - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a gpuir segment holds at most %u documents", GPUIR_DOC_END - 1)));
+	b->tids = grow(b->tids, sizeof(ItemPointerData), &cap, (uint64) b->ndocs + 1);
+	cap = b->doc_cap;
+	b->dls = grow(b->dls, sizeof(uint32), &cap, (uint64) b->ndocs + 1);
+	b->doc_cap = (uint32) Min(cap, PG_UINT32_MAX);
+	b->tids[b->ndocs] = *tid;
+	b->dls[b->ndocs] = dl;
+	b->total_dl += dl;
+	MemoryContextSwitchTo(old);
+	return b->ndocs++;
+}
+
+/* GpuirBuilderAddPosting: posting (lexeme, doc, tf) for a registered doc */
+void
+GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
+					   uint32 doc, uint32 tf)
+{
+	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+	LexKey		key = {lexeme, (uint16) len};
+	TermEntry  *e;
+	bool		found;
+
+	e = termhash_insert(b->terms, key, &found);
+	if (!found)
+	{
+		uint64		cap = b->term_cap;
+		char	   *copy = palloc(Max(len, 1));
+
+		memcpy(copy, lexeme, len);
+		e->key.s = copy;
+		e->key.len = (uint16) len;
+		e->termid = b->nterms;
+		b->lex = grow(b->lex, sizeof(LexKey), &cap, (uint64) b->nterms + 1);
+		b->term_cap = (uint32) cap;
+		b->lex[b->nterms++] = e->key;
+	}
+	if (b->np + 1 > b->p_cap)
+	{
+		uint64		cap = b->p_cap;
+
+		b->p_term = grow(b->p_term, sizeof(uint32), &cap, b->np + 1);
+		cap = b->p_cap;
+		b->p_doc = grow(b->p_doc, sizeof(uint32), &cap, b->np + 1);
+		cap = b->p_cap;
+		b->p_tf = grow(b->p_tf, sizeof(uint32), &cap, b->np + 1);
+		b->p_cap = cap;
+	}
+	b->p_term[b->np] = e->termid;
+	b->p_doc[b->np] = doc;
+	b->p_tf[b->np] = tf;
+	b->np++;
+	MemoryContextSwitchTo(old);
+}
+
+/* GpuirBuilderAddTerms: a tokenized document with all its postings */
+void
+GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDocTerms *doc)
+{
+	uint32		d;
+
+	if (doc->nterms == 0)
+		return;					/* no indexed token: not indexed, not counted */
+	d = GpuirBuilderAddDoc(b, tid, doc->dl);
+	for (int i = 0; i < doc->nterms; i++)
+		GpuirBuilderAddPosting(b, doc->terms[i].lexeme, doc->terms[i].len, d,
+							   doc->terms[i].tf);
+}
+
+/* sort support: qsort_arg comparators */
+static int
+doc_tid_cmp(const void *a, const void *b, void *arg)
+{
+	ItemPointerData *tids = arg;
+
+	return ItemPointerCompare(&tids[*(const uint32 *) a], &tids[*(const uint32 *) b]);
+}
+
+static int
+term_lex_cmp(const void *a, const void *b, void *arg)
+{
+	LexKey	   *lex = arg;
+	const LexKey *la = &lex[*(const uint32 *) a];
+	const LexKey *lb = &lex[*(const uint32 *) b];
+
+	return GpuirLexemeCmp(la->s, la->len, lb->s, lb->len);
+}
+
+typedef struct DocTf
+{
+	uint32		doc;
+	uint32		tf;
+} DocTf;
+
+static int
+doctf_cmp(const void *a, const void *b)
+{
+	uint32		da = ((const DocTf *) a)->doc;
+	uint32		db = ((const DocTf *) b)->doc;
+
+	return (da > db) - (da < db);
+}
+
+static void
+check_stream_size(ByteBuf *bb)
+{
+	if (bb->len >= PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuir segment stream exceeds 4 GB"),
+				 errhint("Split the table or index fewer rows per index.")));
+}
+
+/*
+ * GpuirBuilderWrite: encode everything collected and write it as a new
+ * segment of index; fills *seg and returns true, or returns false when the
+ * builder holds no document.  DocIDs are assigned in heap TID order, so ties
+ * broken by docID are ties broken by TID.  Raises 54000 when a stream would
+ * exceed 4 GB.
+ */
+bool
+GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
+				  GpuirSegmentData *seg)
+{
+	MemoryContext old;
+	uint32	   *docorder;
+	uint32	   *newdoc;
+	uint32	   *termorder;
+	uint32	   *newterm;
+	uint64	   *start;
+	DocTf	   *post;
+	ByteBuf		bb[GPUIR_NSTREAMS];
+	uint32		nblocks = 0;
+
+	if (b->ndocs == 0)
+		return false;
+	old = MemoryContextSwitchTo(b->cxt);
+	memset(bb, 0, sizeof(bb));
+
+	/* docIDs in TID order */
+	docorder = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
+	newdoc = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < b->ndocs; i++)
+		docorder[i] = i;
+	qsort_arg(docorder, b->ndocs, sizeof(uint32), doc_tid_cmp, b->tids);
+	for (uint32 i = 0; i < b->ndocs; i++)
+	{
+		newdoc[docorder[i]] = i;
+		if (i > 0 && ItemPointerEquals(&b->tids[docorder[i]], &b->tids[docorder[i - 1]]))
+			elog(ERROR, "gpuir segment builder got heap TID (%u,%u) twice",
+				 ItemPointerGetBlockNumber(&b->tids[docorder[i]]),
+				 ItemPointerGetOffsetNumber(&b->tids[docorder[i]]));
+	}
+
+	/* dictionary order */
+	termorder = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
+	newterm = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < b->nterms; i++)
+		termorder[i] = i;
+	qsort_arg(termorder, b->nterms, sizeof(uint32), term_lex_cmp, b->lex);
+	for (uint32 i = 0; i < b->nterms; i++)
+		newterm[termorder[i]] = i;
+
+	/* counting sort of the postings by term */
+	start = palloc_extended(sizeof(uint64) * (b->nterms + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint64 i = 0; i < b->np; i++)
+		start[newterm[b->p_term[i]] + 1]++;
+	for (uint32 t = 0; t < b->nterms; t++)
+		start[t + 1] += start[t];
+	post = palloc_extended(sizeof(DocTf) * Max(b->np, 1), MCXT_ALLOC_HUGE);
+	{
+		uint64	   *fill = palloc_extended(sizeof(uint64) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
+
+		memcpy(fill, start, sizeof(uint64) * b->nterms);
+		for (uint64 i = 0; i < b->np; i++)
+		{
+			uint64		at = fill[newterm[b->p_term[i]]]++;
+
+			post[at].doc = newdoc[b->p_doc[i]];
+			post[at].tf = b->p_tf[i];
+		}
+		pfree(fill);
+	}
+	/* the arrival-order postings are no longer needed */
+	pfree(b->p_term);
+	pfree(b->p_doc);
+	pfree(b->p_tf);
+	b->p_term = b->p_doc = b->p_tf = NULL;
+	b->p_cap = 0;
+
+	/* encode the posting lists */
+	for (uint32 t = 0; t < b->nterms; t++)
+	{
+		LexKey	   *lk = &b->lex[termorder[t]];
+		DocTf	   *list = post + start[t];
+		uint64		n = start[t + 1] - start[t];
+		GpuirDictEntry de;
+		bool		sorted = true;
+		uint32		prev = GPUIR_FIRST_PREV_DOCID;
+
+		if ((t & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (uint64 i = 1; i < n && sorted; i++)
+			sorted = list[i - 1].doc < list[i].doc;
+		if (!sorted)
+			qsort(list, n, sizeof(DocTf), doctf_cmp);
+
+		memset(&de, 0, sizeof(de));
+		de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
+		de.lexeme_len = lk->len;
+		de.df = (uint32) n;
+		de.npostings = (uint32) n;
+		de.first_block = nblocks;
+		de.min_dl = PG_UINT32_MAX;
+		bb_append(&bb[GPUIR_S_LEXEMES], lk->s, lk->len);
+
+		for (uint64 i = 0; i < n; i += GPUIR_BLOCK_SIZE)
+		{
+			int			cnt = (int) Min(GPUIR_BLOCK_SIZE, n - i);
+			uint32		docs[GPUIR_BLOCK_SIZE];
+			uint32		tfs[GPUIR_BLOCK_SIZE];
+			uint8		enc[GPUIR_BLOCK_MAX_BYTES];
+			GpuirBlockHeader bh;
+			size_t		len;
+
+			bh.max_tf = 0;
+			bh.min_dl = PG_UINT32_MAX;
+			for (int j = 0; j < cnt; j++)
+			{
+				docs[j] = list[i + j].doc;
+				tfs[j] = list[i + j].tf;
+				if (j > 0 && docs[j] <= docs[j - 1])
+					elog(ERROR, "gpuir posting list has a duplicate docID");
+				bh.max_tf = Max(bh.max_tf, tfs[j]);
+				bh.min_dl = Min(bh.min_dl, b->dls[docorder[docs[j]]]);
+			}
+			len = GpuirCodecEncode(docs, tfs, cnt, prev, enc);
+			bh.last_docid = docs[cnt - 1];
+			bh.payload_off = (uint32) bb[GPUIR_S_PAYLOAD].len;
+			bb_append(&bb[GPUIR_S_PAYLOAD], enc, len);
+			bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
+			prev = bh.last_docid;
+			de.max_tf = Max(de.max_tf, bh.max_tf);
+			de.min_dl = Min(de.min_dl, bh.min_dl);
+			de.nblocks++;
+			nblocks++;
+		}
+		check_stream_size(&bb[GPUIR_S_PAYLOAD]);
+		bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
+	}
+
+	/* docID -> TID, dl; an all-clear deleted bitmap */
+	for (uint32 i = 0; i < b->ndocs; i++)
+	{
+		bb_append(&bb[GPUIR_S_TIDS], &b->tids[docorder[i]], sizeof(ItemPointerData));
+		bb_append(&bb[GPUIR_S_DOCLENS], &b->dls[docorder[i]], sizeof(uint32));
+	}
+	{
+		uint64		nbitmap = ((uint64) b->ndocs + 7) / 8;
+		char	   *zeros = palloc_extended(nbitmap, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+		bb_append(&bb[GPUIR_S_DELETED], zeros, nbitmap);
+	}
+
+	memset(seg, 0, sizeof(GpuirSegmentData));
+	seg->ndocs = b->ndocs;
+	seg->nterms = b->nterms;
+	seg->nblocks = nblocks;
+	seg->npostings = start[b->nterms];
+	seg->generation = generation;
+	for (int s = 0; s < GPUIR_NSTREAMS; s++)
+	{
+		check_stream_size(&bb[s]);
+		seg->streams[s] = GpuirWriteStream(index, bb[s].data, (uint32) bb[s].len);
+		if (bb[s].data)
+			pfree(bb[s].data);
+	}
+	MemoryContextSwitchTo(old);
+	return true;
+}

@@ -1,0 +1,348 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirutils.c
+ *	  Page helpers of gpuir: page and metapage initialisation, relation
+ *	  extension, segment streams (write, update, read) and BM25 helpers.
+ *
+ * Every page write goes through generic WAL (GenericXLogStart /
+ * GenericXLogRegisterBuffer / GenericXLogFinish).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gpuir.h"
+
+/* GpuirInitPage: initialise an empty gpuir page of the given type */
+void
+GpuirInitPage(Page page, uint16 type)
+{
+	GpuirPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(GpuirPageOpaqueData));
+	opaque = GpuirPageGetOpaque(page);
+	opaque->next = InvalidBlockNumber;
+	opaque->flags = type;
+	opaque->page_id = GPUIR_PAGE_ID;
+}
+
+/* GpuirCorrupt: raise ERRCODE_INDEX_CORRUPTED about index */
+void
+GpuirCorrupt(Relation index, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gpuir index \"%s\" is corrupted: %s",
+					RelationGetRelationName(index), what),
+			 errhint("REINDEX the index.")));
+	pg_unreachable();
+}
+
+/*
+ * GpuirCheckPage: check the special space of a page read from blkno; raises
+ * ERRCODE_INDEX_CORRUPTED when it is not a gpuir page of the expected type.
+ */
+void
+GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type)
+{
+	GpuirPageOpaque opaque;
+
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(GpuirPageOpaqueData)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuir index \"%s\" contains unexpected page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("REINDEX the index.")));
+	opaque = GpuirPageGetOpaque(page);
+	if (opaque->page_id != GPUIR_PAGE_ID || opaque->flags != type)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuir index \"%s\" has page of type %u at block %u, expected type %u",
+						RelationGetRelationName(index), opaque->flags, blkno, type),
+				 errhint("REINDEX the index.")));
+}
+
+/* GpuirFillMetapage: an empty index's metapage, options from the reloptions */
+void
+GpuirFillMetapage(Relation index, Page page)
+{
+	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
+	GpuirMetaPageData *meta;
+
+	GpuirInitPage(page, GPUIR_PAGE_META);
+	meta = GpuirPageGetMeta(page);
+	memset(meta, 0, sizeof(GpuirMetaPageData));
+	meta->magic = GPUIR_MAGIC;
+	meta->version = GPUIR_VERSION;
+	meta->cfg_id = GpuirResolveConfig(index);
+	meta->k1 = opts ? opts->k1 : GPUIR_DEFAULT_K1;
+	meta->b = opts ? opts->b : GPUIR_DEFAULT_B;
+	meta->buf_head = InvalidBlockNumber;
+	meta->buf_tail = InvalidBlockNumber;
+	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(GpuirMetaPageData)) - (char *) page;
+}
+
+/* GpuirInitMetapage: write the metapage of an empty index to forknum, WAL-logged */
+void
+GpuirInitMetapage(Relation index, ForkNumber forknum)
+{
+	Buffer		buf;
+	GenericXLogState *state;
+	Page		page;
+
+	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(buf) == GPUIR_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	GpuirFillMetapage(index, page);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * GpuirReadMeta: copy the metapage into *meta under a share lock; raises
+ * ERRCODE_INDEX_CORRUPTED when it is not a gpuir metapage of this version.
+ */
+void
+GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
+{
+	Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	Page		page;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
+	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
+	UnlockReleaseBuffer(buf);
+	if (meta->magic != GPUIR_MAGIC || meta->version != GPUIR_VERSION ||
+		meta->nsegments > GPUIR_MAX_SEGMENTS)
+		GpuirCorrupt(index, "bad metapage magic, version or segment count");
+}
+
+/*
+ * GpuirNewBuffer: extend the index by one page; returns it pinned and
+ * exclusively locked.  Takes the relation extension lock unless the caller
+ * holds it (it is a heavyweight lock, so re-acquiring is cheap).
+ */
+Buffer
+GpuirNewBuffer(Relation index)
+{
+	Buffer		buf;
+
+	LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	return buf;
+}
+
+/*
+ * GpuirWriteStream: write data[0..nbytes) to new consecutive pages at the end
+ * of the index and return where it is.  The extension lock is held across the
+ * allocation so that the pages are consecutive (every extension of a gpuir
+ * index takes it).  Pages are logged as full images, four per WAL record.
+ */
+GpuirStream
+GpuirWriteStream(Relation index, const char *data, uint32 nbytes)
+{
+	GpuirStream s;
+	uint32		npages = (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+
+	s.start = InvalidBlockNumber;
+	s.nbytes = nbytes;
+	if (npages == 0)
+		return s;
+
+	LockRelationForExtension(index, ExclusiveLock);
+	for (uint32 p = 0; p < npages; p += MAX_GENERIC_XLOG_PAGES)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		int			nb = Min(MAX_GENERIC_XLOG_PAGES, npages - p);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < nb; i++)
+		{
+			uint32		off = (p + i) * GPUIR_PAGE_DATA;
+			uint32		len = Min(GPUIR_PAGE_DATA, nbytes - off);
+			Page		page;
+
+			bufs[i] = ReadBuffer(index, P_NEW);
+			LockBuffer(bufs[i], BUFFER_LOCK_EXCLUSIVE);
+			if (p == 0 && i == 0)
+				s.start = BufferGetBlockNumber(bufs[i]);
+			else if (BufferGetBlockNumber(bufs[i]) != s.start + p + i)
+				elog(ERROR, "gpuir stream pages are not consecutive");
+			page = GenericXLogRegisterBuffer(state, bufs[i], GENERIC_XLOG_FULL_IMAGE);
+			GpuirInitPage(page, GPUIR_PAGE_STREAM);
+			memcpy(PageGetContents(page), data + off, len);
+			((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + len;
+		}
+		GenericXLogFinish(state);
+		for (int i = 0; i < nb; i++)
+			UnlockReleaseBuffer(bufs[i]);
+	}
+	UnlockRelationForExtension(index, ExclusiveLock);
+	return s;
+}
+
+/*
+ * GpuirUpdateStream: overwrite bytes [offset, offset + nbytes) of an existing
+ * stream in place (deleted bitmaps, dictionary df), WAL-logged as deltas.
+ */
+void
+GpuirUpdateStream(Relation index, GpuirStream stream, uint32 offset,
+				  const char *data, uint32 nbytes)
+{
+	uint32		done = 0;
+
+	if ((uint64) offset + nbytes > stream.nbytes)
+		elog(ERROR, "gpuir stream update out of range");
+	while (done < nbytes)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		int			nb = 0;
+
+		while (nb < MAX_GENERIC_XLOG_PAGES && done < nbytes)
+		{
+			uint32		off = offset + done;
+			BlockNumber blk = stream.start + off / GPUIR_PAGE_DATA;
+			uint32		pageoff = off % GPUIR_PAGE_DATA;
+			uint32		len = Min(GPUIR_PAGE_DATA - pageoff, nbytes - done);
+			Page		page;
+
+			bufs[nb] = ReadBuffer(index, blk);
+			LockBuffer(bufs[nb], BUFFER_LOCK_EXCLUSIVE);
+			GpuirCheckPage(index, BufferGetPage(bufs[nb]), blk, GPUIR_PAGE_STREAM);
+			page = GenericXLogRegisterBuffer(state, bufs[nb], 0);
+			memcpy(PageGetContents(page) + pageoff, data + done, len);
+			done += len;
+			nb++;
+		}
+		GenericXLogFinish(state);
+		for (int i = 0; i < nb; i++)
+			UnlockReleaseBuffer(bufs[i]);
+	}
+}
+
+void
+GpuirStreamReaderInit(GpuirStreamReader *r, Relation index, GpuirStream stream)
+{
+	r->index = index;
+	r->stream = stream;
+	r->buf = InvalidBuffer;
+	r->blkno = InvalidBlockNumber;
+}
+
+/*
+ * GpuirStreamRead: copy bytes [offset, offset + len) of the stream to dst.
+ * Keeps the last page pinned between calls (immutable pages are read under a
+ * short share lock); raises ERRCODE_INDEX_CORRUPTED for a read past the end.
+ */
+void
+GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len)
+{
+	char	   *out = dst;
+
+	if ((uint64) offset + len > r->stream.nbytes)
+		GpuirCorrupt(r->index, "read past the end of a segment stream");
+	while (len > 0)
+	{
+		BlockNumber blk = r->stream.start + offset / GPUIR_PAGE_DATA;
+		uint32		pageoff = offset % GPUIR_PAGE_DATA;
+		uint32		n = Min(GPUIR_PAGE_DATA - pageoff, len);
+		Page		page;
+
+		if (r->blkno != blk)
+		{
+			if (BufferIsValid(r->buf))
+				ReleaseBuffer(r->buf);
+			r->buf = ReadBuffer(r->index, blk);
+			r->blkno = blk;
+			LockBuffer(r->buf, BUFFER_LOCK_SHARE);
+			GpuirCheckPage(r->index, BufferGetPage(r->buf), blk, GPUIR_PAGE_STREAM);
+		}
+		else
+			LockBuffer(r->buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(r->buf);
+		memcpy(out, PageGetContents(page) + pageoff, n);
+		LockBuffer(r->buf, BUFFER_LOCK_UNLOCK);
+		out += n;
+		offset += n;
+		len -= n;
+	}
+}
+
+void
+GpuirStreamReaderEnd(GpuirStreamReader *r)
+{
+	if (BufferIsValid(r->buf))
+		ReleaseBuffer(r->buf);
+	r->buf = InvalidBuffer;
+	r->blkno = InvalidBlockNumber;
+}
+
+/* GpuirStreamReadAll: the whole stream, palloc'd in the current context */
+char *
+GpuirStreamReadAll(Relation index, GpuirStream stream)
+{
+	GpuirStreamReader r;
+	char	   *data = palloc_extended(Max(stream.nbytes, 1), MCXT_ALLOC_HUGE);
+
+	GpuirStreamReaderInit(&r, index, stream);
+	for (uint32 off = 0; off < stream.nbytes; off += GPUIR_PAGE_DATA)
+	{
+		CHECK_FOR_INTERRUPTS();
+		GpuirStreamRead(&r, off, data + off, Min(GPUIR_PAGE_DATA, stream.nbytes - off));
+	}
+	GpuirStreamReaderEnd(&r);
+	return data;
+}
+
+/* GpuirIdf: ln(1 + (N - df + 0.5) / (df + 0.5)), computed in double, float32 result */
+float4
+GpuirIdf(uint64 N, uint64 df)
+{
+	return (float4) log(1.0 + ((double) N - (double) df + 0.5) / ((double) df + 0.5));
+}
+
+/* GpuirLexemeCmp: byte order, then length (the dictionary's sort order) */
+int
+GpuirLexemeCmp(const char *a, int alen, const char *b, int blen)
+{
+	int			r = memcmp(a, b, Min(alen, blen));
+
+	if (r != 0)
+		return r;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * GpuirUpdateStreamChanged: given the stream's whole old and new contents,
+ * rewrite (WAL-logged) only the pages whose bytes differ.
+ */
+void
+GpuirUpdateStreamChanged(Relation index, GpuirStream stream,
+						 const char *olddata, const char *newdata)
+{
+	for (uint32 off = 0; off < stream.nbytes; off += GPUIR_PAGE_DATA)
+	{
+		uint32		len = Min(GPUIR_PAGE_DATA, stream.nbytes - off);
+
+		if (memcmp(olddata + off, newdata + off, len) != 0)
+			GpuirUpdateStream(index, stream, off, newdata + off, len);
+	}
+}
