@@ -18,7 +18,8 @@ SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \
 OBJS = $(SRCS:.c=.o)
 
 PG_CONFIG ?= pg_config
-PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
+# -Wextra minus unused-parameter: AM callbacks and PostgreSQL headers have fixed signatures
+PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
 
 # pg_regress wants DIR/sql and DIR/expected: stage symlinks to sql_tests/ and expected/
 REGRESS = $(patsubst sql_tests/%.sql,%,$(sort $(wildcard sql_tests/*.sql)))
@@ -29,7 +30,8 @@ REGRESS_OPTS = --inputdir=build/regress --outputdir=build/regress
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_SRCS = $(wildcard cuda/*.cu)
-NVCC_FLAGS = -O3 --std=c++17 -Xcompiler -fPIC -Xcompiler -Wall,-Wextra \
+NVCC_FLAGS = -O3 --std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
+	-Xcompiler -Wall,-Wextra \
 	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++
 
@@ -58,7 +60,7 @@ ifdef HAVE_CUDA
 $(shlib): $(CUDA_OBJS)
 endif
 
-cuda/%.o: cuda/%.cu cuda/gpuir_cuda.h src/gpuircodec.h
+cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 
 $(OBJS): src/gpuir.h src/gpuircodec.h

@@ -37,9 +37,9 @@ extern "C"
 #endif
 
 /*
- * GPUIR_CUDA_API marks the interface functions: the .cu files are compiled with
- * -fvisibility=hidden (keeping CUB/libcu++ symbols out of the extension's
- * dynamic symbol table), so the interface is made visible explicitly.
+ * GPUIR_CUDA_API marks the interface functions visible, so that the .cu
+ * files can be compiled with -fvisibility=hidden (which keeps CUB's and
+ * libcu++'s inline symbols out of the extension's dynamic symbol table).
  */
 #if defined(__GNUC__)
 #define GPUIR_CUDA_API __attribute__((visibility("default")))
