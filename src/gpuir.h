@@ -127,13 +127,21 @@ typedef struct GpuirDictEntry
 	uint32		min_dl;			/* and smallest dl of the list's documents */
 } GpuirDictEntry;
 
-/* a block header (block directory entry): 16 bytes */
+/*
+ * Impacts kept per block: (tf, dl) pairs such that every posting of the block
+ * has tf <= impact_tf[i] and dl >= impact_dl[i] for some i (a reduced Pareto
+ * frontier), so max_i BM25(impact_tf[i], impact_dl[i]) bounds the block's
+ * scores whatever avgdl is (src/README, "Block-max bounds").
+ */
+#define GPUIR_BLOCK_IMPACTS		2
+
+/* a block header (block directory entry): 24 bytes */
 typedef struct GpuirBlockHeader
 {
 	uint32		last_docid;		/* docID of the block's last posting */
 	uint32		payload_off;	/* byte offset of the block in GPUIR_S_PAYLOAD */
-	uint32		max_tf;			/* largest tf in the block */
-	uint32		min_dl;			/* smallest dl of the block's documents */
+	uint32		impact_tf[GPUIR_BLOCK_IMPACTS];
+	uint32		impact_dl[GPUIR_BLOCK_IMPACTS];
 } GpuirBlockHeader;
 
 /* the metapage, block 0 */
@@ -294,7 +302,7 @@ extern void GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDo
 extern uint32 GpuirBuilderNumDocs(GpuirBuilder *b);
 extern uint64 GpuirBuilderTotalDl(GpuirBuilder *b);
 extern bool GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
-							  GpuirSegmentData *seg);
+							  float4 k1, float4 bparam, GpuirSegmentData *seg);
 extern void GpuirBuilderFree(GpuirBuilder *b);
 
 /* gpuirinsert.c: the insert buffer */

@@ -75,7 +75,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   gpuir_build_callback, &bs, NULL);
 
-	have = GpuirBuilderWrite(bs.builder, index, 1, &seg);
+	have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, &seg);
 	if (have)
 	{
 		Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);

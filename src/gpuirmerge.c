@@ -132,7 +132,7 @@ GpuirMerge(Relation index, bool full, bool wait)
 	for (uint32 s = keep; s < meta.nsegments; s++)
 		merge_segment(b, index, &meta.segments[s]);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, merge_record, b);
-	have = GpuirBuilderWrite(b, index, meta.generation + 1, &seg);
+	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, &seg);
 
 	/* swap the segment directory and empty the buffer, keeping its pages */
 	{

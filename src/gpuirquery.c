@@ -79,8 +79,10 @@ typedef struct Cursor
 	int			blk;			/* block of the current posting (nblocks: done) */
 	int			sblk;			/* block reached by shallow moves (BMW) */
 	int			decoded;		/* block held in docs/enc, or -1 */
+	int			ndecoded;		/* blocks decoded so far */
 	int			pos;
 	int			n;
+	bool		lazy;			/* in block blk, not decoded: doc is a lower bound */
 	uint32		doc;			/* current docID or GPUIR_DOC_END */
 	uint32		docs[GPUIR_BLOCK_SIZE];
 	uint8		enc[GPUIR_BLOCK_MAX_BYTES];
@@ -257,12 +259,19 @@ cursor_decode(GpuirQuery *q, Cursor *c, int blk)
 		GpuirCorrupt(q->index, "posting block does not decode");
 	c->decoded = blk;
 	c->n = n;
+	c->ndecoded++;
 	GpuirLastQueryStats.blocks_decoded++;
 }
 
-/* move to the first posting with docID >= target; skips blocks by last docID */
+/*
+ * cursor_next_geq: move to the first posting with docID >= target, skipping
+ * whole blocks by their last docID.  With lazy, a move into another block
+ * does not decode it: the cursor's doc becomes target, a lower bound of its
+ * real docID, until cursor_materialize (WAND and BMW only need docIDs when a
+ * document may be scored, Ding & Suel 2011, section 4).
+ */
 static void
-cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target)
+cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target, bool lazy)
 {
 	int			b = c->blk;
 	int			lo,
@@ -283,21 +292,28 @@ cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target)
 			else
 				hi = mid;
 		}
-		GpuirLastQueryStats.blocks_skipped += lo - b - 1;
 		if (lo >= c->nblocks)
 		{
 			c->blk = c->nblocks;
+			c->lazy = false;
 			c->doc = GPUIR_DOC_END;
 			return;
 		}
 		b = lo;
 	}
+	c->blk = b;
 	if (c->decoded != b)
 	{
+		if (lazy)
+		{
+			c->lazy = true;
+			c->doc = target;
+			return;
+		}
 		cursor_decode(q, c, b);
 		c->pos = 0;
 	}
-	c->blk = b;
+	c->lazy = false;
 	lo = c->pos;
 	hi = c->n - 1;				/* docs[n-1] = last_docid >= target */
 	while (lo < hi)
@@ -313,9 +329,26 @@ cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target)
 	c->doc = c->docs[lo];
 }
 
+/* cursor_materialize: decode a lazy cursor's block to find its real docID */
+static void
+cursor_materialize(GpuirQuery *q, Cursor *c)
+{
+	uint32		target = c->doc;
+
+	if (!c->lazy)
+		return;
+	cursor_decode(q, c, c->blk);
+	c->lazy = false;
+	c->pos = 0;
+	while (c->docs[c->pos] < target)	/* docs[n-1] = last_docid >= target */
+		c->pos++;
+	c->doc = c->docs[c->pos];
+}
+
 static void
 cursor_next(GpuirQuery *q, Cursor *c)
 {
+	Assert(!c->lazy);
 	if (c->doc == GPUIR_DOC_END)
 		return;
 	if (++c->pos < c->n)
@@ -369,7 +402,6 @@ cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
 		GpuirCorrupt(q->index, "dictionary entry out of range");
 	c->term = term;
 	c->idf = q->terms[term].idf;
-	c->ub = GpuirBM25Bound(c->idf, de->max_tf, de->min_dl, &q->sc);
 	c->npostings = de->npostings;
 	c->nblocks = de->nblocks;
 	/* the list's headers plus the next one, whose offset ends the last block */
@@ -385,7 +417,12 @@ cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
 	{
 		c->ends[i] = (i + 1 < (int) nread) ? c->dir[i + 1].payload_off
 			: q->seg->streams[GPUIR_S_PAYLOAD].nbytes;
-		c->bmax[i] = GpuirBM25Bound(c->idf, c->dir[i].max_tf, c->dir[i].min_dl, &q->sc);
+		c->bmax[i] = 0.0;
+		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
+			c->bmax[i] = Max(c->bmax[i], GpuirBM25Bound(c->idf, c->dir[i].impact_tf[j],
+														c->dir[i].impact_dl[j], &q->sc));
+		/* the list bound is the largest block bound: tighter than (max tf, min dl) */
+		c->ub = (i == 0) ? c->bmax[0] : Max(c->ub, c->bmax[i]);
 		if (i > 0 && c->dir[i].last_docid <= c->dir[i - 1].last_docid)
 			GpuirCorrupt(q->index, "block last docIDs are not increasing");
 	}
@@ -393,6 +430,8 @@ cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
 	c->blk = 0;
 	c->sblk = 0;
 	c->decoded = -1;
+	c->ndecoded = 0;
+	c->lazy = false;
 	cursor_decode(q, c, 0);
 	c->pos = 0;
 	c->doc = c->docs[0];
@@ -401,6 +440,10 @@ cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
 static void
 cursor_close(Cursor *c)
 {
+	int			reached = (c->doc == GPUIR_DOC_END) ? c->nblocks : c->blk + 1;
+
+	/* blocks passed over by their headers alone */
+	GpuirLastQueryStats.blocks_skipped += Max(reached - c->ndecoded, 0);
 	GpuirStreamReaderEnd(&c->payload);
 	pfree(c->dir);
 	pfree(c->ends);
@@ -455,7 +498,7 @@ run_and(GpuirQuery *q, Cursor **cur, int ncur)
 
 		for (i = 1; i < ncur; i++)
 		{
-			cursor_next_geq(q, ord[i], d);
+			cursor_next_geq(q, ord[i], d, false);
 			if (ord[i]->doc != d)
 				break;
 		}
@@ -468,7 +511,7 @@ run_and(GpuirQuery *q, Cursor **cur, int ncur)
 		{
 			if (ord[i]->doc == GPUIR_DOC_END)
 				break;
-			cursor_next_geq(q, ord[0], ord[i]->doc);
+			cursor_next_geq(q, ord[0], ord[i]->doc, false);
 		}
 		d = ord[0]->doc;
 	}
@@ -532,13 +575,58 @@ find_pivot(GpuirQuery *q, Cursor **ord, int n)
 	return -1;
 }
 
-/* score the pivot document and advance every cursor on it */
+/*
+ * cursor_next_lazy: the next posting; past the end of the decoded block the
+ * cursor enters the next block lazily (doc = a lower bound, no decoding).
+ */
+static void
+cursor_next_lazy(GpuirQuery *q, Cursor *c)
+{
+	Assert(!c->lazy);
+	if (c->doc == GPUIR_DOC_END)
+		return;
+	if (c->pos + 1 < c->n)
+	{
+		c->doc = c->docs[++c->pos];
+		return;
+	}
+	if (c->blk + 1 >= c->nblocks)
+	{
+		c->blk = c->nblocks;
+		c->doc = GPUIR_DOC_END;
+		return;
+	}
+	c->blk++;
+	c->lazy = true;
+	c->doc = c->dir[c->blk - 1].last_docid + 1;
+}
+
+/* score the pivot document and advance every cursor on it (lazily) */
 static void
 evaluate_pivot(GpuirQuery *q, Cursor **cur, int ncur, Cursor **ord, uint32 pd)
 {
 	score_doc(q, cur, ncur, pd);
 	for (int i = 0; i < ncur && ord[i]->doc == pd; i++)
-		cursor_next(q, ord[i]);
+		cursor_next_lazy(q, ord[i]);
+}
+
+/*
+ * materialize_group: decode the lazy cursors whose lower bound is pd (ord is
+ * sorted, so they are a prefix); returns true when all of them really are on
+ * pd, false when one moved past it (the caller re-sorts and loops).
+ */
+static bool
+materialize_group(GpuirQuery *q, Cursor **ord, int n, uint32 pd)
+{
+	bool		all = true;
+
+	for (int i = 0; i < n && ord[i]->doc == pd; i++)
+	{
+		cursor_materialize(q, ord[i]);
+		if (ord[i]->doc != pd)
+			all = false;
+	}
+	return all;
 }
 
 /* WAND (Broder et al. 2003, section 3.1) with list-level bounds */
@@ -559,12 +647,15 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur)
 			break;
 		pd = ord[p]->doc;
 		if (ord[0]->doc == pd)
-			evaluate_pivot(q, cur, ncur, ord, pd);
+		{
+			if (materialize_group(q, ord, ncur, pd))
+				evaluate_pivot(q, cur, ncur, ord, pd);
+		}
 		else
 		{
 			/* move the cursors before the pivot up to it */
 			for (int i = 0; i < p && ord[i]->doc < pd; i++)
-				cursor_next_geq(q, ord[i], pd);
+				cursor_next_geq(q, ord[i], pd, true);
 		}
 	}
 	pfree(ord);
@@ -606,19 +697,23 @@ run_bmw(GpuirQuery *q, Cursor **cur, int ncur)
 		if (bound_passes(q, bsum))
 		{
 			if (ord[0]->doc == pd)
-				evaluate_pivot(q, cur, ncur, ord, pd);
+			{
+				if (materialize_group(q, ord, ncur, pd))
+					evaluate_pivot(q, cur, ncur, ord, pd);
+			}
 			else
 				for (int i = 0; i <= p && ord[i]->doc < pd; i++)
-					cursor_next_geq(q, ord[i], pd);
+					cursor_next_geq(q, ord[i], pd, true);
 		}
 		else
 		{
 			/*
 			 * No document before the end of the current blocks (nor before the
-			 * next list's docID) can reach the threshold: skip past them.
+			 * next list's docID) can reach the threshold: skip past them
+			 * without decoding.
 			 */
 			for (int i = 0; i <= p; i++)
-				cursor_next_geq(q, ord[i], next);
+				cursor_next_geq(q, ord[i], next, true);
 		}
 	}
 	pfree(ord);

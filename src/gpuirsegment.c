@@ -254,6 +254,78 @@ doctf_cmp(const void *a, const void *b)
 	return (da > db) - (da < db);
 }
 
+/* BM25 tf part, for choosing which impacts to merge (not a stored value) */
+static double
+tf_part(uint32 tf, uint32 dl, double k1, double b, double avgdl)
+{
+	return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
+}
+
+static int
+impact_cmp(const void *a, const void *b)
+{
+	const uint32 *pa = a;
+	const uint32 *pb = b;
+
+	/* tf descending, then dl ascending */
+	if (pa[0] != pb[0])
+		return (pa[0] < pb[0]) - (pa[0] > pb[0]);
+	return (pa[1] > pb[1]) - (pa[1] < pb[1]);
+}
+
+/*
+ * block_impacts: reduce the (tf, dl) pairs of a block to GPUIR_BLOCK_IMPACTS
+ * pairs that dominate every posting (tf no smaller, dl no larger).  The
+ * Pareto frontier (Lucene's "competitive impacts") is computed first; while
+ * it is too long, the two neighbours whose merge (larger tf, smaller dl)
+ * raises the bound least at the build's avgdl are merged.  The result is a
+ * safe bound for any avgdl; avgdl only steers which bound is tightest.
+ */
+static void
+block_impacts(uint32 (*pairs)[2], int n, double k1, double b, double avgdl,
+			  GpuirBlockHeader *bh)
+{
+	int			m = 0;
+	uint32		mindl = PG_UINT32_MAX;
+
+	qsort(pairs, n, sizeof(pairs[0]), impact_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		if (pairs[i][1] < mindl)
+		{
+			mindl = pairs[i][1];
+			pairs[m][0] = pairs[i][0];
+			pairs[m][1] = pairs[i][1];
+			m++;
+		}
+	}
+	/* frontier: tf strictly decreasing, dl strictly decreasing */
+	while (m > GPUIR_BLOCK_IMPACTS)
+	{
+		int			best = 0;
+		double		best_cost = 0;
+
+		for (int i = 0; i + 1 < m; i++)
+		{
+			double		cost = tf_part(pairs[i][0], pairs[i + 1][1], k1, b, avgdl);
+
+			if (i == 0 || cost < best_cost)
+			{
+				best = i;
+				best_cost = cost;
+			}
+		}
+		pairs[best][1] = pairs[best + 1][1];
+		memmove(&pairs[best + 1], &pairs[best + 2], sizeof(pairs[0]) * (m - best - 2));
+		m--;
+	}
+	for (int i = 0; i < GPUIR_BLOCK_IMPACTS; i++)
+	{
+		bh->impact_tf[i] = pairs[Min(i, m - 1)][0];
+		bh->impact_dl[i] = pairs[Min(i, m - 1)][1];
+	}
+}
+
 static void
 check_stream_size(ByteBuf *bb)
 {
@@ -273,7 +345,7 @@ check_stream_size(ByteBuf *bb)
  */
 bool
 GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
-				  GpuirSegmentData *seg)
+				  float4 k1, float4 bparam, GpuirSegmentData *seg)
 {
 	MemoryContext old;
 	uint32	   *docorder;
@@ -284,9 +356,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	DocTf	   *post;
 	ByteBuf		bb[GPUIR_NSTREAMS];
 	uint32		nblocks = 0;
+	double		avgdl;
 
 	if (b->ndocs == 0)
 		return false;
+	avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
 	old = MemoryContextSwitchTo(b->cxt);
 	memset(bb, 0, sizeof(bb));
 
@@ -373,28 +447,28 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 			uint32		docs[GPUIR_BLOCK_SIZE];
 			uint32		tfs[GPUIR_BLOCK_SIZE];
 			uint8		enc[GPUIR_BLOCK_MAX_BYTES];
+			uint32		pairs[GPUIR_BLOCK_SIZE][2];
 			GpuirBlockHeader bh;
 			size_t		len;
 
-			bh.max_tf = 0;
-			bh.min_dl = PG_UINT32_MAX;
 			for (int j = 0; j < cnt; j++)
 			{
 				docs[j] = list[i + j].doc;
 				tfs[j] = list[i + j].tf;
 				if (j > 0 && docs[j] <= docs[j - 1])
 					elog(ERROR, "gpuir posting list has a duplicate docID");
-				bh.max_tf = Max(bh.max_tf, tfs[j]);
-				bh.min_dl = Min(bh.min_dl, b->dls[docorder[docs[j]]]);
+				pairs[j][0] = tfs[j];
+				pairs[j][1] = b->dls[docorder[docs[j]]];
+				de.max_tf = Max(de.max_tf, pairs[j][0]);
+				de.min_dl = Min(de.min_dl, pairs[j][1]);
 			}
+			block_impacts(pairs, cnt, k1, bparam, avgdl, &bh);
 			len = GpuirCodecEncode(docs, tfs, cnt, prev, enc);
 			bh.last_docid = docs[cnt - 1];
 			bh.payload_off = (uint32) bb[GPUIR_S_PAYLOAD].len;
 			bb_append(&bb[GPUIR_S_PAYLOAD], enc, len);
 			bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
 			prev = bh.last_docid;
-			de.max_tf = Max(de.max_tf, bh.max_tf);
-			de.min_dl = Min(de.min_dl, bh.min_dl);
 			de.nblocks++;
 			nblocks++;
 		}
