@@ -1,0 +1,113 @@
+--
+-- orderby: SELECT ... ORDER BY col <@> 'query' LIMIT k is an index scan of the
+-- gpuir index, and returns the same rows in the same order as
+-- gpuir_search(..., 'bmw'), also with dead tuples and with extra filters.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS gpuir;
+RESET client_min_messages;
+
+SELECT setseed(0.25);
+CREATE TABLE ob_docs (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+INSERT INTO ob_docs
+SELECT i, (SELECT string_agg(a.v[1 + floor(24 * power(random(), 1.7))::int], ' ')
+           FROM generate_series(1, 2 + i % 15) g,
+                (SELECT string_to_array('amber bronze cedar delta ember fjord glade '
+                   'harbor iris jasper kelp lotus maple nimbus opal pine quartz '
+                   'raven sage thistle umber vale willow yarrow', ' ') AS v) a
+           WHERE g > i * 0)
+FROM generate_series(1, 5000) i;
+INSERT INTO ob_docs VALUES (5001, NULL), (5002, ''), (5003, 'the of and');
+CREATE INDEX ob_idx ON ob_docs USING gpuir (body) WITH (text_config = 'english');
+ANALYZE ob_docs;
+
+EXPLAIN (COSTS OFF) SELECT id FROM ob_docs ORDER BY body <@> 'amber yarrow' LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT id FROM ob_docs WHERE id % 2 = 0 ORDER BY body <@> 'vale' LIMIT 10;
+
+-- the five best rows for a query, shown
+SELECT id FROM ob_docs ORDER BY body <@> 'yarrow willow' LIMIT 5;
+SELECT d.id FROM gpuir_search('ob_idx', 'yarrow willow', 5, 'bmw') s JOIN ob_docs d ON d.ctid = s.ctid
+ORDER BY s.score DESC, s.ctid;
+
+CREATE TABLE ob_queries (q text NOT NULL);
+INSERT INTO ob_queries VALUES ('amber'), ('yarrow'), ('amber yarrow'), ('willow vale umber'),
+  ('cedar delta ember fjord glade harbor'), ('quartz quartz'), ('xylophone'),
+  ('xylophone sage'), ('the of and'), ('lotus, Maple! PINE');
+
+-- ob_compare(filter): for every query and k, compares
+--   SELECT ctid FROM ob_docs [WHERE filter] ORDER BY body <@> q LIMIT k
+-- with the rows of gpuir_search(q, 100000, 'bmw') that pass the filter (first k)
+CREATE FUNCTION ob_compare(filter text DEFAULT 'true')
+RETURNS TABLE (searches bigint, result_rows bigint, mismatches bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  r record;
+  got tid[];
+  want tid[];
+  n bigint := 0;
+  nrows bigint := 0;
+  bad bigint := 0;
+BEGIN
+  FOR r IN SELECT q.q, kk.k FROM ob_queries q, unnest(ARRAY[1, 5, 20, 100]) kk(k) LOOP
+    EXECUTE format('SELECT array_agg(ctid) FROM (SELECT ctid FROM ob_docs WHERE %s '
+                   'ORDER BY body <@> %L LIMIT %s) x', filter, r.q, r.k) INTO got;
+    EXECUTE format('SELECT array_agg(ctid ORDER BY n) FROM (SELECT s.ctid, s.n '
+                   'FROM gpuir_search(''ob_idx'', %L, 100000, ''bmw'') WITH ORDINALITY s(ctid, score, n) '
+                   'JOIN ob_docs ON ob_docs.ctid = s.ctid WHERE %s ORDER BY s.n LIMIT %s) x',
+                   r.q, filter, r.k) INTO want;
+    n := n + 1;
+    nrows := nrows + coalesce(cardinality(got), 0);
+    IF got IS DISTINCT FROM want THEN
+      bad := bad + 1;
+    END IF;
+  END LOOP;
+  RETURN QUERY SELECT n, nrows, bad;
+END $$;
+
+-- the k first rows of the full ranking equal gpuir_search with k
+SELECT bool_and(ARRAY(SELECT ctid FROM gpuir_search('ob_idx', q.q, kk, 'bmw'))
+                = ARRAY(SELECT ctid FROM gpuir_search('ob_idx', q.q, 100000, 'bmw') LIMIT kk))
+       AS prefix_ok
+FROM ob_queries q, unnest(ARRAY[1, 5, 20, 100]) kk;
+
+SELECT * FROM ob_compare();
+-- filters on top of the index scan need more rows than LIMIT from the index;
+-- with default planner settings the query must work (a plan without the
+-- index scan would raise 0A000)
+SELECT * FROM ob_compare('id % 2 = 0');
+-- very selective filters, index scan forced
+SET enable_seqscan = off;
+SELECT * FROM ob_compare('id % 50 = 3');
+SELECT * FROM ob_compare('id % 1000 = 999');
+RESET enable_seqscan;
+
+-- dead tuples: delete the best rows, without and with VACUUM
+CREATE TABLE ob_deleted AS
+  SELECT d.id FROM gpuir_search('ob_idx', 'amber yarrow', 3, 'bmw') s
+  JOIN ob_docs d ON d.ctid = s.ctid;
+DELETE FROM ob_docs WHERE id IN (SELECT id FROM ob_deleted);
+DELETE FROM ob_docs WHERE id % 10 = 0;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE id IN (SELECT id FROM ob_deleted) OR id % 10 = 0) AS deleted_returned
+FROM (SELECT id FROM ob_docs ORDER BY body <@> 'amber yarrow' LIMIT 10) x;
+SELECT * FROM ob_compare();
+SELECT * FROM ob_compare('id % 2 = 0');
+VACUUM ob_docs;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE id IN (SELECT id FROM ob_deleted) OR id % 10 = 0) AS deleted_returned
+FROM (SELECT id FROM ob_docs ORDER BY body <@> 'amber yarrow' LIMIT 10) x;
+SELECT * FROM ob_compare();
+
+-- rows in the insert buffer
+INSERT INTO ob_docs VALUES (6001, 'amber yarrow amber yarrow'), (6002, 'yarrow');
+SELECT id FROM ob_docs ORDER BY body <@> 'amber yarrow' LIMIT 1;
+SELECT * FROM ob_compare();
+
+-- the operator has no meaning outside a gpuir index scan
+\set VERBOSITY sqlstate
+SELECT body <@> 'amber' FROM ob_docs WHERE id = 1;
+SELECT 'amber' <@> 'amber';
+\set VERBOSITY default
+
+DROP TABLE ob_docs, ob_queries, ob_deleted;
+DROP FUNCTION ob_compare(text);
