@@ -629,9 +629,15 @@ materialize_group(GpuirQuery *q, Cursor **ord, int n, uint32 pd)
 	return all;
 }
 
-/* WAND (Broder et al. 2003, section 3.1) with list-level bounds */
+/*
+ * run_wand: WAND (Broder et al. 2003, section 3.1) with list-level bounds,
+ * or, with block_max, Block-Max WAND (Ding & Suel 2011, section 4,
+ * Algorithm 2): after the pivot, the block-max bounds of the blocks holding
+ * it (shallow moves over block headers) must reach the threshold too, else
+ * every cursor of the pivot group jumps past the end of those blocks.
+ */
 static void
-run_wand(GpuirQuery *q, Cursor **cur, int ncur)
+run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 {
 	Cursor	  **ord = palloc(sizeof(Cursor *) * ncur);
 
@@ -640,40 +646,6 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur)
 	{
 		int			p;
 		uint32		pd;
-
-		sort_by_doc(ord, ncur);
-		p = find_pivot(q, ord, ncur);
-		if (p < 0)
-			break;
-		pd = ord[p]->doc;
-		if (ord[0]->doc == pd)
-		{
-			if (materialize_group(q, ord, ncur, pd))
-				evaluate_pivot(q, cur, ncur, ord, pd);
-		}
-		else
-		{
-			/* move the cursors before the pivot up to it */
-			for (int i = 0; i < p && ord[i]->doc < pd; i++)
-				cursor_next_geq(q, ord[i], pd, true);
-		}
-	}
-	pfree(ord);
-}
-
-/* Block-Max WAND (Ding & Suel 2011, section 4, Algorithm 2) */
-static void
-run_bmw(GpuirQuery *q, Cursor **cur, int ncur)
-{
-	Cursor	  **ord = palloc(sizeof(Cursor *) * ncur);
-
-	memcpy(ord, cur, sizeof(Cursor *) * ncur);
-	for (;;)
-	{
-		int			p;
-		uint32		pd;
-		double		bsum = 0.0;
-		uint32		next;
 
 		sort_by_doc(ord, ncur);
 		p = find_pivot(q, ord, ncur);
@@ -684,36 +656,41 @@ run_bmw(GpuirQuery *q, Cursor **cur, int ncur)
 		while (p + 1 < ncur && ord[p + 1]->doc == pd)
 			p++;
 
-		/* shallow moves: block-max bounds of the blocks holding pd */
-		next = (p + 1 < ncur) ? ord[p + 1]->doc : GPUIR_DOC_END;
-		for (int i = 0; i <= p; i++)
+		if (block_max)
 		{
-			uint32		last;
+			double		bsum = 0.0;
+			uint32		next = (p + 1 < ncur) ? ord[p + 1]->doc : GPUIR_DOC_END;
 
-			bsum += cursor_block_bound(ord[i], pd, &last);
-			next = Min(next, last + 1);
+			for (int i = 0; i <= p; i++)
+			{
+				uint32		last;
+
+				bsum += cursor_block_bound(ord[i], pd, &last);
+				next = Min(next, last + 1);
+			}
+			if (!bound_passes(q, bsum))
+			{
+				/*
+				 * No document before the end of the current blocks (nor
+				 * before the next list's docID) can reach the threshold: skip
+				 * past them without decoding.
+				 */
+				for (int i = 0; i <= p; i++)
+					cursor_next_geq(q, ord[i], next, true);
+				continue;
+			}
 		}
 
-		if (bound_passes(q, bsum))
+		if (ord[0]->doc == pd)
 		{
-			if (ord[0]->doc == pd)
-			{
-				if (materialize_group(q, ord, ncur, pd))
-					evaluate_pivot(q, cur, ncur, ord, pd);
-			}
-			else
-				for (int i = 0; i <= p && ord[i]->doc < pd; i++)
-					cursor_next_geq(q, ord[i], pd, true);
+			if (materialize_group(q, ord, ncur, pd))
+				evaluate_pivot(q, cur, ncur, ord, pd);
 		}
 		else
 		{
-			/*
-			 * No document before the end of the current blocks (nor before the
-			 * next list's docID) can reach the threshold: skip past them
-			 * without decoding.
-			 */
-			for (int i = 0; i <= p; i++)
-				cursor_next_geq(q, ord[i], next, true);
+			/* move the cursors before the pivot up to it */
+			for (int i = 0; i <= p && ord[i]->doc < pd; i++)
+				cursor_next_geq(q, ord[i], pd, true);
 		}
 	}
 	pfree(ord);
@@ -757,11 +734,11 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 			run_or(q, cur, ncur);
 			break;
 		case GPUIR_MODE_WAND:
-			run_wand(q, cur, ncur);
+			run_wand(q, cur, ncur, false);
 			break;
 		case GPUIR_MODE_BMW:
 		case GPUIR_MODE_AND_OR:
-			run_bmw(q, cur, ncur);
+			run_wand(q, cur, ncur, true);
 			break;
 	}
 	GpuirStreamReaderEnd(&q->tids);
