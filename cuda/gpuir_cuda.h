@@ -199,6 +199,85 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks_host(const uint
 													   int32_t *counts,
 													   void *stream);
 
+/* ---------- batched top-k search (part 2: the GPU query engine) ---------- */
+
+/*
+ * BM25 constants of one index, as in src/ (GpuirScoring): every score is the
+ * float32 expression idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * (dl /
+ * avgdl))), summed over a query's terms in the query's term order, exactly as
+ * GpuirBM25 and the CPU engine do (kernels are built with --fmad=false).
+ */
+typedef struct gpuir_cuda_scoring
+{
+	float		k1;
+	float		b;
+	float		avgdl;
+} gpuir_cuda_scoring;
+
+/*
+ * A segment's posting data resident on the device (all pointers are device
+ * pointers), structure of arrays as on disk (src/README, "Segments"):
+ *	payload[payload_bytes]		encoded blocks (src/gpuircodec.h)
+ *	block_last[nblocks]			last docID of each block
+ *	block_offset[nblocks + 1]	payload offset of each block; the last entry
+ *								is payload_bytes, so block b spans
+ *								[block_offset[b], block_offset[b + 1])
+ *	impact_tf, impact_dl[nblocks * GPUIR_CUDA_BLOCK_IMPACTS]
+ *								the block's impacts (tf, dl) pairs, block-major:
+ *								every posting of block b has tf <= impact_tf[i]
+ *								and dl >= impact_dl[i] for some of its i
+ *	doclen[ndocs]				dl of each docID
+ *	deleted[(ndocs + 7) / 8]	bit d set: docID d is deleted; may be NULL
+ */
+#define GPUIR_CUDA_BLOCK_IMPACTS	2
+
+typedef struct gpuir_cuda_segment
+{
+	const uint8_t *payload;
+	uint64_t	payload_bytes;
+	const uint32_t *block_last;
+	const uint32_t *block_offset;
+	const uint32_t *impact_tf;
+	const uint32_t *impact_dl;
+	const uint32_t *doclen;
+	const uint8_t *deleted;
+	uint32_t	ndocs;
+	uint32_t	nblocks;
+} gpuir_cuda_segment;
+
+/* one query term: its posting list in the segment (blocks first_block ..) */
+typedef struct gpuir_cuda_term
+{
+	uint32_t	first_block;
+	uint32_t	nblocks;
+	uint32_t	npostings;		/* nblocks = ceil(npostings / 128) */
+	float		idf;			/* computed by src/ from global N and df */
+} gpuir_cuda_term;
+
+typedef enum gpuir_cuda_mode
+{
+	GPUIR_CUDA_MODE_AND = 0,	/* documents holding every term of the query */
+	GPUIR_CUDA_MODE_OR = 1,		/* documents holding any term (exhaustive) */
+	GPUIR_CUDA_MODE_BMW = 2		/* same result as OR, with block-max pruning */
+} gpuir_cuda_mode;
+
+/*
+ * One query of a batch: its terms are terms[first_term .. first_term +
+ * nterms) of the batch's term array, in the query's term order (the order
+ * scores are summed in); k is 1 .. GPUIR_CUDA_MAX_K.  The result is the k
+ * best non-deleted docIDs of the segment by score descending, ties broken by
+ * docID ascending (fewer when fewer documents qualify).
+ */
+#define GPUIR_CUDA_MAX_K			1000
+
+typedef struct gpuir_cuda_query
+{
+	uint32_t	first_term;
+	uint32_t	nterms;
+	uint32_t	k;
+	int32_t		mode;			/* gpuir_cuda_mode */
+} gpuir_cuda_query;
+
 #ifdef __cplusplus
 }
 #endif

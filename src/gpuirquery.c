@@ -452,6 +452,14 @@ cursor_close(Cursor *c)
 
 /* ---------- scoring within a segment ---------- */
 
+/* called once per iteration of every mode's loop: honours query cancel */
+static inline void
+query_tick(GpuirQuery *q)
+{
+	if ((++q->iterations & 1023) == 0)
+		CHECK_FOR_INTERRUPTS();
+}
+
 /* score doc over the cursors positioned on it, in term order */
 static void
 score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
@@ -460,8 +468,6 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	float4		score = 0.0f;
 	ItemPointerData tid;
 
-	if ((++q->iterations & 1023) == 0)
-		CHECK_FOR_INTERRUPTS();
 	GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
 	for (int i = 0; i < ncur; i++)
 		if (cur[i]->doc == doc)
@@ -496,6 +502,7 @@ run_and(GpuirQuery *q, Cursor **cur, int ncur)
 	{
 		int			i;
 
+		query_tick(q);
 		for (i = 1; i < ncur; i++)
 		{
 			cursor_next_geq(q, ord[i], d, false);
@@ -526,6 +533,7 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
 	{
 		uint32		d = GPUIR_DOC_END;
 
+		query_tick(q);
 		for (int i = 0; i < ncur; i++)
 			d = Min(d, cur[i]->doc);
 		if (d == GPUIR_DOC_END)
@@ -647,6 +655,7 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 		int			p;
 		uint32		pd;
 
+		query_tick(q);
 		sort_by_doc(ord, ncur);
 		p = find_pivot(q, ord, ncur);
 		if (p < 0)
@@ -809,6 +818,7 @@ run_buffer(GpuirQuery *q, GpuirMode mode)
 		BufDoc	   *bd = &q->bufdocs[i];
 		float4		score = 0.0f;
 
+		query_tick(q);
 		if (mode == GPUIR_MODE_AND && bd->nmatch < q->nterms)
 			continue;
 		for (int t = 0; t < q->nterms; t++)
