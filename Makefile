@@ -73,13 +73,13 @@ build/regress/sql:
 	ln -sfn ../../expected build/regress/expected
 
 .PHONY: unittest
-test/test_codec: test/test_codec.c src/gpuircodec.c src/gpuircodec.h
+test/test_codec: test/test_codec.c test/test_util.h src/gpuircodec.c src/gpuircodec.h
 	$(CC) -O2 -Wall -Wextra -o $@ test/test_codec.c src/gpuircodec.c
 
 UNITTESTS = test/test_codec
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
-test/test_cuda_decode: test/test_cuda_decode.c src/gpuircodec.c $(CUDA_OBJS)
+test/test_cuda_decode: test/test_cuda_decode.c test/test_util.h src/gpuircodec.c $(CUDA_OBJS)
 	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -o $@ test/test_cuda_decode.c src/gpuircodec.c \
 		cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS)
 UNITTESTS += test/test_cuda_decode

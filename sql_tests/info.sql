@@ -55,13 +55,18 @@ CREATE TABLE in_queries (q text);
 INSERT INTO in_queries VALUES ('rareword common'), ('rareword'), ('common'),
   ('w1 w2'), ('w1 w2 w3 w5 w8'), ('w100 common'), ('w7 w1500 rareword'),
   ('w2999 w1'), ('w13 w17 w19 w23 w29 w31 w37 w41'), ('w300 w301 w302');
-SELECT count(*) AS searches,
-       count(*) FILTER (WHERE a <> b OR a <> c) AS mismatches
-FROM (SELECT
-        ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'or')) a,
-        ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'wand')) b,
-        ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'bmw')) c
-      FROM in_queries, unnest(ARRAY[1, 10, 100, 1000]) k) x;
+-- in_agree(): searches (every query, k = 1, 10, 100, 1000) and how many of
+-- them differ between or, wand and bmw (rows or scores)
+CREATE FUNCTION in_agree(OUT searches bigint, OUT mismatches bigint)
+LANGUAGE sql AS $$
+  SELECT count(*), count(*) FILTER (WHERE a <> b OR a <> c)
+  FROM (SELECT
+          ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'or')) a,
+          ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'wand')) b,
+          ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'bmw')) c
+        FROM in_queries, unnest(ARRAY[1, 10, 100, 1000]) k) x
+$$;
+SELECT * FROM in_agree();
 
 -- inserts go to the buffer
 INSERT INTO in_docs SELECT 30000 + i, 'common inserted w' || i FROM generate_series(1, 100) i;
@@ -82,13 +87,7 @@ SELECT i.docs = e.docs AS docs_ok, i.terms = e.terms AS terms_ok,
        i.postings = e.postings AS postings_ok, i.deleted_docs, i.segments, i.buffer_docs,
        i.pages = pg_relation_size('in_idx') / current_setting('block_size')::int AS pages_ok
 FROM gpuir_index_info('in_idx') i, in_expect() e;
-SELECT count(*) AS searches,
-       count(*) FILTER (WHERE a <> b OR a <> c) AS mismatches
-FROM (SELECT
-        ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'or')) a,
-        ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'wand')) b,
-        ARRAY(SELECT row(ctid, score)::text FROM gpuir_search('in_idx', q, k, 'bmw')) c
-      FROM in_queries, unnest(ARRAY[1, 10, 100, 1000]) k) x;
+SELECT * FROM in_agree();
 
 -- an empty table
 CREATE TABLE in_empty (body text);
@@ -99,3 +98,4 @@ SELECT count(*) FROM gpuir_search('in_empty_idx', 'anything');
 
 DROP TABLE in_docs, in_queries, in_empty;
 DROP FUNCTION in_expect();
+DROP FUNCTION in_agree();

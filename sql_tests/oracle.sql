@@ -1,6 +1,12 @@
 --
--- oracle: compare gpuir_search (every mode, k = 1, 10, 50) with a brute-force
--- BM25 computed in plain SQL from to_tsvector() output.
+-- oracle: compare gpuir_search (every mode) with a brute-force BM25 computed
+-- in plain SQL from to_tsvector() output, on two corpora:
+--   A. 400 rows over a 60-word vocabulary (NULL, empty, stopword-only rows,
+--      identical BM25 inputs and exact duplicates for ties), k = 1, 10, 50,
+--      two indexes with different k1 / b
+--   B. 20000 rows with a Zipf-like vocabulary, so that posting lists span
+--      many blocks and WAND / Block-Max WAND really skip; k up to 1000
+-- each after the build, inserts (insert buffer), deletes + VACUUM and a merge.
 --
 -- Output is only counts: per (mode, k) the number of queries whose result
 -- differs from the oracle (expected 0), plus the number of result rows (to
@@ -13,78 +19,12 @@ SELECT getdatabaseencoding();
 -- the index must use its own text_config, never the session default
 SET default_text_search_config = 'simple';
 
--- vocabulary: 60 words, 4 of them stopwords, 'running'/'runs' share a lexeme
-CREATE TABLE o_vocab (wi int PRIMARY KEY, w text NOT NULL);
-INSERT INTO o_vocab
-SELECT ord, w FROM unnest(string_to_array(
-  'river the stone light of garden winter silver and forest engine ocean '
-  'castle running dragon mountain runs copper planet wizard harbor meadow '
-  'lantern is falcon glacier orchard compass thunder velvet marble canyon '
-  'beacon saddle tundra violin quartz ember harvest pilgrim cobalt lagoon '
-  'timber nectar prism sonnet walrus banjo citadel geyser mosaic obelisk '
-  'parsnip quiver rhubarb sextant tapestry umbrella vortex yodel', ' '))
-  WITH ORDINALITY AS v(w, ord);
-SELECT count(*) AS words FROM o_vocab;
-
--- deterministic pseudo-random documents, skewed word frequencies
-SELECT setseed(0.31);
-CREATE TEMP TABLE o_lens AS
-  SELECT i AS id, (1 + floor(random() * random() * 40))::int AS len
-  FROM generate_series(1, 400) i;
-CREATE TEMP TABLE o_toks AS
-  SELECT l.id, p, 1 + floor(60 * power(random(), 2.5))::int AS wi
-  FROM o_lens l, generate_series(1, l.len) p;
-
-CREATE TABLE o_docs (id int NOT NULL, body text) WITH (autovacuum_enabled = off);
-INSERT INTO o_docs
-SELECT t.id,
-       CASE WHEN t.id IN (50, 150, 250) THEN NULL
-            WHEN t.id IN (75, 175) THEN ''
-            WHEN t.id IN (100, 300) THEN 'The of and a an is'
-            WHEN t.id = 350 THEN '!!! ... ???'
-            ELSE string_agg(v.w, ' ' ORDER BY t.p) END
-FROM o_toks t JOIN o_vocab v USING (wi)
-GROUP BY t.id ORDER BY t.id;
--- rows with identical BM25 inputs (score ties)
-INSERT INTO o_docs VALUES
-  (401, 'zephyr quokka'), (402, 'river zephyr'), (403, 'zephyr quokka'),
-  (404, 'quokka zephyr'), (405, 'zephyr'), (406, NULL), (407, 'Zephyr, QUOKKA!');
--- exact duplicate documents
-INSERT INTO o_docs SELECT 1000 + id, body FROM o_docs WHERE id % 19 = 0 ORDER BY id;
-INSERT INTO o_docs VALUES (2001, 'zephyr quokka'), (2002, 'zephyr');
-SELECT count(*) AS rows, count(body) AS non_null,
-       count(*) FILTER (WHERE to_tsvector('english', body) <> '') AS indexable
-FROM o_docs;
-
-CREATE INDEX o_idx ON o_docs USING gpuir (body) WITH (text_config = 'english');
-CREATE INDEX o_idx2 ON o_docs USING gpuir (body)
-  WITH (text_config = 'english', k1 = 2.0, b = 1.0);
-
-CREATE TABLE o_queries (qid int PRIMARY KEY, qtext text NOT NULL);
-INSERT INTO o_queries VALUES
-  (1, 'river'), (2, 'stone'), (3, 'yodel'), (4, 'vortex umbrella'),
-  (5, 'river stone light'), (6, 'dragon wizard castle mountain'),
-  (7, 'zephyr'), (8, 'zephyr quokka'), (9, 'xylophone'),
-  (10, 'xylophone river'), (11, 'garden garden garden'), (12, 'run'),
-  (13, 'Running RUNS ran'), (14, 'the of and'), (15, ''),
-  (16, 'the winter of silver'), (17, 'forest, engine! ocean?'),
-  (18, 'castle dragon falcon glacier orchard compass thunder velvet'),
-  (19, 'marble canyon'), (20, 'beacon saddle tundra violin quartz'),
-  (21, 'ember harvest'), (22, 'pilgrim cobalt lagoon timber'),
-  (23, 'nectar prism sonnet walrus banjo citadel geyser mosaic obelisk parsnip'),
-  (24, 'river light garden winter'), (27, 'quiver rhubarb sextant tapestry'),
-  (28, 'light light stone river river'),
-  (29, 'copper planet harbor meadow lantern'), (30, 'zephyr river'),
-  (31, 'mountain'), (32, 'xylophone quokkaish');
--- whole documents as queries (these documents have exact duplicates)
-INSERT INTO o_queries SELECT 25, body FROM o_docs WHERE id = 19;
-INSERT INTO o_queries SELECT 26, body FROM o_docs WHERE id = 57;
-INSERT INTO o_queries SELECT 33, body FROM o_docs WHERE id = 133;
-SELECT count(*) AS queries FROM o_queries;
-
 --
--- o_check(idx, k1, b): per (mode, k), the number of queries whose gpuir result
--- differs from a brute-force BM25 over the visible rows of o_docs.
+-- oracle_check(doc_table, idx, query_table, k1, b, ks): per (mode, k) for k
+-- in ks, the number of queries whose gpuir result differs from a brute-force
+-- BM25 over the visible rows of doc_table (column body, indexed by idx with
+-- text_config 'english' and the given k1 and b); query_table holds the
+-- queries as (qid int, qtext text).
 -- A query mismatches when:
 --   * the number of rows differs from min(k, number of eligible rows)
 --     (eligible: 'and' rows holding every query lexeme; 'and_or' those if
@@ -97,7 +37,8 @@ SELECT count(*) AS queries FROM o_queries;
 --   * of two rows with identical BM25 inputs (same tf per query lexeme, same
 --     dl), the one with the higher ctid is returned and the other not
 --
-CREATE FUNCTION o_check(idx regclass, k1 float8, b float8)
+CREATE FUNCTION oracle_check(doc_table regclass, idx regclass, query_table regclass,
+                             k1 float8, b float8, ks int[])
 RETURNS TABLE (mode text, k int, queries bigint, result_rows bigint, mismatches bigint)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -106,12 +47,15 @@ BEGIN
   DROP TABLE IF EXISTS oc_lex, oc_doc, oc_q, oc_score, oc_rank, oc_grid, oc_sel,
                        oc_res, oc_exp;
   -- one row per (row, lexeme) with tf; dl; the distinct query lexemes
-  CREATE TEMP TABLE oc_lex AS
-    SELECT d.ctid AS rid, l.lexeme, array_length(l.positions, 1)::float8 AS tf
-    FROM o_docs d, unnest(to_tsvector('english', d.body)) l;
+  EXECUTE format($q$
+    CREATE TEMP TABLE oc_lex AS
+      SELECT d.ctid AS rid, l.lexeme, array_length(l.positions, 1)::float8 AS tf
+      FROM %s d, unnest(to_tsvector('english', d.body)) l$q$, doc_table);
   CREATE TEMP TABLE oc_doc AS SELECT rid, sum(tf) AS dl FROM oc_lex GROUP BY rid;
-  CREATE TEMP TABLE oc_q AS
-    SELECT q.qid, l.lexeme FROM o_queries q, unnest(to_tsvector('english', q.qtext)) l;
+  EXECUTE format($q$
+    CREATE TEMP TABLE oc_q AS
+      SELECT q.qid, l.lexeme FROM %s q, unnest(to_tsvector('english', q.qtext)) l$q$,
+    query_table);
   -- BM25 of every row holding a query lexeme (summed in lexeme order, so
   -- rows with identical inputs get identical scores)
   CREATE TEMP TABLE oc_score AS
@@ -137,11 +81,12 @@ BEGIN
   CREATE INDEX ON oc_rank (qid, rn_all);
   CREATE INDEX ON oc_rank (qid, rn_and);
   ANALYZE oc_rank;
-  CREATE TEMP TABLE oc_grid AS
-    SELECT m.mode, kk.k, q.qid, q.qtext
-    FROM o_queries q,
-         unnest(ARRAY['and', 'or', 'wand', 'bmw', 'and_or']) m(mode),
-         unnest(ARRAY[1, 10, 50]) kk(k);
+  EXECUTE format($q$
+    CREATE TEMP TABLE oc_grid AS
+      SELECT m.mode, kk.k, q.qid, q.qtext
+      FROM %s q,
+           unnest(ARRAY['and', 'or', 'wand', 'bmw', 'and_or']) m(mode),
+           unnest($1) kk(k)$q$, query_table) USING ks;
   -- per search: which ranking applies, expected row count, k-th oracle score
   CREATE TEMP TABLE oc_sel AS
     WITH n AS (SELECT s.qid, count(*) AS n_all, count(*) FILTER (WHERE s.has_all) AS n_and
@@ -224,8 +169,8 @@ BEGIN
 END $$;
 
 -- or, wand and bmw must return identical rows and identical scores
--- (uses the results of the last o_check call)
-CREATE FUNCTION o_cross()
+-- (uses the results of the last oracle_check call)
+CREATE FUNCTION oracle_cross()
 RETURNS TABLE (modes text, mismatches bigint)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -245,14 +190,86 @@ BEGIN
   GROUP BY 1 ORDER BY 1;
 END $$;
 
--- 1. freshly built index, default BM25 parameters
-SELECT * FROM o_check('o_idx', 1.2, 0.75);
-SELECT * FROM o_cross();
--- 2. the same with k1 = 2.0, b = 1.0 given as index options
-SELECT * FROM o_check('o_idx2', 2.0, 1.0);
-SELECT * FROM o_cross();
+--
+-- A. 400 rows, 60-word vocabulary
+--
+-- vocabulary: 60 words, 4 of them stopwords, 'running'/'runs' share a lexeme
+CREATE TABLE o_vocab (wi int PRIMARY KEY, w text NOT NULL);
+INSERT INTO o_vocab
+SELECT ord, w FROM unnest(string_to_array(
+  'river the stone light of garden winter silver and forest engine ocean '
+  'castle running dragon mountain runs copper planet wizard harbor meadow '
+  'lantern is falcon glacier orchard compass thunder velvet marble canyon '
+  'beacon saddle tundra violin quartz ember harvest pilgrim cobalt lagoon '
+  'timber nectar prism sonnet walrus banjo citadel geyser mosaic obelisk '
+  'parsnip quiver rhubarb sextant tapestry umbrella vortex yodel', ' '))
+  WITH ORDINALITY AS v(w, ord);
+SELECT count(*) AS words FROM o_vocab;
 
--- 3. rows inserted after the build (insert buffer)
+-- deterministic pseudo-random documents, skewed word frequencies
+SELECT setseed(0.31);
+CREATE TEMP TABLE o_lens AS
+  SELECT i AS id, (1 + floor(random() * random() * 40))::int AS len
+  FROM generate_series(1, 400) i;
+CREATE TEMP TABLE o_toks AS
+  SELECT l.id, p, 1 + floor(60 * power(random(), 2.5))::int AS wi
+  FROM o_lens l, generate_series(1, l.len) p;
+
+CREATE TABLE o_docs (id int NOT NULL, body text) WITH (autovacuum_enabled = off);
+INSERT INTO o_docs
+SELECT t.id,
+       CASE WHEN t.id IN (50, 150, 250) THEN NULL
+            WHEN t.id IN (75, 175) THEN ''
+            WHEN t.id IN (100, 300) THEN 'The of and a an is'
+            WHEN t.id = 350 THEN '!!! ... ???'
+            ELSE string_agg(v.w, ' ' ORDER BY t.p) END
+FROM o_toks t JOIN o_vocab v USING (wi)
+GROUP BY t.id ORDER BY t.id;
+-- rows with identical BM25 inputs (score ties)
+INSERT INTO o_docs VALUES
+  (401, 'zephyr quokka'), (402, 'river zephyr'), (403, 'zephyr quokka'),
+  (404, 'quokka zephyr'), (405, 'zephyr'), (406, NULL), (407, 'Zephyr, QUOKKA!');
+-- exact duplicate documents
+INSERT INTO o_docs SELECT 1000 + id, body FROM o_docs WHERE id % 19 = 0 ORDER BY id;
+INSERT INTO o_docs VALUES (2001, 'zephyr quokka'), (2002, 'zephyr');
+SELECT count(*) AS rows, count(body) AS non_null,
+       count(*) FILTER (WHERE to_tsvector('english', body) <> '') AS indexable
+FROM o_docs;
+
+CREATE INDEX o_idx ON o_docs USING gpuir (body) WITH (text_config = 'english');
+CREATE INDEX o_idx2 ON o_docs USING gpuir (body)
+  WITH (text_config = 'english', k1 = 2.0, b = 1.0);
+
+CREATE TABLE o_queries (qid int PRIMARY KEY, qtext text NOT NULL);
+INSERT INTO o_queries VALUES
+  (1, 'river'), (2, 'stone'), (3, 'yodel'), (4, 'vortex umbrella'),
+  (5, 'river stone light'), (6, 'dragon wizard castle mountain'),
+  (7, 'zephyr'), (8, 'zephyr quokka'), (9, 'xylophone'),
+  (10, 'xylophone river'), (11, 'garden garden garden'), (12, 'run'),
+  (13, 'Running RUNS ran'), (14, 'the of and'), (15, ''),
+  (16, 'the winter of silver'), (17, 'forest, engine! ocean?'),
+  (18, 'castle dragon falcon glacier orchard compass thunder velvet'),
+  (19, 'marble canyon'), (20, 'beacon saddle tundra violin quartz'),
+  (21, 'ember harvest'), (22, 'pilgrim cobalt lagoon timber'),
+  (23, 'nectar prism sonnet walrus banjo citadel geyser mosaic obelisk parsnip'),
+  (24, 'river light garden winter'), (27, 'quiver rhubarb sextant tapestry'),
+  (28, 'light light stone river river'),
+  (29, 'copper planet harbor meadow lantern'), (30, 'zephyr river'),
+  (31, 'mountain'), (32, 'xylophone quokkaish');
+-- whole documents as queries (these documents have exact duplicates)
+INSERT INTO o_queries SELECT 25, body FROM o_docs WHERE id = 19;
+INSERT INTO o_queries SELECT 26, body FROM o_docs WHERE id = 57;
+INSERT INTO o_queries SELECT 33, body FROM o_docs WHERE id = 133;
+SELECT count(*) AS queries FROM o_queries;
+
+-- A1. freshly built index, default BM25 parameters
+SELECT * FROM oracle_check('o_docs', 'o_idx', 'o_queries', 1.2, 0.75, '{1,10,50}');
+SELECT * FROM oracle_cross();
+-- A2. the same with k1 = 2.0, b = 1.0 given as index options
+SELECT * FROM oracle_check('o_docs', 'o_idx2', 'o_queries', 2.0, 1.0, '{1,10,50}');
+SELECT * FROM oracle_cross();
+
+-- A3. rows inserted after the build (insert buffer)
 SELECT setseed(0.77);
 CREATE TEMP TABLE o_toks2 AS
   SELECT i AS id, p, 1 + floor(60 * power(random(), 2.0))::int AS wi
@@ -264,22 +281,67 @@ SELECT t.id, CASE WHEN t.id % 10 = 0 THEN 'zephyr quokka'
 FROM o_toks2 t JOIN o_vocab v USING (wi)
 GROUP BY t.id ORDER BY t.id;
 INSERT INTO o_docs SELECT 4000 + id, body FROM o_docs WHERE id BETWEEN 1 AND 30;
-SELECT * FROM o_check('o_idx', 1.2, 0.75);
-SELECT * FROM o_cross();
+SELECT * FROM oracle_check('o_docs', 'o_idx', 'o_queries', 1.2, 0.75, '{1,10,50}');
+SELECT * FROM oracle_cross();
 
--- 4. deletes, then VACUUM: statistics must exclude the deleted rows
+-- A4. deletes, then VACUUM: statistics must exclude the deleted rows
 DELETE FROM o_docs WHERE id % 7 = 3 OR id IN (401, 2001);
 VACUUM o_docs;
-SELECT * FROM o_check('o_idx', 1.2, 0.75);
-SELECT * FROM o_cross();
+SELECT * FROM oracle_check('o_docs', 'o_idx', 'o_queries', 1.2, 0.75, '{1,10,50}');
+SELECT * FROM oracle_cross();
 
--- 5. after gpuir_merge (buffer and segments folded into one segment)
+-- A5. after gpuir_merge (buffer and segments folded into one segment)
 SELECT gpuir_merge('o_idx');
-SELECT * FROM o_check('o_idx', 1.2, 0.75);
-SELECT * FROM o_cross();
-SELECT * FROM o_check('o_idx2', 2.0, 1.0);
-SELECT * FROM o_cross();
+SELECT * FROM oracle_check('o_docs', 'o_idx', 'o_queries', 1.2, 0.75, '{1,10,50}');
+SELECT * FROM oracle_cross();
+SELECT * FROM oracle_check('o_docs', 'o_idx2', 'o_queries', 2.0, 1.0, '{1,10,50}');
+SELECT * FROM oracle_cross();
 
 DROP TABLE o_docs, o_queries, o_vocab;
-DROP FUNCTION o_check(regclass, float8, float8);
-DROP FUNCTION o_cross();
+
+--
+-- B. 20000 rows, Zipf-like vocabulary of 5000 words
+--
+SELECT setseed(0.625);
+CREATE TABLE ol_docs (id int NOT NULL, body text) WITH (autovacuum_enabled = off);
+INSERT INTO ol_docs
+SELECT i, CASE WHEN i % 997 = 0 THEN NULL
+               ELSE (SELECT string_agg(
+                       CASE WHEN r < 0.02 THEN 'the'
+                            ELSE 'w' || floor(exp(r * ln(5000)))::int END, ' ')
+                     FROM (SELECT random() AS r FROM generate_series(1, 1 + (i * 37) % 60)) x)
+          END
+FROM generate_series(1, 20000) i;
+-- exact duplicates far apart (ties broken by ctid)
+INSERT INTO ol_docs SELECT 100000 + id, body FROM ol_docs WHERE id % 1000 = 17 ORDER BY id;
+-- a few long documents with high tf
+INSERT INTO ol_docs SELECT 200000 + i, repeat('w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 ', 20 * i)
+FROM generate_series(1, 5) i;
+CREATE INDEX ol_idx ON ol_docs USING gpuir (body) WITH (text_config = 'english');
+
+CREATE TABLE ol_queries (qid int PRIMARY KEY, qtext text NOT NULL);
+INSERT INTO ol_queries VALUES
+  (1, 'w1'), (2, 'w1 w2'), (3, 'w1 w4999'), (4, 'w2 w3 w5 w7 w11 w13'),
+  (5, 'w4000'), (6, 'w1000 w1001 w1002'), (7, 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10'),
+  (8, 'w30 w300 w3000'), (9, 'w17 w1'), (10, 'xylophone w25'),
+  (11, 'w2 w2500'), (12, 'the w9');
+INSERT INTO ol_queries SELECT 13, body FROM ol_docs WHERE id = 3017;
+INSERT INTO ol_queries SELECT 14, body FROM ol_docs WHERE id = 5;
+
+-- B1. freshly built index
+SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
+SELECT * FROM oracle_cross();
+
+-- B2. after inserts (insert buffer), deletes + VACUUM and a merge
+INSERT INTO ol_docs SELECT 300000 + id, body FROM ol_docs WHERE id % 50 = 1 ORDER BY id;
+DELETE FROM ol_docs WHERE id % 9 = 4;
+VACUUM ol_docs;
+SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
+SELECT * FROM oracle_cross();
+SELECT gpuir_merge('ol_idx');
+SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
+SELECT * FROM oracle_cross();
+
+DROP TABLE ol_docs, ol_queries;
+DROP FUNCTION oracle_check(regclass, regclass, regclass, float8, float8, int[]);
+DROP FUNCTION oracle_cross();

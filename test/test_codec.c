@@ -12,36 +12,11 @@
  *-------------------------------------------------------------------------
  */
 #include "../src/gpuircodec.h"
+#include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int	passed,
-			failed;
-
-static uint64_t rng_state = 88172645463325252ULL;
-
-static uint32_t
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t) rng_state;
-}
-
-static void
-check(int ok, const char *what)
-{
-	if (ok)
-		passed++;
-	else
-	{
-		failed++;
-		fprintf(stderr, "FAIL: %s\n", what);
-	}
-}
 
 /* round-trip one block; returns 1 on success */
 static int

@@ -24,38 +24,11 @@
  */
 #include "../src/gpuircodec.h"
 #include "../cuda/gpuir_cuda.h"
+#include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int	passed,
-			failed;
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
-
-static uint32_t
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t) rng_state;
-}
-
-/* count one check; print what failed (at most 20 messages) */
-static void
-check(int ok, const char *what)
-{
-	if (ok)
-		passed++;
-	else
-	{
-		if (failed < 20)
-			fprintf(stderr, "FAIL: %s\n", what);
-		failed++;
-	}
-}
 
 /* a batch of encoded blocks, as the GPU launcher takes them */
 typedef struct Batch
@@ -577,6 +550,7 @@ main(int argc, char **argv)
 	printf("cuda decode: device 0 of %d: %s, compute capability %d.%d, %zu MiB\n",
 		   ndev, name, major, minor, mem >> 20);
 
+	rnd_seed(0x9E3779B97F4A7C15ULL);
 	test_arguments();
 	test_edge_cases();
 	test_handmade();
