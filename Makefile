@@ -12,8 +12,8 @@ DATA = sql/gpuir--$(EXTVERSION).sql
 PGFILEDESC = "gpuir - BM25 ranked full-text search index"
 
 SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \
-	src/gpuirfuncs.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
-	src/gpuirscan.c src/gpuirsegment.c src/gpuirtokenize.c src/gpuirutils.c \
+	src/gpuirfuncs.c src/gpuirgpu.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
+	src/gpuirscan.c src/gpuirsegment.c src/gpuirshmem.c src/gpuirtokenize.c src/gpuirutils.c \
 	src/gpuirvacuum.c src/gpuirvalidate.c
 OBJS = $(SRCS:.c=.o)
 

@@ -41,6 +41,13 @@ CREATE FUNCTION gpuir_search(index regclass, query text, k integer DEFAULT 10,
 COMMENT ON FUNCTION gpuir_search(regclass, text, integer, text) IS
 	'top-k visible rows of the indexed table by BM25 for a query, best first, ties by ctid; modes and, or, wand, bmw, and_or';
 
+CREATE FUNCTION gpuir_search_batch(index regclass, queries text[], k integer DEFAULT 10,
+								   mode text DEFAULT 'bmw')
+	RETURNS TABLE (query_no integer, ctid tid, score real)
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuir_search_batch(regclass, text[], integer, text) IS
+	'gpuir_search for every element of an array of queries, sent to the GPU service as one batch';
+
 CREATE FUNCTION gpuir_merge(index regclass) RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION gpuir_merge(regclass) IS
@@ -61,3 +68,13 @@ CREATE FUNCTION gpuir_last_query_stats(
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION gpuir_last_query_stats() IS
 	'work counters of the last gpuir query run by this session';
+
+CREATE FUNCTION gpuir_status(
+	OUT device text, OUT memory bigint, OUT compute_capability text, OUT worker_pid integer,
+	OUT budget bigint, OUT bytes_cached bigint, OUT cache_hits bigint, OUT cache_misses bigint,
+	OUT batches bigint, OUT mean_batch_size float8, OUT gpu_queries bigint,
+	OUT cpu_queries bigint, OUT fallbacks bigint, OUT errors bigint, OUT last_error text)
+	RETURNS record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpuir_status() IS
+	'state of the GPU service: device, list cache, batches, queries per device, errors';

@@ -13,14 +13,29 @@
 #include "catalog/pg_class.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
 
 #include "gpuir.h"
+#include "gpuirservice.h"
 
 PG_MODULE_MAGIC;
 
 int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
+int			gpuir_device = GPUIR_DEVICE_AUTO;
+int			gpuir_max_batch = 256;
+int			gpuir_batch_window = 1;
+char	   *gpuir_device_memory = NULL;
+int			gpuir_gpu_min_postings = 100000;
+int			gpuir_gpu_timeout = 10000;
+
+static const struct config_enum_entry device_options[] = {
+	{"auto", GPUIR_DEVICE_AUTO, false},
+	{"gpu", GPUIR_DEVICE_GPU, false},
+	{"cpu", GPUIR_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
 
 static relopt_kind gpuir_relopt_kind;
 
@@ -44,6 +59,36 @@ _PG_init(void)
 							&gpuir_insert_buffer_limit, GPUIR_DEFAULT_BUFFER_LIMIT,
 							GPUIR_MIN_BUFFER_LIMIT, GPUIR_MAX_BUFFER_LIMIT,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomEnumVariable("gpuir.device",
+							 "Where gpuir queries run: auto, gpu or cpu.",
+							 "auto sends queries whose posting lists hold at least gpuir.gpu_min_postings postings to the GPU service, others to the CPU engine.",
+							 &gpuir_device, GPUIR_DEVICE_AUTO, device_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.gpu_min_postings",
+							"Postings a query's lists must hold for gpuir.device = auto to send it to the GPU.",
+							NULL, &gpuir_gpu_min_postings, 100000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.gpu_timeout",
+							"Time a query waits for the GPU service before the CPU engine answers it.",
+							NULL, &gpuir_gpu_timeout, 10000, 10, 3600000,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.max_batch",
+							"Queries the GPU service gathers into one batch at most.",
+							NULL, &gpuir_max_batch, 256, 1, 10000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.batch_window",
+							"Time the GPU service waits for more queries before running a batch.",
+							NULL, &gpuir_batch_window, 1, 0, 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	/* the GPU service exists only when gpuir is preloaded */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomStringVariable("gpuir.device_memory",
+								   "GPU memory the GPU service may use to cache posting lists: an amount (4GB) or a share of the card (50%).",
+								   NULL, &gpuir_device_memory, "50%",
+								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		GpuirServiceInit();
+	}
 	MarkGUCPrefixReserved("gpuir");
 }
 

@@ -321,6 +321,9 @@ extern bool GpuirMerge(Relation index, bool full, bool wait);
 extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 						const char *query, int querylen, int k, GpuirMode mode,
 						bool remember, GpuirResult **results);
+extern void GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
+							 text **texts, int nq, int k, GpuirMode mode,
+							 GpuirResult **results, int *counts);
 extern bool GpuirRememberedScore(const char *query, int querylen,
 								 const char *doc, int doclen, float4 *score);
 

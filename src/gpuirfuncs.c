@@ -14,10 +14,12 @@
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -90,6 +92,85 @@ gpuir_search(PG_FUNCTION_ARGS)
 		values[0] = PointerGetDatum(tid);
 		values[1] = Float4GetDatum(results[i].score);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(gpuir_search_batch);
+
+/*
+ * gpuir_search_batch(index regclass, queries text[], k integer, mode text)
+ *		RETURNS TABLE (query_no integer, ctid tid, score real)
+ *
+ * gpuir_search for every element of queries (query_no is its 1-based
+ * position; NULL elements give no rows), answered as one request to the GPU
+ * service when it runs (Ding et al. 2009, section 5; Huang et al. 2017:
+ * batches of queries per launch), else by the CPU engine.  Rows come per
+ * query, best first.  Errors as gpuir_search, and 22023 for a
+ * multidimensional array.
+ */
+Datum
+gpuir_search_batch(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+	int32		k = PG_GETARG_INT32(2);
+	char	   *modename = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GpuirMode	mode;
+	Relation	heap;
+	Relation	index;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			nelems;
+	text	  **texts;
+	int		   *pos;
+	int			nq = 0;
+	GpuirResult **results;
+	int		   *counts;
+
+	if (k <= 0 || k > GPUIR_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be between 1 and %d, got %d", GPUIR_MAX_K, k)));
+	mode = GpuirParseMode(modename);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queries must be a one-dimensional array")));
+	InitMaterializedSRF(fcinfo, 0);
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elemnulls, &nelems);
+	texts = palloc(sizeof(text *) * Max(nelems, 1));
+	pos = palloc(sizeof(int) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+	{
+		if (elemnulls[i])
+			continue;
+		texts[nq] = DatumGetTextPP(elems[i]);
+		pos[nq++] = i + 1;
+	}
+
+	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
+	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	results = palloc(sizeof(GpuirResult *) * Max(nq, 1));
+	counts = palloc(sizeof(int) * Max(nq, 1));
+	GpuirSearchBatch(index, heap, GetActiveSnapshot(), texts, nq, k, mode, results, counts);
+	for (int q = 0; q < nq; q++)
+	{
+		for (int i = 0; i < counts[q]; i++)
+		{
+			Datum		values[3];
+			bool		nulls[3] = {false, false, false};
+			ItemPointer tid = palloc(sizeof(ItemPointerData));
+
+			*tid = results[q][i].heap_tid;
+			values[0] = Int32GetDatum(pos[q]);
+			values[1] = PointerGetDatum(tid);
+			values[2] = Float4GetDatum(results[q][i].score);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
 	}
 	relation_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);

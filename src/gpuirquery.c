@@ -33,6 +33,8 @@
 #include "utils/rel.h"
 
 #include "gpuir.h"
+#include "gpuirservice.h"
+#include "../cuda/gpuir_cuda.h"
 
 GpuirQueryStats GpuirLastQueryStats;
 
@@ -123,6 +125,7 @@ typedef struct GpuirQuery
 	GpuirStreamReader dls;
 	GpuirStreamReader del;
 	uint64		iterations;
+	bool		ready;			/* prepared, and something may match */
 } GpuirQuery;
 
 /* ---------- top-k heap ---------- */
@@ -987,6 +990,262 @@ run_all(GpuirQuery *q, GpuirMode mode)
 	run_buffer(q, mode);
 }
 
+/* ---------- preparing, running and finishing a query ---------- */
+
+/*
+ * query_prepare: tokenize the query, take the metapage and insert buffer
+ * snapshot, look the terms up in every segment and compute the global df
+ * and idf.  Afterwards q->ready says whether anything can match.
+ */
+static void
+query_prepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
+			  const char *query, int querylen, int k)
+{
+	GpuirDocTerms qdoc;
+	char	   *bufdata;
+
+	memset(q, 0, sizeof(*q));
+	q->index = index;
+	q->heap = heap;
+	q->snapshot = snapshot;
+	q->k = k;
+
+	bufdata = GpuirBufferSnapshot(index, &q->meta);
+	GpuirTokenize(q->meta.cfg_id, query, querylen, &qdoc);
+	if (qdoc.nterms > GPUIR_MAX_QUERY_TERMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuir query has %d distinct lexemes, more than the limit of %d",
+						qdoc.nterms, GPUIR_MAX_QUERY_TERMS)));
+	q->nterms = qdoc.nterms;
+	q->terms = palloc0(sizeof(QTerm) * Max(q->nterms, 1));
+	for (int t = 0; t < q->nterms; t++)
+	{
+		q->terms[t].lexeme = qdoc.terms[t].lexeme;
+		q->terms[t].len = qdoc.terms[t].len;
+	}
+	if (q->nterms == 0 || q->meta.ndocs == 0)
+		return;
+
+	/* global statistics: df over every segment and the buffer */
+	GpuirBufferForEach(index, bufdata, q->meta.buf_nbytes, collect_bufdoc, q);
+	q->entries = palloc0(sizeof(GpuirDictEntry) * Max(q->meta.nsegments, 1) * q->nterms);
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+		lookup_terms(q, s);
+	q->sc.k1 = q->meta.k1;
+	q->sc.b = q->meta.b;
+	q->sc.N = q->meta.ndocs;
+	q->sc.avgdl = (float4) ((double) q->meta.total_dl / (double) q->meta.ndocs);
+	for (int t = 0; t < q->nterms; t++)
+		q->terms[t].idf = GpuirIdf(q->sc.N, Min(q->terms[t].df, q->sc.N));
+
+	q->topk = palloc(sizeof(GpuirResult) * k);
+	q->fetch = table_index_fetch_begin(heap);
+	q->slot = table_slot_create(heap, NULL);
+	q->ready = true;
+}
+
+/* query_run_cpu: the CPU engine */
+static void
+query_run_cpu(GpuirQuery *q, GpuirMode mode)
+{
+	if (mode == GPUIR_MODE_AND_OR)
+	{
+		run_all(q, GPUIR_MODE_AND);
+		if (q->nheap < q->k)
+			run_all(q, GPUIR_MODE_BMW);
+	}
+	else
+		run_all(q, mode);
+}
+
+/*
+ * query_finish: release the heap access and return the results, best
+ * first, palloc'd in memory context target.
+ */
+static int
+query_finish(GpuirQuery *q, MemoryContext target, GpuirResult **results)
+{
+	int			n = q->ready ? q->nheap : 0;
+
+	if (q->ready)
+	{
+		table_index_fetch_end(q->fetch);
+		ExecDropSingleTupleTableSlot(q->slot);
+	}
+	*results = MemoryContextAlloc(target, sizeof(GpuirResult) * Max(n, 1));
+	if (n > 0)
+	{
+		memcpy(*results, q->topk, sizeof(GpuirResult) * n);
+		qsort(*results, n, sizeof(GpuirResult), result_cmp);
+	}
+	return n;
+}
+
+/* ---------- the GPU path ---------- */
+
+/* candidates asked of the GPU per segment: room for invisible rows */
+static uint32
+gpu_k(int k)
+{
+	return (uint32) Min(GPUIR_CUDA_MAX_K, 2 * k + 16);
+}
+
+/*
+ * gpu_wanted: should q go to the GPU service?  gpuir.device = cpu never;
+ * gpu whenever the service runs; auto when the query's posting lists hold
+ * at least gpuir.gpu_min_postings postings (Huang et al. 2017: length-based
+ * CPU/GPU assignment).  k above GPUIR_CUDA_MAX_K and temporary indexes
+ * (local buffers the worker cannot read) stay on the CPU.
+ */
+static bool
+gpu_wanted(GpuirQuery *q)
+{
+	if (gpuir_device == GPUIR_DEVICE_CPU || !q->ready || q->meta.nsegments == 0 ||
+		q->k > GPUIR_CUDA_MAX_K || RelationUsesLocalBuffers(q->index))
+		return false;
+	if (gpuir_device == GPUIR_DEVICE_AUTO)
+	{
+		uint64		postings = 0;
+
+		for (uint32 i = 0; i < q->meta.nsegments * q->nterms; i++)
+			postings += q->entries[i].npostings;
+		if (postings < (uint64) gpuir_gpu_min_postings)
+			return false;
+	}
+	return true;
+}
+
+static void
+gpu_describe(GpuirQuery *q, GpuirMode mode, GpuirGpuQuery *g)
+{
+	float4	   *idf = palloc(sizeof(float4) * q->nterms);
+
+	for (int t = 0; t < q->nterms; t++)
+		idf[t] = q->terms[t].idf;
+	memset(g, 0, sizeof(*g));
+	g->nterms = q->nterms;
+	g->idf = idf;
+	g->entries = q->entries;
+	g->k = gpu_k(q->k);
+	g->conjunctive = (mode == GPUIR_MODE_AND || mode == GPUIR_MODE_AND_OR);
+}
+
+/*
+ * gpu_merge: the top-k of q from the GPU's per-segment candidates (checked
+ * against the deleted bitmaps and the snapshot by consider) and the insert
+ * buffer.  Returns false when the result may not be exact: a segment whose
+ * candidates were cut at g->k could hold a better visible document than the
+ * k-th result (src/README, "GPU service").
+ */
+static bool
+gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
+{
+	float4		cut_score[GPUIR_MAX_SEGMENTS];
+	ItemPointerData cut_tid[GPUIR_MAX_SEGMENTS];
+	bool		cut[GPUIR_MAX_SEGMENTS];
+
+	q->nheap = 0;
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+	{
+		q->seg = &q->meta.segments[s];
+		cut[s] = false;
+		GpuirStreamReaderInit(&q->tids, q->index, q->seg->streams[GPUIR_S_TIDS]);
+		GpuirStreamReaderInit(&q->del, q->index, q->seg->streams[GPUIR_S_DELETED]);
+		for (uint32 i = 0; i < g->counts[s]; i++)
+		{
+			uint32		doc = g->docids[s * g->k + i];
+			float4		score = g->scores[s * g->k + i];
+			ItemPointerData tid;
+
+			query_tick(q);
+			if (doc >= q->seg->ndocs)
+				elog(ERROR, "gpuir gpu service returned docID %u of a segment of %u documents",
+					 doc, q->seg->ndocs);
+			GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(tid));
+			consider(q, &tid, score, doc, true);
+			if (i + 1 == g->k)
+			{
+				cut[s] = true;
+				cut_score[s] = score;
+				cut_tid[s] = tid;
+			}
+		}
+		GpuirStreamReaderEnd(&q->tids);
+		GpuirStreamReaderEnd(&q->del);
+	}
+	run_buffer(q, g->conjunctive ? GPUIR_MODE_AND : GPUIR_MODE_OR);
+
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+		if (cut[s] && (q->nheap < q->k ||
+					   result_better(cut_score[s], &cut_tid[s],
+									 q->topk[0].score, &q->topk[0].tid)))
+			return false;
+	return true;
+}
+
+/*
+ * run_queries: answer the prepared queries qs[0..n) of one index, those the
+ * GPU should take in one request to the GPU service, the others and every
+ * fallback on the CPU.  A fallback is logged once per request.
+ */
+static void
+run_queries(GpuirQuery **qs, int n, GpuirMode mode)
+{
+	GpuirGpuQuery *g = palloc0(sizeof(GpuirGpuQuery) * Max(n, 1));
+	GpuirQuery **gq = palloc(sizeof(GpuirQuery *) * Max(n, 1));
+	int			ng = 0;
+	bool		answered = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (gpu_wanted(qs[i]))
+		{
+			gpu_describe(qs[i], mode, &g[ng]);
+			gq[ng++] = qs[i];
+		}
+		else if (qs[i]->ready)
+		{
+			query_run_cpu(qs[i], mode);
+			GpuirServiceCount(false, false);
+		}
+	}
+	if (ng == 0)
+		return;
+
+	if (GpuirServiceReady())
+	{
+		char		why[256];
+
+		answered = GpuirGpuSearch(gq[0]->index, &gq[0]->meta, &gq[0]->sc, g, ng,
+								  why, sizeof(why));
+		if (!answered)
+			ereport(LOG,
+					(errmsg("gpuir: %d queries answered by the CPU: %s", ng, why)));
+	}
+	else if (gpuir_device == GPUIR_DEVICE_GPU && GpuirService != NULL)
+		ereport(LOG,
+				(errmsg("gpuir: %d queries answered by the CPU: the gpu service is not ready", ng)));
+
+	for (int i = 0; i < ng; i++)
+	{
+		GpuirQuery *q = gq[i];
+
+		if (answered && gpu_merge(q, &g[i], mode))
+		{
+			/* and_or: the disjunction when the conjunction is short */
+			if (mode == GPUIR_MODE_AND_OR && q->nheap < q->k)
+				run_all(q, GPUIR_MODE_BMW);
+			GpuirServiceCount(true, false);
+		}
+		else
+		{
+			query_run_cpu(q, mode);
+			GpuirServiceCount(false, GpuirService != NULL);
+		}
+	}
+}
+
 /*
  * GpuirSearch: the top-k documents of index for query, best first (score
  * descending, heap TID ascending), visible to snapshot and not deleted.
@@ -994,9 +1253,10 @@ run_all(GpuirQuery *q, GpuirMode mode)
  * query[0..querylen) is tokenized with the index's text search
  * configuration; each distinct lexeme counts once.  k is 1..GPUIR_MAX_K.
  * Returns the number of results (0..k) and *results, palloc'd in the
- * caller's memory context.  Fills GpuirLastQueryStats; with remember, keeps
- * the scoring context for GpuirRememberedScore.  Raises
- * ERRCODE_INDEX_CORRUPTED on corrupt pages and 54000 for more than
+ * caller's memory context.  Runs on the GPU service or the CPU engine
+ * (gpuir.device; same results).  Fills GpuirLastQueryStats (CPU work
+ * only); with remember, keeps the scoring context for GpuirRememberedScore.
+ * Raises ERRCODE_INDEX_CORRUPTED on corrupt pages and 54000 for more than
  * GPUIR_MAX_QUERY_TERMS distinct query lexemes.
  */
 int
@@ -1004,79 +1264,53 @@ GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 			const char *query, int querylen, int k, GpuirMode mode,
 			bool remember, GpuirResult **results)
 {
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir query",
-											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext cxt = AllocSetContextCreate(caller, "gpuir query", ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	GpuirQuery		q;
-	GpuirDocTerms qdoc;
-	char	   *bufdata;
+	GpuirQuery	q;
+	GpuirQuery *qp = &q;
 	int			n;
 
 	memset(&GpuirLastQueryStats, 0, sizeof(GpuirLastQueryStats));
-	memset(&q, 0, sizeof(q));
-	q.index = index;
-	q.heap = heap;
-	q.snapshot = snapshot;
-	q.k = k;
-
-	bufdata = GpuirBufferSnapshot(index, &q.meta);
-	GpuirTokenize(q.meta.cfg_id, query, querylen, &qdoc);
-	if (qdoc.nterms > GPUIR_MAX_QUERY_TERMS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuir query has %d distinct lexemes, more than the limit of %d",
-						qdoc.nterms, GPUIR_MAX_QUERY_TERMS)));
-	q.nterms = qdoc.nterms;
-	q.terms = palloc0(sizeof(QTerm) * Max(q.nterms, 1));
-	for (int t = 0; t < q.nterms; t++)
-	{
-		q.terms[t].lexeme = qdoc.terms[t].lexeme;
-		q.terms[t].len = qdoc.terms[t].len;
-	}
-
-	q.topk = NULL;
-	n = 0;
-	if (q.nterms > 0 && q.meta.ndocs > 0)
-	{
-		/* global statistics: df over every segment and the buffer */
-		GpuirBufferForEach(index, bufdata, q.meta.buf_nbytes, collect_bufdoc, &q);
-		q.entries = palloc0(sizeof(GpuirDictEntry) * Max(q.meta.nsegments, 1) * q.nterms);
-		for (uint32 s = 0; s < q.meta.nsegments; s++)
-			lookup_terms(&q, s);
-		q.sc.k1 = q.meta.k1;
-		q.sc.b = q.meta.b;
-		q.sc.N = q.meta.ndocs;
-		q.sc.avgdl = (float4) ((double) q.meta.total_dl / (double) q.meta.ndocs);
-		for (int t = 0; t < q.nterms; t++)
-			q.terms[t].idf = GpuirIdf(q.sc.N, Min(q.terms[t].df, q.sc.N));
-
-		q.topk = palloc(sizeof(GpuirResult) * k);
-		q.fetch = table_index_fetch_begin(heap);
-		q.slot = table_slot_create(heap, NULL);
-
-		if (mode == GPUIR_MODE_AND_OR)
-		{
-			run_all(&q, GPUIR_MODE_AND);
-			if (q.nheap < k)
-				run_all(&q, GPUIR_MODE_BMW);
-		}
-		else
-			run_all(&q, mode);
-
-		table_index_fetch_end(q.fetch);
-		ExecDropSingleTupleTableSlot(q.slot);
-		n = q.nheap;
-	}
+	query_prepare(&q, index, heap, snapshot, query, querylen, k);
+	run_queries(&qp, 1, mode);
 	if (remember)
 		remember_scoring(&q, query, querylen);
-
+	n = query_finish(&q, caller, results);
 	MemoryContextSwitchTo(old);
-	*results = palloc(sizeof(GpuirResult) * Max(n, 1));
-	if (n > 0)
-	{
-		memcpy(*results, q.topk, sizeof(GpuirResult) * n);
-		qsort(*results, n, sizeof(GpuirResult), result_cmp);
-	}
 	MemoryContextDelete(cxt);
 	return n;
+}
+
+/*
+ * GpuirSearchBatch: GpuirSearch for the queries texts[0..nq) of one index,
+ * sent to the GPU service as one request (the service batches it with the
+ * requests of other backends).  results[i] and counts[i] receive query i's
+ * answer, palloc'd in the caller's memory context.
+ */
+void
+GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
+				 text **texts, int nq, int k, GpuirMode mode,
+				 GpuirResult **results, int *counts)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext cxt = AllocSetContextCreate(caller, "gpuir query batch",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	GpuirQuery *qs = palloc0(sizeof(GpuirQuery) * Max(nq, 1));
+	GpuirQuery **qp = palloc(sizeof(GpuirQuery *) * Max(nq, 1));
+
+	memset(&GpuirLastQueryStats, 0, sizeof(GpuirLastQueryStats));
+	for (int i = 0; i < nq; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		query_prepare(&qs[i], index, heap, snapshot, VARDATA_ANY(texts[i]),
+					  VARSIZE_ANY_EXHDR(texts[i]), k);
+		qp[i] = &qs[i];
+	}
+	run_queries(qp, nq, mode);
+	for (int i = 0; i < nq; i++)
+		counts[i] = query_finish(&qs[i], caller, &results[i]);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 }

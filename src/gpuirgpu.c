@@ -1,0 +1,142 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirgpu.c
+ *	  The backend's side of a GPU query: turn prepared queries (terms, idf,
+ *	  each segment's dictionary entries) into a request for the GPU service,
+ *	  hand it over, and copy the per-segment top-k candidates back.
+ *
+ * The GPU ranks each segment's documents exactly like the CPU engine but
+ * knows nothing of deletions or MVCC: gpuirquery.c checks every candidate
+ * against the deleted bitmap and the snapshot, merges segments and the
+ * insert buffer, and checks that the candidates sufficed (src/README, "GPU
+ * service").
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/dsm.h"
+#include "utils/rel.h"
+
+#include "gpuirservice.h"
+#include "../cuda/gpuir_cuda.h"
+
+/*
+ * GpuirGpuSearch: rank the queries qs[0..nq) on the GPU, each over every
+ * segment of meta.  For query q and segment s, the top qs[q].k (<=
+ * GPUIR_CUDA_MAX_K) documents by score descending and docID ascending are
+ * written to qs[q].docids/scores[s * k ..] with their number in
+ * qs[q].counts[s] (arrays palloc'd here, in the current memory context).
+ * Returns false, with the reason in why, when the service could not answer;
+ * nothing is written then.
+ */
+bool
+GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
+			   const GpuirScoring *sc, GpuirGpuQuery *qs, int nq,
+			   char *why, Size whylen)
+{
+	uint32		nseg = meta->nsegments;
+	uint32		nitems = nseg * nq;
+	uint32		nterms = 0;
+	uint32		kmax = 1;
+	Size		off;
+	Size		size;
+	dsm_segment *seg;
+	GpuirRequest *req;
+	GpuirReqItem *items;
+	GpuirReqTerm *terms;
+	uint32		t = 0;
+	bool		ok;
+
+	for (int q = 0; q < nq; q++)
+	{
+		nterms += qs[q].nterms * nseg;
+		kmax = Max(kmax, qs[q].k);
+	}
+	Assert(kmax <= GPUIR_CUDA_MAX_K);
+
+	/* layout */
+	off = MAXALIGN(sizeof(GpuirRequest));
+	size = off + MAXALIGN(sizeof(GpuirSegmentData) * nseg);
+	size += MAXALIGN(sizeof(GpuirReqItem) * nitems);
+	size += MAXALIGN(sizeof(GpuirReqTerm) * Max(nterms, 1));
+	size += MAXALIGN(sizeof(uint32) * (Size) nitems * kmax);
+	size += MAXALIGN(sizeof(float4) * (Size) nitems * kmax);
+
+	seg = dsm_create(size, 0);
+	req = dsm_segment_address(seg);
+	memset(req, 0, sizeof(GpuirRequest));
+	req->magic = GPUIR_REQ_MAGIC;
+	req->nsegments = nseg;
+	req->nqueries = nq;
+	req->nterms = nterms;
+	req->kmax = kmax;
+	req->node = index->rd_node;
+	req->permanent = index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
+	req->k1 = sc->k1;
+	req->b = sc->b;
+	req->avgdl = sc->avgdl;
+	req->segs_off = off;
+	off += MAXALIGN(sizeof(GpuirSegmentData) * nseg);
+	req->items_off = off;
+	off += MAXALIGN(sizeof(GpuirReqItem) * nitems);
+	req->terms_off = off;
+	off += MAXALIGN(sizeof(GpuirReqTerm) * Max(nterms, 1));
+	req->docids_off = off;
+	off += MAXALIGN(sizeof(uint32) * (Size) nitems * kmax);
+	req->scores_off = off;
+
+	memcpy(GpuirReqSegments(req), meta->segments, sizeof(GpuirSegmentData) * nseg);
+	items = GpuirReqItems(req);
+	terms = GpuirReqTerms(req);
+	for (int q = 0; q < nq; q++)
+	{
+		for (uint32 s = 0; s < nseg; s++)
+		{
+			GpuirReqItem *it = &items[q * nseg + s];
+
+			it->first_term = t;
+			it->nterms = qs[q].nterms;
+			it->k = qs[q].k;
+			it->mode = qs[q].conjunctive ? GPUIR_CUDA_MODE_AND : GPUIR_CUDA_MODE_OR;
+			it->count = 0;
+			/* the query's terms in its term order; absent ones have no blocks */
+			for (int j = 0; j < qs[q].nterms; j++)
+			{
+				const GpuirDictEntry *de = &qs[q].entries[s * qs[q].nterms + j];
+
+				terms[t].first_block = de->npostings ? de->first_block : 0;
+				terms[t].nblocks = de->npostings ? de->nblocks : 0;
+				terms[t].npostings = de->npostings;
+				terms[t].idf = qs[q].idf[j];
+				t++;
+			}
+		}
+	}
+
+	ok = GpuirServiceRun(seg, req, why, whylen);
+	if (ok)
+	{
+		uint32	   *docids = GpuirReqDocids(req);
+		float4	   *scores = GpuirReqScores(req);
+
+		for (int q = 0; q < nq; q++)
+		{
+			qs[q].counts = palloc(sizeof(uint32) * Max(nseg, 1));
+			qs[q].docids = palloc(sizeof(uint32) * Max(nseg * qs[q].k, 1));
+			qs[q].scores = palloc(sizeof(float4) * Max(nseg * qs[q].k, 1));
+			for (uint32 s = 0; s < nseg; s++)
+			{
+				GpuirReqItem *it = &items[q * nseg + s];
+				uint32		n = Min(it->count, qs[q].k);
+				Size		from = (Size) (q * nseg + s) * kmax;
+
+				qs[q].counts[s] = n;
+				memcpy(&qs[q].docids[s * qs[q].k], &docids[from], sizeof(uint32) * n);
+				memcpy(&qs[q].scores[s * qs[q].k], &scores[from], sizeof(float4) * n);
+			}
+		}
+	}
+	dsm_detach(seg);
+	return ok;
+}

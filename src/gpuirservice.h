@@ -1,0 +1,194 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirservice.h
+ *	  The GPU service: shared memory of the background worker that owns the
+ *	  GPU, the per-backend request slots, and the layout of a request in its
+ *	  dynamic shared memory segment.
+ *
+ * Protocol (src/README, "GPU service"):
+ *	1. A backend writes a request (segments, queries, terms with idf and list
+ *	   locations, k) into a DSM segment it creates, puts its handle in its
+ *	   slot, sets the slot READY and sets the worker's latch.
+ *	2. The worker gathers the READY slots of all backends (up to
+ *	   gpuir.max_batch queries, or what arrived within gpuir.batch_window),
+ *	   marks them TAKEN, attaches their segments, makes the segments'
+ *	   posting data resident on the GPU (reading the index pages itself
+ *	   through the buffer manager), runs the batch, writes each request's
+ *	   top-k into its segment and marks the slot DONE (if the request id is
+ *	   still the slot's) and sets the backend's latch.
+ *	3. The backend waits on its latch, honouring query cancel and
+ *	   statement_timeout; it falls back to the CPU engine when the worker is
+ *	   absent, dies, times out or reports a failure.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIRSERVICE_H
+#define GPUIRSERVICE_H
+
+#include "postgres.h"
+
+#include "port/atomics.h"
+#include "storage/dsm.h"
+#include "storage/latch.h"
+#include "storage/relfilenode.h"
+#include "storage/spin.h"
+
+#include "gpuir.h"
+
+/* gpuir.device */
+typedef enum GpuirDeviceChoice
+{
+	GPUIR_DEVICE_AUTO,
+	GPUIR_DEVICE_GPU,
+	GPUIR_DEVICE_CPU
+} GpuirDeviceChoice;
+
+extern int	gpuir_device;
+extern int	gpuir_max_batch;
+extern int	gpuir_batch_window;
+extern char *gpuir_device_memory;
+extern int	gpuir_gpu_min_postings;
+extern int	gpuir_gpu_timeout;
+
+/* the worker's view of the device */
+typedef enum GpuirDeviceState
+{
+	GPUIR_DEVSTATE_STARTING = 0,	/* worker not started or probing */
+	GPUIR_DEVSTATE_NONE,		/* no usable GPU: everything runs on the CPU */
+	GPUIR_DEVSTATE_READY		/* the worker serves requests */
+} GpuirDeviceState;
+
+/* slot states */
+#define GPUIR_SLOT_IDLE		0
+#define GPUIR_SLOT_READY	1	/* submitted, waiting for the worker */
+#define GPUIR_SLOT_TAKEN	2	/* in the worker's current batch */
+#define GPUIR_SLOT_DONE		3	/* answered (see the request's status) */
+
+typedef struct GpuirServiceSlot
+{
+	slock_t		mutex;			/* protects state, req_id, handle */
+	int			state;
+	uint64		req_id;			/* bumped by the backend for every request */
+	dsm_handle	handle;
+	Latch	   *latch;			/* the backend's latch */
+	uint32		nqueries;		/* queries in the request (for batching) */
+} GpuirServiceSlot;
+
+typedef struct GpuirServiceShared
+{
+	slock_t		mutex;			/* protects the fields up to the counters */
+	pid_t		worker_pid;		/* 0 when no worker runs */
+	Latch	   *worker_latch;
+	int			device_state;	/* GpuirDeviceState */
+	char		device_name[96];
+	uint64		device_memory;	/* bytes of global memory */
+	int			cc_major;
+	int			cc_minor;
+	uint64		budget;			/* bytes the list cache may use */
+	char		last_error[256];
+	/* counters */
+	pg_atomic_uint64 bytes_cached;
+	pg_atomic_uint64 cache_hits;	/* segment lookups served from the GPU */
+	pg_atomic_uint64 cache_misses;	/* segment uploads */
+	pg_atomic_uint64 batches;
+	pg_atomic_uint64 batched_queries;
+	pg_atomic_uint64 gpu_queries;	/* answered by the GPU */
+	pg_atomic_uint64 cpu_queries;	/* answered by the CPU engine */
+	pg_atomic_uint64 fallbacks;	/* meant for the GPU, answered by the CPU */
+	pg_atomic_uint64 errors;
+	int			nslots;
+	GpuirServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} GpuirServiceShared;
+
+/* NULL unless gpuir is in shared_preload_libraries */
+extern GpuirServiceShared *GpuirService;
+
+/* ---------- a request in its DSM segment ---------- */
+
+#define GPUIR_REQ_MAGIC		0x47505251	/* "GPRQ" */
+
+/* request status, written by the worker */
+#define GPUIR_REQ_PENDING	0
+#define GPUIR_REQ_OK		1
+#define GPUIR_REQ_FAILED	2
+
+/* one (query, segment) pair: the terms of the query in that segment */
+typedef struct GpuirReqItem
+{
+	uint32		first_term;		/* into the term array */
+	uint32		nterms;
+	uint32		k;				/* results wanted, <= kmax */
+	int32		mode;			/* gpuir_cuda_mode */
+	uint32		count;			/* out: results written */
+} GpuirReqItem;
+
+/* one term of one item: same layout as gpuir_cuda_term */
+typedef struct GpuirReqTerm
+{
+	uint32		first_block;
+	uint32		nblocks;
+	uint32		npostings;
+	float4		idf;
+} GpuirReqTerm;
+
+/*
+ * The request header.  It is followed, at the offsets it gives (bytes from
+ * the header), by GpuirSegmentData[nsegments], GpuirReqItem[nqueries *
+ * nsegments] (item q * nsegments + s), GpuirReqTerm[nterms], and the results:
+ * uint32 docids[nitems * kmax] then float4 scores[nitems * kmax] (item i's
+ * results at [i * kmax, i * kmax + count)).
+ */
+typedef struct GpuirRequest
+{
+	uint32		magic;
+	uint32		nsegments;
+	uint32		nqueries;
+	uint32		nterms;
+	uint32		kmax;
+	RelFileNode node;			/* the index's relation file */
+	bool		permanent;		/* RELPERSISTENCE_PERMANENT (buffer reads) */
+	float4		k1;
+	float4		b;
+	float4		avgdl;
+	uint32		segs_off;
+	uint32		items_off;
+	uint32		terms_off;
+	uint32		docids_off;
+	uint32		scores_off;
+	int32		status;			/* GPUIR_REQ_* */
+	char		detail[128];	/* why the worker failed */
+} GpuirRequest;
+
+#define GpuirReqSegments(r)	((GpuirSegmentData *) ((char *) (r) + (r)->segs_off))
+#define GpuirReqItems(r)	((GpuirReqItem *) ((char *) (r) + (r)->items_off))
+#define GpuirReqTerms(r)	((GpuirReqTerm *) ((char *) (r) + (r)->terms_off))
+#define GpuirReqDocids(r)	((uint32 *) ((char *) (r) + (r)->docids_off))
+#define GpuirReqScores(r)	((float4 *) ((char *) (r) + (r)->scores_off))
+
+/* gpuirshmem.c */
+extern void GpuirServiceInit(void);
+extern bool GpuirServiceReady(void);
+extern bool GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen);
+extern void GpuirServiceCount(bool gpu, bool fallback);
+
+/* gpuirgpu.c: one query's part of a GPU request and its answer */
+typedef struct GpuirGpuQuery
+{
+	int			nterms;
+	const float4 *idf;			/* [nterms], in the query's term order */
+	const GpuirDictEntry *entries;	/* [nsegments * nterms]; npostings 0: absent */
+	uint32		k;				/* candidates wanted per segment */
+	bool		conjunctive;	/* AND, else OR */
+	uint32	   *counts;			/* out: [nsegments] */
+	uint32	   *docids;			/* out: [nsegments * k] */
+	float4	   *scores;			/* out: [nsegments * k] */
+} GpuirGpuQuery;
+
+extern bool GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
+						   const GpuirScoring *sc, GpuirGpuQuery *qs, int nq,
+						   char *why, Size whylen);
+
+/* gpuirworker.c */
+extern PGDLLEXPORT void GpuirWorkerMain(Datum arg);
+
+#endif							/* GPUIRSERVICE_H */
