@@ -14,7 +14,7 @@ PGFILEDESC = "gpuir - BM25 ranked full-text search index"
 SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \
 	src/gpuirfuncs.c src/gpuirgpu.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
 	src/gpuirscan.c src/gpuirsegment.c src/gpuirshmem.c src/gpuirtokenize.c src/gpuirutils.c \
-	src/gpuirvacuum.c src/gpuirvalidate.c
+	src/gpuirvacuum.c src/gpuirvalidate.c src/gpuirworker.c
 OBJS = $(SRCS:.c=.o)
 
 PG_CONFIG ?= pg_config
@@ -63,7 +63,7 @@ endif
 cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 
-$(OBJS): src/gpuir.h src/gpuircodec.h
+$(OBJS): src/gpuir.h src/gpuircodec.h src/gpuirservice.h cuda/gpuir_cuda.h
 
 installcheck: build/regress/sql
 
@@ -83,6 +83,13 @@ test/test_cuda_decode: test/test_cuda_decode.c test/test_util.h src/gpuircodec.c
 	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -o $@ test/test_cuda_decode.c src/gpuircodec.c \
 		cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS)
 UNITTESTS += test/test_cuda_decode
+endif
+ifneq ($(wildcard test/test_cuda_search.c),)
+# -ffp-contract=off: the CPU reference's BM25 must round like GpuirBM25
+test/test_cuda_search: test/test_cuda_search.c test/test_util.h src/gpuircodec.c $(CUDA_OBJS)
+	$(CC) -O2 -Wall -Wextra -ffp-contract=off -Isrc -Icuda -o $@ test/test_cuda_search.c \
+		src/gpuircodec.c cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS) -lm
+UNITTESTS += test/test_cuda_search
 endif
 endif
 

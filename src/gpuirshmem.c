@@ -276,31 +276,53 @@ gpuir_status(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 	}
 
-	SpinLockAcquire(&GpuirService->mutex);
-	if (GpuirService->device_state == GPUIR_DEVSTATE_READY)
+	/* copy under the spinlock, build datums (which may palloc) after it */
 	{
-		values[0] = CStringGetTextDatum(GpuirService->device_name);
-		values[1] = Int64GetDatum((int64) GpuirService->device_memory);
-		values[2] = CStringGetTextDatum(psprintf("%d.%d", GpuirService->cc_major,
-												 GpuirService->cc_minor));
+		int			state;
+		char		name[sizeof(GpuirService->device_name)];
+		char		err[sizeof(GpuirService->last_error)];
+		uint64		mem,
+					budget;
+		int			ccmaj,
+					ccmin;
+		pid_t		pid;
+
+		SpinLockAcquire(&GpuirService->mutex);
+		state = GpuirService->device_state;
+		memcpy(name, GpuirService->device_name, sizeof(name));
+		memcpy(err, GpuirService->last_error, sizeof(err));
+		mem = GpuirService->device_memory;
+		budget = GpuirService->budget;
+		ccmaj = GpuirService->cc_major;
+		ccmin = GpuirService->cc_minor;
+		pid = GpuirService->worker_pid;
+		SpinLockRelease(&GpuirService->mutex);
+		name[sizeof(name) - 1] = '\0';
+		err[sizeof(err) - 1] = '\0';
+
+		if (state == GPUIR_DEVSTATE_READY)
+		{
+			values[0] = CStringGetTextDatum(name);
+			values[1] = Int64GetDatum((int64) mem);
+			values[2] = CStringGetTextDatum(psprintf("%d.%d", ccmaj, ccmin));
+		}
+		else
+		{
+			values[0] = CStringGetTextDatum(state == GPUIR_DEVSTATE_NONE
+											? psprintf("none (%s)", err)
+											: "none (the gpu service is starting)");
+			nulls[1] = nulls[2] = true;
+		}
+		if (pid != 0)
+			values[3] = Int32GetDatum(pid);
+		else
+			nulls[3] = true;
+		values[4] = Int64GetDatum((int64) budget);
+		if (err[0] != '\0')
+			values[14] = CStringGetTextDatum(err);
+		else
+			nulls[14] = true;
 	}
-	else
-	{
-		values[0] = CStringGetTextDatum(GpuirService->device_state == GPUIR_DEVSTATE_NONE
-										? psprintf("none (%s)", GpuirService->last_error)
-										: "none (the gpu service is starting)");
-		nulls[1] = nulls[2] = true;
-	}
-	if (GpuirService->worker_pid != 0)
-		values[3] = Int32GetDatum(GpuirService->worker_pid);
-	else
-		nulls[3] = true;
-	values[4] = Int64GetDatum((int64) GpuirService->budget);
-	if (GpuirService->last_error[0] != '\0')
-		values[14] = CStringGetTextDatum(GpuirService->last_error);
-	else
-		nulls[14] = true;
-	SpinLockRelease(&GpuirService->mutex);
 
 	batches = pg_atomic_read_u64(&GpuirService->batches);
 	batched = pg_atomic_read_u64(&GpuirService->batched_queries);
