@@ -278,6 +278,132 @@ typedef struct gpuir_cuda_query
 	int32_t		mode;			/* gpuir_cuda_mode */
 } gpuir_cuda_query;
 
+/*
+ * gpuir_cuda_segment_upload: copy one segment's posting data to device
+ * memory (cudaMalloc, one allocation per array; synchronous copies on the
+ * default stream), filling *dev with the device pointers and sizes.  The
+ * segment then stays resident until gpuir_cuda_segment_free (the GPU
+ * service's list cache; Ding et al. 2009, section 5: the index is kept in
+ * GPU memory and queries are shipped to it).
+ *
+ * Inputs (host arrays; shapes and meaning as in gpuir_cuda_segment above):
+ *	payload[payload_bytes]		the segment's PAYLOAD stream; payload_bytes
+ *								at most UINT32_MAX (offsets are 32-bit)
+ *	block_last[nblocks]			last docID of each block (BLOCKDIR)
+ *	block_offset[nblocks + 1]	payload offset of each block, then
+ *								payload_bytes; non-decreasing
+ *	impact_tf, impact_dl[nblocks * GPUIR_CUDA_BLOCK_IMPACTS]  the blocks'
+ *								impacts; both NULL to leave them out (the
+ *								AND and OR kernels do not read them)
+ *	nblocks						blocks of the segment (0 allowed; then the
+ *								block arrays may be NULL)
+ *	doclen[ndocs]				dl of each docID (required when ndocs > 0)
+ *	deleted[(ndocs + 7) / 8]	VACUUM's bitmap (bit d % 8 of byte d / 8
+ *								set: docID d deleted), or NULL for none
+ *	ndocs						documents, 0 .. 0xFFFFFFFE
+ * Output: *dev (device pointers; every field zeroed on failure).
+ * Returns GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (NULL dev, a required
+ * array NULL, only one impact array, payload_bytes or ndocs too large),
+ * GPUIR_CUDA_CORRUPT (block_offset decreasing or its last entry not
+ * payload_bytes), GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
+ * Nothing stays allocated on failure.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_upload(const uint8_t *payload,
+												   uint64_t payload_bytes,
+												   const uint32_t *block_last,
+												   const uint32_t *block_offset,
+												   const uint32_t *impact_tf,
+												   const uint32_t *impact_dl,
+												   uint32_t nblocks,
+												   const uint32_t *doclen,
+												   const uint8_t *deleted,
+												   uint32_t ndocs,
+												   gpuir_cuda_segment *dev);
+
+/*
+ * gpuir_cuda_segment_free: cudaFree every array of a segment filled by
+ * gpuir_cuda_segment_upload and zero *dev.  A zeroed (or already freed)
+ * segment and NULL are no-ops.  Returns GPUIR_CUDA_OK, or the status of the
+ * first failing cudaFree (the other arrays are still freed).
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segment *dev);
+
+/*
+ * gpuir_cuda_search_batch: exact top-k of a batch of queries over one
+ * resident segment: each query's k best non-deleted docIDs by score
+ * descending, ties by docID ascending, scores bit-identical to the CPU
+ * engine (src/gpuirquery.c) on the same segment.
+ *
+ * Algorithms (cuda/gpuir_search.cu has the details):
+ *	OR		exhaustive score accumulation organised by docID range (Ding et
+ *			al. 2009, section 8.3; Stanfill 1992, parallel inverted files
+ *			with score accumulators): the docID space is cut into tiles of
+ *			8192 docIDs; one thread block per (query, tile) decodes the blocks
+ *			of each list that overlap the tile (found by binary search on
+ *			block_last) and adds the terms' BM25 contributions, in the
+ *			query's term order, to float accumulators in shared memory.
+ *	AND		Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1),
+ *			per tile: lists from shortest to longest; the shortest list's
+ *			blocks in the tile give the candidates, and of each longer list
+ *			only the blocks whose docID range holds a surviving candidate
+ *			are decoded and intersected; a tile that one list does not reach
+ *			stops at once.  The survivors are then scored in the query's
+ *			term order (again decoding only blocks that hold one).
+ *	BMW		for now the same as OR (same result, no block-max pruning yet).
+ *	top-k	multi-level selection (Ding et al. 2009, section 8.3; Stanfill
+ *			1992, data-parallel top-N): each tile keeps its k best
+ *			documents by a block-wide radix select on the 64-bit key
+ *			(score, ~docID), then one thread block per query selects the k
+ *			best of its tiles' candidates and sorts them
+ *			(cub::BlockRadixSort).
+ *
+ * Inputs:
+ *	seg			resident segment (gpuir_cuda_segment_upload); device arrays
+ *	sc			BM25 constants: k1 >= 0, 0 <= b <= 1, avgdl > 0, all finite
+ *	queries[nqueries]	host array; query q's terms are terms[first_term ..
+ *				first_term + nterms) (ranges may overlap between queries),
+ *				1 <= k <= kmax, mode a gpuir_cuda_mode; a query with no term,
+ *				an AND query with an absent term or an OR query whose terms
+ *				are all absent returns 0 documents
+ *	terms[nterms]	host array; a term is absent from the segment (nblocks =
+ *				npostings = 0) or its list is blocks [first_block, first_block
+ *				+ nblocks) of seg with nblocks = ceil(npostings / 128); idf
+ *				finite
+ *	kmax		1 .. GPUIR_CUDA_MAX_K: the output row length
+ *	stream		cudaStream_t as void *, NULL = default stream
+ * Outputs (host arrays): query q's results at out_docids[q * kmax + i] and
+ * out_scores[q * kmax + i] for i < out_counts[q] (= min(k, documents that
+ * qualify)), best first; slots past out_counts[q] are set to 0.
+ *
+ * Unlike the launchers above, this call is synchronous: it allocates a
+ * workspace with cudaMalloc (queries, candidates; batches whose candidates
+ * would take more than 256 MiB run in several chunks of two launches),
+ * uploads the query arrays, launches on stream, copies the results back,
+ * synchronizes and frees the workspace.  Every list a query uses is
+ * checked like the CPU engine checks it (block last docIDs increasing and
+ * below ndocs, block extents inside the payload, each decoded block with
+ * 128 postings except a list's last, ending at its block_last).
+ *
+ * Returns GPUIR_CUDA_OK; GPUIR_CUDA_INVALID_ARGUMENT (NULL pointer with
+ * nqueries > 0, kmax or a k out of range, a term or block range outside its
+ * array, npostings not matching nblocks, a non-finite idf, bad constants or
+ * mode); GPUIR_CUDA_CORRUPT when a list used by a query fails a check or a
+ * posting block does not decode (outputs then undefined); GPUIR_CUDA_OOM,
+ * GPUIR_CUDA_NO_DEVICE, GPUIR_CUDA_ERROR.  nqueries = 0 returns
+ * GPUIR_CUDA_OK at once.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch(const gpuir_cuda_segment *seg,
+												 const gpuir_cuda_scoring *sc,
+												 const gpuir_cuda_query *queries,
+												 uint32_t nqueries,
+												 const gpuir_cuda_term *terms,
+												 uint32_t nterms,
+												 uint32_t kmax,
+												 uint32_t *out_docids,
+												 float *out_scores,
+												 uint32_t *out_counts,
+												 void *stream);
+
 #ifdef __cplusplus
 }
 #endif

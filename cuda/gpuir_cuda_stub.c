@@ -11,6 +11,8 @@
  */
 #include "gpuir_cuda_internal.h"
 
+#include <string.h>
+
 /* record why there is no device and report it */
 static gpuir_cuda_status
 no_device(void)
@@ -85,5 +87,60 @@ gpuir_cuda_decode_blocks_host(const uint8_t *payload, size_t payload_bytes,
 	(void) tfs;
 	(void) counts;
 	(void) stream;
+	return no_device();
+}
+
+/* gpuir_cuda_segment_upload: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
+						  const uint32_t *block_last, const uint32_t *block_offset,
+						  const uint32_t *impact_tf, const uint32_t *impact_dl,
+						  uint32_t nblocks, const uint32_t *doclen, const uint8_t *deleted,
+						  uint32_t ndocs, gpuir_cuda_segment *dev)
+{
+	(void) payload;
+	(void) payload_bytes;
+	(void) block_last;
+	(void) block_offset;
+	(void) impact_tf;
+	(void) impact_dl;
+	(void) nblocks;
+	(void) doclen;
+	(void) deleted;
+	(void) ndocs;
+	if (dev != NULL)
+		memset(dev, 0, sizeof(*dev));
+	return no_device();
+}
+
+/* gpuir_cuda_segment_free: nothing was ever allocated; zeroes *dev */
+gpuir_cuda_status
+gpuir_cuda_segment_free(gpuir_cuda_segment *dev)
+{
+	if (dev != NULL)
+		memset(dev, 0, sizeof(*dev));
+	return GPUIR_CUDA_OK;
+}
+
+/* gpuir_cuda_search_batch: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
+						const gpuir_cuda_query *queries, uint32_t nqueries,
+						const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax,
+						uint32_t *out_docids, float *out_scores, uint32_t *out_counts,
+						void *stream)
+{
+	(void) seg;
+	(void) sc;
+	(void) queries;
+	(void) terms;
+	(void) nterms;
+	(void) kmax;
+	(void) out_docids;
+	(void) out_scores;
+	(void) out_counts;
+	(void) stream;
+	if (nqueries == 0)
+		return GPUIR_CUDA_OK;
 	return no_device();
 }

@@ -1,0 +1,192 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_topk.cuh
+ *	  Device routines for exact top-k selection: the 64-bit result key
+ *	  (score, docID) and a block-wide radix select over such keys.
+ *
+ * A result is ordered by score descending, then docID ascending (the CPU
+ * engine's total order, src/gpuirquery.c).  Both fit in one unsigned
+ * 64-bit key whose natural order is that order reversed:
+ *
+ *	key = score_key(score) << 32 | ~docID
+ *
+ * score_key maps a float's bits to an unsigned integer that orders like the
+ * float (the radix sort trick: flip every bit of a negative float, only the
+ * sign bit of a positive one).  A docID is at most 0xFFFFFFFE, so ~docID is
+ * never 0 and a real key never 0: key 0 means "no result".  Keys of
+ * different documents are distinct, so "the k largest keys" is always a
+ * set of exactly k keys, which makes the selection below tie-free and
+ * deterministic.  (Scores are sums starting from +0.0f, never -0.0f, and
+ * never NaN for valid constants, so float and key order agree.)
+ *
+ * The selection is the data-parallel top-N extraction of Stanfill,
+ * "Parallel Information Retrieval Algorithms" (1992), as a most
+ * significant digit first radix select: 8 passes of 8 bits at most, each
+ * building a 256-bin histogram of the keys that share the digits fixed so
+ * far; the digit holding the k-th largest key is found by a block-wide scan
+ * of the histogram; it stops as soon as that digit's bin holds exactly the
+ * keys still needed.  Ding et al. (WWW 2009, section 8.3) apply it at two
+ * levels: per docID tile, then per query.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_TOPK_CUH
+#define GPUIR_TOPK_CUH
+
+#include <stdint.h>
+
+#include <cub/block/block_scan.cuh>
+
+/* score_key: float bits -> unsigned integer with the float's order */
+__device__ static inline uint32_t
+gpuir_score_key(float s)
+{
+	uint32_t	u = __float_as_uint(s);
+
+	return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* inverse of gpuir_score_key */
+__device__ static inline float
+gpuir_key_score(uint32_t k)
+{
+	return __uint_as_float((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
+}
+
+/* the result key of (score, docID); never 0 */
+__device__ static inline uint64_t
+gpuir_result_key(float score, uint32_t docid)
+{
+	return ((uint64_t) gpuir_score_key(score) << 32) | (uint64_t) (~docid);
+}
+
+__device__ static inline uint32_t
+gpuir_key_docid(uint64_t key)
+{
+	return ~(uint32_t) key;
+}
+
+__device__ static inline float
+gpuir_key_to_score(uint64_t key)
+{
+	return gpuir_key_score((uint32_t) (key >> 32));
+}
+
+/* shared memory of gpuir_block_select */
+template <int THREADS>
+struct GpuirSelectTempStorage
+{
+	uint32_t	hist[256];
+	typename cub::BlockScan<uint32_t, THREADS>::TempStorage scan;
+	uint32_t	digit;			/* digit holding the k-th largest key */
+	uint32_t	above;			/* keys in bins above it, this pass */
+};
+
+/*
+ * gpuir_warp_count: add 1 to hist[bin] for every lane of the warp with bin
+ * < 256, one shared-memory atomic per distinct bin (warp-aggregated, so
+ * that keys crowding into few bins do not serialise).  Every lane of the
+ * warp must call it (bin = 256 for "nothing to count").
+ */
+__device__ static inline void
+gpuir_warp_count(uint32_t *hist, uint32_t bin)
+{
+	unsigned	peers = __match_any_sync(0xFFFFFFFFu, bin);
+
+	if (bin < 256 && (threadIdx.x & 31) == (unsigned) (__ffs(peers) - 1))
+		atomicAdd(&hist[bin], (uint32_t) __popc(peers));
+}
+
+/*
+ * gpuir_block_select: the smallest key thr such that exactly k of the keys
+ * get(0) .. get(n - 1) are >= thr, ignoring keys equal to 0.
+ *
+ * Preconditions: more than k keys are nonzero and the nonzero keys are
+ * distinct; blockDim.x == THREADS (a multiple of 32 dividing 256); every
+ * thread calls it with the same n and k (the item loop then runs the same
+ * number of rounds in every thread, as the warp-wide histogram update
+ * needs); get(i) returns the same key every time.  A caller that used ts
+ * for something else must __syncthreads() first; ts is free again when it
+ * returns.  At most 8 passes over the n keys.
+ */
+template <int THREADS, typename Get>
+__device__ static inline uint64_t
+gpuir_block_select(Get get, uint64_t n, uint32_t k, GpuirSelectTempStorage<THREADS> &ts)
+{
+	typedef cub::BlockScan<uint32_t, THREADS> BlockScan;
+	const int	BINS = 256 / THREADS;	/* histogram bins per thread */
+	const int	t = threadIdx.x;
+	uint64_t	prefix = 0;
+	uint64_t	mask = 0;
+	uint32_t	need = k;
+
+	static_assert(THREADS % 32 == 0 && 256 % THREADS == 0, "THREADS must be 32, 64, 128 or 256");
+	for (int shift = 56; shift >= 0; shift -= 8)
+	{
+		uint32_t	cnt[BINS],
+					excl[BINS];
+		uint32_t	inbin;
+
+		for (int i = t; i < 256; i += THREADS)
+			ts.hist[i] = 0;
+		__syncthreads();
+		for (uint64_t base = 0; base < n; base += THREADS)
+		{
+			uint64_t	i = base + t;
+			uint32_t	bin = 256;
+
+			if (i < n)
+			{
+				uint64_t	key = get(i);
+
+				if (key != 0 && (key & mask) == prefix)
+					bin = (uint32_t) (key >> shift) & 255;
+			}
+			gpuir_warp_count(ts.hist, bin);
+		}
+		__syncthreads();
+
+		/* thread t owns digits 255 - (t * BINS + r): a scan from the top */
+		for (int r = 0; r < BINS; r++)
+			cnt[r] = ts.hist[255 - (t * BINS + r)];
+		BlockScan(ts.scan).ExclusiveSum(cnt, excl);
+		for (int r = 0; r < BINS; r++)
+			if (excl[r] < need && excl[r] + cnt[r] >= need)
+			{
+				ts.digit = 255 - (t * BINS + r);
+				ts.above = excl[r];
+			}
+		__syncthreads();
+		need -= ts.above;
+		prefix |= (uint64_t) ts.digit << shift;
+		mask |= (uint64_t) 0xFF << shift;
+		inbin = ts.hist[ts.digit];
+		__syncthreads();		/* everyone read ts before the next pass */
+		if (inbin == need)
+			break;				/* every key with this prefix is in */
+	}
+	return prefix;
+}
+
+/*
+ * gpuir_warp_slot: warp-aggregated allocation of output slots: the lanes
+ * with take set get distinct consecutive slots from *counter (shared
+ * memory), one atomic per warp.  Every lane of the warp must call it;
+ * returns the lane's slot (undefined when take is false).
+ */
+__device__ static inline uint32_t
+gpuir_warp_slot(uint32_t *counter, bool take)
+{
+	unsigned	m = __ballot_sync(0xFFFFFFFFu, take);
+	const int	lane = threadIdx.x & 31;
+	uint32_t	base = 0;
+
+	if (m == 0)
+		return 0;
+	if (lane == __ffs(m) - 1)
+		base = atomicAdd(counter, (uint32_t) __popc(m));
+	base = __shfl_sync(0xFFFFFFFFu, base, __ffs(m) - 1);
+	return base + (uint32_t) __popc(m & ((1u << lane) - 1));
+}
+
+#endif							/* GPUIR_TOPK_CUH */

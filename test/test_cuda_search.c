@@ -1,0 +1,1139 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_cuda_search.c
+ *	  Standalone test of the GPU batched top-k search (cuda/gpuir_search.cu)
+ *	  against a CPU reference (no PostgreSQL).
+ *
+ * Builds random segments with GpuirCodecEncode: lists of skewed lengths
+ * (1 to about 100k postings, some clustered in a docID window, some through
+ * the tile boundaries), tf from 1 to thousands, doc lengths 1..2000 with
+ * many repeated values and lists of tf 1 (so that exact score ties are
+ * common), some deleted docIDs.  Uploads each with gpuir_cuda_segment_upload
+ * and runs random batches (1..8 terms, terms shared and repeated across
+ * queries, absent terms, overlapping term ranges, k in {1, 10, 100, 1000},
+ * modes AND, OR and BMW) through gpuir_cuda_search_batch.  The reference
+ * decodes every list with GpuirCodecDecode, sums the same float32 BM25
+ * expression as GpuirBM25 (src/gpuir.h) in the query's term order, and
+ * keeps the top k by score descending, docID ascending; GPU and CPU must
+ * agree exactly: counts, docIDs, score bits (and zeroed slots past the
+ * count).  Also checks argument validation and corruption verdicts, and
+ * prints informational throughput figures for large batches.
+ *
+ * Without a CUDA driver or device prints
+ *	cuda search: skipped (no CUDA device: <detail>)
+ * and exits 0, unless GPUIR_TEST_REQUIRE_GPU=1 is set (then it fails).
+ * Otherwise prints "cuda search: N passed, N failed", exit 1 on failure.
+ * Usage: test_cuda_search [--quick]  (--quick: small segments and batches,
+ * e.g. for compute-sanitizer).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "../src/gpuircodec.h"
+#include "../cuda/gpuir_cuda.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HOT_TERMS	8			/* the longest lists, picked often */
+
+static int	quick;
+
+static void *
+xmalloc(size_t n)
+{
+	void	   *p = calloc(1, n ? n : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* uniform double in [0, 1) */
+static double
+urand(void)
+{
+	return (double) rnd() / 4294967296.0;
+}
+
+/* ---------- segments ---------- */
+
+typedef struct SegSpec
+{
+	const char *name;
+	uint32_t	ndocs;
+	uint32_t	nterms;
+	uint32_t	maxlen;			/* longest list (hot terms) */
+	int			deleted;		/* mark about 2% of docIDs deleted */
+	int			ties;			/* tie-heavy: tf mostly 1, dl from 3 values */
+} SegSpec;
+
+typedef struct TestSeg
+{
+	SegSpec		spec;
+	uint32_t	ndocs;
+	uint32_t	nterms;
+	/* per term */
+	uint32_t   *first_block;
+	uint32_t   *nblocks;
+	uint32_t   *npostings;
+	float	   *idf;
+	uint32_t  **docs;			/* decoded with GpuirCodecDecode */
+	uint32_t  **tfs;
+	/* the segment's arrays, as gpuir_cuda_segment_upload takes them */
+	uint8_t    *payload;
+	size_t		payload_bytes;
+	size_t		payload_cap;
+	uint32_t   *block_last;
+	uint32_t   *block_offset;	/* nblocks + 1 */
+	uint32_t   *impact_tf;
+	uint32_t   *impact_dl;
+	uint32_t	nblocks_total;
+	uint32_t	blocks_cap;
+	uint32_t   *doclen;
+	uint8_t    *deleted;		/* NULL: none */
+	uint64_t	total_postings;
+	gpuir_cuda_segment dev;
+} TestSeg;
+
+static inline int
+is_deleted(const TestSeg *s, uint32_t d)
+{
+	return s->deleted != NULL && (s->deleted[d >> 3] >> (d & 7)) & 1;
+}
+
+/* encode one list (docs strictly increasing) as blocks of 128 */
+static void
+seg_add_list(TestSeg *s, uint32_t t, const uint32_t *docs, const uint32_t *tfs, uint32_t n)
+{
+	uint32_t	prev = GPUIR_FIRST_PREV_DOCID;
+
+	s->first_block[t] = s->nblocks_total;
+	s->npostings[t] = n;
+	s->nblocks[t] = (n + GPUIR_BLOCK_SIZE - 1) / GPUIR_BLOCK_SIZE;
+	for (uint32_t i = 0; i < n; i += GPUIR_BLOCK_SIZE)
+	{
+		int			m = (n - i < GPUIR_BLOCK_SIZE) ? (int) (n - i) : GPUIR_BLOCK_SIZE;
+		uint32_t	b = s->nblocks_total++;
+		uint32_t	maxtf = 0,
+					mindl = UINT32_MAX;
+
+		if (b + 2 > s->blocks_cap)
+		{
+			s->blocks_cap = s->blocks_cap * 2 + 1024;
+			s->block_last = xrealloc(s->block_last, s->blocks_cap * sizeof(uint32_t));
+			s->block_offset = xrealloc(s->block_offset, s->blocks_cap * sizeof(uint32_t));
+			s->impact_tf = xrealloc(s->impact_tf, 2 * s->blocks_cap * sizeof(uint32_t));
+			s->impact_dl = xrealloc(s->impact_dl, 2 * s->blocks_cap * sizeof(uint32_t));
+		}
+		if (s->payload_bytes + GPUIR_BLOCK_MAX_BYTES > s->payload_cap)
+		{
+			s->payload_cap = s->payload_cap * 2 + (1 << 20);
+			s->payload = xrealloc(s->payload, s->payload_cap);
+		}
+		s->block_offset[b] = (uint32_t) s->payload_bytes;
+		s->payload_bytes += GpuirCodecEncode(docs + i, tfs + i, m, prev,
+											 s->payload + s->payload_bytes);
+		s->block_last[b] = docs[i + m - 1];
+		for (int k = 0; k < m; k++)
+		{
+			if (tfs[i + k] > maxtf)
+				maxtf = tfs[i + k];
+			if (s->doclen[docs[i + k]] < mindl)
+				mindl = s->doclen[docs[i + k]];
+		}
+		s->impact_tf[2 * b] = s->impact_tf[2 * b + 1] = maxtf;
+		s->impact_dl[2 * b] = s->impact_dl[2 * b + 1] = mindl;
+		prev = docs[i + m - 1];
+	}
+}
+
+/* a tf drawn by the term's tf mode */
+static uint32_t
+random_tf(int mode)
+{
+	switch (mode)
+	{
+		case 0:
+			return 1;
+		case 1:
+			return 1 + ((rnd() % 8 == 0) ? rnd() % 3 : 0);
+		case 2:
+			return 1 + rnd() % 3;
+		case 3:
+			return 1 + ((rnd() % 4 == 0) ? rnd() % 50 : rnd() % 3);
+		default:
+			return 1 + ((rnd() % 20 == 0) ? rnd() % 5000 : rnd() % 4);
+	}
+}
+
+static void
+seg_build(TestSeg *s, const SegSpec *spec)
+{
+	const uint32_t N = spec->ndocs;
+	uint32_t   *mark = xmalloc(((size_t) N + 31) / 32 * sizeof(uint32_t) + 8);
+	uint32_t   *docs = xmalloc((size_t) N * sizeof(uint32_t));
+	uint32_t   *tfs = xmalloc((size_t) N * sizeof(uint32_t));
+	static const uint32_t common_dl[] = {8, 16, 100, 10, 20, 30, 50};
+
+	memset(s, 0, sizeof(*s));
+	s->spec = *spec;
+	s->ndocs = N;
+	s->nterms = spec->nterms;
+	s->first_block = xmalloc(s->nterms * sizeof(uint32_t));
+	s->nblocks = xmalloc(s->nterms * sizeof(uint32_t));
+	s->npostings = xmalloc(s->nterms * sizeof(uint32_t));
+	s->idf = xmalloc(s->nterms * sizeof(float));
+	s->docs = xmalloc(s->nterms * sizeof(uint32_t *));
+	s->tfs = xmalloc(s->nterms * sizeof(uint32_t *));
+	s->doclen = xmalloc((size_t) N * sizeof(uint32_t));
+	for (uint32_t d = 0; d < N; d++)
+	{
+		if (spec->ties)
+			s->doclen[d] = (rnd() % 4) ? common_dl[rnd() % 3] : 1 + rnd() % 2000;
+		else
+			s->doclen[d] = (rnd() % 3 == 0) ? common_dl[rnd() % 7] : 1 + rnd() % 2000;
+	}
+	if (spec->deleted)
+	{
+		s->deleted = xmalloc(((size_t) N + 7) / 8);
+		for (uint32_t d = 0; d < N; d++)
+			if (rnd() % 50 == 0)
+				s->deleted[d >> 3] |= (uint8_t) (1 << (d & 7));
+	}
+
+	for (uint32_t t = 0; t < s->nterms; t++)
+	{
+		int64_t		p;
+		uint32_t	wlo = 0,
+					wlen = N,
+					n = 0;
+		int			tfmode = (int) (spec->ties ? rnd() % 2 : rnd() % 5);
+
+		/* length: hot terms long, the rest log-uniform in 1 .. maxlen */
+		if (t < HOT_TERMS)
+			p = (int64_t) (spec->maxlen / (1 + t / 2)) - (int64_t) (rnd() % 1000);
+		else
+			p = (int64_t) exp(urand() * log((double) spec->maxlen));
+		if (t == 3)
+			p = N;				/* every docID */
+		if (p < 1)
+			p = 1;
+		if (p > (int64_t) N)
+			p = N;
+		/* a quarter of the lists clustered in a window of the docID space */
+		if (t != 2 && rnd() % 4 == 0 && p < (int64_t) N)
+		{
+			uint64_t	w = (uint64_t) p * (1 + rnd() % 4);
+
+			wlen = (uint32_t) (w < N ? w : N);
+			wlo = rnd() % (N - wlen + 1);
+		}
+		/* p distinct docIDs of the window, by marking */
+		if (p * 2 <= (int64_t) wlen)
+		{
+			int64_t		got = 0;
+
+			while (got < p)
+			{
+				uint32_t	d = wlo + rnd() % wlen;
+
+				if (!((mark[d >> 5] >> (d & 31)) & 1))
+				{
+					mark[d >> 5] |= 1u << (d & 31);
+					got++;
+				}
+			}
+		}
+		else
+		{
+			int64_t		drop = (int64_t) wlen - p;
+
+			for (uint32_t d = wlo; d < wlo + wlen; d++)
+				mark[d >> 5] |= 1u << (d & 31);
+			while (drop > 0)
+			{
+				uint32_t	d = wlo + rnd() % wlen;
+
+				if ((mark[d >> 5] >> (d & 31)) & 1)
+				{
+					mark[d >> 5] &= ~(1u << (d & 31));
+					drop--;
+				}
+			}
+		}
+		if (t == 2)
+		{
+			/* the ends of the docID space and the tile boundaries */
+			static const uint32_t special[] = {0, 1, 8190, 8191, 8192, 8193, 16383, 16384};
+
+			for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+				if (special[i] < N)
+					mark[special[i] >> 5] |= 1u << (special[i] & 31);
+			mark[(N - 1) >> 5] |= 1u << ((N - 1) & 31);
+		}
+		for (uint32_t d = wlo & ~31u; d < wlo + wlen; d += 32)
+		{
+			uint32_t	v = mark[d >> 5];
+
+			mark[d >> 5] = 0;
+			while (v)
+			{
+				int			bit = __builtin_ctz(v);
+
+				v &= v - 1;
+				docs[n] = d + bit;
+				tfs[n] = random_tf(tfmode);
+				n++;
+			}
+		}
+		seg_add_list(s, t, docs, tfs, n);
+		s->total_postings += n;
+		s->idf[t] = logf(1.0f + ((float) N - (float) n + 0.5f) / ((float) n + 0.5f));
+		/* keep the generated postings to check the decoder against */
+		s->docs[t] = xmalloc(n * sizeof(uint32_t));
+		s->tfs[t] = xmalloc(n * sizeof(uint32_t));
+		memcpy(s->docs[t], docs, n * sizeof(uint32_t));
+		memcpy(s->tfs[t], tfs, n * sizeof(uint32_t));
+	}
+	s->block_offset[s->nblocks_total] = (uint32_t) s->payload_bytes;
+
+	/* the reference reads the lists back through the CPU decoder */
+	{
+		int			ok = 1;
+
+		for (uint32_t t = 0; t < s->nterms && ok; t++)
+		{
+			uint32_t	prev = GPUIR_FIRST_PREV_DOCID;
+
+			for (uint32_t b = 0; b < s->nblocks[t]; b++)
+			{
+				uint32_t	bi = s->first_block[t] + b;
+				uint32_t	cd[GPUIR_BLOCK_SIZE],
+							ct[GPUIR_BLOCK_SIZE];
+				int			r = GpuirCodecDecode(s->payload + s->block_offset[bi],
+												 s->block_offset[bi + 1] - s->block_offset[bi],
+												 prev, cd, ct);
+				uint32_t	base = b * GPUIR_BLOCK_SIZE;
+
+				if (r < 1 || memcmp(cd, s->docs[t] + base, r * sizeof(uint32_t)) != 0 ||
+					memcmp(ct, s->tfs[t] + base, r * sizeof(uint32_t)) != 0)
+				{
+					ok = 0;
+					break;
+				}
+				memcpy(s->docs[t] + base, cd, r * sizeof(uint32_t));
+				memcpy(s->tfs[t] + base, ct, r * sizeof(uint32_t));
+				prev = cd[r - 1];
+			}
+		}
+		check(ok, "segment lists round-trip through GpuirCodecDecode");
+	}
+	free(mark);
+	free(docs);
+	free(tfs);
+}
+
+static gpuir_cuda_status
+seg_upload(TestSeg *s)
+{
+	return gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last,
+									 s->block_offset, s->impact_tf, s->impact_dl,
+									 s->nblocks_total, s->doclen, s->deleted, s->ndocs,
+									 &s->dev);
+}
+
+static void
+seg_free(TestSeg *s)
+{
+	gpuir_cuda_segment_free(&s->dev);
+	for (uint32_t t = 0; t < s->nterms; t++)
+	{
+		free(s->docs[t]);
+		free(s->tfs[t]);
+	}
+	free(s->docs);
+	free(s->tfs);
+	free(s->first_block);
+	free(s->nblocks);
+	free(s->npostings);
+	free(s->idf);
+	free(s->payload);
+	free(s->block_last);
+	free(s->block_offset);
+	free(s->impact_tf);
+	free(s->impact_dl);
+	free(s->doclen);
+	free(s->deleted);
+}
+
+/* ---------- batches ---------- */
+
+typedef struct Batch
+{
+	gpuir_cuda_query *q;
+	uint32_t	nq;
+	gpuir_cuda_term *t;
+	int32_t    *src;			/* segment term of t[i], -1 when absent */
+	uint32_t	nt;
+	uint32_t	tcap;
+	uint32_t	kmax;
+	uint64_t	postings;		/* sum of the queries' list lengths */
+} Batch;
+
+typedef struct BatchSpec
+{
+	const char *name;
+	uint32_t	nq;
+	uint32_t	minterms;
+	uint32_t	maxterms;
+	int			mode;			/* -1: random */
+	uint32_t	k;				/* 0: random of 1, 10, 100, 1000 (<= kmax) */
+	uint32_t	kmax;
+	int			extras;			/* absent terms, empty queries, shared slices, repeats */
+} BatchSpec;
+
+static void
+batch_add_term(Batch *b, const TestSeg *s, int32_t src)
+{
+	gpuir_cuda_term *t;
+
+	if (b->nt == b->tcap)
+	{
+		b->tcap = b->tcap * 2 + 64;
+		b->t = xrealloc(b->t, b->tcap * sizeof(gpuir_cuda_term));
+		b->src = xrealloc(b->src, b->tcap * sizeof(int32_t));
+	}
+	t = &b->t[b->nt];
+	b->src[b->nt++] = src;
+	if (src < 0)
+	{
+		t->first_block = 0;
+		t->nblocks = 0;
+		t->npostings = 0;
+		t->idf = 1.5f;
+		return;
+	}
+	t->first_block = s->first_block[src];
+	t->nblocks = s->nblocks[src];
+	t->npostings = s->npostings[src];
+	t->idf = s->idf[src];
+}
+
+static void
+batch_make(Batch *b, const TestSeg *s, const BatchSpec *bs)
+{
+	static const uint32_t ks[] = {1, 10, 100, 1000};
+
+	memset(b, 0, sizeof(*b));
+	b->nq = bs->nq;
+	b->kmax = bs->kmax;
+	b->q = xmalloc(bs->nq * sizeof(gpuir_cuda_query));
+	for (uint32_t i = 0; i < bs->nq; i++)
+	{
+		gpuir_cuda_query *q = &b->q[i];
+		uint32_t	k = bs->k;
+
+		while (k == 0 || k > bs->kmax)
+			k = ks[rnd() % 4];
+		q->k = k;
+		q->mode = (bs->mode >= 0) ? bs->mode : (int32_t) (rnd() % 3);
+		if (bs->extras && i > 0 && rnd() % 8 == 0)
+		{
+			/* the previous query's terms again (overlapping term ranges) */
+			q->first_term = b->q[i - 1].first_term;
+			q->nterms = b->q[i - 1].nterms;
+		}
+		else if (bs->extras && rnd() % 50 == 0)
+		{
+			q->first_term = b->nt;
+			q->nterms = 0;
+		}
+		else
+		{
+			uint32_t	nt = bs->minterms + rnd() % (bs->maxterms - bs->minterms + 1);
+
+			q->first_term = b->nt;
+			q->nterms = nt;
+			for (uint32_t j = 0; j < nt; j++)
+			{
+				int32_t		src;
+
+				if (bs->extras && rnd() % 25 == 0)
+					src = -1;
+				else if (bs->extras && j > 0 && rnd() % 30 == 0)
+					src = b->src[b->nt - 1];	/* the same list twice */
+				else if (rnd() % 2 == 0)
+					src = (int32_t) (rnd() % (s->nterms < HOT_TERMS ? s->nterms : HOT_TERMS));
+				else
+					src = (int32_t) (rnd() % s->nterms);
+				batch_add_term(b, s, src);
+			}
+		}
+		for (uint32_t j = 0; j < q->nterms; j++)
+			b->postings += b->t[q->first_term + j].npostings;
+	}
+}
+
+static void
+batch_free(Batch *b)
+{
+	free(b->q);
+	free(b->t);
+	free(b->src);
+}
+
+/* ---------- CPU reference ---------- */
+
+/* GpuirBM25 of src/gpuir.h, the same float32 expression */
+static inline float
+bm25(float idf, uint32_t tf, uint32_t dl, const gpuir_cuda_scoring *s)
+{
+	float		tff = (float) tf;
+	float		norm = s->k1 * ((1.0f - s->b) + s->b * ((float) dl / s->avgdl));
+
+	return idf * (tff * (s->k1 + 1.0f)) / (tff + norm);
+}
+
+typedef struct Res
+{
+	float		score;
+	uint32_t	doc;
+} Res;
+
+/* is a ranked before b? (score desc, docID asc) */
+static inline int
+res_better(const Res *a, const Res *b)
+{
+	if (a->score != b->score)
+		return a->score > b->score;
+	return a->doc < b->doc;
+}
+
+static int
+res_cmp(const void *a, const void *b)
+{
+	return res_better(a, b) ? -1 : (res_better(b, a) ? 1 : 0);
+}
+
+/* heap[0] is the worst kept result */
+static void
+heap_offer(Res *h, uint32_t *n, uint32_t k, Res r)
+{
+	uint32_t	i;
+
+	if (*n < k)
+	{
+		i = (*n)++;
+		h[i] = r;
+		while (i > 0 && res_better(&h[(i - 1) / 2], &h[i]))
+		{
+			Res			tmp = h[i];
+
+			h[i] = h[(i - 1) / 2];
+			h[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+		return;
+	}
+	if (!res_better(&r, &h[0]))
+		return;
+	h[0] = r;
+	i = 0;
+	for (;;)
+	{
+		uint32_t	l = 2 * i + 1,
+					w = i;
+		Res			tmp;
+
+		if (l < *n && res_better(&h[w], &h[l]))
+			w = l;
+		if (l + 1 < *n && res_better(&h[w], &h[l + 1]))
+			w = l + 1;
+		if (w == i)
+			break;
+		tmp = h[i];
+		h[i] = h[w];
+		h[w] = tmp;
+		i = w;
+	}
+}
+
+typedef struct Ref
+{
+	float	   *acc;
+	uint32_t   *cnt;
+	uint32_t   *touched;
+	Res		   *heap;
+} Ref;
+
+static void
+ref_init(Ref *r, uint32_t ndocs)
+{
+	r->acc = xmalloc((size_t) ndocs * sizeof(float));
+	r->cnt = xmalloc((size_t) ndocs * sizeof(uint32_t));
+	r->touched = xmalloc((size_t) ndocs * sizeof(uint32_t));
+	r->heap = xmalloc(GPUIR_CUDA_MAX_K * sizeof(Res));
+}
+
+static void
+ref_free(Ref *r)
+{
+	free(r->acc);
+	free(r->cnt);
+	free(r->touched);
+	free(r->heap);
+}
+
+/*
+ * The top k of query q: every list's postings in the query's term order,
+ * each document's score a float32 sum from 0.0f; AND keeps documents in
+ * every list, OR (and BMW) those in any; deleted docIDs never qualify.
+ */
+static uint32_t
+ref_query(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b,
+		  const gpuir_cuda_query *q, Res *out)
+{
+	uint32_t	ntouched = 0,
+				n = 0;
+	int			and_mode = (q->mode == GPUIR_CUDA_MODE_AND);
+
+	for (uint32_t j = 0; j < q->nterms; j++)
+	{
+		int32_t		src = b->src[q->first_term + j];
+		float		idf = b->t[q->first_term + j].idf;
+
+		if (src < 0)
+		{
+			if (and_mode)
+				break;			/* an absent term: nothing qualifies */
+			continue;
+		}
+		for (uint32_t i = 0; i < s->npostings[src]; i++)
+		{
+			uint32_t	d = s->docs[src][i];
+
+			if (r->cnt[d] == 0)
+			{
+				r->touched[ntouched++] = d;
+				r->acc[d] = 0.0f;
+			}
+			r->acc[d] = r->acc[d] + bm25(idf, s->tfs[src][i], s->doclen[d], sc);
+			r->cnt[d]++;
+		}
+	}
+	for (uint32_t i = 0; i < ntouched; i++)
+	{
+		uint32_t	d = r->touched[i];
+
+		if ((!and_mode || r->cnt[d] == q->nterms) && !is_deleted(s, d))
+		{
+			Res			x = {r->acc[d], d};
+
+			heap_offer(r->heap, &n, q->k, x);
+		}
+		r->cnt[d] = 0;
+	}
+	memcpy(out, r->heap, n * sizeof(Res));
+	qsort(out, n, sizeof(Res), res_cmp);
+	return n;
+}
+
+/* ---------- running batches ---------- */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct Out
+{
+	uint32_t   *docids;
+	float	   *scores;
+	uint32_t   *counts;
+} Out;
+
+static void
+out_alloc(Out *o, const Batch *b)
+{
+	size_t		n = (size_t) b->nq * b->kmax;
+
+	o->docids = xmalloc(n * sizeof(uint32_t));
+	o->scores = xmalloc(n * sizeof(float));
+	o->counts = xmalloc(b->nq * sizeof(uint32_t));
+	/* poison: the GPU must write every slot */
+	memset(o->docids, 0xA5, n * sizeof(uint32_t));
+	memset(o->scores, 0xA5, n * sizeof(float));
+	memset(o->counts, 0xA5, b->nq * sizeof(uint32_t));
+}
+
+static void
+out_free(Out *o)
+{
+	free(o->docids);
+	free(o->scores);
+	free(o->counts);
+}
+
+static gpuir_cuda_status
+run_gpu(const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b, Out *o)
+{
+	return gpuir_cuda_search_batch(&s->dev, sc, b->q, b->nq, b->t, b->nt, b->kmax,
+								   o->docids, o->scores, o->counts, NULL);
+}
+
+/* compare every query of the batch with the reference; one check each */
+static void
+compare_batch(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b,
+			  const Out *o, const char *label)
+{
+	Res		   *want = xmalloc(GPUIR_CUDA_MAX_K * sizeof(Res));
+	char		what[512];
+
+	for (uint32_t i = 0; i < b->nq; i++)
+	{
+		const gpuir_cuda_query *q = &b->q[i];
+		uint32_t	n = ref_query(r, s, sc, b, q, want);
+		const uint32_t *gd = o->docids + (size_t) i * b->kmax;
+		const float *gs = o->scores + (size_t) i * b->kmax;
+		int			bad = -1;
+
+		if (o->counts[i] != n)
+			bad = -2;
+		for (uint32_t j = 0; bad == -1 && j < b->kmax; j++)
+		{
+			if (j < n)
+			{
+				if (gd[j] != want[j].doc || memcmp(&gs[j], &want[j].score, sizeof(float)) != 0)
+					bad = (int) j;
+			}
+			else if (gd[j] != 0 || gs[j] != 0.0f)
+				bad = (int) j;
+		}
+		if (bad == -1)
+		{
+			passed++;
+			continue;
+		}
+		if (bad == -2)
+			snprintf(what, sizeof(what),
+					 "%s/%s: query %u (mode %d, k %u, %u terms): gpu count %u, cpu %u",
+					 s->spec.name, label, i, (int) q->mode, q->k, q->nterms,
+					 o->counts[i], n);
+		else
+			snprintf(what, sizeof(what),
+					 "%s/%s: query %u (mode %d, k %u, %u terms): rank %d: gpu (%u, %.9g), cpu (%u, %.9g)",
+					 s->spec.name, label, i, (int) q->mode, q->k, q->nterms, bad,
+					 gd[bad], (double) gs[bad], bad < (int) n ? want[bad].doc : 0,
+					 bad < (int) n ? (double) want[bad].score : 0.0);
+		check(0, what);
+	}
+	free(want);
+}
+
+/* make, run and check one batch; with timing, run it twice and report the second */
+static void
+test_batch(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs,
+		   int timing)
+{
+	Batch		b;
+	Out			o;
+	gpuir_cuda_status st;
+	char		what[256];
+	double		t0,
+				t1;
+
+	batch_make(&b, s, bs);
+	out_alloc(&o, &b);
+	t0 = now_s();
+	st = run_gpu(s, sc, &b, &o);
+	t1 = now_s();
+	if (st == GPUIR_CUDA_OK && timing)
+	{
+		t0 = now_s();
+		st = run_gpu(s, sc, &b, &o);
+		t1 = now_s();
+	}
+	snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, bs->name,
+			 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
+	check(st == GPUIR_CUDA_OK, what);
+	if (st == GPUIR_CUDA_OK)
+	{
+		if (timing)
+			printf("cuda search: throughput %s on %s (%u docs): %u queries, %.1f M postings in %.2f ms: %.0f queries/s, %.0f M postings/s\n",
+				   bs->name, s->spec.name, s->ndocs, b.nq, b.postings / 1e6,
+				   (t1 - t0) * 1e3, b.nq / (t1 - t0), b.postings / 1e6 / (t1 - t0));
+		compare_batch(r, s, sc, &b, &o, bs->name);
+	}
+	out_free(&o);
+	batch_free(&b);
+}
+
+/* ---------- corruption and arguments ---------- */
+
+/* search one query over term t of s; returns the status */
+static gpuir_cuda_status
+search_one(const TestSeg *s, const gpuir_cuda_scoring *sc, uint32_t t, int mode, uint32_t k)
+{
+	gpuir_cuda_term term = {s->first_block[t], s->nblocks[t], s->npostings[t], s->idf[t]};
+	gpuir_cuda_query q = {0, 1, k, mode};
+	uint32_t   *d = xmalloc(k * sizeof(uint32_t));
+	float	   *sco = xmalloc(k * sizeof(float));
+	uint32_t	cnt;
+	gpuir_cuda_status st;
+
+	st = gpuir_cuda_search_batch(&s->dev, sc, &q, 1, &term, 1, k, d, sco, &cnt, NULL);
+	free(d);
+	free(sco);
+	return st;
+}
+
+/*
+ * Corrupt a copy of the segment's arrays in several ways: each must give
+ * GPUIR_CUDA_CORRUPT for a query over the damaged list, and a query over
+ * another list must still be answered.
+ */
+static void
+test_corruption(TestSeg *s, const gpuir_cuda_scoring *sc)
+{
+	uint32_t	t = 0;
+	uint32_t	other;
+	char		what[160];
+
+	/* a list of at least 3 blocks */
+	while (t < s->nterms && s->nblocks[t] < 3)
+		t++;
+	if (t == s->nterms)
+	{
+		check(0, "corruption: no list of 3 blocks");
+		return;
+	}
+	other = (t + 1) % s->nterms;
+	gpuir_cuda_segment_free(&s->dev);
+	for (int c = 0; c < 5; c++)
+	{
+		uint32_t	b = s->first_block[t] + 1;
+		uint32_t	lastb = s->first_block[t] + s->nblocks[t] - 1;
+		uint8_t		saved_byte = s->payload[s->block_offset[b] + 7];
+		uint32_t	saved_last = s->block_last[b];
+		uint32_t	saved_lastb = s->block_last[lastb];
+		uint8_t		saved_n = s->payload[s->block_offset[b]];
+		const char *name;
+		gpuir_cuda_status st;
+
+		switch (c)
+		{
+			case 0:
+				name = "reserved header byte";
+				s->payload[s->block_offset[b] + 7] = 1;
+				break;
+			case 1:
+				name = "block_last not the decoded last docID";
+				s->block_last[b] = saved_last + 1 < s->block_last[b + 1] ? saved_last + 1 : saved_last - 1;
+				break;
+			case 2:
+				name = "block_last not increasing";
+				s->block_last[b] = s->block_last[b - 1];
+				break;
+			case 3:
+				name = "block_last beyond ndocs";
+				s->block_last[lastb] = s->ndocs;
+				break;
+			default:
+				name = "block with 127 postings inside a list";
+				s->payload[s->block_offset[b]] = (uint8_t) (saved_n - 1);
+				break;
+		}
+		st = seg_upload(s);
+		snprintf(what, sizeof(what), "corruption (%s): upload %s", name,
+				 gpuir_cuda_status_string(st));
+		check(st == GPUIR_CUDA_OK, what);
+		if (st == GPUIR_CUDA_OK)
+		{
+			for (int mode = 0; mode < 2; mode++)
+			{
+				st = search_one(s, sc, t, mode, 10);
+				snprintf(what, sizeof(what), "corruption (%s), mode %d: status %s", name, mode,
+						 gpuir_cuda_status_string(st));
+				check(st == GPUIR_CUDA_CORRUPT, what);
+			}
+			st = search_one(s, sc, other, GPUIR_CUDA_MODE_OR, 10);
+			snprintf(what, sizeof(what), "corruption (%s): another list: status %s", name,
+					 gpuir_cuda_status_string(st));
+			check(st == GPUIR_CUDA_OK, what);
+		}
+		gpuir_cuda_segment_free(&s->dev);
+		s->payload[s->block_offset[b] + 7] = saved_byte;
+		s->payload[s->block_offset[b]] = saved_n;
+		s->block_last[b] = saved_last;
+		s->block_last[lastb] = saved_lastb;
+	}
+	/* block offsets out of order: refused by the upload */
+	{
+		uint32_t	b = s->first_block[t] + 1;
+		uint32_t	saved = s->block_offset[b];
+		gpuir_cuda_status st;
+
+		s->block_offset[b] = s->block_offset[b + 1] + 4;
+		st = seg_upload(s);
+		check(st == GPUIR_CUDA_CORRUPT, "corruption: decreasing block offsets refused by upload");
+		check(s->dev.payload == NULL, "corruption: failed upload leaves the segment zeroed");
+		s->block_offset[b] = saved;
+	}
+	check(seg_upload(s) == GPUIR_CUDA_OK, "corruption: segment restored");
+}
+
+static void
+test_arguments(TestSeg *s, const gpuir_cuda_scoring *sc)
+{
+	gpuir_cuda_term term = {s->first_block[0], s->nblocks[0], s->npostings[0], s->idf[0]};
+	gpuir_cuda_query q = {0, 1, 10, GPUIR_CUDA_MODE_OR};
+	uint32_t	d[GPUIR_CUDA_MAX_K];
+	float		sco[GPUIR_CUDA_MAX_K];
+	uint32_t	cnt = 7;
+	gpuir_cuda_segment dev;
+	gpuir_cuda_scoring bad;
+
+#define SEARCH(seg_, sc_, q_, nq_, t_, nt_, kmax_, d_, s_, c_) \
+	gpuir_cuda_search_batch(seg_, sc_, q_, nq_, t_, nt_, kmax_, d_, s_, c_, NULL)
+
+	check(SEARCH(NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, NULL) == GPUIR_CUDA_OK,
+		  "args: zero queries is a no-op");
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_OK && cnt <= 10,
+		  "args: a valid query");
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 0, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: kmax 0");
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, GPUIR_CUDA_MAX_K + 1, d, sco, &cnt) ==
+		  GPUIR_CUDA_INVALID_ARGUMENT, "args: kmax above GPUIR_CUDA_MAX_K");
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 5, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: k above kmax");
+	q.k = 0;
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: k 0");
+	q.k = 10;
+	q.mode = 7;
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: bad mode");
+	q.mode = GPUIR_CUDA_MODE_AND;
+	q.nterms = 2;
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: query terms past the term array");
+	q.nterms = 1;
+	check(SEARCH(&s->dev, sc, &q, 1, NULL, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: NULL terms");
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, NULL) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: NULL out_counts");
+	check(SEARCH(NULL, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: NULL segment");
+	term.first_block = s->nblocks_total - term.nblocks + 1;
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: list past the segment's blocks");
+	term.first_block = s->first_block[0];
+	term.npostings = term.nblocks * GPUIR_BLOCK_SIZE + 1;
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: npostings beyond nblocks");
+	term.npostings = 0;
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: blocks without postings");
+	term.npostings = s->npostings[0];
+	term.idf = NAN;
+	check(SEARCH(&s->dev, sc, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: NaN idf");
+	term.idf = s->idf[0];
+	bad = *sc;
+	bad.avgdl = 0.0f;
+	check(SEARCH(&s->dev, &bad, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: avgdl 0");
+	bad = *sc;
+	bad.b = 1.5f;
+	check(SEARCH(&s->dev, &bad, &q, 1, &term, 1, 10, d, sco, &cnt) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: b above 1");
+	/* absent term: AND gives nothing, OR of absent terms gives nothing */
+	{
+		gpuir_cuda_term two[2] = {term, {0, 0, 0, 2.0f}};
+		gpuir_cuda_query qq[2] = {{0, 2, 10, GPUIR_CUDA_MODE_AND}, {1, 1, 10, GPUIR_CUDA_MODE_OR}};
+		uint32_t	c2[2] = {9, 9};
+
+		check(SEARCH(&s->dev, sc, qq, 2, two, 2, 10, d, sco, c2) == GPUIR_CUDA_OK &&
+			  c2[0] == 0 && c2[1] == 0, "args: absent terms give no results");
+	}
+#undef SEARCH
+
+	/* upload / free */
+	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
+									s->impact_tf, s->impact_dl, s->nblocks_total, s->doclen,
+									s->deleted, s->ndocs, NULL) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: upload to NULL");
+	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
+									s->impact_tf, NULL, s->nblocks_total, s->doclen,
+									s->deleted, s->ndocs, &dev) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: one impact array");
+	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
+									NULL, NULL, s->nblocks_total, NULL,
+									s->deleted, s->ndocs, &dev) == GPUIR_CUDA_INVALID_ARGUMENT,
+		  "args: no doclen");
+	check(gpuir_cuda_segment_free(NULL) == GPUIR_CUDA_OK, "args: free NULL");
+	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
+									NULL, NULL, s->nblocks_total, s->doclen,
+									NULL, s->ndocs, &dev) == GPUIR_CUDA_OK &&
+		  dev.impact_tf == NULL && dev.deleted == NULL,
+		  "args: upload without impacts and deletions");
+	check(gpuir_cuda_segment_free(&dev) == GPUIR_CUDA_OK && dev.payload == NULL &&
+		  gpuir_cuda_segment_free(&dev) == GPUIR_CUDA_OK, "args: free twice");
+	/* an empty segment */
+	{
+		uint32_t	off0 = 0;
+		gpuir_cuda_term none = {0, 0, 0, 1.0f};
+		gpuir_cuda_query qe = {0, 1, 10, GPUIR_CUDA_MODE_OR};
+
+		check(gpuir_cuda_segment_upload(NULL, 0, NULL, &off0, NULL, NULL, 0, NULL, NULL, 0,
+										&dev) == GPUIR_CUDA_OK, "args: upload an empty segment");
+		cnt = 9;
+		check(gpuir_cuda_search_batch(&dev, sc, &qe, 1, &none, 1, 10, d, sco, &cnt, NULL) ==
+			  GPUIR_CUDA_OK && cnt == 0, "args: search an empty segment");
+		gpuir_cuda_segment_free(&dev);
+	}
+}
+
+/* ---------- main ---------- */
+
+static void
+test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int corrupt,
+			 int args)
+{
+	TestSeg		s;
+	Ref			r;
+	gpuir_cuda_status st;
+	char		what[256];
+	const uint32_t scale = quick ? 8 : 1;
+	BatchSpec	mixed = {"mixed", 400 / scale, 1, 8, -1, 0, GPUIR_CUDA_MAX_K, 1};
+	BatchSpec	kmax100 = {"kmax 100", 200 / scale, 1, 5, -1, 0, 100, 1};
+	BatchSpec	single = {"one or two terms, k 1000", 100 / scale, 1, 2, GPUIR_CUDA_MODE_OR,
+	1000, 1000, 0};
+	BatchSpec	and_long = {"AND of 2..8", 100 / scale, 2, 8, GPUIR_CUDA_MODE_AND, 0, 1000, 0};
+
+	seg_build(&s, spec);
+	st = seg_upload(&s);
+	snprintf(what, sizeof(what), "%s: upload %s (%s)", spec->name, gpuir_cuda_status_string(st),
+			 gpuir_cuda_last_error_detail());
+	check(st == GPUIR_CUDA_OK, what);
+	if (st != GPUIR_CUDA_OK)
+	{
+		seg_free(&s);
+		return;
+	}
+	ref_init(&r, s.ndocs);
+	if (args)
+		test_arguments(&s, sc);
+	test_batch(&r, &s, sc, &mixed, 0);
+	test_batch(&r, &s, sc, &kmax100, 0);
+	test_batch(&r, &s, sc, &single, 0);
+	test_batch(&r, &s, sc, &and_long, 0);
+	if (timing)
+	{
+		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
+		GPUIR_CUDA_MODE_OR, 10, 10, 0};
+		BatchSpec	or1000 = {"OR k=1000, 2-4 terms", quick ? 100 : 1000, 2, 4,
+		GPUIR_CUDA_MODE_OR, 1000, 1000, 0};
+		BatchSpec	and10 = {"AND k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
+		GPUIR_CUDA_MODE_AND, 10, 10, 0};
+
+		test_batch(&r, &s, sc, &or10, 1);
+		test_batch(&r, &s, sc, &or1000, 1);
+		test_batch(&r, &s, sc, &and10, 1);
+	}
+	if (corrupt)
+		test_corruption(&s, sc);
+	ref_free(&r);
+	seg_free(&s);
+}
+
+int
+main(int argc, char **argv)
+{
+	int			ndev = 0;
+	gpuir_cuda_status st;
+	const char *require = getenv("GPUIR_TEST_REQUIRE_GPU");
+	char		name[256];
+	size_t		mem = 0;
+	int			major = 0,
+				minor = 0;
+	gpuir_cuda_scoring sc = {1.2f, 0.75f, 0.0f};
+
+	quick = (argc > 1 && strcmp(argv[1], "--quick") == 0);
+	st = gpuir_cuda_device_count(&ndev);
+	if (st != GPUIR_CUDA_OK)
+	{
+		int			must = (require != NULL && strcmp(require, "1") == 0);
+
+		if (st == GPUIR_CUDA_NO_DEVICE && !must)
+		{
+			printf("cuda search: skipped (no CUDA device: %s)\n",
+				   gpuir_cuda_last_error_detail());
+			return 0;
+		}
+		printf("cuda search: device discovery failed: %s (%s)\n",
+			   gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
+		return 1;
+	}
+	st = gpuir_cuda_device_info(0, name, sizeof(name), &mem, &major, &minor);
+	if (st != GPUIR_CUDA_OK)
+	{
+		printf("cuda search: device info failed: %s (%s)\n",
+			   gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
+		return 1;
+	}
+	printf("cuda search: device 0 of %d: %s, compute capability %d.%d, %zu MiB\n",
+		   ndev, name, major, minor, mem >> 20);
+
+	rnd_seed(0xD1B54A32D192ED03ULL);
+	{
+		/* name, ndocs, nterms, maxlen, deleted, ties */
+		const SegSpec big = {"big", quick ? 60000 : 1000000, quick ? 150 : 1200,
+		quick ? 20000 : 100000, 1, 0};
+		const SegSpec ties = {"ties", quick ? 20000 : 200000, quick ? 100 : 500,
+		quick ? 10000 : 50000, 0, 1};
+		static const uint32_t edge_ndocs[] = {1, 100, 8191, 8192, 8193, 20000};
+
+		for (size_t i = 0; i < sizeof(edge_ndocs) / sizeof(edge_ndocs[0]); i++)
+		{
+			char		nm[32];
+			SegSpec		e = {nm, edge_ndocs[i], 24, edge_ndocs[i], (int) (i % 2), (int) (i % 3 == 0)};
+
+			snprintf(nm, sizeof(nm), "edge %u", edge_ndocs[i]);
+			sc.avgdl = 400.0f + (float) i;
+			test_segment(&e, &sc, 0, 0, i == 2);
+		}
+		sc.avgdl = 731.25f;
+		test_segment(&ties, &sc, 0, 1, 0);
+		sc.k1 = 0.9f;
+		sc.b = 0.4f;
+		sc.avgdl = 1000.5f;
+		test_segment(&big, &sc, 1, 0, 0);
+	}
+
+	printf("cuda search: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
