@@ -316,7 +316,11 @@ block_impacts(uint32 (*pairs)[2], int n, double k1, double b, double avgdl,
 			}
 		}
 		pairs[best][1] = pairs[best + 1][1];
-		memmove(&pairs[best + 1], &pairs[best + 2], sizeof(pairs[0]) * (m - best - 2));
+		for (int i = best + 1; i + 1 < m; i++)
+		{
+			pairs[i][0] = pairs[i + 1][0];
+			pairs[i][1] = pairs[i + 1][1];
+		}
 		m--;
 	}
 	for (int i = 0; i < GPUIR_BLOCK_IMPACTS; i++)

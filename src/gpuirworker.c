@@ -184,7 +184,7 @@ typedef struct GpuirUnit
 
 static MemoryContext cache_cxt;	/* cache entries */
 static MemoryContext batch_cxt;	/* reset after every batch */
-static MemoryContext run_cxt;	/* child of batch_cxt, reset after every run */
+static MemoryContext run_cxt;	/* reset after every run */
 static ResourceOwner worker_owner;	/* buffer pins of page reads */
 
 static dlist_head cache_lru = DLIST_STATIC_INIT(cache_lru);
@@ -1461,7 +1461,8 @@ GpuirWorkerMain(Datum arg)
 									  ALLOCSET_SMALL_SIZES);
 	batch_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir batch",
 									  ALLOCSET_DEFAULT_SIZES);
-	run_cxt = AllocSetContextCreate(batch_cxt, "gpuir run", ALLOCSET_DEFAULT_SIZES);
+	/* not a child of batch_cxt: resetting a context deletes its children */
+	run_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir run", ALLOCSET_DEFAULT_SIZES);
 
 	before_shmem_exit(worker_exit, (Datum) 0);
 
