@@ -1,0 +1,61 @@
+--
+-- batch: gpuir_search_batch answers every query of an array exactly like
+-- gpuir_search does (on the GPU service when it runs, else on the CPU), and
+-- gpuir_status() reports the service's state in every setting.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS gpuir;
+RESET client_min_messages;
+
+SELECT setseed(0.125);
+CREATE TABLE ba_docs (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+INSERT INTO ba_docs
+SELECT i, (SELECT string_agg('t' || floor(exp(random() * ln(400)))::int, ' ')
+           FROM generate_series(1, 3 + (i * 13) % 40) WHERE i > 0)
+FROM generate_series(1, 8000) i;
+CREATE INDEX ba_idx ON ba_docs USING gpuir (body) WITH (text_config = 'simple');
+-- a second segment, rows in the insert buffer and dead rows
+INSERT INTO ba_docs SELECT 10000 + i, body FROM ba_docs WHERE i % 9 = 0;
+SELECT gpuir_merge('ba_idx');
+INSERT INTO ba_docs SELECT 20000 + i, body FROM ba_docs WHERE i % 11 = 0 AND i < 10000;
+DELETE FROM ba_docs WHERE id % 17 = 0;
+
+CREATE TABLE ba_queries (qno int, q text);
+INSERT INTO ba_queries VALUES (1, 't1'), (2, 't2 t3'), (3, 't1 t50 t399'), (4, NULL),
+  (5, 'nosuchword'), (6, 't7 t7 t8'), (7, ''), (8, 't300 t301 t302 t303 t304 t305'),
+  (9, 't1 t2 t3 t4 t5 t6 t7 t8 t9 t10');
+
+-- per (mode, k): queries whose batch answer differs from gpuir_search's
+SELECT m.mode, kk.k,
+       (SELECT count(*) FROM gpuir_search_batch('ba_idx',
+                (SELECT array_agg(q ORDER BY qno) FROM ba_queries), kk.k, m.mode)) AS batch_rows,
+       (SELECT count(*) FROM ba_queries bq
+        WHERE (SELECT array_agg(b.ctid::text || '/' || b.score ORDER BY b.n)
+               FROM gpuir_search_batch('ba_idx', (SELECT array_agg(q ORDER BY qno) FROM ba_queries),
+                                       kk.k, m.mode) WITH ORDINALITY b(query_no, ctid, score, n)
+               WHERE b.query_no = bq.qno)
+              IS DISTINCT FROM
+              (SELECT array_agg(s.ctid::text || '/' || s.score ORDER BY s.n)
+               FROM gpuir_search('ba_idx', bq.q, kk.k, m.mode) WITH ORDINALITY s(ctid, score, n)
+               WHERE bq.q IS NOT NULL)) AS mismatches
+FROM unnest(ARRAY['and', 'or', 'wand', 'bmw', 'and_or']) m(mode), unnest(ARRAY[1, 10, 500]) kk(k)
+ORDER BY 1, 2;
+
+-- empty array, all-NULL array, errors
+SELECT count(*) FROM gpuir_search_batch('ba_idx', ARRAY[]::text[]);
+SELECT count(*) FROM gpuir_search_batch('ba_idx', ARRAY[NULL, NULL]::text[]);
+\set VERBOSITY sqlstate
+SELECT * FROM gpuir_search_batch('ba_idx', ARRAY['t1'], 0);
+SELECT * FROM gpuir_search_batch('ba_idx', ARRAY['t1'], 10, 'nope');
+SELECT * FROM gpuir_search_batch('ba_idx', ARRAY[['t1'], ['t2']]);
+SELECT * FROM gpuir_search_batch('ba_docs', ARRAY['t1']);
+\set VERBOSITY default
+
+-- gpuir_status(): one row, sane in every setting (no preload, no GPU, GPU)
+SELECT device IS NOT NULL AS has_device, budget >= 0 AS budget_ok,
+       bytes_cached <= greatest(budget, 0) AS cache_within_budget,
+       gpu_queries >= 0 AND cpu_queries >= 0 AND fallbacks >= 0 AND errors >= 0 AS counters_ok,
+       (batches = 0) = (mean_batch_size = 0) AS mean_batch_ok
+FROM gpuir_status();
+
+DROP TABLE ba_docs, ba_queries;
