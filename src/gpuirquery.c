@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "gpuir.h"
 #include "gpuirservice.h"
@@ -1224,8 +1225,19 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 					(errmsg("gpuir: %d queries answered by the CPU: %s", ng, why)));
 	}
 	else if (gpuir_device == GPUIR_DEVICE_GPU && GpuirService != NULL)
-		ereport(LOG,
-				(errmsg("gpuir: %d queries answered by the CPU: the gpu service is not ready", ng)));
+	{
+		/* while the worker is away (no GPU, restarting), once per 10 s per session */
+		static TimestampTz last_logged = 0;
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (TimestampDifferenceExceeds(last_logged, now, 10000))
+		{
+			last_logged = now;
+			ereport(LOG,
+					(errmsg("gpuir: %d queries answered by the CPU: the gpu service is not ready", ng),
+					 errdetail("Further such messages of this session are suppressed for 10 seconds.")));
+		}
+	}
 
 	for (int i = 0; i < ng; i++)
 	{
