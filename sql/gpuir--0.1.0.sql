@@ -48,6 +48,12 @@ CREATE FUNCTION gpuir_search_batch(index regclass, queries text[], k integer DEF
 COMMENT ON FUNCTION gpuir_search_batch(regclass, text[], integer, text) IS
 	'gpuir_search for every element of an array of queries, sent to the GPU service as one batch';
 
+CREATE FUNCTION gpuir_query_terms(index regclass, query text)
+	RETURNS TABLE (lexeme text, df bigint, idf real)
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuir_query_terms(regclass, text) IS
+	'the distinct lexemes of a query as the index sees them, with their global df and idf';
+
 CREATE FUNCTION gpuir_merge(index regclass) RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION gpuir_merge(regclass) IS

@@ -58,4 +58,10 @@ SELECT device IS NOT NULL AS has_device, budget >= 0 AS budget_ok,
        (batches = 0) = (mean_batch_size = 0) AS mean_batch_ok
 FROM gpuir_status();
 
+-- gpuir_query_terms: distinct lexemes in term order, global df of live rows
+-- (VACUUM takes the deleted rows out of df)
+VACUUM ba_docs;
+SELECT lexeme, df = (SELECT count(*) FROM ba_docs WHERE to_tsvector('simple', body) @@ to_tsquery('simple', lexeme)) AS df_ok,
+       idf > 0 AS idf_ok
+FROM gpuir_query_terms('ba_idx', 't7 T1 t7 nosuchword');
 DROP TABLE ba_docs, ba_queries;

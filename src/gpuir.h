@@ -324,6 +324,8 @@ extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 extern void GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 							 text **texts, int nq, int k, GpuirMode mode,
 							 GpuirResult **results, int *counts);
+extern int	GpuirQueryTerms(Relation index, Relation heap, const char *query, int querylen,
+							char ***lexemes, int64 **dfs, float4 **idfs);
 extern bool GpuirRememberedScore(const char *query, int querylen,
 								 const char *doc, int doclen, float4 *score);
 

@@ -177,6 +177,51 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+PG_FUNCTION_INFO_V1(gpuir_query_terms);
+
+/*
+ * gpuir_query_terms(index regclass, query text)
+ *		RETURNS TABLE (lexeme text, df bigint, idf real)
+ *
+ * How gpuir sees a query: its distinct lexemes under the index's text search
+ * configuration, in the order scores are summed, with their global document
+ * frequency and BM25 idf (ln(1 + (N - df + 0.5) / (df + 0.5))).  The sum of
+ * df is the number of postings the query's lists hold (what gpuir.device =
+ * auto compares with gpuir.gpu_min_postings).  Errors: 42809.
+ */
+Datum
+gpuir_query_terms(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	text	   *query = PG_GETARG_TEXT_PP(1);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	heap;
+	Relation	index;
+	char	  **lexemes;
+	int64	   *dfs;
+	float4	   *idfs;
+	int			n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
+	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	n = GpuirQueryTerms(index, heap, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query),
+						&lexemes, &dfs, &idfs);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = CStringGetTextDatum(lexemes[i]);
+		values[1] = Int64GetDatum(dfs[i]);
+		values[2] = Float4GetDatum(idfs[i]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	return (Datum) 0;
+}
+
 PG_FUNCTION_INFO_V1(gpuir_merge);
 
 /*

@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "gpuir.h"
@@ -1325,4 +1326,44 @@ GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 		counts[i] = query_finish(&qs[i], caller, &results[i]);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+}
+
+/*
+ * GpuirQueryTerms: the distinct lexemes of query for index, in term order,
+ * with their global df (all segments and the insert buffer, rows removed by
+ * VACUUM excluded) and idf; *lexemes, *dfs and *idfs are palloc'd in the
+ * caller's memory context.  Returns the number of lexemes.
+ */
+int
+GpuirQueryTerms(Relation index, Relation heap, const char *query, int querylen,
+				char ***lexemes, int64 **dfs, float4 **idfs)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext cxt = AllocSetContextCreate(caller, "gpuir query terms",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	GpuirQuery	q;
+	int			n;
+
+	query_prepare(&q, index, heap, GetActiveSnapshot(), query, querylen, 1);
+	n = q.nterms;
+	*lexemes = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
+	*dfs = MemoryContextAlloc(caller, sizeof(int64) * Max(n, 1));
+	*idfs = MemoryContextAlloc(caller, sizeof(float4) * Max(n, 1));
+	for (int t = 0; t < n; t++)
+	{
+		(*lexemes)[t] = MemoryContextAlloc(caller, q.terms[t].len + 1);
+		memcpy((*lexemes)[t], q.terms[t].lexeme, q.terms[t].len);
+		(*lexemes)[t][q.terms[t].len] = '\0';
+		(*dfs)[t] = (int64) q.terms[t].df;
+		(*idfs)[t] = q.terms[t].idf;
+	}
+	if (q.ready)
+	{
+		table_index_fetch_end(q.fetch);
+		ExecDropSingleTupleTableSlot(q.slot);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return n;
 }
