@@ -45,6 +45,35 @@ gpuir_index_table(Oid indexoid)
 	return IndexGetRelation(indexoid, false);
 }
 
+/*
+ * search_args: validate k (22023 unless 1..GPUIR_MAX_K) and the mode name
+ * (22023 when unknown) of gpuir_search and gpuir_search_batch
+ */
+static GpuirMode
+search_args(int32 k, text *modetext)
+{
+	if (k <= 0 || k > GPUIR_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be between 1 and %d, got %d", GPUIR_MAX_K, k)));
+	return GpuirParseMode(text_to_cstring(modetext));
+}
+
+/* open_search: lock the index's table, then the index (42809 unless gpuir) */
+static void
+open_search(Oid indexoid, Relation *heap, Relation *index)
+{
+	*heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
+	*index = GpuirOpenIndex(indexoid, AccessShareLock);
+}
+
+static void
+close_search(Relation heap, Relation index)
+{
+	relation_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+}
+
 PG_FUNCTION_INFO_V1(gpuir_search);
 
 /*
@@ -63,23 +92,15 @@ gpuir_search(PG_FUNCTION_ARGS)
 	Oid			indexoid = PG_GETARG_OID(0);
 	text	   *query = PG_GETARG_TEXT_PP(1);
 	int32		k = PG_GETARG_INT32(2);
-	char	   *modename = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	GpuirMode	mode = search_args(k, PG_GETARG_TEXT_PP(3));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	GpuirMode	mode;
 	Relation	heap;
 	Relation	index;
 	GpuirResult *results;
 	int			n;
 
-	if (k <= 0 || k > GPUIR_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be between 1 and %d, got %d", GPUIR_MAX_K, k)));
-	mode = GpuirParseMode(modename);
 	InitMaterializedSRF(fcinfo, 0);
-
-	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
-	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	open_search(indexoid, &heap, &index);
 	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
 					VARSIZE_ANY_EXHDR(query), k, mode, false, &results);
 	for (int i = 0; i < n; i++)
@@ -93,8 +114,7 @@ gpuir_search(PG_FUNCTION_ARGS)
 		values[1] = Float4GetDatum(results[i].score);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	relation_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
+	close_search(heap, index);
 	return (Datum) 0;
 }
 
@@ -117,9 +137,8 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 	Oid			indexoid = PG_GETARG_OID(0);
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
 	int32		k = PG_GETARG_INT32(2);
-	char	   *modename = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	GpuirMode	mode = search_args(k, PG_GETARG_TEXT_PP(3));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	GpuirMode	mode;
 	Relation	heap;
 	Relation	index;
 	Datum	   *elems;
@@ -131,11 +150,6 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 	GpuirResult **results;
 	int		   *counts;
 
-	if (k <= 0 || k > GPUIR_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must be between 1 and %d, got %d", GPUIR_MAX_K, k)));
-	mode = GpuirParseMode(modename);
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -152,8 +166,7 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 		pos[nq++] = i + 1;
 	}
 
-	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
-	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	open_search(indexoid, &heap, &index);
 	results = palloc(sizeof(GpuirResult *) * Max(nq, 1));
 	counts = palloc(sizeof(int) * Max(nq, 1));
 	GpuirSearchBatch(index, heap, GetActiveSnapshot(), texts, nq, k, mode, results, counts);
@@ -172,8 +185,7 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}
-	relation_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
+	close_search(heap, index);
 	return (Datum) 0;
 }
 
@@ -203,8 +215,7 @@ gpuir_query_terms(PG_FUNCTION_ARGS)
 	int			n;
 
 	InitMaterializedSRF(fcinfo, 0);
-	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
-	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	open_search(indexoid, &heap, &index);
 	n = GpuirQueryTerms(index, heap, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query),
 						&lexemes, &dfs, &idfs);
 	for (int i = 0; i < n; i++)
@@ -217,8 +228,7 @@ gpuir_query_terms(PG_FUNCTION_ARGS)
 		values[2] = Float4GetDatum(idfs[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	relation_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
+	close_search(heap, index);
 	return (Datum) 0;
 }
 
@@ -301,8 +311,7 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
-	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	open_search(indexoid, &heap, &index);
 	bufdata = GpuirBufferSnapshot(index, &meta);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, info_record, &st);
 	for (uint32 s = 0; s < meta.nsegments; s++)
@@ -324,8 +333,7 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 		values[7] = Float8GetDatum((double) bytes / (double) postings);
 	else
 		nulls[7] = true;
-	relation_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
+	close_search(heap, index);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
