@@ -258,7 +258,10 @@ typedef enum gpuir_cuda_mode
 {
 	GPUIR_CUDA_MODE_AND = 0,	/* documents holding every term of the query */
 	GPUIR_CUDA_MODE_OR = 1,		/* documents holding any term (exhaustive) */
-	GPUIR_CUDA_MODE_BMW = 2		/* same result as OR, with block-max pruning */
+	GPUIR_CUDA_MODE_BMW = 2		/* same result as OR (docIDs, score bits,
+								 * ties), with block-max pruning; runs as OR
+								 * when the segment has no impacts or an
+								 * idf is negative */
 } gpuir_cuda_mode;
 
 /*
@@ -294,7 +297,8 @@ typedef struct gpuir_cuda_query
  *								payload_bytes; non-decreasing
  *	impact_tf, impact_dl[nblocks * GPUIR_CUDA_BLOCK_IMPACTS]  the blocks'
  *								impacts; both NULL to leave them out (the
- *								AND and OR kernels do not read them)
+ *								AND and OR kernels do not read them; BMW
+ *								then runs as OR)
  *	nblocks						blocks of the segment (0 allowed; then the
  *								block arrays may be NULL)
  *	doclen[ndocs]				dl of each docID (required when ndocs > 0)
@@ -349,7 +353,19 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			are decoded and intersected; a tile that one list does not reach
  *			stops at once.  The survivors are then scored in the query's
  *			term order (again decoding only blocks that hold one).
- *	BMW		for now the same as OR (same result, no block-max pruning yet).
+ *	BMW		the OR result with block-max pruning (Ding & Suel, SIGIR 2011;
+ *			on the GPU as Huang et al., ICA3PP 2017): per (query, tile) a
+ *			bound from the blocks' impacts (GpuirBM25Bound in double, times
+ *			GPUIR_BOUND_SLACK), tiles run best bound first, and a per-query
+ *			threshold in device memory (always a lower bound of the final
+ *			k-th best score, raised by every tile that kept k documents)
+ *			lets a tile, or a 64-docID sub-range of it, be skipped, and its
+ *			blocks left undecoded, when its bound is strictly below the
+ *			threshold.  The output is exactly OR's.  Needs the segment's
+ *			impact arrays and idf >= 0; otherwise the query runs as OR.
+ *			Corrupt posting blocks are reported only if BMW decodes them
+ *			(the block directory is always checked in full), like the CPU
+ *			engine's BMW.
  *	top-k	multi-level selection (Ding et al. 2009, section 8.3; Stanfill
  *			1992, data-parallel top-N): each tile keeps its k best
  *			documents by a block-wide radix select on the 64-bit key
@@ -403,6 +419,44 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch(const gpuir_cuda
 												 float *out_scores,
 												 uint32_t *out_counts,
 												 void *stream);
+
+/*
+ * Debugging and testing only (src/ does not call it): counters of one
+ * gpuir_cuda_search_batch_debug call, to measure what BMW pruned.
+ *	blocks_decoded		posting blocks decoded by the tile kernels (every
+ *						mode; a block spanning several tiles counts once
+ *						per tile)
+ *	tiles_pruned		BMW (query, tile) pairs skipped whole by their bound
+ *	subranges_pruned	BMW 64-docID sub-ranges dropped in the tiles scored
+ *	bmw_queries			queries that ran as BMW (not fallen back to OR)
+ */
+typedef struct gpuir_cuda_search_stats
+{
+	uint64_t	blocks_decoded;
+	uint64_t	tiles_pruned;
+	uint64_t	subranges_pruned;
+	uint64_t	bmw_queries;
+} gpuir_cuda_search_stats;
+
+/*
+ * gpuir_cuda_search_batch_debug: gpuir_cuda_search_batch (same arguments,
+ * results and statuses) that also fills *stats (when not NULL; zeroed
+ * first, filled when the call returns GPUIR_CUDA_OK or GPUIR_CUDA_CORRUPT).
+ * Counting costs global atomics: for tests and benchmarks, not for the GPU
+ * service.  Not provided by the no-CUDA stub build.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch_debug(const gpuir_cuda_segment *seg,
+													   const gpuir_cuda_scoring *sc,
+													   const gpuir_cuda_query *queries,
+													   uint32_t nqueries,
+													   const gpuir_cuda_term *terms,
+													   uint32_t nterms,
+													   uint32_t kmax,
+													   uint32_t *out_docids,
+													   float *out_scores,
+													   uint32_t *out_counts,
+													   void *stream,
+													   gpuir_cuda_search_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -189,4 +189,25 @@ gpuir_warp_slot(uint32_t *counter, bool take)
 	return base + (uint32_t) __popc(m & ((1u << lane) - 1));
 }
 
+/*
+ * gpuir_threshold_raise / gpuir_threshold_read: a query's shared top-k
+ * threshold in global memory (Huang et al., ICA3PP 2017; Ding & Suel,
+ * SIGIR 2011): the bit pattern of a float score that is always a lower
+ * bound of the query's final k-th best score.  Scores are never negative
+ * (+0.0f included), and the bit patterns of non-negative floats order like
+ * the floats, so raising is an atomicMax on the bits.  Starts at 0 (0.0f).
+ */
+__device__ static inline void
+gpuir_threshold_raise(uint32_t *thr, float score)
+{
+	if (score > 0.0f)
+		atomicMax(thr, __float_as_uint(score));
+}
+
+__device__ static inline float
+gpuir_threshold_read(const uint32_t *thr)
+{
+	return __uint_as_float(*(const volatile uint32_t *) thr);
+}
+
 #endif							/* GPUIR_TOPK_CUH */

@@ -19,6 +19,17 @@
  * count).  Also checks argument validation and corruption verdicts, and
  * prints informational throughput figures for large batches.
  *
+ * BMW (block-max pruning) is checked like OR on every segment (mixed
+ * batches and BMW-only batches, k from 1 to 1000), including a segment with
+ * skewed tf and dl (rare long-tf postings, rare short documents) where the
+ * block-max bounds prune; each block gets two impacts (a split of its
+ * postings by dl), as the index builds them.  On the large segments the
+ * same batch runs as OR and as BMW through gpuir_cuda_search_batch_debug:
+ * the outputs must be identical, BMW must decode no more blocks than OR,
+ * and the decoded blocks, pruned tiles and sub-ranges and both
+ * throughputs are printed.  A segment uploaded without impacts and queries
+ * with a negative idf must fall back to OR (same results).
+ *
  * Without a CUDA driver or device prints
  *	cuda search: skipped (no CUDA device: <detail>)
  * and exits 0, unless GPUIR_TEST_REQUIRE_GPU=1 is set (then it fails).
@@ -84,6 +95,7 @@ typedef struct SegSpec
 	uint32_t	maxlen;			/* longest list (hot terms) */
 	int			deleted;		/* mark about 2% of docIDs deleted */
 	int			ties;			/* tie-heavy: tf mostly 1, dl from 3 values */
+	int			skew;			/* BMW-friendly: rare high tf, rare short docs */
 } SegSpec;
 
 typedef struct TestSeg
@@ -133,8 +145,11 @@ seg_add_list(TestSeg *s, uint32_t t, const uint32_t *docs, const uint32_t *tfs, 
 	{
 		int			m = (n - i < GPUIR_BLOCK_SIZE) ? (int) (n - i) : GPUIR_BLOCK_SIZE;
 		uint32_t	b = s->nblocks_total++;
-		uint32_t	maxtf = 0,
-					mindl = UINT32_MAX;
+		uint32_t	split = s->doclen[docs[i + m / 2]];
+		uint32_t	tf0 = 0,
+					dl0 = UINT32_MAX,
+					tf1 = 0,
+					dl1 = UINT32_MAX;
 
 		if (b + 2 > s->blocks_cap)
 		{
@@ -153,15 +168,34 @@ seg_add_list(TestSeg *s, uint32_t t, const uint32_t *docs, const uint32_t *tfs, 
 		s->payload_bytes += GpuirCodecEncode(docs + i, tfs + i, m, prev,
 											 s->payload + s->payload_bytes);
 		s->block_last[b] = docs[i + m - 1];
+		/*
+		 * two impacts that dominate every posting: (max tf, min dl) of the
+		 * postings with dl below the split, and of the others
+		 */
 		for (int k = 0; k < m; k++)
 		{
-			if (tfs[i + k] > maxtf)
-				maxtf = tfs[i + k];
-			if (s->doclen[docs[i + k]] < mindl)
-				mindl = s->doclen[docs[i + k]];
+			uint32_t	dl = s->doclen[docs[i + k]];
+
+			if (dl < split)
+			{
+				tf0 = tfs[i + k] > tf0 ? tfs[i + k] : tf0;
+				dl0 = dl < dl0 ? dl : dl0;
+			}
+			else
+			{
+				tf1 = tfs[i + k] > tf1 ? tfs[i + k] : tf1;
+				dl1 = dl < dl1 ? dl : dl1;
+			}
 		}
-		s->impact_tf[2 * b] = s->impact_tf[2 * b + 1] = maxtf;
-		s->impact_dl[2 * b] = s->impact_dl[2 * b + 1] = mindl;
+		if (tf0 == 0)
+		{
+			tf0 = tf1;
+			dl0 = dl1;
+		}
+		s->impact_tf[2 * b] = tf0;
+		s->impact_dl[2 * b] = dl0;
+		s->impact_tf[2 * b + 1] = tf1;
+		s->impact_dl[2 * b + 1] = dl1;
 		prev = docs[i + m - 1];
 	}
 }
@@ -180,6 +214,8 @@ random_tf(int mode)
 			return 1 + rnd() % 3;
 		case 3:
 			return 1 + ((rnd() % 4 == 0) ? rnd() % 50 : rnd() % 3);
+		case 5:
+			return 1 + ((rnd() % 400 == 0) ? rnd() % 60 : 0);
 		default:
 			return 1 + ((rnd() % 20 == 0) ? rnd() % 5000 : rnd() % 4);
 	}
@@ -209,6 +245,8 @@ seg_build(TestSeg *s, const SegSpec *spec)
 	{
 		if (spec->ties)
 			s->doclen[d] = (rnd() % 4) ? common_dl[rnd() % 3] : 1 + rnd() % 2000;
+		else if (spec->skew)
+			s->doclen[d] = (rnd() % 500 == 0) ? 1 + rnd() % 10 : 200 + rnd() % 1800;
 		else
 			s->doclen[d] = (rnd() % 3 == 0) ? common_dl[rnd() % 7] : 1 + rnd() % 2000;
 	}
@@ -226,7 +264,7 @@ seg_build(TestSeg *s, const SegSpec *spec)
 		uint32_t	wlo = 0,
 					wlen = N,
 					n = 0;
-		int			tfmode = (int) (spec->ties ? rnd() % 2 : rnd() % 5);
+		int			tfmode = (int) (spec->ties ? rnd() % 2 : (spec->skew ? 5 : rnd() % 5));
 
 		/* length: hot terms long, the rest log-uniform in 1 .. maxlen */
 		if (t < HOT_TERMS)
@@ -453,7 +491,7 @@ batch_make(Batch *b, const TestSeg *s, const BatchSpec *bs)
 		uint32_t	k = bs->k;
 
 		while (k == 0 || k > bs->kmax)
-			k = ks[rnd() % 4];
+			k = (rnd() % 5 == 0) ? 1 + rnd() % GPUIR_CUDA_MAX_K : ks[rnd() % 4];
 		q->k = k;
 		q->mode = (bs->mode >= 0) ? bs->mode : (int32_t) (rnd() % 3);
 		if (bs->extras && i > 0 && rnd() % 8 == 0)
@@ -791,6 +829,139 @@ test_batch(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSp
 	batch_free(&b);
 }
 
+/* ---------- BMW against OR ---------- */
+
+/* run with statistics (also a warm-up), then once more timed without */
+static gpuir_cuda_status
+run_stats_timed(const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b, Out *o,
+				gpuir_cuda_search_stats *stats, double *secs)
+{
+	gpuir_cuda_status st;
+	double		t0;
+
+	st = gpuir_cuda_search_batch_debug(&s->dev, sc, b->q, b->nq, b->t, b->nt, b->kmax,
+									   o->docids, o->scores, o->counts, NULL, stats);
+	if (st != GPUIR_CUDA_OK)
+		return st;
+	t0 = now_s();
+	st = run_gpu(s, sc, b, o);
+	*secs = now_s() - t0;
+	return st;
+}
+
+/*
+ * One batch (bs->mode OR) run as OR, then with every query switched to BMW:
+ * identical outputs, BMW checked against the CPU reference, BMW decoding no
+ * more blocks than OR; prints the pruning and both throughputs.
+ */
+static void
+test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
+{
+	Batch		b;
+	Out			oo,
+				ob;
+	gpuir_cuda_search_stats so,
+				sb;
+	double		tor = 0,
+				tbmw = 0;
+	gpuir_cuda_status st;
+	char		what[256];
+	const uint64_t ntiles = ((uint64_t) s->ndocs + 8191) / 8192;
+	size_t		n;
+
+	batch_make(&b, s, bs);
+	n = (size_t) b.nq * b.kmax;
+	out_alloc(&oo, &b);
+	out_alloc(&ob, &b);
+	st = run_stats_timed(s, sc, &b, &oo, &so, &tor);
+	snprintf(what, sizeof(what), "%s/%s as OR: status %s (%s)", s->spec.name, bs->name,
+			 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
+	check(st == GPUIR_CUDA_OK, what);
+	for (uint32_t i = 0; i < b.nq; i++)
+		if (b.q[i].mode == GPUIR_CUDA_MODE_OR)
+			b.q[i].mode = GPUIR_CUDA_MODE_BMW;
+	if (st == GPUIR_CUDA_OK)
+	{
+		st = run_stats_timed(s, sc, &b, &ob, &sb, &tbmw);
+		snprintf(what, sizeof(what), "%s/%s as BMW: status %s (%s)", s->spec.name, bs->name,
+				 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
+		check(st == GPUIR_CUDA_OK, what);
+	}
+	if (st == GPUIR_CUDA_OK)
+	{
+		snprintf(what, sizeof(what), "%s/%s: BMW output identical to OR", s->spec.name,
+				 bs->name);
+		check(memcmp(oo.counts, ob.counts, b.nq * sizeof(uint32_t)) == 0 &&
+			  memcmp(oo.docids, ob.docids, n * sizeof(uint32_t)) == 0 &&
+			  memcmp(oo.scores, ob.scores, n * sizeof(float)) == 0, what);
+		compare_batch(r, s, sc, &b, &ob, bs->name);
+		snprintf(what, sizeof(what), "%s/%s: BMW decodes at most OR's blocks (%llu vs %llu)",
+				 s->spec.name, bs->name, (unsigned long long) sb.blocks_decoded,
+				 (unsigned long long) so.blocks_decoded);
+		check(sb.blocks_decoded <= so.blocks_decoded && so.bmw_queries == 0, what);
+		snprintf(what, sizeof(what), "%s/%s: every query ran as BMW (%llu of %u)",
+				 s->spec.name, bs->name, (unsigned long long) sb.bmw_queries, b.nq);
+		check(sb.bmw_queries == b.nq, what);
+		printf("cuda search: BMW vs OR, %s on %s (%u docs, %u queries): blocks decoded OR %llu, BMW %llu (%.1f%%); tiles pruned %llu of %llu, sub-ranges pruned %llu; OR %.2f ms (%.0f queries/s), BMW %.2f ms (%.0f queries/s): %.2fx\n",
+			   bs->name, s->spec.name, s->ndocs, b.nq,
+			   (unsigned long long) so.blocks_decoded, (unsigned long long) sb.blocks_decoded,
+			   so.blocks_decoded ? 100.0 * sb.blocks_decoded / so.blocks_decoded : 0.0,
+			   (unsigned long long) sb.tiles_pruned, (unsigned long long) (ntiles * b.nq),
+			   (unsigned long long) sb.subranges_pruned,
+			   tor * 1e3, b.nq / tor, tbmw * 1e3, b.nq / tbmw, tor / tbmw);
+	}
+	out_free(&oo);
+	out_free(&ob);
+	batch_free(&b);
+}
+
+/*
+ * BMW falls back to OR (same results, no query counted as BMW) on a segment
+ * uploaded without impacts, and for queries with a negative idf.
+ */
+static void
+test_bmw_fallback(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
+{
+	BatchSpec	bs = {"BMW fallback", quick ? 20 : 60, 1, 6, GPUIR_CUDA_MODE_BMW, 0,
+	GPUIR_CUDA_MAX_K, 1};
+	TestSeg		noimp = *s;
+	Batch		b;
+	Out			o;
+	gpuir_cuda_search_stats st_;
+	gpuir_cuda_status st;
+
+	st = gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
+								   NULL, NULL, s->nblocks_total, s->doclen, s->deleted,
+								   s->ndocs, &noimp.dev);
+	check(st == GPUIR_CUDA_OK, "BMW fallback: upload without impacts");
+	if (st != GPUIR_CUDA_OK)
+		return;
+	batch_make(&b, s, &bs);
+	out_alloc(&o, &b);
+	st = gpuir_cuda_search_batch_debug(&noimp.dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
+									   o.docids, o.scores, o.counts, NULL, &st_);
+	check(st == GPUIR_CUDA_OK && st_.bmw_queries == 0,
+		  "BMW fallback: no impacts runs OR");
+	if (st == GPUIR_CUDA_OK)
+		compare_batch(r, &noimp, sc, &b, &o, "BMW without impacts");
+	out_free(&o);
+	gpuir_cuda_segment_free(&noimp.dev);
+
+	/* a negative idf in every other query's terms */
+	out_alloc(&o, &b);
+	for (uint32_t i = 0; i < b.nq; i += 2)
+		if (b.q[i].nterms > 0)
+			b.t[b.q[i].first_term].idf = -b.t[b.q[i].first_term].idf - 0.5f;
+	st = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
+									   o.docids, o.scores, o.counts, NULL, &st_);
+	check(st == GPUIR_CUDA_OK && st_.bmw_queries < b.nq,
+		  "BMW fallback: negative idf runs OR");
+	if (st == GPUIR_CUDA_OK)
+		compare_batch(r, s, sc, &b, &o, "BMW negative idf");
+	out_free(&o);
+	batch_free(&b);
+}
+
 /* ---------- corruption and arguments ---------- */
 
 /* search one query over term t of s; returns the status */
@@ -1019,6 +1190,7 @@ test_arguments(TestSeg *s, const gpuir_cuda_scoring *sc)
 
 /* ---------- main ---------- */
 
+/* timing: 1 BMW against OR, 2 also the plain throughput batches */
 static void
 test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int corrupt,
 			 int args)
@@ -1033,6 +1205,10 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	BatchSpec	single = {"one or two terms, k 1000", 100 / scale, 1, 2, GPUIR_CUDA_MODE_OR,
 	1000, 1000, 0};
 	BatchSpec	and_long = {"AND of 2..8", 100 / scale, 2, 8, GPUIR_CUDA_MODE_AND, 0, 1000, 0};
+	BatchSpec	bmw_mixed = {"BMW of 1..8", 200 / scale, 1, 8, GPUIR_CUDA_MODE_BMW, 0, 1000, 1};
+	BatchSpec	bmw_k1000 = {"BMW one or two terms, k 1000", 100 / scale, 1, 2,
+	GPUIR_CUDA_MODE_BMW, 1000, 1000, 0};
+	BatchSpec	bmw_k1 = {"BMW k 1", 100 / scale, 1, 4, GPUIR_CUDA_MODE_BMW, 1, 1, 1};
 
 	seg_build(&s, spec);
 	st = seg_upload(&s);
@@ -1051,6 +1227,11 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_batch(&r, &s, sc, &kmax100, 0);
 	test_batch(&r, &s, sc, &single, 0);
 	test_batch(&r, &s, sc, &and_long, 0);
+	test_batch(&r, &s, sc, &bmw_mixed, 0);
+	test_batch(&r, &s, sc, &bmw_k1000, 0);
+	test_batch(&r, &s, sc, &bmw_k1, 0);
+	if (args)
+		test_bmw_fallback(&r, &s, sc);
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
@@ -1060,9 +1241,20 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 		BatchSpec	and10 = {"AND k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
 		GPUIR_CUDA_MODE_AND, 10, 10, 0};
 
-		test_batch(&r, &s, sc, &or10, 1);
-		test_batch(&r, &s, sc, &or1000, 1);
-		test_batch(&r, &s, sc, &and10, 1);
+		BatchSpec	or10_1 = {"k=10, 1-2 terms", quick ? 200 : 2000, 1, 2,
+		GPUIR_CUDA_MODE_OR, 10, 10, 0};
+
+		if (timing > 1)
+		{
+			test_batch(&r, &s, sc, &or10, 1);
+			test_batch(&r, &s, sc, &or1000, 1);
+			test_batch(&r, &s, sc, &and10, 1);
+		}
+		or10.name = "k=10, 2-4 terms";
+		or1000.name = "k=1000, 2-4 terms";
+		test_bmw_vs_or(&r, &s, sc, &or10);
+		test_bmw_vs_or(&r, &s, sc, &or1000);
+		test_bmw_vs_or(&r, &s, sc, &or10_1);
 	}
 	if (corrupt)
 		test_corruption(&s, sc);
@@ -1112,15 +1304,18 @@ main(int argc, char **argv)
 	{
 		/* name, ndocs, nterms, maxlen, deleted, ties */
 		const SegSpec big = {"big", quick ? 60000 : 1000000, quick ? 150 : 1200,
-		quick ? 20000 : 100000, 1, 0};
+		quick ? 20000 : 100000, 1, 0, 0};
 		const SegSpec ties = {"ties", quick ? 20000 : 200000, quick ? 100 : 500,
-		quick ? 10000 : 50000, 0, 1};
+		quick ? 10000 : 50000, 0, 1, 0};
+		const SegSpec skew = {"skew", quick ? 60000 : 1000000, quick ? 100 : 400,
+		quick ? 20000 : 200000, 1, 0, 1};
 		static const uint32_t edge_ndocs[] = {1, 100, 8191, 8192, 8193, 20000};
 
 		for (size_t i = 0; i < sizeof(edge_ndocs) / sizeof(edge_ndocs[0]); i++)
 		{
 			char		nm[32];
-			SegSpec		e = {nm, edge_ndocs[i], 24, edge_ndocs[i], (int) (i % 2), (int) (i % 3 == 0)};
+			SegSpec		e = {nm, edge_ndocs[i], 24, edge_ndocs[i], (int) (i % 2), (int) (i % 3 == 0),
+			(int) (i % 3 == 1)};
 
 			snprintf(nm, sizeof(nm), "edge %u", edge_ndocs[i]);
 			sc.avgdl = 400.0f + (float) i;
@@ -1131,7 +1326,11 @@ main(int argc, char **argv)
 		sc.k1 = 0.9f;
 		sc.b = 0.4f;
 		sc.avgdl = 1000.5f;
-		test_segment(&big, &sc, 1, 0, 0);
+		test_segment(&big, &sc, 2, 0, 0);
+		sc.k1 = 1.2f;
+		sc.b = 0.75f;
+		sc.avgdl = 1100.0f;
+		test_segment(&skew, &sc, 1, 0, 0);
 	}
 
 	printf("cuda search: %d passed, %d failed\n", passed, failed);
