@@ -98,7 +98,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 			it->first_term = t;
 			it->nterms = qs[q].nterms;
 			it->k = qs[q].k;
-			it->mode = qs[q].conjunctive ? GPUIR_CUDA_MODE_AND : GPUIR_CUDA_MODE_OR;
+			it->mode = qs[q].mode;
 			it->count = 0;
 			/* the query's terms in its term order; absent ones have no blocks */
 			for (int j = 0; j < qs[q].nterms; j++)

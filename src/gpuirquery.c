@@ -1130,7 +1130,13 @@ gpu_describe(GpuirQuery *q, GpuirMode mode, GpuirGpuQuery *g)
 	g->idf = idf;
 	g->entries = q->entries;
 	g->k = gpu_k(q->k);
-	g->conjunctive = (mode == GPUIR_MODE_AND || mode == GPUIR_MODE_AND_OR);
+	/* and_or's disjunction, when needed, runs on the CPU (run_queries) */
+	if (mode == GPUIR_MODE_AND || mode == GPUIR_MODE_AND_OR)
+		g->mode = GPUIR_CUDA_MODE_AND;
+	else if (mode == GPUIR_MODE_OR)
+		g->mode = GPUIR_CUDA_MODE_OR;
+	else
+		g->mode = GPUIR_CUDA_MODE_BMW;	/* wand and bmw: block-max pruning */
 }
 
 /*
@@ -1176,7 +1182,7 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 		GpuirStreamReaderEnd(&q->tids);
 		GpuirStreamReaderEnd(&q->del);
 	}
-	run_buffer(q, g->conjunctive ? GPUIR_MODE_AND : GPUIR_MODE_OR);
+	run_buffer(q, g->mode == GPUIR_CUDA_MODE_AND ? GPUIR_MODE_AND : GPUIR_MODE_OR);
 
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
 		if (cut[s] && (q->nheap < q->k ||

@@ -178,7 +178,7 @@ typedef struct GpuirGpuQuery
 	const float4 *idf;			/* [nterms], in the query's term order */
 	const GpuirDictEntry *entries;	/* [nsegments * nterms]; npostings 0: absent */
 	uint32		k;				/* candidates wanted per segment */
-	bool		conjunctive;	/* AND, else OR */
+	int32		mode;			/* gpuir_cuda_mode: AND, OR or BMW */
 	uint32	   *counts;			/* out: [nsegments] */
 	uint32	   *docids;			/* out: [nsegments * k] */
 	float4	   *scores;			/* out: [nsegments * k] */
