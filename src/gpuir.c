@@ -27,7 +27,7 @@ int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 int			gpuir_batch_window = 1;
 char	   *gpuir_device_memory = NULL;
-int			gpuir_gpu_min_postings = 100000;
+int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
 int			gpuir_gpu_timeout = 10000;
 
 static const struct config_enum_entry device_options[] = {
@@ -61,12 +61,12 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",
 							 "Where gpuir queries run: auto, gpu or cpu.",
-							 "auto sends queries whose posting lists hold at least gpuir.gpu_min_postings postings to the GPU service, others to the CPU engine.",
+							 "auto sends queries whose posting lists hold at least gpuir.gpu_min_postings postings (ten times as many for wand and bmw) to the GPU service, others to the CPU engine.",
 							 &gpuir_device, GPUIR_DEVICE_AUTO, device_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_min_postings",
 							"Postings a query's lists must hold for gpuir.device = auto to send it to the GPU.",
-							NULL, &gpuir_gpu_min_postings, 100000, 0, INT_MAX,
+							NULL, &gpuir_gpu_min_postings, GPUIR_DEFAULT_GPU_MIN_POSTINGS, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_timeout",
 							"Time a query waits for the GPU service before the CPU engine answers it.",

@@ -1096,12 +1096,14 @@ gpu_k(int k)
 /*
  * gpu_wanted: should q go to the GPU service?  gpuir.device = cpu never;
  * gpu whenever the service runs; auto when the query's posting lists hold
- * at least gpuir.gpu_min_postings postings (Huang et al. 2017: length-based
- * CPU/GPU assignment).  k above GPUIR_CUDA_MAX_K and temporary indexes
- * (local buffers the worker cannot read) stay on the CPU.
+ * at least gpuir.gpu_min_postings postings, GPUIR_AUTO_PRUNED_FACTOR times
+ * as many for wand and bmw (Huang et al. 2017: length-based CPU/GPU
+ * assignment; the threshold is measured, see gpuirservice.h).  k above
+ * GPUIR_CUDA_MAX_K and temporary indexes (local buffers the worker cannot
+ * read) stay on the CPU.
  */
 static bool
-gpu_wanted(GpuirQuery *q)
+gpu_wanted(GpuirQuery *q, GpuirMode mode)
 {
 	if (gpuir_device == GPUIR_DEVICE_CPU || !q->ready || q->meta.nsegments == 0 ||
 		q->k > GPUIR_CUDA_MAX_K || RelationUsesLocalBuffers(q->index))
@@ -1109,10 +1111,13 @@ gpu_wanted(GpuirQuery *q)
 	if (gpuir_device == GPUIR_DEVICE_AUTO)
 	{
 		uint64		postings = 0;
+		uint64		threshold = (uint64) gpuir_gpu_min_postings;
 
+		if (mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW)
+			threshold *= GPUIR_AUTO_PRUNED_FACTOR;
 		for (uint32 i = 0; i < q->meta.nsegments * q->nterms; i++)
 			postings += q->entries[i].npostings;
-		if (postings < (uint64) gpuir_gpu_min_postings)
+		if (postings < threshold)
 			return false;
 	}
 	return true;
@@ -1207,7 +1212,7 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 
 	for (int i = 0; i < n; i++)
 	{
-		if (gpu_wanted(qs[i]))
+		if (gpu_wanted(qs[i], mode))
 		{
 			gpu_describe(qs[i], mode, &g[ng]);
 			gq[ng++] = qs[i];

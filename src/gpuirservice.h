@@ -43,6 +43,18 @@ typedef enum GpuirDeviceChoice
 	GPUIR_DEVICE_CPU
 } GpuirDeviceChoice;
 
+/*
+ * gpuir.device = auto: a query goes to the GPU when its posting lists hold at
+ * least gpuir.gpu_min_postings postings, GPUIR_AUTO_PRUNED_FACTOR times as
+ * many for wand and bmw, whose pruning keeps the CPU faster for longer.
+ * Measured with scripts/gpu-check (threshold step) on an H100, one session,
+ * k = 10, gpuir.batch_window = 1 ms: the GPU answers in about 1.4-1.6 ms
+ * whatever the length; the CPU's exhaustive OR passes that at about 10,000
+ * postings, its BMW was still faster (1.0 ms) at 31,000-100,000 postings.
+ */
+#define GPUIR_DEFAULT_GPU_MIN_POSTINGS	10000
+#define GPUIR_AUTO_PRUNED_FACTOR		10
+
 extern int	gpuir_device;
 extern int	gpuir_max_batch;
 extern int	gpuir_batch_window;
