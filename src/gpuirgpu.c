@@ -63,7 +63,12 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	size += MAXALIGN(sizeof(uint32) * (Size) nitems * kmax);
 	size += MAXALIGN(sizeof(float4) * (Size) nitems * kmax);
 
-	seg = dsm_create(size, 0);
+	seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (seg == NULL)
+	{
+		snprintf(why, whylen, "no dynamic shared memory segment is left for the request");
+		return false;
+	}
 	req = dsm_segment_address(seg);
 	memset(req, 0, sizeof(GpuirRequest));
 	req->magic = GPUIR_REQ_MAGIC;
