@@ -3,18 +3,22 @@
 #   make                 build gpuir.so (CUDA objects too when nvcc is found)
 #   make install         install into the PostgreSQL of PG_CONFIG
 #   make unittest        standalone C tests (codec; CUDA kernels when built)
-#   make installcheck    pg_regress suite against a running server
+#   make installcheck    pg_regress suite against a running server (and, as a
+#                        non-root user, the TAP tests: TAP_TESTS below)
+#   make prove_installcheck  the TAP tests t/*.pl alone (PostgreSQL::Test::Cluster
+#                        clusters of their own; initdb refuses to run as root)
 
 EXTENSION = gpuir
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 MODULE_big = gpuir
-DATA = sql/gpuir--$(EXTVERSION).sql
+# the full install script of each version and the upgrade scripts between them
+DATA = sql/gpuir--0.1.0.sql sql/gpuir--$(EXTVERSION).sql sql/gpuir--0.1.0--$(EXTVERSION).sql
 PGFILEDESC = "gpuir - BM25 ranked full-text search index"
 
 SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \
 	src/gpuirfuncs.c src/gpuirgpu.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
 	src/gpuirscan.c src/gpuirsegment.c src/gpuirshmem.c src/gpuirtokenize.c src/gpuirutils.c \
-	src/gpuirvacuum.c src/gpuirvalidate.c src/gpuirworker.c
+	src/gpuirvacuum.c src/gpuirvalidate.c src/gpuirverify.c src/gpuirworker.c
 OBJS = $(SRCS:.c=.o)
 
 PG_CONFIG ?= pg_config
@@ -24,6 +28,11 @@ PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
 # pg_regress wants DIR/sql and DIR/expected: stage symlinks to sql_tests/ and expected/
 REGRESS = $(patsubst sql_tests/%.sql,%,$(sort $(wildcard sql_tests/*.sql)))
 REGRESS_OPTS = --inputdir=build/regress --outputdir=build/regress
+
+# TAP tests in t/ (PostgreSQL::Test::Cluster of postgresql-server-dev, needs
+# IPC::Run: Debian's libipc-run-perl).  PGXS runs them in installcheck after
+# pg_regress (scripts/test runs them separately: make installcheck TAP_TESTS=).
+TAP_TESTS = 1
 
 # CUDA: built when nvcc is found; the runtime is linked statically so that
 # gpuir.so loads on machines without a GPU or driver.
@@ -51,7 +60,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build test/test_codec test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -71,6 +80,15 @@ build/regress/sql:
 	mkdir -p build/regress
 	ln -sfn ../../sql_tests build/regress/sql
 	ln -sfn ../../expected build/regress/expected
+
+# prove_installcheck: PGXS's recipe of the same name (Makefile.global), as a
+# target of its own; TAP_DIR (default: the source directory) receives
+# tmp_check/ with the test clusters and logs, and must be writable by the
+# user running the tests
+TAP_DIR ?= $(CURDIR)
+.PHONY: prove_installcheck
+prove_installcheck:
+	$(subst '$(CURDIR)'/tmp_check,'$(TAP_DIR)'/tmp_check,$(subst TESTDIR='$(CURDIR)',TESTDIR='$(TAP_DIR)',$(prove_installcheck)))
 
 .PHONY: unittest
 test/test_codec: test/test_codec.c test/test_util.h src/gpuircodec.c src/gpuircodec.h
@@ -95,3 +113,41 @@ endif
 
 unittest: $(UNITTESTS)
 	@set -e; for t in $(UNITTESTS); do ./$$t; done
+
+# ---- fuzzing of the block codec (test/fuzz/) ----
+#   make fuzz          libFuzzer targets test/fuzz/fuzz_{codec,roundtrip} (clang,
+#                      ASan + UBSan); run e.g. test/fuzz/fuzz_codec test/fuzz/corpus/codec
+#   make fuzz-replay   replay the kept corpus test/fuzz/corpus/* without libFuzzer
+#                      ($(CC), ASan + UBSan when they work), as CI does
+FUZZ_CC ?= clang
+FUZZ_TARGETS = codec roundtrip
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_DEPS = test/fuzz/fuzz_common.h src/gpuircodec.c src/gpuircodec.h
+FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/fuzz_%)
+FUZZ_REPLAYS = $(FUZZ_TARGETS:%=test/fuzz/replay_%)
+EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds test/fuzz/*.probe
+
+.PHONY: fuzz fuzz-replay
+fuzz: $(FUZZ_BINS)
+
+$(FUZZ_BINS): test/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_DEPS)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -Wall -Wextra -Isrc -o $@ $< src/gpuircodec.c
+
+$(FUZZ_REPLAYS): test/fuzz/replay_%: test/fuzz/fuzz_%.c test/fuzz/replay_main.c $(FUZZ_DEPS)
+	@san="$(FUZZ_SAN)"; \
+	if ! { echo 'int main(void){return 0;}' | $(CC) $$san -x c - -o $@.probe && ./$@.probe; } >/dev/null 2>&1; then \
+		echo "note: $(CC) $$san unavailable, replaying without sanitizers"; san=; fi; \
+	rm -f $@.probe; \
+	echo "$(CC) -g -O1 -Wall -Wextra $$san -Isrc -o $@ $< test/fuzz/replay_main.c src/gpuircodec.c"; \
+	$(CC) -g -O1 -Wall -Wextra $$san -Isrc -o $@ $< test/fuzz/replay_main.c src/gpuircodec.c
+
+# one line per target, then "fuzz replay: N passed, M failed" over all of them
+fuzz-replay: $(FUZZ_REPLAYS)
+	@p=0; f=0; for t in $(FUZZ_TARGETS); do \
+		out=$$(./test/fuzz/replay_$$t test/fuzz/corpus/$$t); rc=$$?; \
+		echo "  $$t: $${out#fuzz replay: }"; \
+		set -- $$(echo "$$out" | sed -n 's/^fuzz replay: \([0-9]*\) passed, \([0-9]*\) failed$$/\1 \2/p'); \
+		p=$$((p + $${1:-0})); f=$$((f + $${2:-0})); \
+		if [ $$rc -ne 0 ] && [ $${2:-0} -eq 0 ]; then f=$$((f + 1)); fi; \
+	done; \
+	echo "fuzz replay: $$p passed, $$f failed"; [ $$f -eq 0 ]

@@ -301,3 +301,33 @@ GpuirCodecTf(const uint8_t *in, int i)
 	}
 	return v + 1;
 }
+
+int
+GpuirCodecCheckTf(const uint8_t *in)
+{
+	int			n = in[0] + 1;
+	int			w = in[4],
+				e = in[5],
+				h = in[6];
+	const uint8_t *tsec = in + GPUIR_BLOCK_HEADER + section_bytes(n, in[1], in[2], in[3]);
+	const uint8_t *pos = tsec + 4 * (((size_t) n * w + 31) / 32);
+	int			last = -1;
+
+	for (int j = 0; j < e; j++)
+	{
+		if (pos[j] >= n || (int) pos[j] <= last)
+			return GPUIR_CODEC_CORRUPT;
+		last = pos[j];
+	}
+	if (w + h >= 32)
+	{
+		uint32_t	tfs[GPUIR_BLOCK_SIZE];
+
+		if (decode_section(tsec, n, w, e, h, tfs) != GPUIR_CODEC_OK)
+			return GPUIR_CODEC_CORRUPT;
+		for (int i = 0; i < n; i++)
+			if (tfs[i] == UINT32_MAX)
+				return GPUIR_CODEC_CORRUPT;
+	}
+	return GPUIR_CODEC_OK;
+}

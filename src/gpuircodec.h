@@ -86,6 +86,17 @@ extern int	GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 extern long GpuirCodecBlockBytes(const uint8_t *in, size_t len);
 
 /*
+ * GpuirCodecCheckTf: validate the tf section of a block whose length
+ * GpuirCodecBlockBytes accepted, without unpacking it when it need not:
+ * exception positions strictly increasing and inside the block, and no tf
+ * that would wrap (only possible with 32-bit values).  Returns
+ * GPUIR_CODEC_OK or GPUIR_CODEC_CORRUPT.  A block that passes it and whose
+ * docIDs decode gives the same tfs through GpuirCodecTf as through
+ * GpuirCodecDecode.
+ */
+extern int	GpuirCodecCheckTf(const uint8_t *in);
+
+/*
  * GpuirCodecTf: the tf of posting i of an already validated block, read at
  * its bit offset without unpacking the rest of the block (Ding et al. 2009,
  * section 8.2).

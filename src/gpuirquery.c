@@ -259,7 +259,8 @@ cursor_decode(GpuirQuery *q, Cursor *c, int blk)
 		GpuirCorrupt(q->index, "block directory offsets out of range");
 	GpuirStreamRead(&c->payload, off, c->enc, len);
 	n = GpuirCodecDecode(c->enc, len, prev, c->docs, NULL);
-	if (n != expect || c->docs[n - 1] != c->dir[blk].last_docid ||
+	if (n != expect || GpuirCodecCheckTf(c->enc) != GPUIR_CODEC_OK ||
+		c->docs[n - 1] != c->dir[blk].last_docid ||
 		c->docs[n - 1] >= q->seg->ndocs)
 		GpuirCorrupt(q->index, "posting block does not decode");
 	c->decoded = blk;

@@ -148,6 +148,34 @@ main(void)
 			passed++;
 	}
 
+	/* a corrupt tf section is caught by GpuirCodecCheckTf (found by fuzzing) */
+	{
+		static const uint8_t wrap[] = {0, 0, 0, 0, 0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
+		static const uint8_t order[] = {1, 0, 0, 0, 0, 2, 1, 0, 1, 0, 0, 0, 3, 0, 0, 0};
+		uint32_t	d[GPUIR_BLOCK_SIZE];
+
+		check(GpuirCodecDecode(wrap, sizeof(wrap), GPUIR_FIRST_PREV_DOCID, d, NULL) == 1 &&
+			  GpuirCodecCheckTf(wrap) == GPUIR_CODEC_CORRUPT, "tf wrap rejected");
+		check(GpuirCodecBlockBytes(order, sizeof(order)) == (long) sizeof(order) &&
+			  GpuirCodecCheckTf(order) == GPUIR_CODEC_CORRUPT, "tf exception order rejected");
+	}
+	/* every encoded block passes GpuirCodecCheckTf */
+	for (int iter = 0; iter < 2000; iter++)
+	{
+		uint8_t		buf[GPUIR_BLOCK_MAX_BYTES];
+		int			n = 1 + rnd() % GPUIR_BLOCK_SIZE;
+
+		for (int i = 0; i < n; i++)
+		{
+			docids[i] = 5 * i + rnd() % 5;
+			tfs[i] = 1 + ((rnd() % 9 == 0) ? rnd() : rnd() % 7);
+			if (tfs[i] == 0)
+				tfs[i] = 1;
+		}
+		GpuirCodecEncode(docids, tfs, n, GPUIR_FIRST_PREV_DOCID, buf);
+		check(GpuirCodecCheckTf(buf) == GPUIR_CODEC_OK, "encoded block passes the tf check");
+	}
+
 	printf("codec: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

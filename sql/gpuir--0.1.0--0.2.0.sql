@@ -1,0 +1,13 @@
+-- gpuir--0.1.0--0.2.0.sql: upgrade script of the gpuir extension, 0.1.0 to 0.2.0
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION gpuir UPDATE TO '0.2.0'" to load this file. \quit
+
+-- Checking ------------------------------------------------------------------
+
+CREATE FUNCTION gpuir_verify(index regclass) RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuir_verify(regclass) IS
+	'check the on-disk structure of a gpuir index (amcheck-style); raises XX002 index_corrupted at the first problem';
+-- like contrib/amcheck: reading every page of an index is for superusers
+-- unless granted
+REVOKE ALL ON FUNCTION gpuir_verify(regclass) FROM PUBLIC;

@@ -1,0 +1,701 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirverify.c
+ *	  gpuir_verify(index regclass): check the on-disk structure of a gpuir
+ *	  index (src/README) and raise ERRCODE_INDEX_CORRUPTED, with the
+ *	  location, at the first problem found.  Modelled on contrib/amcheck's
+ *	  bt_index_check (verify_nbtree.c): a read-only walk of every structure
+ *	  the index references, under locks that do not block readers.
+ *
+ * What is checked, in order:
+ *
+ *	metapage	page header and special space, magic, version, segment count
+ *	buffer		the insert buffer chain: gpuir buffer pages inside the
+ *				relation, committed tail and byte count, record count; every
+ *				record well formed (GpuirBufferForEach), sum of tf = dl, TIDs
+ *	segments	per segment: stream sizes against the segment directory
+ *				(tids 6 * ndocs, doclens 4 * ndocs, deleted ceil(ndocs / 8),
+ *				dict 32 * nterms, blockdir 24 * nblocks); every stream page's
+ *				header, special space (page_id, type) and pd_lower; no page
+ *				used twice; TIDs strictly increasing (docIDs are assigned in
+ *				TID order) and inside the heap; the dictionary sorted strictly
+ *				by (bytes, length), lexemes inside the lexeme stream, lists
+ *				contiguous; each list's blocks decode (GpuirCodecDecode) to
+ *				the expected count with docIDs strictly increasing within and
+ *				across blocks, < ndocs, the last one the header's; block
+ *				impacts bound every posting; list max tf / min dl exact; the
+ *				tf of a document summed over lists equals its dl
+ *	accounting	dictionary npostings = decoded postings, df = npostings minus
+ *				the postings of deleted docs; segment ndeleted = population
+ *				of the deleted bitmap; N = live documents of the segments and
+ *				the buffer, total dl = their dl sum
+ *
+ * Concurrency: AccessShareLock on the heap and the index, like
+ * bt_index_check, so queries and writers keep running.  Segments are
+ * immutable and their pages are never reused (src/README), and the buffer is
+ * copied under the metapage share lock together with the metapage, so the
+ * structural checks are exact under concurrent writes.  The accounting
+ * checks are not: VACUUM updates bitmaps, df and the metapage one after the
+ * other.  They are therefore reported only when no writer can have run:
+ * on a primary, when a conditional ShareLock on the index was granted (it
+ * conflicts with inserts, VACUUM and merges; verification never waits for
+ * it, writers that arrive meanwhile wait for verification); on a standby,
+ * when WAL replay did not advance during the check.  Otherwise a mismatch
+ * is reported as a NOTICE that the accounting checks were skipped.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gpuir.h"
+
+/* owners of index blocks, to find a page used by two structures */
+#define OWN_FREE	0
+#define OWN_META	1
+#define OWN_STREAM	2
+#define OWN_BUFFER	3
+
+static const char *const stream_names[GPUIR_NSTREAMS] = {
+	"dict", "lexemes", "blockdir", "payload", "tids", "doclens", "deleted"
+};
+
+typedef struct VerifyState
+{
+	Relation	index;
+	Relation	heap;
+	BlockNumber index_nblocks;
+	BlockNumber heap_nblocks;
+	uint8	   *owner;			/* OWN_* per index block */
+	char	   *acct_error;		/* first accounting mismatch, deferred */
+	uint64		live_docs;		/* live documents seen: segments + buffer */
+	uint64		live_dl;
+	uint32		buf_records;
+	uint32		seg;			/* segment being checked, for messages */
+} VerifyState;
+
+/* raise ERRCODE_INDEX_CORRUPTED about vs->index with a formatted location */
+static void
+verify_error(VerifyState *vs, const char *fmt,...)
+pg_attribute_printf(2, 3) pg_attribute_noreturn();
+
+static void
+verify_error(VerifyState *vs, const char *fmt,...)
+{
+	StringInfoData msg;
+
+	initStringInfo(&msg);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&msg, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&msg, needed);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gpuir index \"%s\" is corrupted: %s",
+					RelationGetRelationName(vs->index), msg.data),
+			 errhint("REINDEX the index.")));
+	pg_unreachable();
+}
+
+/* remember the first accounting mismatch (reported at the end, see above) */
+static void
+verify_acct(VerifyState *vs, const char *fmt,...)
+pg_attribute_printf(2, 3);
+
+static void
+verify_acct(VerifyState *vs, const char *fmt,...)
+{
+	StringInfoData msg;
+	MemoryContext old;
+
+	if (vs->acct_error != NULL)
+		return;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	initStringInfo(&msg);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&msg, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&msg, needed);
+	}
+	vs->acct_error = msg.data;
+	MemoryContextSwitchTo(old);
+}
+
+/* claim index block blkno for a structure; a block claimed twice is corrupt */
+static void
+claim_block(VerifyState *vs, BlockNumber blkno, uint8 what, const char *where)
+{
+	if (blkno >= vs->index_nblocks)
+		verify_error(vs, "%s: block %u is past the end of the index (%u blocks)",
+					 where, blkno, vs->index_nblocks);
+	if (vs->owner[blkno] != OWN_FREE)
+		verify_error(vs, "%s: block %u is also used by another structure", where, blkno);
+	vs->owner[blkno] = what;
+}
+
+/* check a heap TID: inside the heap (block < heap blocks, offset 1..max) */
+static void
+check_tid(VerifyState *vs, const ItemPointerData *tid, const char *where, uint64 id)
+{
+	BlockNumber blk = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (blk >= vs->heap_nblocks || off < FirstOffsetNumber || off > MaxHeapTuplesPerPage)
+		verify_error(vs, "%s %llu: heap TID (%u,%u) is outside the heap (%u blocks)",
+					 where, (unsigned long long) id, blk, off, vs->heap_nblocks);
+}
+
+/* compare heap TIDs without ItemPointerCompare's validity assertions */
+static int
+tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
+{
+	BlockNumber ba = ItemPointerGetBlockNumberNoCheck(a);
+	BlockNumber bb = ItemPointerGetBlockNumberNoCheck(b);
+	OffsetNumber oa = ItemPointerGetOffsetNumberNoCheck(a);
+	OffsetNumber ob = ItemPointerGetOffsetNumberNoCheck(b);
+
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	return (oa > ob) - (oa < ob);
+}
+
+/* ---------- metapage and insert buffer ---------- */
+
+typedef struct BufState
+{
+	VerifyState *vs;
+	uint32		nrec;
+} BufState;
+
+static void
+verify_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
+			  uint64 offset, void *arg)
+{
+	BufState   *bs = arg;
+	VerifyState *vs = bs->vs;
+	uint64		sumtf = 0;
+
+	if (rec->flags & ~GPUIR_REC_DELETED)
+		verify_error(vs, "insert buffer record at byte %llu has unknown flags 0x%02x",
+					 (unsigned long long) offset, rec->flags);
+	for (int i = 0; i < doc->nterms; i++)
+	{
+		if (doc->terms[i].len == 0)
+			verify_error(vs, "insert buffer record at byte %llu: term %d is empty",
+						 (unsigned long long) offset, i);
+		if (i > 0 && GpuirLexemeCmp(doc->terms[i - 1].lexeme, doc->terms[i - 1].len,
+									doc->terms[i].lexeme, doc->terms[i].len) >= 0)
+			verify_error(vs, "insert buffer record at byte %llu: terms %d and %d are not in lexeme order",
+						 (unsigned long long) offset, i - 1, i);
+		sumtf += doc->terms[i].tf;
+	}
+	/* every emitted lexeme counts once in dl and once in some tf */
+	if (sumtf != rec->dl)
+		verify_error(vs, "insert buffer record at byte %llu: dl %u differs from its summed tf %llu",
+					 (unsigned long long) offset, rec->dl, (unsigned long long) sumtf);
+	if (!(rec->flags & GPUIR_REC_DELETED))
+	{
+		/* deleted records may point past a heap truncated by VACUUM */
+		check_tid(vs, &rec->tid, "insert buffer record at byte", offset);
+		vs->live_docs++;
+		vs->live_dl += rec->dl;
+	}
+	bs->nrec++;
+}
+
+/*
+ * verify_meta_and_buffer: copy the metapage into *meta and check it, then
+ * the insert buffer's committed bytes, read under the same share lock
+ */
+static void
+verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
+{
+	Relation	index = vs->index;
+	Buffer		metabuf;
+	Page		page;
+	char	   *data;
+	uint64		nbytes;
+	uint64		npages;
+	BlockNumber blk;
+	BufState	bs;
+
+	if (vs->index_nblocks == 0)
+		verify_error(vs, "the index has no metapage (0 blocks)");
+	claim_block(vs, GPUIR_METAPAGE_BLKNO, OWN_META, "metapage");
+	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(metabuf);
+	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
+	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
+	if (meta->magic != GPUIR_MAGIC)
+	{
+		UnlockReleaseBuffer(metabuf);
+		verify_error(vs, "metapage (block 0) has magic 0x%08x, expected 0x%08x",
+					 meta->magic, GPUIR_MAGIC);
+	}
+	if (meta->version != GPUIR_VERSION)
+	{
+		UnlockReleaseBuffer(metabuf);
+		verify_error(vs, "metapage (block 0) has version %u, expected %u",
+					 meta->version, GPUIR_VERSION);
+	}
+	if (meta->nsegments > GPUIR_MAX_SEGMENTS)
+	{
+		UnlockReleaseBuffer(metabuf);
+		verify_error(vs, "metapage (block 0) lists %u segments, at most %d allowed",
+					 meta->nsegments, GPUIR_MAX_SEGMENTS);
+	}
+
+	/* the committed part of the chain, page by page */
+	nbytes = meta->buf_nbytes;
+	npages = (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
+	blk = meta->buf_head;
+	for (uint64 i = 0; i < npages; i++)
+	{
+		Buffer		buf;
+		Page		bpage;
+		uint32		n = (uint32) Min(GPUIR_PAGE_DATA, nbytes - i * GPUIR_PAGE_DATA);
+
+		CHECK_FOR_INTERRUPTS();
+		if (!BlockNumberIsValid(blk))
+		{
+			UnlockReleaseBuffer(metabuf);
+			verify_error(vs, "insert buffer chain ends after %llu pages, its %llu committed bytes need %llu",
+						 (unsigned long long) i, (unsigned long long) nbytes,
+						 (unsigned long long) npages);
+		}
+		claim_block(vs, blk, OWN_BUFFER, "insert buffer chain");
+		buf = ReadBuffer(index, blk);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		bpage = BufferGetPage(buf);
+		GpuirCheckPage(index, bpage, blk, GPUIR_PAGE_BUFFER);
+		memcpy(data + i * GPUIR_PAGE_DATA, PageGetContents(bpage), n);
+		if (i + 1 == npages &&
+			(blk != meta->buf_tail || n != meta->buf_tail_used))
+		{
+			BlockNumber tail = meta->buf_tail;
+			uint32		used = meta->buf_tail_used;
+
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(metabuf);
+			verify_error(vs, "insert buffer: committed end is block %u with %u bytes, metapage says block %u with %u bytes",
+						 blk, n, tail, used);
+		}
+		blk = GpuirPageGetOpaque(bpage)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	UnlockReleaseBuffer(metabuf);
+	if (nbytes == 0 && (meta->buf_tail != meta->buf_head || meta->buf_tail_used != 0))
+		verify_error(vs, "insert buffer is empty but its tail is block %u with %u bytes (head %u)",
+					 meta->buf_tail, meta->buf_tail_used, meta->buf_head);
+
+	bs.vs = vs;
+	bs.nrec = 0;
+	GpuirBufferForEach(index, data, nbytes, verify_record, &bs);
+	if (bs.nrec != meta->buf_ndocs)
+		verify_error(vs, "insert buffer holds %u records, metapage says %u",
+					 bs.nrec, meta->buf_ndocs);
+	vs->buf_records = bs.nrec;
+	pfree(data);
+}
+
+/* ---------- segments ---------- */
+
+/* check the pages of one stream: type, page_id, pd_lower; claim them */
+static void
+verify_stream_pages(VerifyState *vs, const GpuirStream *st, int kind)
+{
+	uint32		npages = (uint32) (((uint64) st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA);
+	char		where[64];
+
+	snprintf(where, sizeof(where), "segment %u, %s stream", vs->seg, stream_names[kind]);
+	if (npages == 0)
+		return;
+	if (!BlockNumberIsValid(st->start) || st->start == GPUIR_METAPAGE_BLKNO ||
+		(uint64) st->start + npages > vs->index_nblocks)
+		verify_error(vs, "%s: pages [%u, %llu) are outside the index (%u blocks)",
+					 where, st->start, (unsigned long long) st->start + npages,
+					 vs->index_nblocks);
+	for (uint32 p = 0; p < npages; p++)
+	{
+		BlockNumber blk = st->start + p;
+		uint32		len = Min(GPUIR_PAGE_DATA, st->nbytes - p * GPUIR_PAGE_DATA);
+		Buffer		buf;
+		Page		page;
+		GpuirPageOpaque opaque;
+		LocationIndex lower;
+		bool		ok;
+		uint16		flags = 0,
+					page_id = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		claim_block(vs, blk, OWN_STREAM, where);
+		buf = ReadBuffer(vs->index, blk);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		ok = !PageIsNew(page) &&
+			PageGetSpecialSize(page) == MAXALIGN(sizeof(GpuirPageOpaqueData));
+		lower = ((PageHeader) page)->pd_lower;
+		if (ok)
+		{
+			opaque = GpuirPageGetOpaque(page);
+			flags = opaque->flags;
+			page_id = opaque->page_id;
+		}
+		UnlockReleaseBuffer(buf);
+		if (!ok)
+			verify_error(vs, "%s: block %u is not a gpuir page (new page or bad special space)",
+						 where, blk);
+		if (page_id != GPUIR_PAGE_ID || flags != GPUIR_PAGE_STREAM)
+			verify_error(vs, "%s: block %u has page_id 0x%04x and type %u, expected 0x%04x and type %u",
+						 where, blk, page_id, flags, GPUIR_PAGE_ID, GPUIR_PAGE_STREAM);
+		if (lower != MAXALIGN(SizeOfPageHeaderData) + len)
+			verify_error(vs, "%s: block %u has pd_lower %u, expected %u for %u bytes",
+						 where, blk, lower, (unsigned) (MAXALIGN(SizeOfPageHeaderData) + len), len);
+	}
+}
+
+static void
+verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
+{
+	Relation	index = vs->index;
+	uint32		s = vs->seg;
+	ItemPointerData *tids;
+	uint32	   *dls;
+	uint8	   *del;
+	GpuirDictEntry *dict;
+	char	   *lex;
+	GpuirBlockHeader *dir;
+	uint8	   *payload;
+	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
+	uint32		lex_len = seg->streams[GPUIR_S_LEXEMES].nbytes;
+	uint64	   *sumtf;
+	uint32		ndeleted = 0;
+	uint64		npostings = 0;
+	uint32		next_block = 0;
+	uint32		next_lex = 0;
+
+	/* stream sizes against the segment directory */
+	{
+		const struct
+		{
+			int			kind;
+			uint64		expect;
+		}			sizes[] = {
+			{GPUIR_S_TIDS, (uint64) seg->ndocs * sizeof(ItemPointerData)},
+			{GPUIR_S_DOCLENS, (uint64) seg->ndocs * sizeof(uint32)},
+			{GPUIR_S_DELETED, ((uint64) seg->ndocs + 7) / 8},
+			{GPUIR_S_DICT, (uint64) seg->nterms * sizeof(GpuirDictEntry)},
+			{GPUIR_S_BLOCKDIR, (uint64) seg->nblocks * sizeof(GpuirBlockHeader)},
+		};
+
+		for (size_t i = 0; i < lengthof(sizes); i++)
+			if (seg->streams[sizes[i].kind].nbytes != sizes[i].expect)
+				verify_error(vs, "segment %u: %s stream has %u bytes, expected %llu (ndocs %u, nterms %u, nblocks %u)",
+							 s, stream_names[sizes[i].kind],
+							 seg->streams[sizes[i].kind].nbytes,
+							 (unsigned long long) sizes[i].expect,
+							 seg->ndocs, seg->nterms, seg->nblocks);
+	}
+	if (seg->ndocs == 0)
+		verify_error(vs, "segment %u has no documents", s);
+	if (seg->ndeleted > seg->ndocs)
+		verify_error(vs, "segment %u: %u deleted documents of %u", s, seg->ndeleted, seg->ndocs);
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+		verify_stream_pages(vs, &seg->streams[k], k);
+
+	tids = (ItemPointerData *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_TIDS]);
+	dls = (uint32 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DOCLENS]);
+	del = (uint8 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DELETED]);
+	dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DICT]);
+	lex = GpuirStreamReadAll(index, seg->streams[GPUIR_S_LEXEMES]);
+	dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_BLOCKDIR]);
+	payload = (uint8 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_PAYLOAD]);
+	sumtf = palloc_extended(sizeof(uint64) * seg->ndocs, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	/* documents: TID order, inside the heap, dl > 0; the deleted bitmap */
+	for (uint32 d = 0; d < seg->ndocs; d++)
+	{
+		bool		deleted = (del[d / 8] & (1 << (d % 8))) != 0;
+
+		if ((d & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (d > 0 && tid_cmp(&tids[d - 1], &tids[d]) >= 0)
+			verify_error(vs, "segment %u, docID %u: heap TID (%u,%u) does not follow docID %u's (%u,%u)",
+						 s, d, ItemPointerGetBlockNumberNoCheck(&tids[d]),
+						 ItemPointerGetOffsetNumberNoCheck(&tids[d]), d - 1,
+						 ItemPointerGetBlockNumberNoCheck(&tids[d - 1]),
+						 ItemPointerGetOffsetNumberNoCheck(&tids[d - 1]));
+		if (dls[d] == 0)
+			verify_error(vs, "segment %u, docID %u: dl is 0", s, d);
+		if (deleted)
+			ndeleted++;
+		else
+		{
+			/* a deleted document's TID may be past a heap truncated by VACUUM */
+			char		where[48];
+
+			snprintf(where, sizeof(where), "segment %u, docID", s);
+			check_tid(vs, &tids[d], where, d);
+			vs->live_docs++;
+			vs->live_dl += dls[d];
+		}
+	}
+	if (seg->ndocs % 8 != 0 && (del[seg->ndocs / 8] >> (seg->ndocs % 8)) != 0)
+		verify_error(vs, "segment %u: deleted bitmap has bits set past docID %u",
+					 s, seg->ndocs - 1);
+	if (ndeleted != seg->ndeleted)
+		verify_acct(vs, "segment %u: ndeleted is %u, the deleted bitmap has %u bits set",
+					s, seg->ndeleted, ndeleted);
+
+	/* the dictionary and the posting lists */
+	for (uint32 t = 0; t < seg->nterms; t++)
+	{
+		GpuirDictEntry *de = &dict[t];
+		int64		prev = -1;	/* last docID of the list so far */
+		uint32		count = 0;
+		uint32		live = 0;
+		uint32		max_tf = 0;
+		uint32		min_dl = PG_UINT32_MAX;
+
+		CHECK_FOR_INTERRUPTS();
+		if (de->lexeme_len == 0 || (uint64) de->lexeme_off + de->lexeme_len > lex_len)
+			verify_error(vs, "segment %u, term %u: lexeme [%u, +%u) is outside the lexeme stream (%u bytes)",
+						 s, t, de->lexeme_off, de->lexeme_len, lex_len);
+		if (de->lexeme_off != next_lex)
+			verify_error(vs, "segment %u, term %u: lexeme at byte %u, expected %u (lexemes in dictionary order)",
+						 s, t, de->lexeme_off, next_lex);
+		next_lex += de->lexeme_len;
+		if (t > 0 && GpuirLexemeCmp(lex + dict[t - 1].lexeme_off, dict[t - 1].lexeme_len,
+									lex + de->lexeme_off, de->lexeme_len) >= 0)
+			verify_error(vs, "segment %u, term %u (\"%.*s\"): not after term %u (\"%.*s\")",
+						 s, t, (int) de->lexeme_len, lex + de->lexeme_off, t - 1,
+						 (int) dict[t - 1].lexeme_len, lex + dict[t - 1].lexeme_off);
+		if (de->npostings == 0 ||
+			de->nblocks != (de->npostings + GPUIR_BLOCK_SIZE - 1) / GPUIR_BLOCK_SIZE ||
+			de->first_block != next_block ||
+			(uint64) de->first_block + de->nblocks > seg->nblocks)
+			verify_error(vs, "segment %u, term %u (\"%.*s\"): blocks [%u, +%u) for %u postings, expected [%u, +%u) in %u blocks",
+						 s, t, (int) de->lexeme_len, lex + de->lexeme_off,
+						 de->first_block, de->nblocks, de->npostings, next_block,
+						 (de->npostings + GPUIR_BLOCK_SIZE - 1) / GPUIR_BLOCK_SIZE, seg->nblocks);
+		next_block += de->nblocks;
+
+		for (uint32 i = de->first_block; i < de->first_block + de->nblocks; i++)
+		{
+			uint32		docs[GPUIR_BLOCK_SIZE];
+			uint32		tfs[GPUIR_BLOCK_SIZE];
+			uint32		off = dir[i].payload_off;
+			uint32		end = (i + 1 < seg->nblocks) ? dir[i + 1].payload_off : payload_len;
+			int			expect = (int) Min(GPUIR_BLOCK_SIZE, de->npostings - count);
+			long		bytes;
+			int			n;
+
+			if ((i == 0 && off != 0) || off % 4 != 0 || off > end || end > payload_len)
+				verify_error(vs, "segment %u, term %u, block %u: payload [%u, %u) is misplaced in the payload stream (%u bytes)",
+							 s, t, i, off, end, payload_len);
+			bytes = GpuirCodecBlockBytes(payload + off, end - off);
+			if (bytes != (long) (end - off))
+				verify_error(vs, "segment %u, term %u, block %u: block header gives %ld bytes, the block directory %u",
+							 s, t, i, bytes, end - off);
+			n = GpuirCodecDecode(payload + off, end - off,
+								 prev < 0 ? GPUIR_FIRST_PREV_DOCID : (uint32) prev, docs, tfs);
+			if (n < 0)
+				verify_error(vs, "segment %u, term %u, block %u: posting block does not decode", s, t, i);
+			if (n != expect)
+				verify_error(vs, "segment %u, term %u, block %u: %d postings, expected %d",
+							 s, t, i, n, expect);
+			for (int j = 0; j < n; j++)
+			{
+				uint32		d = docs[j];
+				bool		bounded = false;
+
+				if ((int64) d <= prev)
+					verify_error(vs, "segment %u, term %u, block %u: docID %u does not follow docID %lld",
+								 s, t, i, d, (long long) prev);
+				if (d >= seg->ndocs)
+					verify_error(vs, "segment %u, term %u, block %u: docID %u is not below ndocs %u",
+								 s, t, i, d, seg->ndocs);
+				for (int m = 0; m < GPUIR_BLOCK_IMPACTS; m++)
+					if (dir[i].impact_tf[m] >= tfs[j] && dir[i].impact_dl[m] <= dls[d])
+						bounded = true;
+				if (!bounded)
+					verify_error(vs, "segment %u, term %u, block %u, docID %u: (tf %u, dl %u) is above the block's impacts (%u, %u) and (%u, %u)",
+								 s, t, i, d, tfs[j], dls[d], dir[i].impact_tf[0],
+								 dir[i].impact_dl[0], dir[i].impact_tf[1], dir[i].impact_dl[1]);
+				max_tf = Max(max_tf, tfs[j]);
+				min_dl = Min(min_dl, dls[d]);
+				sumtf[d] += tfs[j];
+				if (!(del[d / 8] & (1 << (d % 8))))
+					live++;
+				prev = d;
+			}
+			if (docs[n - 1] != dir[i].last_docid)
+				verify_error(vs, "segment %u, term %u, block %u: last docID %u, the block header says %u",
+							 s, t, i, docs[n - 1], dir[i].last_docid);
+			count += n;
+		}
+		if (max_tf != de->max_tf || min_dl != de->min_dl)
+			verify_error(vs, "segment %u, term %u (\"%.*s\"): list max tf %u and min dl %u, the dictionary says %u and %u",
+						 s, t, (int) de->lexeme_len, lex + de->lexeme_off,
+						 max_tf, min_dl, de->max_tf, de->min_dl);
+		if (live != de->df)
+			verify_acct(vs, "segment %u, term %u (\"%.*s\"): df is %u, the list has %u postings of live documents",
+						s, t, (int) de->lexeme_len, lex + de->lexeme_off, de->df, live);
+		npostings += count;
+	}
+	if (next_block != seg->nblocks)
+		verify_error(vs, "segment %u: the dictionary's lists use %u blocks, the segment has %u",
+					 s, next_block, seg->nblocks);
+	if (next_lex != lex_len)
+		verify_error(vs, "segment %u: the dictionary's lexemes use %u bytes, the lexeme stream has %u",
+					 s, next_lex, lex_len);
+	if (npostings != seg->npostings)
+		verify_error(vs, "segment %u: %llu postings decoded, the segment directory says %llu",
+					 s, (unsigned long long) npostings, (unsigned long long) seg->npostings);
+	for (uint32 d = 0; d < seg->ndocs; d++)
+		if (sumtf[d] != dls[d])
+			verify_error(vs, "segment %u, docID %u: dl %u differs from its tf summed over the lists, %llu",
+						 s, d, dls[d], (unsigned long long) sumtf[d]);
+}
+
+/* ---------- entry point ---------- */
+
+PG_FUNCTION_INFO_V1(gpuir_verify);
+
+/*
+ * gpuir_verify(index regclass) RETURNS void
+ *
+ * Contract, after contrib/amcheck's bt_index_check(regclass): returns
+ * nothing when the index is consistent; raises ERRCODE_INDEX_CORRUPTED
+ * (XX002) with the location (block, segment, term, block index, docID) of
+ * the first problem otherwise.  Read-only; takes AccessShareLock on the
+ * table, then the index, so it runs alongside queries and writers; the
+ * accounting checks need a quiet index (file header).  Works on a hot
+ * standby.  Errors: 42809 when the relation is not a gpuir index, 0A000 for
+ * an invalid index or another session's temporary index.  Executable by
+ * superusers only unless granted (like amcheck's functions).
+ */
+Datum
+gpuir_verify(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid;
+	Relation	heap = NULL;
+	Relation	index;
+	VerifyState vs;
+	GpuirMetaPageData meta;
+	MemoryContext cxt;
+	MemoryContext old;
+	bool		quiet;
+	bool		sharelock = false;
+	XLogRecPtr	replay_start = InvalidXLogRecPtr;
+
+	/* like amcheck: lock the table before the index, to avoid deadlocks */
+	heapoid = IndexGetRelation(indexoid, true);
+	if (OidIsValid(heapoid))
+		heap = table_open(heapoid, AccessShareLock);
+	index = GpuirOpenIndex(indexoid, AccessShareLock);	/* 42809 unless gpuir */
+	if (heap == NULL || heapoid != IndexGetRelation(indexoid, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("could not open parent table of index \"%s\"",
+						RelationGetRelationName(index))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions"),
+				 errdetail("Index \"%s\" is associated with temporary relation.",
+						   RelationGetRelationName(index))));
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("Index is not valid.")));
+
+	if (RecoveryInProgress())
+		replay_start = GetXLogReplayRecPtr(NULL);
+	else
+		sharelock = ConditionalLockRelation(index, ShareLock);
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir verify", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	memset(&vs, 0, sizeof(vs));
+	vs.index = index;
+	vs.heap = heap;
+	vs.index_nblocks = RelationGetNumberOfBlocks(index);
+	vs.heap_nblocks = RelationGetNumberOfBlocks(heap);
+	vs.owner = palloc0(Max(vs.index_nblocks, 1));
+
+	verify_meta_and_buffer(&vs, &meta);
+	for (uint32 s = 0; s < meta.nsegments; s++)
+	{
+		MemoryContext segcxt = AllocSetContextCreate(cxt, "gpuir verify segment",
+													 ALLOCSET_DEFAULT_SIZES);
+
+		MemoryContextSwitchTo(segcxt);
+		vs.seg = s;
+		verify_segment(&vs, &meta.segments[s]);
+		MemoryContextSwitchTo(cxt);
+		MemoryContextDelete(segcxt);
+	}
+	if (vs.live_docs != meta.ndocs)
+		verify_acct(&vs, "metapage N is %llu, the segments and the insert buffer hold %llu live documents",
+					(unsigned long long) meta.ndocs, (unsigned long long) vs.live_docs);
+	if (vs.live_dl != meta.total_dl)
+		verify_acct(&vs, "metapage total dl is %llu, the live documents' dl sum to %llu",
+					(unsigned long long) meta.total_dl, (unsigned long long) vs.live_dl);
+
+	quiet = sharelock ||
+		(RecoveryInProgress() && GetXLogReplayRecPtr(NULL) == replay_start);
+	if (vs.acct_error != NULL)
+	{
+		if (quiet)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuir index \"%s\" is corrupted: %s",
+							RelationGetRelationName(index), vs.acct_error),
+					 errhint("REINDEX the index.")));
+		ereport(NOTICE,
+				(errmsg("gpuir index \"%s\": accounting checks skipped, the index changed during verification",
+						RelationGetRelationName(index))));
+	}
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	if (sharelock)
+		UnlockRelation(index, ShareLock);
+	relation_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,101 @@
+# t/001_wal.pl: WAL replay of gpuir (modelled on contrib/bloom's t/001_wal.pl).
+#
+# A primary and a streaming standby.  Through CREATE INDEX, inserts that cross
+# the insert buffer limit (merges), updates, deletes, gpuir_merge and VACUUM,
+# after each step: wait for the standby to replay, check that a list of
+# queries (every mode, k 10 and 100) returns the same (ctid, score) rows on
+# both, and that gpuir_verify passes on the standby.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->start;
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION gpuir;
+	CREATE TABLE docs (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+	-- doc(i): a deterministic document over a skewed vocabulary of 200 words
+	CREATE FUNCTION doc(i int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	  SELECT string_agg('w' || ((i * 7919 + g * g * 31) % (1 + (g * 13) % 200)), ' ')
+	  FROM generate_series(1, 5 + i % 23) g
+	$$;
+	INSERT INTO docs SELECT i, doc(i) FROM generate_series(1, 3000) i;
+});
+
+$primary->backup('backup');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'backup', has_streaming => 1);
+$standby->start;
+
+my @queries = ('w1', 'w3 w5', 'w0 w1 w2 w7', 'w11 w13 w17 w19 w23', 'w150 w2', 'nosuchword w4');
+my @modes = qw(and or wand bmw and_or);
+
+# every (query, mode, k) result as text, one line per row
+sub results
+{
+	my ($node) = @_;
+	my $sql = '';
+	foreach my $q (@queries)
+	{
+		foreach my $m (@modes)
+		{
+			foreach my $k (10, 100)
+			{
+				$sql .= "SELECT '$q/$m/$k', ctid, score FROM gpuir_search('docs_idx', '$q', $k, '$m');\n";
+			}
+		}
+	}
+	return $node->safe_psql('postgres', $sql);
+}
+
+sub check_step
+{
+	my ($step) = @_;
+	$primary->wait_for_catchup($standby);
+	my $p = results($primary);
+	my $s = results($standby);
+	ok(length($p) > 1000, "$step: the queries return rows");
+	is($s, $p, "$step: same (ctid, score) rows on primary and standby");
+	my ($rc, $out, $err) = $standby->psql('postgres', "SELECT gpuir_verify('docs_idx')");
+	is($rc . $err, '0', "$step: gpuir_verify passes on the standby");
+	($rc, $out, $err) = $primary->psql('postgres', "SELECT gpuir_verify('docs_idx')");
+	is($rc . $err, '0', "$step: gpuir_verify passes on the primary");
+}
+
+$primary->safe_psql('postgres',
+	"CREATE INDEX docs_idx ON docs USING gpuir (body) WITH (text_config = 'simple')");
+check_step('create index');
+
+$primary->safe_psql('postgres', q{
+	SET gpuir.insert_buffer_limit = '64kB';
+	INSERT INTO docs SELECT i, doc(i) || ' extra w' || (i % 7) FROM generate_series(3001, 6000) i;
+});
+my $segs = $primary->safe_psql('postgres', "SELECT segments FROM gpuir_index_info('docs_idx')");
+cmp_ok($segs, '>', 1, 'inserts crossed the insert buffer limit: merges');
+check_step('inserts');
+
+$primary->safe_psql('postgres', q{
+	SET gpuir.insert_buffer_limit = '64kB';
+	UPDATE docs SET body = body || ' w3 updated' WHERE id % 5 = 0;
+});
+check_step('updates');
+
+$primary->safe_psql('postgres', "DELETE FROM docs WHERE id % 3 = 0");
+check_step('deletes');
+
+$primary->safe_psql('postgres', "VACUUM docs");
+check_step('vacuum');
+
+$primary->safe_psql('postgres', q{
+	INSERT INTO docs SELECT i, doc(i) FROM generate_series(6001, 6300) i;
+	SELECT gpuir_merge('docs_idx');
+});
+check_step('gpuir_merge');
+
+$primary->safe_psql('postgres', "DELETE FROM docs WHERE id % 4 = 1; VACUUM docs");
+check_step('delete + vacuum after merge');
+
+done_testing();

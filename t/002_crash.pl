@@ -1,0 +1,148 @@
+# t/002_crash.pl: crash recovery of gpuir.
+#
+# The server is killed (immediate stop, or kill -9 of a backend, which makes
+# the postmaster reinitialize after a crash) during bulk inserts in a
+# background psql session, during a gpuir_merge of a big insert buffer and
+# during VACUUM.  After each restart gpuir_verify passes and every row whose
+# commit was acknowledged before the crash is found by a query for a token
+# only it holds ('uniq<id>').
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use IPC::Run;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('main');
+$node->init;
+$node->append_conf('postgresql.conf', "restart_after_crash = on\n");
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION gpuir;
+	CREATE TABLE docs (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+	INSERT INTO docs SELECT i, 'uniq' || i || ' w' || i % 13 || ' w' || i % 31 || ' common'
+	FROM generate_series(1, 1000) i;
+	CREATE INDEX docs_idx ON docs USING gpuir (body) WITH (text_config = 'simple');
+});
+my %committed = map { $_ => 1 } (1 .. 1000);
+
+# check_after_crash: gpuir_verify, and every committed id found by its token
+sub check_after_crash
+{
+	my ($step) = @_;
+	my ($rc, $out, $err) = $node->psql('postgres', "SELECT gpuir_verify('docs_idx')");
+	is($rc . $err, '0', "$step: gpuir_verify passes after the crash");
+	my $ids = join(',', sort { $a <=> $b } keys %committed);
+	my $missing = $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM unnest('{$ids}'::int[]) c(id)
+		WHERE NOT EXISTS (SELECT 1 FROM gpuir_search('docs_idx', 'uniq' || c.id, 5, 'or') s
+		                  JOIN docs d ON d.ctid = s.ctid WHERE d.id = c.id)});
+	is($missing, '0', "$step: all " . scalar(keys %committed) . ' committed rows are found by their token');
+}
+
+# wait until the crashed server accepts connections again
+sub wait_restarted
+{
+	$node->poll_query_until('postgres', 'SELECT true')
+	  or die 'server did not restart after the crash';
+}
+
+# crash_during($like, $h): kill -9 the backend running a query matching $like
+# while it is active (the postmaster then reinitializes, as after a crash);
+# if it finished before it could be seen, stop the server in immediate mode
+sub crash_during
+{
+	my ($like, $h) = @_;
+	my $pid = '';
+	my $deadline = time() + 30;
+	while ($pid eq '' && time() < $deadline && $h->pumpable)
+	{
+		$pid = $node->safe_psql('postgres',
+			"SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE '$like' LIMIT 1");
+		$h->pump_nb;
+	}
+	if ($pid ne '')
+	{
+		kill 'KILL', $pid;
+		eval { $h->finish; };
+		wait_restarted();
+		return 1;
+	}
+	$node->stop('immediate');
+	eval { $h->finish; };
+	$node->start;
+	return 0;
+}
+
+# ---- 1. immediate stop during bulk inserts (one transaction per row) ----
+{
+	my $script = "SET gpuir.insert_buffer_limit = '64kB';\n";
+	foreach my $id (1001 .. 9000)
+	{
+		$script .= "INSERT INTO docs VALUES ($id, 'uniq$id w" . ($id % 13) .
+		  " bulk w" . ($id % 31) . " common " . ('filler ' x ($id % 9)) . "');\n\\echo committed $id\n";
+	}
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start([ 'psql', '-X', '-q', '-d', $node->connstr('postgres') ],
+		'<', \$script, '>', \$out, '2>', \$err);
+	my $deadline = time() + 60;
+	while ($out !~ /committed 4000\n/ && time() < $deadline)
+	{
+		$h->pump_nb;
+		select(undef, undef, undef, 0.05);
+	}
+	$node->stop('immediate');
+	# psql lost its server: its stdin pipe breaks, and it exits non-zero
+	{
+		local $SIG{PIPE} = 'IGNORE';
+		eval { $h->finish; };
+	}
+	$committed{$_} = 1 foreach ($out =~ /committed (\d+)\n/g);
+	my $n = () = $out =~ /committed (\d+)\n/g;
+	cmp_ok($n, '>=', 3000, "bulk inserts: $n rows committed before the crash");
+	$node->start;
+	check_after_crash('crash during bulk inserts');
+	my $segs = $node->safe_psql('postgres', "SELECT segments FROM gpuir_index_info('docs_idx')");
+	cmp_ok($segs, '>', 1, 'bulk inserts crossed the insert buffer limit');
+}
+
+# ---- 2. kill -9 of the backend running gpuir_merge of a big buffer ----
+{
+	$node->safe_psql('postgres', q{
+		SET gpuir.insert_buffer_limit = '1GB';
+		INSERT INTO docs SELECT i, 'uniq' || i || ' merge w' || i % 13 || ' ' ||
+		  repeat('w' || i % 97 || ' ', 1 + i % 20) FROM generate_series(10001, 30000) i;
+	});
+	$committed{$_} = 1 foreach (10001 .. 30000);
+	my $buffered = $node->safe_psql('postgres', "SELECT buffer_docs FROM gpuir_index_info('docs_idx')");
+	cmp_ok($buffered, '>=', 20000, 'a big insert buffer');
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c', "SELECT gpuir_merge('docs_idx')" ],
+		'>', \$out, '2>', \$err);
+	ok(crash_during('SELECT gpuir_merge%', $h), 'gpuir_merge was killed while running')
+	  or diag("psql: $out $err");
+	check_after_crash('crash during gpuir_merge');
+	$node->safe_psql('postgres', "SELECT gpuir_merge('docs_idx')");
+	is($node->safe_psql('postgres', "SELECT segments || ' ' || buffer_docs FROM gpuir_index_info('docs_idx')"),
+		'1 0', 'gpuir_merge after recovery');
+	check_after_crash('after the merge that followed the crash');
+}
+
+# ---- 3. kill -9 of the backend running VACUUM ----
+{
+	$node->safe_psql('postgres', 'DELETE FROM docs WHERE id % 3 = 0');
+	delete $committed{$_} foreach grep { $_ % 3 == 0 } keys %committed;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c', 'VACUUM docs' ],
+		'>', \$out, '2>', \$err);
+	note(crash_during('VACUUM docs%', $h) ? 'VACUUM killed while running' : 'VACUUM ended before the crash');
+	check_after_crash('crash during VACUUM');
+	$node->safe_psql('postgres', 'VACUUM docs');
+	check_after_crash('VACUUM after the crash');
+	is($node->safe_psql('postgres', "SELECT count(*) FROM gpuir_search('docs_idx', 'uniq3 uniq6 uniq9', 10, 'or')"),
+		'0', 'deleted rows are not returned');
+}
+
+done_testing();
