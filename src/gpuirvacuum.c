@@ -26,14 +26,18 @@ typedef struct VacState
 	IndexBulkDeleteCallback callback;
 	void	   *callback_state;
 	char	   *data;			/* buffer bytes, modified in place */
-	uint64		ndeleted;
-	uint64		dl_deleted;
-	double		nlive;
+	uint64		ndeleted;		/* entries marked by this VACUUM */
+	uint64		live;			/* live documents seen (segments + buffer) */
+	uint64		live_dl;		/* their total dl */
 } VacState;
 
-/* decrease df of every term of seg by its postings among the newly deleted docs */
+/*
+ * vacuum_df: set df of every term of seg to its postings whose document is
+ * not deleted in del (the whole bitmap): recomputed, not decremented, so a
+ * VACUUM that crashed between its WAL records is repaired by the next one.
+ */
 static void
-vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *newly)
+vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *del)
 {
 	GpuirStream dstream = seg->streams[GPUIR_S_DICT];
 	char	   *olddict = GpuirStreamReadAll(index, dstream);
@@ -67,13 +71,13 @@ vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *newly)
 			if (n < 0 || docs[n - 1] != dir[i].last_docid || docs[n - 1] >= seg->ndocs)
 				GpuirCorrupt(index, "posting block does not decode");
 			for (int j = 0; j < n; j++)
-				if (newly[docs[j] / 8] & (1 << (docs[j] % 8)))
+				if (del[docs[j] / 8] & (1 << (docs[j] % 8)))
 					gone++;
 			prev = dir[i].last_docid;
 		}
-		if (gone > de->df)
-			GpuirCorrupt(index, "term df lower than its deleted postings");
-		de->df -= gone;
+		if (gone > de->npostings)
+			GpuirCorrupt(index, "term has more deleted postings than postings");
+		de->df = de->npostings - gone;
 	}
 	GpuirStreamReaderEnd(&payload);
 	GpuirUpdateStreamChanged(index, dstream, olddict, (char *) dict);
@@ -82,7 +86,13 @@ vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *newly)
 	pfree(dir);
 }
 
-/* mark the dead documents of one segment; returns how many */
+/*
+ * vacuum_segment: mark the dead documents of one segment in its deleted
+ * bitmap and count its live documents and their dl into vs.  The df of its
+ * terms is recomputed when this VACUUM deleted something or when the
+ * segment's deleted count disagrees with the bitmap (a VACUUM interrupted by
+ * a crash).  Returns the number of deleted documents in the bitmap.
+ */
 static uint32
 vacuum_segment(Relation index, const GpuirSegmentData *seg, VacState *vs)
 {
@@ -91,39 +101,41 @@ vacuum_segment(Relation index, const GpuirSegmentData *seg, VacState *vs)
 	GpuirStream bstream = seg->streams[GPUIR_S_DELETED];
 	char	   *olddel = GpuirStreamReadAll(index, bstream);
 	uint8	   *del = palloc_extended(Max(bstream.nbytes, 1), MCXT_ALLOC_HUGE);
-	uint8	   *newly = palloc_extended(Max(bstream.nbytes, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	uint32		ndel = 0;
+	uint32		marked = 0;
 
 	if (bstream.nbytes != ((uint64) seg->ndocs + 7) / 8 ||
-		seg->streams[GPUIR_S_TIDS].nbytes != (uint64) seg->ndocs * sizeof(ItemPointerData))
+		seg->streams[GPUIR_S_TIDS].nbytes != (uint64) seg->ndocs * sizeof(ItemPointerData) ||
+		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32))
 		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
 	memcpy(del, olddel, bstream.nbytes);
 	for (uint32 d = 0; d < seg->ndocs; d++)
 	{
 		if ((d & 4095) == 0)
 			vacuum_delay_point();
-		if (del[d / 8] & (1 << (d % 8)))
-			continue;
-		if (vs->callback(&tids[d], vs->callback_state))
+		if (!(del[d / 8] & (1 << (d % 8))) &&
+			vs->callback(&tids[d], vs->callback_state))
 		{
 			del[d / 8] |= 1 << (d % 8);
-			newly[d / 8] |= 1 << (d % 8);
-			ndel++;
-			vs->dl_deleted += dls[d];
+			marked++;
 		}
+		if (del[d / 8] & (1 << (d % 8)))
+			ndel++;
 		else
-			vs->nlive += 1;
+		{
+			vs->live++;
+			vs->live_dl += dls[d];
+		}
 	}
-	if (ndel > 0)
-	{
+	if (marked > 0)
 		GpuirUpdateStreamChanged(index, bstream, olddel, (char *) del);
-		vacuum_df(index, seg, newly);
-	}
+	if (marked > 0 || ndel != seg->ndeleted)
+		vacuum_df(index, seg, del);
+	vs->ndeleted += marked;
 	pfree(tids);
 	pfree(dls);
 	pfree(olddel);
 	pfree(del);
-	pfree(newly);
 	return ndel;
 }
 
@@ -139,10 +151,12 @@ vacuum_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 	{
 		vs->data[offset + GPUIR_REC_FLAGS_OFF] |= GPUIR_REC_DELETED;
 		vs->ndeleted++;
-		vs->dl_deleted += rec->dl;
 	}
 	else
-		vs->nlive += 1;
+	{
+		vs->live++;
+		vs->live_dl += rec->dl;
+	}
 }
 
 /*
@@ -160,12 +174,12 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	MemoryContext old;
 	GpuirMetaPageData meta;
 	uint32		seg_ndel[GPUIR_MAX_SEGMENTS];
+	uint32		nseg;
 	VacState	vs;
 	Buffer		metabuf;
 	Page		metapage;
 	BlockNumber *pages;
 	char	   *olddata;
-	uint64		seg_total = 0;
 
 	/* the result outlives the working memory context */
 	if (stats == NULL)
@@ -177,11 +191,9 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	vs.callback_state = callback_state;
 
 	GpuirReadMeta(index, &meta);
-	for (uint32 s = 0; s < meta.nsegments; s++)
-	{
+	nseg = meta.nsegments;
+	for (uint32 s = 0; s < nseg; s++)
 		seg_ndel[s] = vacuum_segment(index, &meta.segments[s], &vs);
-		seg_total += seg_ndel[s];
-	}
 
 	/* the insert buffer and the statistics, under the metapage lock */
 	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
@@ -212,22 +224,34 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 	}
 
-	if (seg_total + vs.ndeleted > 0)
+	/*
+	 * N, total dl and each segment's deleted count are recomputed from what
+	 * is marked, not decremented: idempotent, so a VACUUM interrupted by a
+	 * crash between its WAL records is repaired by the next one.
+	 */
 	{
-		GenericXLogState *state = GenericXLogStart(index);
-		GpuirMetaPage m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		GpuirMetaPage cur = GpuirPageGetMeta(metapage);
+		bool		changed = cur->ndocs != vs.live || cur->total_dl != vs.live_dl;
 
-		for (uint32 s = 0; s < m->nsegments && s < meta.nsegments; s++)
-			m->segments[s].ndeleted += seg_ndel[s];
-		m->ndocs -= Min(m->ndocs, seg_total + vs.ndeleted);
-		m->total_dl -= Min(m->total_dl, vs.dl_deleted);
-		m->generation++;
-		GenericXLogFinish(state);
+		for (uint32 s = 0; s < cur->nsegments && s < nseg; s++)
+			changed |= cur->segments[s].ndeleted != seg_ndel[s];
+		if (changed)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			GpuirMetaPage m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+
+			for (uint32 s = 0; s < m->nsegments && s < nseg; s++)
+				m->segments[s].ndeleted = seg_ndel[s];
+			m->ndocs = vs.live;
+			m->total_dl = vs.live_dl;
+			m->generation++;
+			GenericXLogFinish(state);
+		}
 	}
 	UnlockReleaseBuffer(metabuf);
 
-	stats->tuples_removed += seg_total + vs.ndeleted;
-	stats->num_index_tuples = vs.nlive;
+	stats->tuples_removed += vs.ndeleted;
+	stats->num_index_tuples = (double) vs.live;
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 
 	MemoryContextSwitchTo(old);
@@ -235,19 +259,26 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
-/* gpuirvacuumcleanup: report statistics (num_pages, num_index_tuples = N) */
+static bool
+never_dead(ItemPointer itemptr, void *state)
+{
+	return false;
+}
+
+/*
+ * gpuirvacuumcleanup: report statistics (num_pages, num_index_tuples = N).
+ * When VACUUM found nothing to delete, the same pass runs with no dead
+ * tuple, which only rewrites statistics that disagree with the deleted
+ * bitmaps (left so by a crash in the middle of an earlier VACUUM).
+ */
 IndexBulkDeleteResult *
 gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	GpuirMetaPageData meta;
-
 	if (info->analyze_only)
 		return stats;
 	if (stats == NULL)
-		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-	GpuirReadMeta(info->index, &meta);
+		stats = gpuirbulkdelete(info, NULL, never_dead, NULL);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);
-	stats->num_index_tuples = (double) meta.ndocs;
 	stats->estimated_count = false;
 	return stats;
 }
