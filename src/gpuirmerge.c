@@ -97,8 +97,56 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 }
 
 /*
- * GpuirMerge: fold the insert buffer into a new segment; with full (or when
- * the segment directory is full) fold every segment too.  Waits for the
+ * Tiered merge policy: a segment's tier is floor(log_F(live docs)) with F =
+ * GPUIR_MERGE_FACTOR.  When the insert buffer is folded into a new segment
+ * and its tier already holds F - 1 segments, those are folded into the new
+ * segment too, which lands one tier higher (as in Lucene's tiered and
+ * log-byte-size policies): the number of segments stays logarithmic in the
+ * number of documents, and each document is rewritten O(log N) times.
+ */
+#define GPUIR_MERGE_FACTOR	8
+
+static int
+merge_tier(uint64 docs)
+{
+	int			tier = 0;
+
+	while (docs >= GPUIR_MERGE_FACTOR)
+	{
+		docs /= GPUIR_MERGE_FACTOR;
+		tier++;
+	}
+	return tier;
+}
+
+/*
+ * choose_segments: which segments a merge folds (fold[s]), by the tiered
+ * policy above, or all of them for a full merge; returns how many.
+ */
+static uint32
+choose_segments(const GpuirMetaPageData *meta, bool full, bool *fold)
+{
+	int			tier = merge_tier(meta->buf_ndocs);
+	uint32		same = 0;
+	uint32		n = 0;
+
+	for (uint32 s = 0; s < meta->nsegments; s++)
+		if (merge_tier(meta->segments[s].ndocs - meta->segments[s].ndeleted) == tier)
+			same++;
+	for (uint32 s = 0; s < meta->nsegments; s++)
+	{
+		fold[s] = full ||
+			(same + 1 >= GPUIR_MERGE_FACTOR &&
+			 merge_tier(meta->segments[s].ndocs - meta->segments[s].ndeleted) == tier);
+		n += fold[s];
+	}
+	return n;
+}
+
+/*
+ * GpuirMerge: fold the insert buffer into a new segment, with the segments
+ * the tiered policy picks; with full (or when the segment directory is full)
+ * fold every segment.  Waits for the
  * index's ExclusiveLock when wait, else gives up (returns false) when another
  * session holds a conflicting lock.  N, total dl and df do not change: the
  * documents VACUUM removed were already subtracted.
@@ -112,7 +160,7 @@ GpuirMerge(Relation index, bool full, bool wait)
 	GpuirSegmentData seg;
 	GpuirBuilder *b;
 	char	   *bufdata;
-	uint32		keep;
+	bool		fold[GPUIR_MAX_SEGMENTS];
 	bool		have;
 
 	if (wait)
@@ -126,11 +174,12 @@ GpuirMerge(Relation index, bool full, bool wait)
 	bufdata = GpuirBufferSnapshot(index, &meta);
 	if (meta.nsegments >= GPUIR_MAX_SEGMENTS)
 		full = true;
-	keep = full ? 0 : meta.nsegments;
+	(void) choose_segments(&meta, full, fold);
 
 	b = GpuirBuilderCreate();
-	for (uint32 s = keep; s < meta.nsegments; s++)
-		merge_segment(b, index, &meta.segments[s]);
+	for (uint32 s = 0; s < meta.nsegments; s++)
+		if (fold[s])
+			merge_segment(b, index, &meta.segments[s]);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, merge_record, b);
 	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, &seg);
 
@@ -146,7 +195,10 @@ GpuirMerge(Relation index, bool full, bool wait)
 		if (m->generation != meta.generation)
 			elog(ERROR, "gpuir index \"%s\" changed during a merge",
 				 RelationGetRelationName(index));
-		m->nsegments = keep;
+		m->nsegments = 0;
+		for (uint32 s = 0; s < meta.nsegments; s++)
+			if (!fold[s])
+				m->segments[m->nsegments++] = meta.segments[s];
 		if (have)
 			m->segments[m->nsegments++] = seg;
 		m->buf_tail = m->buf_head;
