@@ -12,7 +12,9 @@ EXTENSION = gpuir
 EXTVERSION = 0.2.0
 MODULE_big = gpuir
 # the full install script of each version and the upgrade scripts between them
-DATA = sql/gpuir--0.1.0.sql sql/gpuir--$(EXTVERSION).sql sql/gpuir--0.1.0--$(EXTVERSION).sql
+# CREATE EXTENSION installs 0.1.0 and applies the update scripts: one copy
+# of every object's definition
+DATA = sql/gpuir--0.1.0.sql sql/gpuir--0.1.0--$(EXTVERSION).sql
 PGFILEDESC = "gpuir - BM25 ranked full-text search index"
 
 SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \

@@ -237,6 +237,17 @@ note_failure(const char *msg)
 	ereport(LOG, (errmsg("gpuir gpu service: %s", msg)));
 }
 
+/* vfail: mark t FAILED with the first reason given; false if it already was */
+static bool
+vfail(GpuirTaken *t, const char *fmt, va_list ap)
+{
+	if (t->failed)
+		return false;
+	t->failed = true;
+	vsnprintf(t->detail, sizeof(t->detail), fmt, ap);
+	return true;
+}
+
 /* fail_request: mark t FAILED with the first reason given (printf-style) */
 static void fail_request(GpuirTaken *t, const char *fmt,...) pg_attribute_printf(2, 3);
 
@@ -245,11 +256,8 @@ fail_request(GpuirTaken *t, const char *fmt,...)
 {
 	va_list		ap;
 
-	if (t->failed)
-		return;
-	t->failed = true;
 	va_start(ap, fmt);
-	vsnprintf(t->detail, sizeof(t->detail), fmt, ap);
+	(void) vfail(t, fmt, ap);
 	va_end(ap);
 }
 
@@ -313,14 +321,13 @@ static void
 reject(GpuirTaken *t, const char *fmt,...)
 {
 	va_list		ap;
+	bool		first;
 
-	if (t->failed)
-		return;
-	t->failed = true;
 	va_start(ap, fmt);
-	vsnprintf(t->detail, sizeof(t->detail), fmt, ap);
+	first = vfail(t, fmt, ap);
 	va_end(ap);
-	note_failure(t->detail);
+	if (first)
+		note_failure(t->detail);
 }
 
 /* ---------- device memory budget ---------- */
