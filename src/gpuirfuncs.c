@@ -74,6 +74,29 @@ close_search(Relation heap, Relation index)
 	table_close(heap, AccessShareLock);
 }
 
+/*
+ * put_results: one row (ctid, score) per result, preceded by query_no when
+ * query_no > 0 (gpuir_search_batch); ctid is the visible row version's
+ */
+static void
+put_results(ReturnSetInfo *rsinfo, const GpuirResult *results, int n, int query_no)
+{
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		ItemPointer tid = palloc(sizeof(ItemPointerData));
+		int			c = 0;
+
+		*tid = results[i].heap_tid;
+		if (query_no > 0)
+			values[c++] = Int32GetDatum(query_no);
+		values[c++] = PointerGetDatum(tid);
+		values[c++] = Float4GetDatum(results[i].score);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
 PG_FUNCTION_INFO_V1(gpuir_search);
 
 /*
@@ -103,17 +126,7 @@ gpuir_search(PG_FUNCTION_ARGS)
 	open_search(indexoid, &heap, &index);
 	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
 					VARSIZE_ANY_EXHDR(query), k, mode, false, &results);
-	for (int i = 0; i < n; i++)
-	{
-		Datum		values[2];
-		bool		nulls[2] = {false, false};
-		ItemPointer tid = palloc(sizeof(ItemPointerData));
-
-		*tid = results[i].heap_tid;
-		values[0] = PointerGetDatum(tid);
-		values[1] = Float4GetDatum(results[i].score);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
+	put_results(rsinfo, results, n, 0);
 	close_search(heap, index);
 	return (Datum) 0;
 }
@@ -171,20 +184,7 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 	counts = palloc(sizeof(int) * Max(nq, 1));
 	GpuirSearchBatch(index, heap, GetActiveSnapshot(), texts, nq, k, mode, results, counts);
 	for (int q = 0; q < nq; q++)
-	{
-		for (int i = 0; i < counts[q]; i++)
-		{
-			Datum		values[3];
-			bool		nulls[3] = {false, false, false};
-			ItemPointer tid = palloc(sizeof(ItemPointerData));
-
-			*tid = results[q][i].heap_tid;
-			values[0] = Int32GetDatum(pos[q]);
-			values[1] = PointerGetDatum(tid);
-			values[2] = Float4GetDatum(results[q][i].score);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-	}
+		put_results(rsinfo, results[q], counts[q], pos[q]);
 	close_search(heap, index);
 	return (Datum) 0;
 }
