@@ -1,0 +1,56 @@
+# bench/engine.mk: standalone build of build/engine_bench (bench/engine_bench.c),
+# the engine-level GPU benchmark on a generated corpus; no PostgreSQL needed.
+#
+#   make -f bench/engine.mk          # from the repository root
+#   make -f bench/engine.mk clean
+#
+# With nvcc (on PATH or /usr/local/cuda/bin/nvcc) the kernels cuda/*.cu are
+# compiled here, into build/engine_obj/, with the main Makefile's NVCC flags,
+# and the CUDA runtime is linked statically (as for gpuir.so and the unit
+# tests).  Without nvcc the program links cuda/gpuir_cuda_stub.c: it still
+# generates the corpus, builds the segment and self-checks the CPU reference,
+# then reports that there is no CUDA device.
+
+ifeq ($(origin NVCC),undefined)
+NVCC := $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+endif
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+
+# the same flags as NVCC_FLAGS of the main Makefile
+NVCC_FLAGS = -O3 --std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
+	-Xcompiler -Wall,-Wextra \
+	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++
+
+# -ffp-contract=off: the CPU reference's BM25 must round like GpuirBM25
+ENGINE_CFLAGS = -O3 -Wall -Wextra -ffp-contract=off -pthread
+
+OBJDIR = build/engine_obj
+BIN = build/engine_bench
+SRCS = bench/engine_bench.c src/gpuircodec.c cuda/gpuir_cuda_status.c
+DEPS = $(SRCS) src/gpuircodec.h cuda/gpuir_cuda.h cuda/gpuir_cuda_internal.h
+
+ifneq ($(strip $(NVCC)),)
+CUDA_SRCS = $(wildcard cuda/*.cu)
+CUDA_OBJS = $(patsubst cuda/%.cu,$(OBJDIR)/%.o,$(CUDA_SRCS))
+ENGINE_CPPFLAGS = -DENGINE_BENCH_HAVE_CUDA -isystem $(CUDA_HOME)/include
+ENGINE_LINK = $(CUDA_OBJS) $(CUDA_LIBS)
+else
+CUDA_OBJS =
+ENGINE_CPPFLAGS =
+ENGINE_LINK = cuda/gpuir_cuda_stub.c
+endif
+
+.PHONY: all clean
+all: $(BIN)
+
+$(BIN): $(DEPS) $(CUDA_OBJS) bench/engine.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_CPPFLAGS) -Isrc -Icuda -o $@ $(SRCS) $(ENGINE_LINK) -lm
+
+$(OBJDIR)/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h
+	@mkdir -p $(OBJDIR)
+	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
+
+clean:
+	rm -rf $(OBJDIR) $(BIN)
