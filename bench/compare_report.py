@@ -372,7 +372,10 @@ def write(outdir):
         meta = os.path.join(outdir, "engine.txt")
         if os.path.exists(meta):
             with open(meta) as f:
-                md.append("```\n" + f.read().strip() + "\n```\n")
+                lines = f.read().split("\n")
+            # the setup and exactness part; the timing grid is the table below
+            cut = next((i for i, l in enumerate(lines) if l.startswith("timing grid")), len(lines))
+            md.append("```\n" + "\n".join(lines[:cut]).strip() + "\n```\n")
         md.append(engine_table(head, rows))
         pts = {}
         ih = {h: i for i, h in enumerate(head)}
