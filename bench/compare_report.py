@@ -343,7 +343,7 @@ def write(outdir):
     if agree:
         bad = sum(1 for v in agree.values() if v[0] != v[1])
         tot = sum(v[1] for v in agree.values())
-        md.append("\ngpuir `wand` and `bmw` against exhaustive `or` on every latency query (%d comparisons): "
+        md.append("\ngpuir `wand` and `bmw` against exhaustive `or`, and `gpu` / `auto` against `cpu` where measured, on every latency query (%d comparisons): "
                   "%s.\n" % (tot, "all identical" if not bad else "%d configurations differ" % bad))
     if res.get("gpu_batches"):
         md.append("\n## GPU: batched throughput through SQL (`gpuir_search_batch`, gpuir.device = gpu)\n")
