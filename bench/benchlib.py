@@ -15,7 +15,6 @@ import math
 import os
 import re
 import subprocess
-import sys
 import tarfile
 import time
 
@@ -285,3 +284,69 @@ def evaluate(run, qrels, depth=1000, tie_order="trec"):
             sums[k] = sums.get(k, 0.0) + v
     n = len(judged)
     return {k: v / n for k, v in sums.items()}, n
+
+
+# ---------------------------------------------------------------------------
+# Wikipedia paragraphs and query logs (bench/compare, bench/writes)
+# ---------------------------------------------------------------------------
+
+def wiki_paragraphs(paths, max_docs):
+    n = 0
+    for path in paths:
+        # archive order: sorting the members would make tarfile seek back in
+        # the xz stream and decompress it again for every member
+        with tarfile.open(path, "r|xz") as tar:
+            for m in tar:
+                if not m.isfile():
+                    continue
+                title_next = False
+                for line in tar.extractfile(m).read().decode("utf-8", "replace").split("\n"):
+                    if line.startswith("<doc "):
+                        title_next = True
+                        continue
+                    if title_next:
+                        title_next = False
+                        continue
+                    if not line.strip() or line.startswith("</doc>"):
+                        continue
+                    n += 1
+                    yield line
+                    if max_docs and n >= max_docs:
+                        return
+
+
+def copy_stream(table, lines):
+    """COPY already escaped lines (no newline) into table through psql's stdin."""
+    p = subprocess.Popen(PSQL + ["-c", "COPY %s FROM STDIN" % table], stdin=subprocess.PIPE,
+                         universal_newlines=True, encoding="utf-8")
+    buf = []
+    for line in lines:
+        buf.append(line + "\n")
+        if len(buf) >= 10000:
+            p.stdin.write("".join(buf))
+            buf = []
+    p.stdin.write("".join(buf))
+    p.stdin.close()
+    if p.wait() != 0:
+        raise PsqlError("COPY into %s failed" % table)
+
+
+def read_log(path, kind):
+
+    out = []
+    with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if kind == "tab":
+                qid, _, q = line.partition("\t")
+            elif kind == "colon":
+                qid, _, q = line.partition(":")
+            else:
+                parts = line.split(":", 2)
+                if len(parts) < 3:
+                    continue
+                qid, q = parts[0], parts[2]
+            q = q.replace("\t", " ").replace("\\", " ").strip()
+            if qid and q:
+                out.append((qid.strip(), q))
+    return out
