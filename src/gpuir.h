@@ -273,6 +273,7 @@ extern void GpuirInitPage(Page page, uint16 type);
 extern void GpuirFillMetapage(Relation index, Page page);
 extern void GpuirInitMetapage(Relation index, ForkNumber forknum);
 extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);
+extern void GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta);
 extern Buffer GpuirNewBuffer(Relation index);
 extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type);
 extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes);

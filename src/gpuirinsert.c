@@ -74,6 +74,7 @@ buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
 	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 	GpuirMetaPage m;
 	BlockNumber blk;
+	BlockNumber nblocks;
 	uint32		used;
 	uint32		done = 0;
 
@@ -82,6 +83,10 @@ buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
 	m = GpuirPageGetMeta(BufferGetPage(metabuf));
 	blk = m->buf_tail;
 	used = m->buf_tail_used;
+	/* existing chain pages are below nblocks (see GpuirBufferRead) */
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (BlockNumberIsValid(blk) && (blk == GPUIR_METAPAGE_BLKNO || blk >= nblocks))
+		GpuirCorrupt(index, "insert buffer tail is outside the index");
 
 	while (done < len)
 	{
@@ -112,6 +117,9 @@ buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
 			LockBuffer(prev, BUFFER_LOCK_EXCLUSIVE);
 			GpuirCheckPage(index, BufferGetPage(prev), blk, GPUIR_PAGE_BUFFER);
 			next = GpuirPageGetOpaque(BufferGetPage(prev))->next;
+			/* a page this append added has no successor: only old ones do */
+			if (BlockNumberIsValid(next) && (next == GPUIR_METAPAGE_BLKNO || next >= nblocks))
+				GpuirCorrupt(index, "insert buffer chain leaves the index");
 			if (BlockNumberIsValid(next))
 			{
 				cur = ReadBuffer(index, next);
@@ -218,12 +226,24 @@ char *
 GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pages)
 {
 	uint64		nbytes = meta->buf_nbytes;
-	char	   *data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
+	char	   *data;
 	BlockNumber blk = meta->buf_head;
 	uint64		off = 0;
-	uint64		npages = (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	uint64		npages = nbytes / GPUIR_PAGE_DATA + (nbytes % GPUIR_PAGE_DATA != 0);	/* no overflow */
 	uint64		i = 0;
 
+	/*
+	 * The chain's pages existed when its end was committed, and the caller's
+	 * metapage lock keeps appends out: every block of it is below nblocks.
+	 * Checked before allocating and reading, so that a corrupt length or
+	 * next pointer gives ERRCODE_INDEX_CORRUPTED, not a huge allocation or a
+	 * read past the end of the relation.
+	 */
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	if (npages > nblocks)
+		GpuirCorrupt(index, "insert buffer chain is longer than the index");
+	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
 	if (pages)
 		*pages = palloc_extended(sizeof(BlockNumber) * Max(npages, 1), MCXT_ALLOC_HUGE);
 	while (off < nbytes)
@@ -234,10 +254,19 @@ GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pag
 
 		if (!BlockNumberIsValid(blk) || i >= npages)
 			GpuirCorrupt(index, "insert buffer chain is shorter than its length");
+		if (blk == GPUIR_METAPAGE_BLKNO || blk >= nblocks)
+			GpuirCorrupt(index, "insert buffer chain leaves the index");
 		buf = ReadBuffer(index, blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		GpuirCheckPage(index, page, blk, GPUIR_PAGE_BUFFER);
+		/*
+		 * Appends leave pd_lower past the bytes they wrote; below them, the
+		 * next generic WAL write of the page (an append, VACUUM) would zero
+		 * committed bytes (the pd_lower..pd_upper hole)
+		 */
+		if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + n)
+			GpuirCorrupt(index, "insert buffer page ends before its committed bytes");
 		memcpy(data + off, PageGetContents(page), n);
 		if (pages)
 			(*pages)[i] = blk;
@@ -273,6 +302,7 @@ GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta)
 	}
 	data = GpuirBufferRead(index, meta, NULL);
 	UnlockReleaseBuffer(metabuf);
+	GpuirCheckMeta(index, meta);	/* the rest of it, without the lock */
 	return data;
 }
 
@@ -323,7 +353,7 @@ GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 				GpuirCorrupt(index, "malformed insert buffer record");
 			memcpy(&t->tf, p, 4);
 			memcpy(&t->len, p + 4, 2);
-			if (end - p - 6 < t->len || t->tf == 0)
+			if (end - p - 6 < t->len || t->tf == 0 || t->len == 0)
 				GpuirCorrupt(index, "malformed insert buffer record");
 			t->lexeme = (char *) p + 6;
 			p += 6 + t->len;

@@ -46,8 +46,12 @@ merge_segment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
 
 	for (uint32 d = 0; d < seg->ndocs; d++)
+	{
+		if ((d % 65536) == 0)
+			CHECK_FOR_INTERRUPTS();
 		map[d] = (del[d / 8] & (1 << (d % 8))) ? NO_DOC
 			: GpuirBuilderAddDoc(b, &tids[d], dls[d]);
+	}
 
 	for (uint32 t = 0; t < seg->nterms; t++)
 	{
@@ -65,6 +69,8 @@ merge_segment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 			uint32		end = (i + 1 < seg->nblocks) ? dir[i + 1].payload_off : payload_len;
 			int			n;
 
+			/* per block: a list may hold every document of the segment */
+			CHECK_FOR_INTERRUPTS();
 			if (dir[i].payload_off > end || end > payload_len)
 				GpuirCorrupt(index, "block directory offsets out of range");
 			n = GpuirCodecDecode(payload + dir[i].payload_off, end - dir[i].payload_off,

@@ -109,6 +109,7 @@ typedef struct GpuirQuery
 	Snapshot	snapshot;
 	IndexFetchTableData *fetch;
 	TupleTableSlot *slot;
+	BlockNumber heap_nblocks;	/* the table's size after the buffer snapshot */
 	GpuirScoring sc;
 	QTerm	   *terms;
 	int			nterms;
@@ -232,6 +233,14 @@ consider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_
 		if (byte & (1 << (segdoc % 8)))
 			return;
 	}
+	/*
+	 * A live entry's TID is inside the table (VACUUM marks an entry before
+	 * the table can be truncated, and the table is locked): a TID from a
+	 * corrupt page must not reach the table AM.
+	 */
+	if (ItemPointerGetBlockNumberNoCheck(tid) >= q->heap_nblocks ||
+		ItemPointerGetOffsetNumberNoCheck(tid) < FirstOffsetNumber)
+		GpuirCorrupt(q->index, "heap TID outside the table");
 	fetch_tid = *tid;
 	if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
 								 &call_again, &all_dead))
@@ -1032,6 +1041,14 @@ query_prepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
 
 	/* global statistics: df over every segment and the buffer */
 	GpuirBufferForEach(index, bufdata, q->meta.buf_nbytes, collect_bufdoc, q);
+
+	/*
+	 * q->bufdocs holds copies of what the query needs from the buffer:
+	 * free the buffer's bytes now, not with the query, else a batch keeps a
+	 * copy of the whole buffer per query (and a canceled batch spends its
+	 * time returning that memory).
+	 */
+	pfree(bufdata);
 	q->entries = palloc0(sizeof(GpuirDictEntry) * Max(q->meta.nsegments, 1) * q->nterms);
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
 		lookup_terms(q, s);
@@ -1043,6 +1060,7 @@ query_prepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
 		q->terms[t].idf = GpuirIdf(q->sc.N, Min(q->terms[t].df, q->sc.N));
 
 	q->topk = palloc(sizeof(GpuirResult) * k);
+	q->heap_nblocks = RelationGetNumberOfBlocks(heap);
 	q->fetch = table_index_fetch_begin(heap);
 	q->slot = table_slot_create(heap, NULL);
 	q->ready = true;

@@ -220,6 +220,15 @@ GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDocTerms *doc)
 							   doc->terms[i].tf);
 }
 
+/*
+ * Query cancel: the loops of GpuirBuilderWrite below that grow with the
+ * number of documents or postings call CHECK_FOR_INTERRUPTS at least once
+ * per GPUIR_INTERRUPT_EVERY iterations (or per posting block), and the sorts
+ * whose size grows with the data are qsort_interruptible, so that a cancel
+ * or statement_timeout ends a CREATE INDEX or merge within milliseconds.
+ */
+#define GPUIR_INTERRUPT_EVERY	65536
+
 /* sort support: qsort_arg comparators */
 static int
 doc_tid_cmp(const void *a, const void *b, void *arg)
@@ -246,7 +255,7 @@ typedef struct DocTf
 } DocTf;
 
 static int
-doctf_cmp(const void *a, const void *b)
+doctf_cmp(const void *a, const void *b, void *arg)
 {
 	uint32		da = ((const DocTf *) a)->doc;
 	uint32		db = ((const DocTf *) b)->doc;
@@ -373,14 +382,21 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	newdoc = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
 	for (uint32 i = 0; i < b->ndocs; i++)
 		docorder[i] = i;
-	qsort_arg(docorder, b->ndocs, sizeof(uint32), doc_tid_cmp, b->tids);
+	qsort_interruptible(docorder, b->ndocs, sizeof(uint32), doc_tid_cmp, b->tids);
 	for (uint32 i = 0; i < b->ndocs; i++)
 	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
 		newdoc[docorder[i]] = i;
-		if (i > 0 && ItemPointerEquals(&b->tids[docorder[i]], &b->tids[docorder[i - 1]]))
-			elog(ERROR, "gpuir segment builder got heap TID (%u,%u) twice",
-				 ItemPointerGetBlockNumber(&b->tids[docorder[i]]),
-				 ItemPointerGetOffsetNumber(&b->tids[docorder[i]]));
+		/*
+		 * A heap scan never gives a TID twice, nor do the live entries of a
+		 * sound index (VACUUM marks a TID's entry before the heap reuses
+		 * it): for a merge, a duplicate means a corrupt index.
+		 */
+		if (i > 0 && ItemPointerCompare(&b->tids[docorder[i]], &b->tids[docorder[i - 1]]) == 0)
+			GpuirCorrupt(index, psprintf("heap TID (%u,%u) is indexed twice",
+										 ItemPointerGetBlockNumberNoCheck(&b->tids[docorder[i]]),
+										 ItemPointerGetOffsetNumberNoCheck(&b->tids[docorder[i]])));
 	}
 
 	/* dictionary order */
@@ -388,14 +404,18 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	newterm = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
 	for (uint32 i = 0; i < b->nterms; i++)
 		termorder[i] = i;
-	qsort_arg(termorder, b->nterms, sizeof(uint32), term_lex_cmp, b->lex);
+	qsort_interruptible(termorder, b->nterms, sizeof(uint32), term_lex_cmp, b->lex);
 	for (uint32 i = 0; i < b->nterms; i++)
 		newterm[termorder[i]] = i;
 
 	/* counting sort of the postings by term */
 	start = palloc_extended(sizeof(uint64) * (b->nterms + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (uint64 i = 0; i < b->np; i++)
+	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
 		start[newterm[b->p_term[i]] + 1]++;
+	}
 	for (uint32 t = 0; t < b->nterms; t++)
 		start[t + 1] += start[t];
 	post = palloc_extended(sizeof(DocTf) * Max(b->np, 1), MCXT_ALLOC_HUGE);
@@ -407,6 +427,8 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		{
 			uint64		at = fill[newterm[b->p_term[i]]]++;
 
+			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+				CHECK_FOR_INTERRUPTS();
 			post[at].doc = newdoc[b->p_doc[i]];
 			post[at].tf = b->p_tf[i];
 		}
@@ -429,12 +451,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		bool		sorted = true;
 		uint32		prev = GPUIR_FIRST_PREV_DOCID;
 
-		if ((t & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
+		CHECK_FOR_INTERRUPTS();
 		for (uint64 i = 1; i < n && sorted; i++)
 			sorted = list[i - 1].doc < list[i].doc;
 		if (!sorted)
-			qsort(list, n, sizeof(DocTf), doctf_cmp);
+			qsort_interruptible(list, n, sizeof(DocTf), doctf_cmp, NULL);
 
 		memset(&de, 0, sizeof(de));
 		de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
@@ -455,12 +476,14 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 			GpuirBlockHeader bh;
 			size_t		len;
 
+			CHECK_FOR_INTERRUPTS();
 			for (int j = 0; j < cnt; j++)
 			{
 				docs[j] = list[i + j].doc;
 				tfs[j] = list[i + j].tf;
+				/* a document with a lexeme twice: a corrupt merge input */
 				if (j > 0 && docs[j] <= docs[j - 1])
-					elog(ERROR, "gpuir posting list has a duplicate docID");
+					GpuirCorrupt(index, "a posting list has a duplicate docID");
 				pairs[j][0] = tfs[j];
 				pairs[j][1] = b->dls[docorder[docs[j]]];
 				de.max_tf = Max(de.max_tf, pairs[j][0]);
@@ -483,6 +506,8 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	/* docID -> TID, dl; an all-clear deleted bitmap */
 	for (uint32 i = 0; i < b->ndocs; i++)
 	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
 		bb_append(&bb[GPUIR_S_TIDS], &b->tids[docorder[i]], sizeof(ItemPointerData));
 		bb_append(&bb[GPUIR_S_DOCLENS], &b->dls[docorder[i]], sizeof(uint32));
 	}

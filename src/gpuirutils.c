@@ -20,6 +20,7 @@
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "gpuir.h"
 
@@ -126,9 +127,27 @@ GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
 	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
 	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
 	UnlockReleaseBuffer(buf);
+	GpuirCheckMeta(index, meta);
+}
+
+/*
+ * GpuirCheckMeta: raise ERRCODE_INDEX_CORRUPTED unless *meta (a copy of the
+ * metapage) has this version's magic, at most GPUIR_MAX_SEGMENTS segments,
+ * k1 and b in the ranges of the index options, and names an existing text
+ * search configuration (a lookup of a missing one would fail with an
+ * internal error).  Call it without buffer locks: it reads the catalog.
+ */
+void
+GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
+{
 	if (meta->magic != GPUIR_MAGIC || meta->version != GPUIR_VERSION ||
 		meta->nsegments > GPUIR_MAX_SEGMENTS)
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
+	if (!(meta->k1 >= GPUIR_MIN_K1 && meta->k1 <= GPUIR_MAX_K1) ||
+		!(meta->b >= GPUIR_MIN_B && meta->b <= GPUIR_MAX_B))
+		GpuirCorrupt(index, "metapage k1 or b out of range");
+	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
+		GpuirCorrupt(index, "the metapage's text search configuration does not exist");
 }
 
 /*
@@ -238,9 +257,25 @@ GpuirUpdateStream(Relation index, GpuirStream stream, uint32 offset,
 	}
 }
 
+/*
+ * GpuirStreamReaderInit: a reader of stream.  Raises ERRCODE_INDEX_CORRUPTED
+ * when the stream's pages are not inside the index: a block number from a
+ * corrupt segment directory must not reach ReadBuffer (past the end of the
+ * relation, md.c fails with an unrelated SQLSTATE; InvalidBlockNumber is
+ * P_NEW and would extend it).  Pages are never freed, so the check stays
+ * true while the reader is used.
+ */
 void
 GpuirStreamReaderInit(GpuirStreamReader *r, Relation index, GpuirStream stream)
 {
+	if (stream.nbytes > 0)
+	{
+		uint64		npages = ((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+
+		if (!BlockNumberIsValid(stream.start) || stream.start == GPUIR_METAPAGE_BLKNO ||
+			(uint64) stream.start + npages > RelationGetNumberOfBlocks(index))
+			GpuirCorrupt(index, "segment stream pages are outside the index");
+	}
 	r->index = index;
 	r->stream = stream;
 	r->buf = InvalidBuffer;
@@ -300,9 +335,11 @@ char *
 GpuirStreamReadAll(Relation index, GpuirStream stream)
 {
 	GpuirStreamReader r;
-	char	   *data = palloc_extended(Max(stream.nbytes, 1), MCXT_ALLOC_HUGE);
+	char	   *data;
 
+	/* checks the stream's pages first: no allocation for a corrupt size */
 	GpuirStreamReaderInit(&r, index, stream);
+	data = palloc_extended(Max(stream.nbytes, 1), MCXT_ALLOC_HUGE);
 	for (uint32 off = 0; off < stream.nbytes; off += GPUIR_PAGE_DATA)
 	{
 		CHECK_FOR_INTERRUPTS();

@@ -64,6 +64,8 @@ vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *del)
 			uint32		end = (i + 1 < seg->nblocks) ? dir[i + 1].payload_off : payload_len;
 			int			n;
 
+			/* per block: a list may hold every document of the segment */
+			CHECK_FOR_INTERRUPTS();
 			if (dir[i].payload_off > end || end - dir[i].payload_off > GPUIR_BLOCK_MAX_BYTES)
 				GpuirCorrupt(index, "block directory offsets out of range");
 			GpuirStreamRead(&payload, dir[i].payload_off, enc, end - dir[i].payload_off);
@@ -104,9 +106,12 @@ vacuum_segment(Relation index, const GpuirSegmentData *seg, VacState *vs)
 	uint32		ndel = 0;
 	uint32		marked = 0;
 
+	/* vacuum_df indexes the dictionary by nterms and the block directory by nblocks */
 	if (bstream.nbytes != ((uint64) seg->ndocs + 7) / 8 ||
 		seg->streams[GPUIR_S_TIDS].nbytes != (uint64) seg->ndocs * sizeof(ItemPointerData) ||
-		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32))
+		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32) ||
+		seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry) ||
+		seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) seg->nblocks * sizeof(GpuirBlockHeader))
 		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
 	memcpy(del, olddel, bstream.nbytes);
 	for (uint32 d = 0; d < seg->ndocs; d++)

@@ -61,6 +61,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "gpuir.h"
 
@@ -277,7 +278,14 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 
 	/* the committed part of the chain, page by page */
 	nbytes = meta->buf_nbytes;
-	npages = (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	npages = nbytes / GPUIR_PAGE_DATA + (nbytes % GPUIR_PAGE_DATA != 0);	/* no overflow */
+	if (npages > vs->index_nblocks)
+	{
+		UnlockReleaseBuffer(metabuf);
+		verify_error(vs, "insert buffer: %llu committed bytes need %llu pages, the index has %u blocks",
+					 (unsigned long long) nbytes, (unsigned long long) npages,
+					 vs->index_nblocks);
+	}
 	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
 	blk = meta->buf_head;
 	for (uint64 i = 0; i < npages; i++)
@@ -299,6 +307,15 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		bpage = BufferGetPage(buf);
 		GpuirCheckPage(index, bpage, blk, GPUIR_PAGE_BUFFER);
+		if (((PageHeader) bpage)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + n)
+		{
+			LocationIndex lower = ((PageHeader) bpage)->pd_lower;
+
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(metabuf);
+			verify_error(vs, "insert buffer chain: block %u has pd_lower %u, below its %u committed bytes",
+						 blk, lower, n);
+		}
 		memcpy(data + i * GPUIR_PAGE_DATA, PageGetContents(bpage), n);
 		if (i + 1 == npages &&
 			(blk != meta->buf_tail || n != meta->buf_tail_used))
@@ -315,6 +332,13 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 		UnlockReleaseBuffer(buf);
 	}
 	UnlockReleaseBuffer(metabuf);
+	if (!(meta->k1 >= GPUIR_MIN_K1 && meta->k1 <= GPUIR_MAX_K1) ||
+		!(meta->b >= GPUIR_MIN_B && meta->b <= GPUIR_MAX_B))
+		verify_error(vs, "metapage (block 0) has k1 %g and b %g, outside [%g, %g] and [%g, %g]",
+					 meta->k1, meta->b, GPUIR_MIN_K1, GPUIR_MAX_K1, GPUIR_MIN_B, GPUIR_MAX_B);
+	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
+		verify_error(vs, "metapage (block 0) names text search configuration %u, which does not exist",
+					 meta->cfg_id);
 	if (nbytes == 0 && (meta->buf_tail != meta->buf_head || meta->buf_tail_used != 0))
 		verify_error(vs, "insert buffer is empty but its tail is block %u with %u bytes (head %u)",
 					 meta->buf_tail, meta->buf_tail_used, meta->buf_head);
