@@ -1675,95 +1675,24 @@ seg_nblocks(const Segment *s, uint32_t v)
 	return s->nblk[v];
 }
 
-/* BM25 tf part (src/gpuirsegment.c tf_part), to choose the impacts to merge */
-static double
-tf_part(uint32_t tf, uint32_t dl, double k1, double b, double avgdl)
-{
-	return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
-}
-
 /*
- * block_impacts of src/gpuirsegment.c: the Pareto frontier of the block's
- * (tf, dl) pairs (tf descending, dl strictly decreasing), reduced to
- * GPUIR_CUDA_BLOCK_IMPACTS pairs by merging the neighbours whose merge
- * raises the bound least.  The index sorts all pairs by (tf desc, dl asc)
- * and keeps those with a dl below every earlier one; here the pairs are
- * first grouped by tf (min dl per tf), which keeps the same frontier.
+ * block_impacts: the block's GPUIR_CUDA_BLOCK_IMPACTS impacts, as the index
+ * computes them (GpuirCodecBlockImpacts, called by src/gpuirsegment.c);
+ * a short frontier repeats its last pair.
  */
 static void
 block_impacts(const uint32_t *tfs, const uint32_t *dls, int n, double k1, double b,
 			  double avgdl, uint32_t *itf, uint32_t *idl)
 {
 	uint32_t	pairs[GPUIR_BLOCK_SIZE][2];
-	int			g = 0,
-				m = 0;
-	uint32_t	mindl = UINT32_MAX;
+	int			m;
 
 	for (int i = 0; i < n; i++)
 	{
-		int			j;
-
-		for (j = 0; j < g; j++)
-			if (pairs[j][0] == tfs[i])
-				break;
-		if (j == g)
-		{
-			pairs[g][0] = tfs[i];
-			pairs[g][1] = dls[i];
-			g++;
-		}
-		else if (dls[i] < pairs[j][1])
-			pairs[j][1] = dls[i];
+		pairs[i][0] = tfs[i];
+		pairs[i][1] = dls[i];
 	}
-	/* tf descending */
-	for (int i = 1; i < g; i++)
-	{
-		uint32_t	t0 = pairs[i][0],
-					t1 = pairs[i][1];
-		int			j = i - 1;
-
-		while (j >= 0 && pairs[j][0] < t0)
-		{
-			pairs[j + 1][0] = pairs[j][0];
-			pairs[j + 1][1] = pairs[j][1];
-			j--;
-		}
-		pairs[j + 1][0] = t0;
-		pairs[j + 1][1] = t1;
-	}
-	for (int i = 0; i < g; i++)
-	{
-		if (pairs[i][1] < mindl)
-		{
-			mindl = pairs[i][1];
-			pairs[m][0] = pairs[i][0];
-			pairs[m][1] = pairs[i][1];
-			m++;
-		}
-	}
-	while (m > GPUIR_CUDA_BLOCK_IMPACTS)
-	{
-		int			best = 0;
-		double		best_cost = 0;
-
-		for (int i = 0; i + 1 < m; i++)
-		{
-			double		cost = tf_part(pairs[i][0], pairs[i + 1][1], k1, b, avgdl);
-
-			if (i == 0 || cost < best_cost)
-			{
-				best = i;
-				best_cost = cost;
-			}
-		}
-		pairs[best][1] = pairs[best + 1][1];
-		for (int i = best + 1; i + 1 < m; i++)
-		{
-			pairs[i][0] = pairs[i + 1][0];
-			pairs[i][1] = pairs[i + 1][1];
-		}
-		m--;
-	}
+	m = GpuirCodecBlockImpacts(pairs, n, GPUIR_CUDA_BLOCK_IMPACTS, k1, b, avgdl);
 	for (int i = 0; i < GPUIR_CUDA_BLOCK_IMPACTS; i++)
 	{
 		int			p = (i < m) ? i : (m > 0 ? m - 1 : 0);	/* m >= 1 when n >= 1 */

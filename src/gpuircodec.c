@@ -9,6 +9,7 @@
  */
 #include "gpuircodec.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* bytes of a section of n values of width w with e exceptions of width h */
@@ -330,4 +331,69 @@ GpuirCodecCheckTf(const uint8_t *in)
 				return GPUIR_CODEC_CORRUPT;
 	}
 	return GPUIR_CODEC_OK;
+}
+
+
+/* BM25 tf part, for choosing which impacts to merge (not a stored value) */
+static double
+tf_part(uint32_t tf, uint32_t dl, double k1, double b, double avgdl)
+{
+	return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
+}
+
+static int
+impact_cmp(const void *a, const void *b)
+{
+	const uint32_t *pa = a;
+	const uint32_t *pb = b;
+
+	/* tf descending, then dl ascending */
+	if (pa[0] != pb[0])
+		return (pa[0] < pb[0]) - (pa[0] > pb[0]);
+	return (pa[1] > pb[1]) - (pa[1] < pb[1]);
+}
+
+int
+GpuirCodecBlockImpacts(uint32_t (*pairs)[2], int n, int nimpacts,
+					   double k1, double b, double avgdl)
+{
+	int			m = 0;
+	uint32_t	mindl = UINT32_MAX;
+
+	qsort(pairs, n, sizeof(pairs[0]), impact_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		if (pairs[i][1] < mindl)
+		{
+			mindl = pairs[i][1];
+			pairs[m][0] = pairs[i][0];
+			pairs[m][1] = pairs[i][1];
+			m++;
+		}
+	}
+	/* frontier: tf strictly decreasing, dl strictly decreasing */
+	while (m > nimpacts)
+	{
+		int			best = 0;
+		double		best_cost = 0;
+
+		for (int i = 0; i + 1 < m; i++)
+		{
+			double		cost = tf_part(pairs[i][0], pairs[i + 1][1], k1, b, avgdl);
+
+			if (i == 0 || cost < best_cost)
+			{
+				best = i;
+				best_cost = cost;
+			}
+		}
+		pairs[best][1] = pairs[best + 1][1];
+		for (int i = best + 1; i + 1 < m; i++)
+		{
+			pairs[i][0] = pairs[i + 1][0];
+			pairs[i][1] = pairs[i + 1][1];
+		}
+		m--;
+	}
+	return m;
 }

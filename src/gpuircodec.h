@@ -103,4 +103,18 @@ extern int	GpuirCodecCheckTf(const uint8_t *in);
  */
 extern uint32_t GpuirCodecTf(const uint8_t *in, int i);
 
+/*
+ * GpuirCodecBlockImpacts: reduce the (tf, dl) pairs of a block's postings,
+ * pairs[0 .. n) (n >= 1; reordered in place), to at most nimpacts pairs
+ * that dominate every posting (tf no smaller, dl no larger), left in
+ * pairs[0 .. m); returns m (1 .. nimpacts).  The Pareto frontier (Lucene's
+ * "competitive impacts") is computed first; while it is too long, the two
+ * neighbours whose merge (larger tf, smaller dl) raises the BM25 tf part
+ * tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)) least are merged.  The
+ * result bounds the block for any avgdl; avgdl (> 0) only steers which bound
+ * is tightest.  Block-max bounds as in Ding & Suel, SIGIR 2011, section 3.
+ */
+extern int	GpuirCodecBlockImpacts(uint32_t (*pairs)[2], int n, int nimpacts,
+								   double k1, double b, double avgdl);
+
 #endif							/* GPUIRCODEC_H */

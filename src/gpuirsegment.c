@@ -263,75 +263,17 @@ doctf_cmp(const void *a, const void *b, void *arg)
 	return (da > db) - (da < db);
 }
 
-/* BM25 tf part, for choosing which impacts to merge (not a stored value) */
-static double
-tf_part(uint32 tf, uint32 dl, double k1, double b, double avgdl)
-{
-	return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
-}
-
-static int
-impact_cmp(const void *a, const void *b)
-{
-	const uint32 *pa = a;
-	const uint32 *pb = b;
-
-	/* tf descending, then dl ascending */
-	if (pa[0] != pb[0])
-		return (pa[0] < pb[0]) - (pa[0] > pb[0]);
-	return (pa[1] > pb[1]) - (pa[1] < pb[1]);
-}
-
 /*
- * block_impacts: reduce the (tf, dl) pairs of a block to GPUIR_BLOCK_IMPACTS
- * pairs that dominate every posting (tf no smaller, dl no larger).  The
- * Pareto frontier (Lucene's "competitive impacts") is computed first; while
- * it is too long, the two neighbours whose merge (larger tf, smaller dl)
- * raises the bound least at the build's avgdl are merged.  The result is a
- * safe bound for any avgdl; avgdl only steers which bound is tightest.
+ * block_impacts: the block header's GPUIR_BLOCK_IMPACTS (tf, dl) pairs that
+ * dominate every posting of the block (GpuirCodecBlockImpacts), steered by
+ * the build's avgdl; a short frontier repeats its last pair.
  */
 static void
 block_impacts(uint32 (*pairs)[2], int n, double k1, double b, double avgdl,
 			  GpuirBlockHeader *bh)
 {
-	int			m = 0;
-	uint32		mindl = PG_UINT32_MAX;
+	int			m = GpuirCodecBlockImpacts(pairs, n, GPUIR_BLOCK_IMPACTS, k1, b, avgdl);
 
-	qsort(pairs, n, sizeof(pairs[0]), impact_cmp);
-	for (int i = 0; i < n; i++)
-	{
-		if (pairs[i][1] < mindl)
-		{
-			mindl = pairs[i][1];
-			pairs[m][0] = pairs[i][0];
-			pairs[m][1] = pairs[i][1];
-			m++;
-		}
-	}
-	/* frontier: tf strictly decreasing, dl strictly decreasing */
-	while (m > GPUIR_BLOCK_IMPACTS)
-	{
-		int			best = 0;
-		double		best_cost = 0;
-
-		for (int i = 0; i + 1 < m; i++)
-		{
-			double		cost = tf_part(pairs[i][0], pairs[i + 1][1], k1, b, avgdl);
-
-			if (i == 0 || cost < best_cost)
-			{
-				best = i;
-				best_cost = cost;
-			}
-		}
-		pairs[best][1] = pairs[best + 1][1];
-		for (int i = best + 1; i + 1 < m; i++)
-		{
-			pairs[i][0] = pairs[i + 1][0];
-			pairs[i][1] = pairs[i + 1][1];
-		}
-		m--;
-	}
 	for (int i = 0; i < GPUIR_BLOCK_IMPACTS; i++)
 	{
 		bh->impact_tf[i] = pairs[Min(i, m - 1)][0];
