@@ -106,7 +106,7 @@ UNITTESTS += test/test_cuda_decode
 endif
 ifneq ($(wildcard test/test_cuda_search.c),)
 # -ffp-contract=off: the CPU reference's BM25 must round like GpuirBM25
-test/test_cuda_search: test/test_cuda_search.c test/test_util.h src/gpuircodec.c $(CUDA_OBJS)
+test/test_cuda_search: test/test_cuda_search.c test/test_util.h test/ref_topk.h src/gpuircodec.c $(CUDA_OBJS)
 	$(CC) -O2 -Wall -Wextra -ffp-contract=off -Isrc -Icuda -o $@ test/test_cuda_search.c \
 		src/gpuircodec.c cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS) -lm
 UNITTESTS += test/test_cuda_search

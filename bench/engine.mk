@@ -28,7 +28,7 @@ ENGINE_CFLAGS = -O3 -Wall -Wextra -ffp-contract=off -pthread
 OBJDIR = build/engine_obj
 BIN = build/engine_bench
 SRCS = bench/engine_bench.c src/gpuircodec.c cuda/gpuir_cuda_status.c
-DEPS = $(SRCS) src/gpuircodec.h cuda/gpuir_cuda.h cuda/gpuir_cuda_internal.h
+DEPS = $(SRCS) src/gpuircodec.h cuda/gpuir_cuda.h cuda/gpuir_cuda_internal.h test/ref_topk.h
 
 ifneq ($(strip $(NVCC)),)
 CUDA_SRCS = $(wildcard cuda/*.cu)
