@@ -19,7 +19,7 @@ PGFILEDESC = "gpuir - BM25 ranked full-text search index"
 
 SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \
 	src/gpuirfuncs.c src/gpuirgpu.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
-	src/gpuirscan.c src/gpuirsegment.c src/gpuirshmem.c src/gpuirtokenize.c src/gpuirutils.c \
+	src/gpuirscan.c src/gpuirsegment.c src/gpuirshmem.c src/gpuirtokenize.c src/gpuirutils.c src/gpuirfree.c \
 	src/gpuirvacuum.c src/gpuirvalidate.c src/gpuirverify.c src/gpuirworker.c
 OBJS = $(SRCS:.c=.o)
 

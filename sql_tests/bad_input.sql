@@ -72,6 +72,20 @@ SET default_text_search_config = 'simple';
 SELECT count(*) AS stemmed_match FROM gpuir_search('bi_idx', 'apples', 10, 'or');
 RESET default_text_search_config;
 
+-- the index depends on its text search configuration: dropping it fails
+-- (2BP01) unless CASCADE, which drops the index too; REINDEX keeps one record
+CREATE TEXT SEARCH CONFIGURATION bi_cfg (COPY = english);
+CREATE INDEX bi_cfg_idx ON bi_docs USING gpuir (body) WITH (text_config = 'bi_cfg');
+REINDEX INDEX bi_cfg_idx;
+SELECT count(*) AS cfg_dependencies FROM pg_depend
+WHERE objid = 'bi_cfg_idx'::regclass AND refclassid = 'pg_ts_config'::regclass;
+\set VERBOSITY terse
+DROP TEXT SEARCH CONFIGURATION bi_cfg;
+\set VERBOSITY default
+SELECT count(*) AS still_there FROM gpuir_search('bi_cfg_idx', 'apples', 10, 'or');
+DROP TEXT SEARCH CONFIGURATION bi_cfg CASCADE;
+SELECT count(*) AS index_dropped FROM pg_class WHERE relname = 'bi_cfg_idx';
+
 -- a document with one term repeated 5000 times: tf is not capped, and the
 -- scores follow the formula (N = 4, dl = 5000, 2, 3, 1, avgdl = 5006 / 4)
 CREATE TABLE bi_tf (id int, body text);

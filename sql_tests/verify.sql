@@ -45,8 +45,8 @@ SELECT segments > 1 AS merged FROM gpuir_index_info('vf_idx');
 SELECT gpuir_verify('vf_idx');
 
 -- updates and deletes: dead index entries before VACUUM
-UPDATE vf_docs SET body = body || ' updated' WHERE id % 7 = 0;
-DELETE FROM vf_docs WHERE id % 11 = 0;
+UPDATE vf_docs SET body = body || ' updated' WHERE id % 13 = 0;
+DELETE FROM vf_docs WHERE id % 17 = 0;
 SELECT gpuir_verify('vf_idx');
 -- in the same transaction as the writes
 BEGIN;
@@ -61,6 +61,11 @@ SELECT gpuir_verify('vf_idx');
 -- delete everything of the tail, VACUUM truncates the heap
 DELETE FROM vf_docs WHERE id > 4000;
 VACUUM vf_docs;
+SELECT gpuir_verify('vf_idx');
+-- segments with 20% or more deleted documents are rewritten by VACUUM
+DELETE FROM vf_docs WHERE id % 3 = 0;
+VACUUM vf_docs;
+SELECT deleted_docs AS deleted_after_rewrite FROM gpuir_index_info('vf_idx');
 SELECT gpuir_verify('vf_idx');
 
 -- gpuir_merge: one segment, no deleted docs

@@ -18,9 +18,11 @@
 #include "access/genam.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -39,6 +41,7 @@
 #define GPUIR_PAGE_BUFFER		3	/* one page of the insert buffer chain */
 
 #define GPUIR_MAX_SEGMENTS		32
+#define GPUIR_MAX_FREE_EXTENTS	256		/* free space map entries in the metapage */
 #define GPUIR_MAX_K				100000
 #define GPUIR_MAX_QUERY_TERMS	1024
 #define GPUIR_DOC_END			UINT32_MAX	/* cursor past its last docID */
@@ -68,7 +71,8 @@
 /* special space of every page: 8 bytes */
 typedef struct GpuirPageOpaqueData
 {
-	BlockNumber next;			/* insert buffer: next page of the chain */
+	BlockNumber next;			/* insert buffer: next page of the chain;
+								 * stream page: its segment's tag */
 	uint16		flags;			/* GPUIR_PAGE_* */
 	uint16		page_id;		/* GPUIR_PAGE_ID */
 } GpuirPageOpaqueData;
@@ -144,6 +148,33 @@ typedef struct GpuirBlockHeader
 	uint32		impact_dl[GPUIR_BLOCK_IMPACTS];
 } GpuirBlockHeader;
 
+/*
+ * A run of free pages [start, start + npages) in the free space map: pages
+ * of segments replaced by a merge, reusable once safexid is older than every
+ * snapshot (GlobalVisCheckRemovableFullXid), as nbtree's deleted pages.
+ */
+typedef struct GpuirFreeExtent
+{
+	BlockNumber start;
+	uint32		npages;
+	FullTransactionId safexid;	/* next XID when the pages were freed */
+} GpuirFreeExtent;
+
+/*
+ * The tag written in the special space of every page of a segment's streams
+ * (GpuirPageOpaqueData.next): derived from the segment's generation, never
+ * GPUIR_UNTAGGED (InvalidBlockNumber), which pages written before the free
+ * space map existed carry.  A reader that finds another tag reads a page
+ * that a merge has reused (src/README, "Free space map").
+ */
+#define GPUIR_UNTAGGED			InvalidBlockNumber
+
+static inline uint32
+GpuirSegmentTag(uint64 generation)
+{
+	return (uint32) (generation % (uint64) PG_UINT32_MAX);
+}
+
 /* the metapage, block 0 */
 typedef struct GpuirMetaPageData
 {
@@ -163,7 +194,14 @@ typedef struct GpuirMetaPageData
 	uint32		buf_ndocs;		/* records in the buffer (deleted ones too) */
 	uint64		buf_nbytes;		/* committed bytes in the chain */
 	GpuirSegmentData segments[GPUIR_MAX_SEGMENTS];
+	/* fields added with the free space map (zero in older metapages) */
+	uint32		buf_head_off;	/* the buffer's first byte on buf_head */
+	uint32		nfree;			/* free space map: extents in free[] */
+	GpuirFreeExtent free[GPUIR_MAX_FREE_EXTENTS];
 } GpuirMetaPageData;
+
+StaticAssertDecl(sizeof(GpuirMetaPageData) <= GPUIR_PAGE_DATA,
+				 "the gpuir metapage must fit a page");
 
 typedef GpuirMetaPageData *GpuirMetaPage;
 
@@ -185,6 +223,26 @@ typedef struct GpuirBufferRecord
 } GpuirBufferRecord;
 
 #define GPUIR_REC_HEADER		20	/* packed size of GpuirBufferRecord */
+
+/*
+ * The insert buffer's bytes start at offset buf_head_off of the head page and
+ * continue page after page along the chain.  GpuirBufferPages: the pages
+ * holding nbytes of them; GpuirBufferSpan: the part on the i-th page, its
+ * offset *lo in the buffer and *pageoff on the page; returns its length.
+ */
+static inline uint64
+GpuirBufferPages(uint32 head_off, uint64 nbytes)
+{
+	return nbytes == 0 ? 0 : ((uint64) head_off + nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+}
+
+static inline uint32
+GpuirBufferSpan(uint32 head_off, uint64 nbytes, uint64 i, uint64 *lo, uint32 *pageoff)
+{
+	*pageoff = (i == 0) ? head_off : 0;
+	*lo = (i == 0) ? 0 : i * GPUIR_PAGE_DATA - head_off;
+	return (uint32) Min((uint64) (GPUIR_PAGE_DATA - *pageoff), nbytes - *lo);
+}
 #define GPUIR_REC_FLAGS_OFF		4	/* offset of flags in the record */
 #define GPUIR_REC_DELETED		0x01
 
@@ -256,9 +314,24 @@ typedef struct GpuirStreamReader
 {
 	Relation	index;
 	GpuirStream stream;
+	uint32		tag;			/* GpuirSegmentTag of the stream's segment */
 	Buffer		buf;
 	BlockNumber blkno;
 } GpuirStreamReader;
+
+/*
+ * A merge's working copy of the free space map (gpuirfree.c): extents it may
+ * take pages from (reusable, their safexid passed the horizon when the merge
+ * started), extents still waiting for the horizon, and those it frees.
+ */
+typedef struct GpuirFreeList
+{
+	int			n;
+	GpuirFreeExtent ext[GPUIR_MAX_FREE_EXTENTS + GPUIR_MAX_SEGMENTS * GPUIR_NSTREAMS];
+	bool		reusable[GPUIR_MAX_FREE_EXTENTS + GPUIR_MAX_SEGMENTS * GPUIR_NSTREAMS];
+	uint64		reused_pages;	/* pages taken from the map */
+	uint64		dropped_pages;	/* pages left out when the map overflowed */
+} GpuirFreeList;
 
 /* ---------- helpers ---------- */
 
@@ -276,15 +349,30 @@ extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);
 extern void GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta);
 extern Buffer GpuirNewBuffer(Relation index);
 extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type);
-extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes);
-extern void GpuirUpdateStream(Relation index, GpuirStream stream, uint32 offset,
+extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag);
+extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes,
+									uint32 tag, GpuirFreeList *fl);
+extern void GpuirUpdateStream(Relation index, const GpuirSegmentData *seg,
+							  GpuirStreamKind kind, uint32 offset,
 							  const char *data, uint32 nbytes);
-extern void GpuirUpdateStreamChanged(Relation index, GpuirStream stream,
+extern void GpuirUpdateStreamChanged(Relation index, const GpuirSegmentData *seg,
+									 GpuirStreamKind kind,
 									 const char *olddata, const char *newdata);
-extern void GpuirStreamReaderInit(GpuirStreamReader *r, Relation index, GpuirStream stream);
+extern void GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
+								  const GpuirSegmentData *seg, GpuirStreamKind kind);
 extern void GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len);
 extern void GpuirStreamReaderEnd(GpuirStreamReader *r);
-extern char *GpuirStreamReadAll(Relation index, GpuirStream stream);
+extern char *GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg,
+								GpuirStreamKind kind);
+extern void GpuirSetMetaLower(Page metapage);
+
+/* gpuirfree.c: the free space map */
+extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta);
+extern BlockNumber GpuirFreeListTake(GpuirFreeList *fl, uint32 npages);
+extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
+									FullTransactionId safexid);
+extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta);
+extern uint64 GpuirFreePages(Relation index, const GpuirMetaPageData *meta, bool reusable);
 extern float4 GpuirIdf(uint64 N, uint64 df);
 extern int	GpuirLexemeCmp(const char *a, int alen, const char *b, int blen);
 extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
@@ -303,11 +391,13 @@ extern void GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDo
 extern uint32 GpuirBuilderNumDocs(GpuirBuilder *b);
 extern uint64 GpuirBuilderTotalDl(GpuirBuilder *b);
 extern bool GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
-							  float4 k1, float4 bparam, GpuirSegmentData *seg);
+							  float4 k1, float4 bparam, GpuirFreeList *fl,
+							  GpuirSegmentData *seg);
 extern void GpuirBuilderFree(GpuirBuilder *b);
 
 /* gpuirinsert.c: the insert buffer */
-extern char *GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta);
+extern char *GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta,
+								 BlockNumber **pages);
 typedef void (*GpuirRecordFn) (const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 							  uint64 offset, void *arg);
 extern char *GpuirBufferRead(Relation index, const GpuirMetaPageData *meta,
@@ -317,6 +407,17 @@ extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 
 /* gpuirmerge.c */
 extern bool GpuirMerge(Relation index, bool full, bool wait);
+extern bool GpuirMergeWanted(const GpuirMetaPageData *meta);
+
+/*
+ * The merge lock: a heavyweight lock on the metapage's block number, held
+ * by merges and VACUUM (not by readers or inserters), as GIN locks its
+ * metapage for pending list cleanup.
+ */
+#define GpuirLockMerge(index)	LockPage((index), GPUIR_METAPAGE_BLKNO, ExclusiveLock)
+#define GpuirConditionalLockMerge(index) \
+	ConditionalLockPage((index), GPUIR_METAPAGE_BLKNO, ExclusiveLock)
+#define GpuirUnlockMerge(index)	UnlockPage((index), GPUIR_METAPAGE_BLKNO, ExclusiveLock)
 
 /* gpuirquery.c */
 extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,

@@ -9,6 +9,9 @@
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "catalog/dependency.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_ts_config.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
@@ -16,6 +19,26 @@
 #include "utils/rel.h"
 
 #include "gpuir.h"
+
+/*
+ * record_config_dependency: make the index depend on its text search
+ * configuration (as an expression index depends on the functions it calls),
+ * so that DROP TEXT SEARCH CONFIGURATION fails (2BP01) or, with CASCADE,
+ * drops the index, instead of leaving an index that names a configuration
+ * that no longer exists.  REINDEX replaces the earlier record.
+ */
+static void
+record_config_dependency(Relation index, Oid cfg_id)
+{
+	ObjectAddress myself;
+	ObjectAddress cfg;
+
+	ObjectAddressSet(myself, RelationRelationId, RelationGetRelid(index));
+	ObjectAddressSet(cfg, TSConfigRelationId, cfg_id);
+	deleteDependencyRecordsForClass(RelationRelationId, RelationGetRelid(index),
+									TSConfigRelationId, DEPENDENCY_NORMAL);
+	recordDependencyOn(&myself, &cfg, DEPENDENCY_NORMAL);
+}
 
 typedef struct GpuirBuildState
 {
@@ -66,6 +89,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	GpuirInitMetapage(index, MAIN_FORKNUM);
 	GpuirReadMeta(index, &meta);
+	record_config_dependency(index, meta.cfg_id);
 
 	bs.builder = GpuirBuilderCreate();
 	bs.cfg_id = meta.cfg_id;
@@ -75,7 +99,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   gpuir_build_callback, &bs, NULL);
 
-	have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, &seg);
+	have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL, &seg);
 	if (have)
 	{
 		Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);

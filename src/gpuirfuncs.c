@@ -238,9 +238,10 @@ PG_FUNCTION_INFO_V1(gpuir_merge);
  * gpuir_merge(index regclass) RETURNS void
  *
  * Fold the insert buffer and every segment into one segment, dropping rows
- * VACUUM removed.  Needs ownership of the index; takes ExclusiveLock on it
- * (blocks writers and VACUUM, not readers).  Errors: 42809, 42501, 55000
- * during recovery.
+ * VACUUM removed.  Needs ownership of the index; takes RowExclusiveLock
+ * on it and waits for the merge lock (held by other merges and VACUUM):
+ * queries and inserts go on meanwhile.  Errors: 42809, 42501, 55000 during
+ * recovery.
  */
 Datum
 gpuir_merge(PG_FUNCTION_ARGS)
@@ -256,9 +257,9 @@ gpuir_merge(PG_FUNCTION_ARGS)
 	(void) gpuir_index_table(indexoid);
 	if (!pg_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
-	index = GpuirOpenIndex(indexoid, ExclusiveLock);
+	index = GpuirOpenIndex(indexoid, RowExclusiveLock);
 	GpuirMerge(index, true, true);
-	relation_close(index, ExclusiveLock);
+	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();
 }
 
@@ -312,7 +313,7 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	open_search(indexoid, &heap, &index);
-	bufdata = GpuirBufferSnapshot(index, &meta);
+	bufdata = GpuirBufferSnapshot(index, &meta, NULL);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, info_record, &st);
 	for (uint32 s = 0; s < meta.nsegments; s++)
 	{

@@ -7,7 +7,9 @@
  *
  * Concurrency: appends and buffer reads hold the metapage lock (exclusive to
  * append, share to read) while touching buffer pages; lock order is always
- * metapage, then buffer pages in chain order.
+ * metapage, then buffer pages in chain order.  A merge folds the bytes
+ * committed when it started and, in its swap, moves the buffer's start past
+ * them (buf_head, buf_head_off), so appends go on during merges.
  *
  * Crash safety: an append writes its bytes after the committed end, page by
  * page (one generic WAL record per page), and only its last WAL record
@@ -105,6 +107,7 @@ buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
 			GpuirInitPage(page, GPUIR_PAGE_BUFFER);
 			wm = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 			wm->buf_head = BufferGetBlockNumber(cur);
+			wm->buf_head_off = 0;
 			used = 0;
 		}
 		else if (used >= GPUIR_PAGE_DATA)
@@ -178,7 +181,7 @@ buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
 /*
  * gpuirinsert: tokenize the new row and append it to the insert buffer;
  * merge the buffer into a segment once it passes gpuir.insert_buffer_limit
- * (skipped while other sessions write to the index).  NULL and token-less
+ * (left to a later insert while another merge or a VACUUM runs).  NULL and token-less
  * documents are not indexed.
  */
 bool
@@ -207,6 +210,7 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		rec = record_build(ht_ctid, &doc, &len);
 		buffer_append(index, rec, len, doc.dl);
+		/* a merge running elsewhere (or VACUUM) holds the merge lock: go on */
 		if (meta.buf_nbytes + len > (uint64) gpuir_insert_buffer_limit * 1024)
 			GpuirMerge(index, false, false);
 	}
@@ -217,20 +221,21 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 /*
  * GpuirBufferRead: the committed bytes of the insert buffer described by
- * meta (meta->buf_nbytes of them, palloc'd).  The caller holds the metapage
- * lock, share or exclusive, so that no append or merge runs meanwhile.  When
- * pages is not NULL, *pages receives the chain's block numbers, one per
- * GPUIR_PAGE_DATA bytes.
+ * meta (meta->buf_nbytes of them from offset buf_head_off of the head page,
+ * palloc'd).  The caller holds the metapage lock, share or exclusive, so
+ * that no append or merge swap runs meanwhile.  When pages is not NULL,
+ * *pages receives the block numbers of the chain's pages holding them
+ * (GpuirBufferPages of them, see GpuirBufferSpan).
  */
 char *
 GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pages)
 {
 	uint64		nbytes = meta->buf_nbytes;
+	uint32		head_off = meta->buf_head_off;
 	char	   *data;
 	BlockNumber blk = meta->buf_head;
-	uint64		off = 0;
-	uint64		npages = nbytes / GPUIR_PAGE_DATA + (nbytes % GPUIR_PAGE_DATA != 0);	/* no overflow */
-	uint64		i = 0;
+	uint64		npages;
+	BlockNumber nblocks;
 
 	/*
 	 * The chain's pages existed when its end was committed, and the caller's
@@ -239,20 +244,24 @@ GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pag
 	 * next pointer gives ERRCODE_INDEX_CORRUPTED, not a huge allocation or a
 	 * read past the end of the relation.
 	 */
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-
-	if (npages > nblocks)
+	if (head_off >= GPUIR_PAGE_DATA)
+		GpuirCorrupt(index, "insert buffer head offset out of range");
+	npages = GpuirBufferPages(head_off, nbytes);	/* no overflow: nbytes < 2^64 - 2^13 or corrupt */
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (npages > nblocks || nbytes > (uint64) nblocks * GPUIR_PAGE_DATA)
 		GpuirCorrupt(index, "insert buffer chain is longer than the index");
 	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
 	if (pages)
 		*pages = palloc_extended(sizeof(BlockNumber) * Max(npages, 1), MCXT_ALLOC_HUGE);
-	while (off < nbytes)
+	for (uint64 i = 0; i < npages; i++)
 	{
 		Buffer		buf;
 		Page		page;
-		uint32		n = (uint32) Min(GPUIR_PAGE_DATA, nbytes - off);
+		uint64		lo;
+		uint32		pageoff;
+		uint32		n = GpuirBufferSpan(head_off, nbytes, i, &lo, &pageoff);
 
-		if (!BlockNumberIsValid(blk) || i >= npages)
+		if (!BlockNumberIsValid(blk))
 			GpuirCorrupt(index, "insert buffer chain is shorter than its length");
 		if (blk == GPUIR_METAPAGE_BLKNO || blk >= nblocks)
 			GpuirCorrupt(index, "insert buffer chain leaves the index");
@@ -265,15 +274,13 @@ GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pag
 		 * next generic WAL write of the page (an append, VACUUM) would zero
 		 * committed bytes (the pd_lower..pd_upper hole)
 		 */
-		if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + n)
+		if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + pageoff + n)
 			GpuirCorrupt(index, "insert buffer page ends before its committed bytes");
-		memcpy(data + off, PageGetContents(page), n);
+		memcpy(data + lo, PageGetContents(page) + pageoff, n);
 		if (pages)
 			(*pages)[i] = blk;
 		blk = GpuirPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
-		off += n;
-		i++;
 	}
 	return data;
 }
@@ -281,10 +288,10 @@ GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pag
 /*
  * GpuirBufferSnapshot: copy the metapage into *meta and the insert buffer's
  * committed bytes (returned, palloc'd) under one share lock of the metapage,
- * so both describe the same state.
+ * so both describe the same state; *pages as in GpuirBufferRead.
  */
 char *
-GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta)
+GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta, BlockNumber **pages)
 {
 	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 	Page		page;
@@ -300,7 +307,7 @@ GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta)
 		UnlockReleaseBuffer(metabuf);
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
 	}
-	data = GpuirBufferRead(index, meta, NULL);
+	data = GpuirBufferRead(index, meta, pages);
 	UnlockReleaseBuffer(metabuf);
 	GpuirCheckMeta(index, meta);	/* the rest of it, without the lock */
 	return data;

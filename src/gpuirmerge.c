@@ -4,16 +4,21 @@
  *	  Merging: fold the insert buffer (and, for a full merge, every segment)
  *	  into one new immutable segment, dropping documents VACUUM deleted.
  *
- * Locking: the merge holds ExclusiveLock on the index relation, which
- * conflicts with the RowExclusiveLock of inserters and VACUUM but not with
- * the AccessShareLock of readers; readers keep their metapage snapshot, and
- * the pages of replaced segments are not reused (src/README), so a query
- * that started before the swap finishes on the old segments.
+ * Locking: merges are serialised with each other and with VACUUM by the
+ * merge lock, a heavyweight lock on the metapage's block number (as GIN's
+ * pending list cleanup does), which neither readers nor inserters take.  A
+ * merge folds the buffer bytes committed when it starts; inserts append
+ * after them meanwhile, and the swap removes only the folded prefix.
+ * Readers keep their metapage snapshot: the pages of replaced segments go
+ * to the free space map, reusable only once no snapshot can read them
+ * (gpuirfree.c), so a query that started before the swap finishes on the
+ * old segments.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -28,13 +33,13 @@
 static void
 merge_segment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 {
-	ItemPointerData *tids = (ItemPointerData *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_TIDS]);
-	uint32	   *dls = (uint32 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DOCLENS]);
-	uint8	   *del = (uint8 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DELETED]);
-	GpuirDictEntry *dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DICT]);
-	char	   *lex = GpuirStreamReadAll(index, seg->streams[GPUIR_S_LEXEMES]);
-	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_BLOCKDIR]);
-	uint8	   *payload = (uint8 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_PAYLOAD]);
+	ItemPointerData *tids = (ItemPointerData *) GpuirStreamReadAll(index, seg, GPUIR_S_TIDS);
+	uint32	   *dls = (uint32 *) GpuirStreamReadAll(index, seg, GPUIR_S_DOCLENS);
+	uint8	   *del = (uint8 *) GpuirStreamReadAll(index, seg, GPUIR_S_DELETED);
+	GpuirDictEntry *dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg, GPUIR_S_DICT);
+	char	   *lex = GpuirStreamReadAll(index, seg, GPUIR_S_LEXEMES);
+	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
+	uint8	   *payload = (uint8 *) GpuirStreamReadAll(index, seg, GPUIR_S_PAYLOAD);
 	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 	uint32	   *map = palloc_extended(sizeof(uint32) * Max(seg->ndocs, 1), MCXT_ALLOC_HUGE);
 
@@ -109,8 +114,15 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * segment too, which lands one tier higher (as in Lucene's tiered and
  * log-byte-size policies): the number of segments stays logarithmic in the
  * number of documents, and each document is rewritten O(log N) times.
+ *
+ * Deletions: a segment in which at least GPUIR_MERGE_DELETES_PCT percent of
+ * the documents are deleted is folded by the next merge whatever its tier
+ * (Lucene's TieredMergePolicy.deletesPctAllowed), so that deleted documents
+ * cost at most that share of a segment's space and query work; VACUUM
+ * starts that merge (GpuirMergeWanted).
  */
-#define GPUIR_MERGE_FACTOR	8
+#define GPUIR_MERGE_FACTOR			8
+#define GPUIR_MERGE_DELETES_PCT		20
 
 static int
 merge_tier(uint64 docs)
@@ -123,6 +135,13 @@ merge_tier(uint64 docs)
 		tier++;
 	}
 	return tier;
+}
+
+static bool
+too_many_deleted(const GpuirSegmentData *seg)
+{
+	return seg->ndeleted > 0 &&
+		(uint64) seg->ndeleted * 100 >= (uint64) seg->ndocs * GPUIR_MERGE_DELETES_PCT;
 }
 
 /*
@@ -141,7 +160,7 @@ choose_segments(const GpuirMetaPageData *meta, bool full, bool *fold)
 			same++;
 	for (uint32 s = 0; s < meta->nsegments; s++)
 	{
-		fold[s] = full ||
+		fold[s] = full || too_many_deleted(&meta->segments[s]) ||
 			(same + 1 >= GPUIR_MERGE_FACTOR &&
 			 merge_tier(meta->segments[s].ndocs - meta->segments[s].ndeleted) == tier);
 		n += fold[s];
@@ -150,11 +169,94 @@ choose_segments(const GpuirMetaPageData *meta, bool full, bool *fold)
 }
 
 /*
+ * GpuirMergeWanted: whether some segment of meta has so many deleted
+ * documents that the merge policy would rewrite it.
+ */
+bool
+GpuirMergeWanted(const GpuirMetaPageData *meta)
+{
+	for (uint32 s = 0; s < meta->nsegments && s < GPUIR_MAX_SEGMENTS; s++)
+		if (too_many_deleted(&meta->segments[s]))
+			return true;
+	return false;
+}
+
+/*
+ * remove_buffer_prefix: in the swap (wm is the WAL-registered metapage,
+ * under its exclusive lock), drop the first nbytes bytes of the insert
+ * buffer, the nrecords records the merge folded; records appended since stay.
+ * pages are the chain's pages that held the folded bytes (GpuirBufferRead).
+ * Pages left wholly behind are spliced in after the committed tail, where
+ * appends reuse them.  Returns the number of buffer pages it registered in
+ * state, locked, in locked[] (to release after GenericXLogFinish).
+ */
+static int
+remove_buffer_prefix(Relation index, GenericXLogState *state, GpuirMetaPage wm,
+					 uint64 nbytes, uint32 nrecords, const BlockNumber *pages,
+					 Buffer *locked)
+{
+	uint64		pos = (uint64) wm->buf_head_off + nbytes;
+	uint64		npages = (pos + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	uint64		first = pos / GPUIR_PAGE_DATA;	/* index of the new head page */
+	BlockNumber newhead;
+
+	if (nbytes == 0)
+		return 0;
+	wm->buf_nbytes -= nbytes;
+	wm->buf_ndocs -= nrecords;
+	if (wm->buf_nbytes == 0)
+	{
+		/* nothing was appended meanwhile: the whole chain is reused */
+		wm->buf_tail = wm->buf_head;
+		wm->buf_tail_used = 0;
+		wm->buf_head_off = 0;
+		return 0;
+	}
+	if (first < npages)
+		newhead = pages[first];
+	else
+	{
+		/* the folded bytes end on a page boundary: the head is the next page */
+		Buffer		last = ReadBuffer(index, pages[npages - 1]);
+
+		LockBuffer(last, BUFFER_LOCK_SHARE);
+		GpuirCheckPage(index, BufferGetPage(last), pages[npages - 1], GPUIR_PAGE_BUFFER);
+		newhead = GpuirPageGetOpaque(BufferGetPage(last))->next;
+		UnlockReleaseBuffer(last);
+		if (!BlockNumberIsValid(newhead) || newhead == GPUIR_METAPAGE_BLKNO ||
+			newhead >= RelationGetNumberOfBlocks(index))
+			GpuirCorrupt(index, "insert buffer chain leaves the index");
+	}
+	if (first > 0)
+	{
+		/* splice pages[0 .. first - 1] in after the tail, before its spare successors */
+		Buffer		lastbuf = ReadBuffer(index, pages[first - 1]);
+		Buffer		tailbuf = ReadBuffer(index, wm->buf_tail);
+		Page		lastpage;
+		Page		tailpage;
+
+		LockBuffer(lastbuf, BUFFER_LOCK_EXCLUSIVE);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		GpuirCheckPage(index, BufferGetPage(lastbuf), pages[first - 1], GPUIR_PAGE_BUFFER);
+		GpuirCheckPage(index, BufferGetPage(tailbuf), wm->buf_tail, GPUIR_PAGE_BUFFER);
+		lastpage = GenericXLogRegisterBuffer(state, lastbuf, 0);
+		tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
+		GpuirPageGetOpaque(lastpage)->next = GpuirPageGetOpaque(tailpage)->next;
+		GpuirPageGetOpaque(tailpage)->next = pages[0];
+		locked[0] = lastbuf;
+		locked[1] = tailbuf;
+	}
+	wm->buf_head = newhead;
+	wm->buf_head_off = (uint32) (pos % GPUIR_PAGE_DATA);
+	return first > 0 ? 2 : 0;
+}
+
+/*
  * GpuirMerge: fold the insert buffer into a new segment, with the segments
  * the tiered policy picks; with full (or when the segment directory is full)
- * fold every segment.  Waits for the
- * index's ExclusiveLock when wait, else gives up (returns false) when another
- * session holds a conflicting lock.  N, total dl and df do not change: the
+ * fold every segment.  Waits for the merge lock when wait, else gives up
+ * (returns false) when another merge or a VACUUM holds it.  Inserts and
+ * queries run on meanwhile.  N, total dl and df do not change: the
  * documents VACUUM removed were already subtracted.
  */
 bool
@@ -165,60 +267,91 @@ GpuirMerge(Relation index, bool full, bool wait)
 	GpuirMetaPageData meta;
 	GpuirSegmentData seg;
 	GpuirBuilder *b;
+	GpuirFreeList *fl;
 	char	   *bufdata;
+	BlockNumber *bufpages;
 	bool		fold[GPUIR_MAX_SEGMENTS];
 	bool		have;
 
 	if (wait)
-		LockRelation(index, ExclusiveLock);
-	else if (!ConditionalLockRelation(index, ExclusiveLock))
+		GpuirLockMerge(index);
+	else if (!GpuirConditionalLockMerge(index))
 		return false;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir merge", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 
-	bufdata = GpuirBufferSnapshot(index, &meta);
+	bufdata = GpuirBufferSnapshot(index, &meta, &bufpages);
 	if (meta.nsegments >= GPUIR_MAX_SEGMENTS)
 		full = true;
 	(void) choose_segments(&meta, full, fold);
+	fl = palloc(sizeof(GpuirFreeList));
+	GpuirFreeListInit(fl, index, &meta);
 
 	b = GpuirBuilderCreate();
 	for (uint32 s = 0; s < meta.nsegments; s++)
 		if (fold[s])
 			merge_segment(b, index, &meta.segments[s]);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, merge_record, b);
-	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, &seg);
+	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, &seg);
 
-	/* swap the segment directory and empty the buffer, keeping its pages */
+	/*
+	 * The swap: replace the folded segments by the new one, drop the folded
+	 * buffer prefix, free the replaced segments' pages; one WAL record.
+	 */
 	{
 		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 		GenericXLogState *state;
+		Page		metapage;
 		GpuirMetaPage m;
+		FullTransactionId safexid;
+		Buffer		locked[2];
+		int			nlocked;
 
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		state = GenericXLogStart(index);
-		m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		if (m->generation != meta.generation)
+		m = GpuirPageGetMeta(BufferGetPage(metabuf));
+		/* only appends can have run (the merge lock keeps merges and VACUUM out) */
+		if (m->nsegments != meta.nsegments ||
+			memcmp(m->segments, meta.segments, sizeof(GpuirSegmentData) * meta.nsegments) != 0 ||
+			(meta.buf_nbytes > 0 &&
+			 (m->buf_head != meta.buf_head || m->buf_head_off != meta.buf_head_off)) ||
+			m->buf_nbytes < meta.buf_nbytes || m->buf_ndocs < meta.buf_ndocs)
 			elog(ERROR, "gpuir index \"%s\" changed during a merge",
 				 RelationGetRelationName(index));
+		state = GenericXLogStart(index);
+		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		m = GpuirPageGetMeta(metapage);
+		/* every reader of the old directory has an xmin <= this */
+		safexid = ReadNextFullTransactionId();
 		m->nsegments = 0;
 		for (uint32 s = 0; s < meta.nsegments; s++)
+		{
 			if (!fold[s])
 				m->segments[m->nsegments++] = meta.segments[s];
+			else
+				GpuirFreeListAddSegment(fl, &meta.segments[s], safexid);
+		}
 		if (have)
 			m->segments[m->nsegments++] = seg;
-		m->buf_tail = m->buf_head;
-		m->buf_tail_used = 0;
-		m->buf_nbytes = 0;
-		m->buf_ndocs = 0;
+		nlocked = remove_buffer_prefix(index, state, m, meta.buf_nbytes, meta.buf_ndocs,
+									   bufpages, locked);
+		GpuirFreeListStore(fl, m);
+		GpuirSetMetaLower(metapage);
 		m->generation++;
 		GenericXLogFinish(state);
+		for (int i = 0; i < nlocked; i++)
+			UnlockReleaseBuffer(locked[i]);
 		UnlockReleaseBuffer(metabuf);
 	}
+	if (fl->dropped_pages > 0)
+		ereport(DEBUG1,
+				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
+						RelationGetRelationName(index),
+						(unsigned long long) fl->dropped_pages)));
 
 	GpuirBuilderFree(b);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
-	UnlockRelation(index, ExclusiveLock);
+	GpuirUnlockMerge(index);
 	return true;
 }

@@ -422,7 +422,7 @@ cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
 	/* the list's headers plus the next one, whose offset ends the last block */
 	nread = de->nblocks + ((de->first_block + de->nblocks < q->seg->nblocks) ? 1 : 0);
 	c->dir = palloc(sizeof(GpuirBlockHeader) * nread);
-	GpuirStreamReaderInit(&r, q->index, q->seg->streams[GPUIR_S_BLOCKDIR]);
+	GpuirStreamReaderInit(&r, q->index, q->seg, GPUIR_S_BLOCKDIR);
 	GpuirStreamRead(&r, de->first_block * sizeof(GpuirBlockHeader), c->dir,
 					nread * sizeof(GpuirBlockHeader));
 	GpuirStreamReaderEnd(&r);
@@ -441,7 +441,7 @@ cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
 		if (i > 0 && c->dir[i].last_docid <= c->dir[i - 1].last_docid)
 			GpuirCorrupt(q->index, "block last docIDs are not increasing");
 	}
-	GpuirStreamReaderInit(&c->payload, q->index, q->seg->streams[GPUIR_S_PAYLOAD]);
+	GpuirStreamReaderInit(&c->payload, q->index, q->seg, GPUIR_S_PAYLOAD);
 	c->blk = 0;
 	c->sblk = 0;
 	c->decoded = -1;
@@ -746,9 +746,9 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	if (ncur == 0)
 		goto done;
 
-	GpuirStreamReaderInit(&q->tids, q->index, q->seg->streams[GPUIR_S_TIDS]);
-	GpuirStreamReaderInit(&q->dls, q->index, q->seg->streams[GPUIR_S_DOCLENS]);
-	GpuirStreamReaderInit(&q->del, q->index, q->seg->streams[GPUIR_S_DELETED]);
+	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
+	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
+	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
 	switch (mode)
 	{
 		case GPUIR_MODE_AND:
@@ -857,8 +857,8 @@ lookup_terms(GpuirQuery *q, int s)
 
 	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
 		GpuirCorrupt(q->index, "segment stream sizes do not match the segment directory");
-	GpuirStreamReaderInit(&dict, q->index, seg->streams[GPUIR_S_DICT]);
-	GpuirStreamReaderInit(&lex, q->index, seg->streams[GPUIR_S_LEXEMES]);
+	GpuirStreamReaderInit(&dict, q->index, seg, GPUIR_S_DICT);
+	GpuirStreamReaderInit(&lex, q->index, seg, GPUIR_S_LEXEMES);
 	for (int t = 0; t < q->nterms; t++)
 	{
 		GpuirDictEntry *out = &q->entries[s * q->nterms + t];
@@ -1022,7 +1022,7 @@ query_prepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
 	q->snapshot = snapshot;
 	q->k = k;
 
-	bufdata = GpuirBufferSnapshot(index, &q->meta);
+	bufdata = GpuirBufferSnapshot(index, &q->meta, NULL);
 	GpuirTokenize(q->meta.cfg_id, query, querylen, &qdoc);
 	if (qdoc.nterms > GPUIR_MAX_QUERY_TERMS)
 		ereport(ERROR,
@@ -1182,8 +1182,8 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 	{
 		q->seg = &q->meta.segments[s];
 		cut[s] = false;
-		GpuirStreamReaderInit(&q->tids, q->index, q->seg->streams[GPUIR_S_TIDS]);
-		GpuirStreamReaderInit(&q->del, q->index, q->seg->streams[GPUIR_S_DELETED]);
+		GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
+		GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
 		for (uint32 i = 0; i < g->counts[s]; i++)
 		{
 			uint32		doc = g->docids[s * g->k + i];

@@ -295,12 +295,13 @@ check_stream_size(ByteBuf *bb)
  * GpuirBuilderWrite: encode everything collected and write it as a new
  * segment of index; fills *seg and returns true, or returns false when the
  * builder holds no document.  DocIDs are assigned in heap TID order, so ties
- * broken by docID are ties broken by TID.  Raises 54000 when a stream would
- * exceed 4 GB.
+ * broken by docID are ties broken by TID.  The streams' pages come from the
+ * free space map fl where possible (NULL: new pages only) and carry the tag
+ * of generation.  Raises 54000 when a stream would exceed 4 GB.
  */
 bool
 GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
-				  float4 k1, float4 bparam, GpuirSegmentData *seg)
+				  float4 k1, float4 bparam, GpuirFreeList *fl, GpuirSegmentData *seg)
 {
 	MemoryContext old;
 	uint32	   *docorder;
@@ -469,7 +470,8 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
 		check_stream_size(&bb[s]);
-		seg->streams[s] = GpuirWriteStream(index, bb[s].data, (uint32) bb[s].len);
+		seg->streams[s] = GpuirWriteStream(index, bb[s].data, (uint32) bb[s].len,
+										   GpuirSegmentTag(generation), fl);
 		if (bb[s].data)
 			pfree(bb[s].data);
 	}

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "access/generic_xlog.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -91,7 +92,20 @@ GpuirFillMetapage(Relation index, Page page)
 	meta->b = opts ? opts->b : GPUIR_DEFAULT_B;
 	meta->buf_head = InvalidBlockNumber;
 	meta->buf_tail = InvalidBlockNumber;
-	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(GpuirMetaPageData)) - (char *) page;
+	GpuirSetMetaLower(page);
+}
+
+/*
+ * GpuirSetMetaLower: make pd_lower of a metapage cover the whole
+ * GpuirMetaPageData.  Metapages written before the free space map existed
+ * end earlier, and GenericXLogFinish zeroes everything between pd_lower and
+ * pd_upper, so every write of the fields added since must call this.
+ */
+void
+GpuirSetMetaLower(Page metapage)
+{
+	((PageHeader) metapage)->pd_lower =
+		((char *) GpuirPageGetMeta(metapage) + sizeof(GpuirMetaPageData)) - (char *) metapage;
 }
 
 /* GpuirInitMetapage: write the metapage of an empty index to forknum, WAL-logged */
@@ -143,6 +157,8 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 	if (meta->magic != GPUIR_MAGIC || meta->version != GPUIR_VERSION ||
 		meta->nsegments > GPUIR_MAX_SEGMENTS)
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
+	if (meta->nfree > GPUIR_MAX_FREE_EXTENTS || meta->buf_head_off >= GPUIR_PAGE_DATA)
+		GpuirCorrupt(index, "metapage free space map or insert buffer head out of range");
 	if (!(meta->k1 >= GPUIR_MIN_K1 && meta->k1 <= GPUIR_MAX_K1) ||
 		!(meta->b >= GPUIR_MIN_B && meta->b <= GPUIR_MAX_B))
 		GpuirCorrupt(index, "metapage k1 or b out of range");
@@ -168,23 +184,30 @@ GpuirNewBuffer(Relation index)
 }
 
 /*
- * GpuirWriteStream: write data[0..nbytes) to new consecutive pages at the end
- * of the index and return where it is.  The extension lock is held across the
- * allocation so that the pages are consecutive (every extension of a gpuir
- * index takes it).  Pages are logged as full images, four per WAL record.
+ * GpuirWriteStream: write data[0..nbytes) to consecutive pages and return
+ * where they are: pages taken from the free space map fl when one of its
+ * reusable extents is large enough (fl may be NULL), else new pages at the
+ * end of the index, allocated under the relation extension lock so that
+ * they are consecutive (every extension of a gpuir index takes it).  Every
+ * page carries tag, its segment's GpuirSegmentTag, and is logged as a full
+ * image, four per WAL record.
  */
 GpuirStream
-GpuirWriteStream(Relation index, const char *data, uint32 nbytes)
+GpuirWriteStream(Relation index, const char *data, uint32 nbytes, uint32 tag,
+				 GpuirFreeList *fl)
 {
 	GpuirStream s;
 	uint32		npages = (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	BlockNumber reuse;
 
 	s.start = InvalidBlockNumber;
 	s.nbytes = nbytes;
 	if (npages == 0)
 		return s;
 
-	LockRelationForExtension(index, ExclusiveLock);
+	reuse = fl ? GpuirFreeListTake(fl, npages) : InvalidBlockNumber;
+	if (!BlockNumberIsValid(reuse))
+		LockRelationForExtension(index, ExclusiveLock);
 	for (uint32 p = 0; p < npages; p += MAX_GENERIC_XLOG_PAGES)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
@@ -198,14 +221,24 @@ GpuirWriteStream(Relation index, const char *data, uint32 nbytes)
 			uint32		len = Min(GPUIR_PAGE_DATA, nbytes - off);
 			Page		page;
 
-			bufs[i] = ReadBuffer(index, P_NEW);
-			LockBuffer(bufs[i], BUFFER_LOCK_EXCLUSIVE);
+			if (BlockNumberIsValid(reuse))
+			{
+				/* a free page: no reader is left, its old contents are not needed */
+				bufs[i] = ReadBufferExtended(index, MAIN_FORKNUM, reuse + p + i,
+											 RBM_ZERO_AND_LOCK, NULL);
+			}
+			else
+			{
+				bufs[i] = ReadBuffer(index, P_NEW);
+				LockBuffer(bufs[i], BUFFER_LOCK_EXCLUSIVE);
+			}
 			if (p == 0 && i == 0)
 				s.start = BufferGetBlockNumber(bufs[i]);
 			else if (BufferGetBlockNumber(bufs[i]) != s.start + p + i)
 				elog(ERROR, "gpuir stream pages are not consecutive");
 			page = GenericXLogRegisterBuffer(state, bufs[i], GENERIC_XLOG_FULL_IMAGE);
 			GpuirInitPage(page, GPUIR_PAGE_STREAM);
+			GpuirPageGetOpaque(page)->next = tag;
 			memcpy(PageGetContents(page), data + off, len);
 			((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + len;
 		}
@@ -213,18 +246,51 @@ GpuirWriteStream(Relation index, const char *data, uint32 nbytes)
 		for (int i = 0; i < nb; i++)
 			UnlockReleaseBuffer(bufs[i]);
 	}
-	UnlockRelationForExtension(index, ExclusiveLock);
+	if (!BlockNumberIsValid(reuse))
+		UnlockRelationForExtension(index, ExclusiveLock);
 	return s;
 }
 
 /*
- * GpuirUpdateStream: overwrite bytes [offset, offset + nbytes) of an existing
- * stream in place (deleted bitmaps, dictionary df), WAL-logged as deltas.
+ * GpuirCheckStreamTag: raise an error unless the stream page at blkno (its
+ * type already checked) belongs to the segment with tag.  Pages written
+ * before the free space map existed are untagged and never reused, so they
+ * pass.  On a hot standby a foreign page means that the primary reused the
+ * pages of a segment this query's snapshot still lists: the query is
+ * cancelled as in a recovery conflict.  On a primary it is corruption.
  */
 void
-GpuirUpdateStream(Relation index, GpuirStream stream, uint32 offset,
-				  const char *data, uint32 nbytes)
+GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag)
 {
+	uint32		found = GpuirPageGetOpaque(page)->next;
+
+	if (found == tag || found == GPUIR_UNTAGGED)
+		return;
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("Block %u of gpuir index \"%s\" was reused by a merge on the primary after this query's snapshot.",
+						   blkno, RelationGetRelationName(index)),
+				 errhint("Run the query again, or turn on hot_standby_feedback.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gpuir index \"%s\" is corrupted: block %u belongs to segment tag %u, expected %u",
+					RelationGetRelationName(index), blkno, found, tag),
+			 errhint("REINDEX the index.")));
+}
+
+/*
+ * GpuirUpdateStream: overwrite bytes [offset, offset + nbytes) of stream
+ * kind of seg in place (deleted bitmaps, dictionary df), WAL-logged as
+ * deltas.
+ */
+void
+GpuirUpdateStream(Relation index, const GpuirSegmentData *seg, GpuirStreamKind kind,
+				  uint32 offset, const char *data, uint32 nbytes)
+{
+	GpuirStream stream = seg->streams[kind];
+	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint32		done = 0;
 
 	if ((uint64) offset + nbytes > stream.nbytes)
@@ -246,6 +312,7 @@ GpuirUpdateStream(Relation index, GpuirStream stream, uint32 offset,
 			bufs[nb] = ReadBuffer(index, blk);
 			LockBuffer(bufs[nb], BUFFER_LOCK_EXCLUSIVE);
 			GpuirCheckPage(index, BufferGetPage(bufs[nb]), blk, GPUIR_PAGE_STREAM);
+			GpuirCheckStreamTag(index, BufferGetPage(bufs[nb]), blk, tag);
 			page = GenericXLogRegisterBuffer(state, bufs[nb], 0);
 			memcpy(PageGetContents(page) + pageoff, data + done, len);
 			done += len;
@@ -262,12 +329,15 @@ GpuirUpdateStream(Relation index, GpuirStream stream, uint32 offset,
  * when the stream's pages are not inside the index: a block number from a
  * corrupt segment directory must not reach ReadBuffer (past the end of the
  * relation, md.c fails with an unrelated SQLSTATE; InvalidBlockNumber is
- * P_NEW and would extend it).  Pages are never freed, so the check stays
- * true while the reader is used.
+ * P_NEW and would extend it).  The relation never shrinks, so the check
+ * stays true while the reader is used.
  */
 void
-GpuirStreamReaderInit(GpuirStreamReader *r, Relation index, GpuirStream stream)
+GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
+					  const GpuirSegmentData *seg, GpuirStreamKind kind)
 {
+	GpuirStream stream = seg->streams[kind];
+
 	if (stream.nbytes > 0)
 	{
 		uint64		npages = ((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
@@ -278,6 +348,7 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index, GpuirStream stream)
 	}
 	r->index = index;
 	r->stream = stream;
+	r->tag = GpuirSegmentTag(seg->generation);
 	r->buf = InvalidBuffer;
 	r->blkno = InvalidBlockNumber;
 }
@@ -286,6 +357,9 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index, GpuirStream stream)
  * GpuirStreamRead: copy bytes [offset, offset + len) of the stream to dst.
  * Keeps the last page pinned between calls (immutable pages are read under a
  * short share lock); raises ERRCODE_INDEX_CORRUPTED for a read past the end.
+ * Each page's tag is checked whenever it is locked: a pin does not stop a
+ * merge from reusing the page once this backend's snapshot is gone (the GPU
+ * worker) or on a standby.
  */
 void
 GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len)
@@ -308,11 +382,12 @@ GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len)
 			r->buf = ReadBuffer(r->index, blk);
 			r->blkno = blk;
 			LockBuffer(r->buf, BUFFER_LOCK_SHARE);
-			GpuirCheckPage(r->index, BufferGetPage(r->buf), blk, GPUIR_PAGE_STREAM);
 		}
 		else
 			LockBuffer(r->buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(r->buf);
+		GpuirCheckPage(r->index, page, blk, GPUIR_PAGE_STREAM);
+		GpuirCheckStreamTag(r->index, page, blk, r->tag);
 		memcpy(out, PageGetContents(page) + pageoff, n);
 		LockBuffer(r->buf, BUFFER_LOCK_UNLOCK);
 		out += n;
@@ -330,15 +405,16 @@ GpuirStreamReaderEnd(GpuirStreamReader *r)
 	r->blkno = InvalidBlockNumber;
 }
 
-/* GpuirStreamReadAll: the whole stream, palloc'd in the current context */
+/* GpuirStreamReadAll: stream kind of seg, palloc'd in the current context */
 char *
-GpuirStreamReadAll(Relation index, GpuirStream stream)
+GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg, GpuirStreamKind kind)
 {
 	GpuirStreamReader r;
+	GpuirStream stream = seg->streams[kind];
 	char	   *data;
 
 	/* checks the stream's pages first: no allocation for a corrupt size */
-	GpuirStreamReaderInit(&r, index, stream);
+	GpuirStreamReaderInit(&r, index, seg, kind);
 	data = palloc_extended(Max(stream.nbytes, 1), MCXT_ALLOC_HUGE);
 	for (uint32 off = 0; off < stream.nbytes; off += GPUIR_PAGE_DATA)
 	{
@@ -372,14 +448,16 @@ GpuirLexemeCmp(const char *a, int alen, const char *b, int blen)
  * rewrite (WAL-logged) only the pages whose bytes differ.
  */
 void
-GpuirUpdateStreamChanged(Relation index, GpuirStream stream,
+GpuirUpdateStreamChanged(Relation index, const GpuirSegmentData *seg, GpuirStreamKind kind,
 						 const char *olddata, const char *newdata)
 {
+	GpuirStream stream = seg->streams[kind];
+
 	for (uint32 off = 0; off < stream.nbytes; off += GPUIR_PAGE_DATA)
 	{
 		uint32		len = Min(GPUIR_PAGE_DATA, stream.nbytes - off);
 
 		if (memcmp(olddata + off, newdata + off, len) != 0)
-			GpuirUpdateStream(index, stream, off, newdata + off, len);
+			GpuirUpdateStream(index, seg, kind, off, newdata + off, len);
 	}
 }

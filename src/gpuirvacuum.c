@@ -40,14 +40,14 @@ static void
 vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *del)
 {
 	GpuirStream dstream = seg->streams[GPUIR_S_DICT];
-	char	   *olddict = GpuirStreamReadAll(index, dstream);
+	char	   *olddict = GpuirStreamReadAll(index, seg, GPUIR_S_DICT);
 	GpuirDictEntry *dict = palloc_extended(Max(dstream.nbytes, 1), MCXT_ALLOC_HUGE);
-	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_BLOCKDIR]);
+	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
 	GpuirStreamReader payload;
 	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 
 	memcpy(dict, olddict, dstream.nbytes);
-	GpuirStreamReaderInit(&payload, index, seg->streams[GPUIR_S_PAYLOAD]);
+	GpuirStreamReaderInit(&payload, index, seg, GPUIR_S_PAYLOAD);
 	for (uint32 t = 0; t < seg->nterms; t++)
 	{
 		GpuirDictEntry *de = &dict[t];
@@ -82,7 +82,7 @@ vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *del)
 		de->df = de->npostings - gone;
 	}
 	GpuirStreamReaderEnd(&payload);
-	GpuirUpdateStreamChanged(index, dstream, olddict, (char *) dict);
+	GpuirUpdateStreamChanged(index, seg, GPUIR_S_DICT, olddict, (char *) dict);
 	pfree(olddict);
 	pfree(dict);
 	pfree(dir);
@@ -98,10 +98,10 @@ vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *del)
 static uint32
 vacuum_segment(Relation index, const GpuirSegmentData *seg, VacState *vs)
 {
-	ItemPointerData *tids = (ItemPointerData *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_TIDS]);
-	uint32	   *dls = (uint32 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DOCLENS]);
+	ItemPointerData *tids = (ItemPointerData *) GpuirStreamReadAll(index, seg, GPUIR_S_TIDS);
+	uint32	   *dls = (uint32 *) GpuirStreamReadAll(index, seg, GPUIR_S_DOCLENS);
 	GpuirStream bstream = seg->streams[GPUIR_S_DELETED];
-	char	   *olddel = GpuirStreamReadAll(index, bstream);
+	char	   *olddel = GpuirStreamReadAll(index, seg, GPUIR_S_DELETED);
 	uint8	   *del = palloc_extended(Max(bstream.nbytes, 1), MCXT_ALLOC_HUGE);
 	uint32		ndel = 0;
 	uint32		marked = 0;
@@ -133,7 +133,7 @@ vacuum_segment(Relation index, const GpuirSegmentData *seg, VacState *vs)
 		}
 	}
 	if (marked > 0)
-		GpuirUpdateStreamChanged(index, bstream, olddel, (char *) del);
+		GpuirUpdateStreamChanged(index, seg, GPUIR_S_DELETED, olddel, (char *) del);
 	if (marked > 0 || ndel != seg->ndeleted)
 		vacuum_df(index, seg, del);
 	vs->ndeleted += marked;
@@ -166,9 +166,10 @@ vacuum_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 
 /*
  * gpuirbulkdelete: mark every index entry whose heap TID the callback
- * reports dead.  Segments are walked without the metapage lock (a merge
- * cannot run: it conflicts with VACUUM's RowExclusiveLock); the buffer under
- * the exclusive metapage lock, which also covers the statistics update.
+ * reports dead.  Holds the merge lock throughout, so that no merge copies a
+ * segment or the buffer while deletions are being marked in it.  Segments
+ * are walked without the metapage lock; the buffer under the exclusive
+ * metapage lock, which also covers the statistics update.
  */
 IndexBulkDeleteResult *
 gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -195,6 +196,7 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	vs.callback = callback;
 	vs.callback_state = callback_state;
 
+	GpuirLockMerge(index);
 	GpuirReadMeta(index, &meta);
 	nseg = meta.nsegments;
 	for (uint32 s = 0; s < nseg; s++)
@@ -211,11 +213,13 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	memcpy(olddata, vs.data, meta.buf_nbytes);
 	GpuirBufferForEach(index, vs.data, meta.buf_nbytes, vacuum_record, &vs);
 
-	for (uint64 off = 0, i = 0; off < meta.buf_nbytes; off += GPUIR_PAGE_DATA, i++)
+	for (uint64 i = 0; i < GpuirBufferPages(meta.buf_head_off, meta.buf_nbytes); i++)
 	{
-		uint32		n = (uint32) Min(GPUIR_PAGE_DATA, meta.buf_nbytes - off);
+		uint64		lo;
+		uint32		pageoff;
+		uint32		n = GpuirBufferSpan(meta.buf_head_off, meta.buf_nbytes, i, &lo, &pageoff);
 
-		if (memcmp(olddata + off, vs.data + off, n) != 0)
+		if (memcmp(olddata + lo, vs.data + lo, n) != 0)
 		{
 			GenericXLogState *state = GenericXLogStart(index);
 			Buffer		buf = ReadBuffer(index, pages[i]);
@@ -223,7 +227,7 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			page = GenericXLogRegisterBuffer(state, buf, 0);
-			memcpy(PageGetContents(page), vs.data + off, n);
+			memcpy(PageGetContents(page) + pageoff, vs.data + lo, n);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(buf);
 		}
@@ -254,6 +258,7 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 	}
 	UnlockReleaseBuffer(metabuf);
+	GpuirUnlockMerge(index);
 
 	stats->tuples_removed += vs.ndeleted;
 	stats->num_index_tuples = (double) vs.live;
@@ -271,18 +276,32 @@ never_dead(ItemPointer itemptr, void *state)
 }
 
 /*
- * gpuirvacuumcleanup: report statistics (num_pages, num_index_tuples = N).
- * When VACUUM found nothing to delete, the same pass runs with no dead
- * tuple, which only rewrites statistics that disagree with the deleted
- * bitmaps (left so by a crash in the middle of an earlier VACUUM).
+ * gpuirvacuumcleanup: report statistics (num_pages; pages_deleted: pages in
+ * the free space map, pages_free: those of them reusable now;
+ * num_index_tuples = N).  When VACUUM found nothing to
+ * delete, the same pass runs with no dead tuple, which only rewrites
+ * statistics that disagree with the deleted bitmaps (left so by a crash in
+ * the middle of an earlier VACUUM).  Then, when some segment has passed the
+ * merge policy's share of deleted documents, it is rewritten by a merge
+ * (skipped when another merge runs).
  */
 IndexBulkDeleteResult *
 gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
+	GpuirMetaPageData meta;
+
 	if (info->analyze_only)
 		return stats;
 	if (stats == NULL)
 		stats = gpuirbulkdelete(info, NULL, never_dead, NULL);
+	GpuirReadMeta(info->index, &meta);
+	if (GpuirMergeWanted(&meta))
+	{
+		GpuirMerge(info->index, false, false);
+		GpuirReadMeta(info->index, &meta);
+	}
+	stats->pages_deleted = (BlockNumber) Min(GpuirFreePages(info->index, &meta, false), MaxBlockNumber);
+	stats->pages_free = (BlockNumber) Min(GpuirFreePages(info->index, &meta, true), MaxBlockNumber);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	stats->estimated_count = false;
 	return stats;

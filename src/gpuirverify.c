@@ -25,6 +25,10 @@
  *				across blocks, < ndocs, the last one the header's; block
  *				impacts bound every posting; list max tf / min dl exact; the
  *				tf of a document summed over lists equals its dl
+ *	free space	extents inside the index, sorted, apart, and on pages no
+ *				segment or buffer page uses; stream pages carry their
+ *				segment's tag
+ *	TIDs		no heap TID has two live entries (segments and buffer)
  *	accounting	dictionary npostings = decoded postings, df = npostings minus
  *				the postings of deleted docs; segment ndeleted = population
  *				of the deleted bitmap; N = live documents of the segments and
@@ -32,7 +36,8 @@
  *
  * Concurrency: AccessShareLock on the heap and the index, like
  * bt_index_check, so queries and writers keep running.  Segments are
- * immutable and their pages are never reused (src/README), and the buffer is
+ * immutable and their pages are reused only once no snapshot can read them
+ * (gpuirfree.c; this function's own snapshot holds them), and the buffer is
  * copied under the metapage share lock together with the metapage, so the
  * structural checks are exact under concurrent writes.  The accounting
  * checks are not: VACUUM updates bitmaps, df and the metapage one after the
@@ -70,6 +75,7 @@
 #define OWN_META	1
 #define OWN_STREAM	2
 #define OWN_BUFFER	3
+#define OWN_FREEMAP	4
 
 static const char *const stream_names[GPUIR_NSTREAMS] = {
 	"dict", "lexemes", "blockdir", "payload", "tids", "doclens", "deleted"
@@ -87,6 +93,10 @@ typedef struct VerifyState
 	uint64		live_dl;
 	uint32		buf_records;
 	uint32		seg;			/* segment being checked, for messages */
+	MemoryContext cxt;			/* holds live_tids */
+	ItemPointerData *live_tids; /* heap TIDs of live entries, to find duplicates */
+	uint64		nlive_tids;
+	uint64		live_tids_cap;
 } VerifyState;
 
 /* raise ERRCODE_INDEX_CORRUPTED about vs->index with a formatted location */
@@ -189,6 +199,48 @@ tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
 	return (oa > ob) - (oa < ob);
 }
 
+static int
+tid_qsort_cmp_arg(const void *a, const void *b, void *arg)
+{
+	return tid_cmp((const ItemPointerData *) a, (const ItemPointerData *) b);
+}
+
+/* remember the heap TID of a live index entry (see verify_no_duplicates) */
+static void
+add_live_tid(VerifyState *vs, const ItemPointerData *tid)
+{
+	if (vs->nlive_tids == vs->live_tids_cap)
+	{
+		vs->live_tids_cap = Max(vs->live_tids_cap * 2, 1024);
+		vs->live_tids = vs->live_tids
+			? repalloc_huge(vs->live_tids, sizeof(ItemPointerData) * vs->live_tids_cap)
+			: MemoryContextAllocHuge(vs->cxt, sizeof(ItemPointerData) * vs->live_tids_cap);
+	}
+	vs->live_tids[vs->nlive_tids++] = *tid;
+}
+
+/*
+ * verify_no_duplicates: no heap TID has two live entries (in two segments, or
+ * a segment and the insert buffer, or twice in the buffer).  A query would
+ * return such a row twice.  A deleted entry may share its TID with a live one:
+ * VACUUM marks an entry before the heap can reuse its TID, and the buffer
+ * copy is taken before the segments' bitmaps are read, so a reused TID is
+ * never seen live twice.
+ */
+static void
+verify_no_duplicates(VerifyState *vs)
+{
+	if (vs->nlive_tids < 2)
+		return;
+	qsort_interruptible(vs->live_tids, vs->nlive_tids, sizeof(ItemPointerData),
+						tid_qsort_cmp_arg, NULL);
+	for (uint64 i = 1; i < vs->nlive_tids; i++)
+		if (tid_cmp(&vs->live_tids[i - 1], &vs->live_tids[i]) == 0)
+			verify_error(vs, "heap TID (%u,%u) has two live index entries",
+						 ItemPointerGetBlockNumberNoCheck(&vs->live_tids[i]),
+						 ItemPointerGetOffsetNumberNoCheck(&vs->live_tids[i]));
+}
+
 /* ---------- metapage and insert buffer ---------- */
 
 typedef struct BufState
@@ -227,6 +279,7 @@ verify_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 	{
 		/* deleted records may point past a heap truncated by VACUUM */
 		check_tid(vs, &rec->tid, "insert buffer record at byte", offset);
+		add_live_tid(vs, &rec->tid);
 		vs->live_docs++;
 		vs->live_dl += rec->dl;
 	}
@@ -278,7 +331,13 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 
 	/* the committed part of the chain, page by page */
 	nbytes = meta->buf_nbytes;
-	npages = nbytes / GPUIR_PAGE_DATA + (nbytes % GPUIR_PAGE_DATA != 0);	/* no overflow */
+	if (meta->buf_head_off >= GPUIR_PAGE_DATA)
+	{
+		UnlockReleaseBuffer(metabuf);
+		verify_error(vs, "insert buffer starts at byte %u of its head page, which holds %u",
+					 meta->buf_head_off, (unsigned) GPUIR_PAGE_DATA);
+	}
+	npages = GpuirBufferPages(meta->buf_head_off, nbytes);
 	if (npages > vs->index_nblocks)
 	{
 		UnlockReleaseBuffer(metabuf);
@@ -292,7 +351,9 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	{
 		Buffer		buf;
 		Page		bpage;
-		uint32		n = (uint32) Min(GPUIR_PAGE_DATA, nbytes - i * GPUIR_PAGE_DATA);
+		uint64		lo;
+		uint32		pageoff;
+		uint32		n = GpuirBufferSpan(meta->buf_head_off, nbytes, i, &lo, &pageoff);
 
 		CHECK_FOR_INTERRUPTS();
 		if (!BlockNumberIsValid(blk))
@@ -307,18 +368,18 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		bpage = BufferGetPage(buf);
 		GpuirCheckPage(index, bpage, blk, GPUIR_PAGE_BUFFER);
-		if (((PageHeader) bpage)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + n)
+		if (((PageHeader) bpage)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + pageoff + n)
 		{
 			LocationIndex lower = ((PageHeader) bpage)->pd_lower;
 
 			UnlockReleaseBuffer(buf);
 			UnlockReleaseBuffer(metabuf);
 			verify_error(vs, "insert buffer chain: block %u has pd_lower %u, below its %u committed bytes",
-						 blk, lower, n);
+						 blk, lower, pageoff + n);
 		}
-		memcpy(data + i * GPUIR_PAGE_DATA, PageGetContents(bpage), n);
+		memcpy(data + lo, PageGetContents(bpage) + pageoff, n);
 		if (i + 1 == npages &&
-			(blk != meta->buf_tail || n != meta->buf_tail_used))
+			(blk != meta->buf_tail || pageoff + n != meta->buf_tail_used))
 		{
 			BlockNumber tail = meta->buf_tail;
 			uint32		used = meta->buf_tail_used;
@@ -326,7 +387,7 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 			UnlockReleaseBuffer(buf);
 			UnlockReleaseBuffer(metabuf);
 			verify_error(vs, "insert buffer: committed end is block %u with %u bytes, metapage says block %u with %u bytes",
-						 blk, n, tail, used);
+						 blk, pageoff + n, tail, used);
 		}
 		blk = GpuirPageGetOpaque(bpage)->next;
 		UnlockReleaseBuffer(buf);
@@ -339,9 +400,9 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
 		verify_error(vs, "metapage (block 0) names text search configuration %u, which does not exist",
 					 meta->cfg_id);
-	if (nbytes == 0 && (meta->buf_tail != meta->buf_head || meta->buf_tail_used != 0))
-		verify_error(vs, "insert buffer is empty but its tail is block %u with %u bytes (head %u)",
-					 meta->buf_tail, meta->buf_tail_used, meta->buf_head);
+	if (nbytes == 0 && (meta->buf_tail != meta->buf_head || meta->buf_tail_used != meta->buf_head_off))
+		verify_error(vs, "insert buffer is empty but its tail is block %u with %u bytes (head %u at byte %u)",
+					 meta->buf_tail, meta->buf_tail_used, meta->buf_head, meta->buf_head_off);
 
 	bs.vs = vs;
 	bs.nrec = 0;
@@ -357,8 +418,10 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 
 /* check the pages of one stream: type, page_id, pd_lower; claim them */
 static void
-verify_stream_pages(VerifyState *vs, const GpuirStream *st, int kind)
+verify_stream_pages(VerifyState *vs, const GpuirSegmentData *seg, int kind)
 {
+	const GpuirStream *st = &seg->streams[kind];
+	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint32		npages = (uint32) (((uint64) st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA);
 	char		where[64];
 
@@ -381,6 +444,7 @@ verify_stream_pages(VerifyState *vs, const GpuirStream *st, int kind)
 		bool		ok;
 		uint16		flags = 0,
 					page_id = 0;
+		uint32		found = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		claim_block(vs, blk, OWN_STREAM, where);
@@ -395,6 +459,7 @@ verify_stream_pages(VerifyState *vs, const GpuirStream *st, int kind)
 			opaque = GpuirPageGetOpaque(page);
 			flags = opaque->flags;
 			page_id = opaque->page_id;
+			found = opaque->next;
 		}
 		UnlockReleaseBuffer(buf);
 		if (!ok)
@@ -403,6 +468,9 @@ verify_stream_pages(VerifyState *vs, const GpuirStream *st, int kind)
 		if (page_id != GPUIR_PAGE_ID || flags != GPUIR_PAGE_STREAM)
 			verify_error(vs, "%s: block %u has page_id 0x%04x and type %u, expected 0x%04x and type %u",
 						 where, blk, page_id, flags, GPUIR_PAGE_ID, GPUIR_PAGE_STREAM);
+		if (found != tag && found != GPUIR_UNTAGGED)
+			verify_error(vs, "%s: block %u carries segment tag %u, expected %u",
+						 where, blk, found, tag);
 		if (lower != MAXALIGN(SizeOfPageHeaderData) + len)
 			verify_error(vs, "%s: block %u has pd_lower %u, expected %u for %u bytes",
 						 where, blk, lower, (unsigned) (MAXALIGN(SizeOfPageHeaderData) + len), len);
@@ -456,15 +524,15 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 	if (seg->ndeleted > seg->ndocs)
 		verify_error(vs, "segment %u: %u deleted documents of %u", s, seg->ndeleted, seg->ndocs);
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
-		verify_stream_pages(vs, &seg->streams[k], k);
+		verify_stream_pages(vs, seg, k);
 
-	tids = (ItemPointerData *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_TIDS]);
-	dls = (uint32 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DOCLENS]);
-	del = (uint8 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DELETED]);
-	dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_DICT]);
-	lex = GpuirStreamReadAll(index, seg->streams[GPUIR_S_LEXEMES]);
-	dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_BLOCKDIR]);
-	payload = (uint8 *) GpuirStreamReadAll(index, seg->streams[GPUIR_S_PAYLOAD]);
+	tids = (ItemPointerData *) GpuirStreamReadAll(index, seg, GPUIR_S_TIDS);
+	dls = (uint32 *) GpuirStreamReadAll(index, seg, GPUIR_S_DOCLENS);
+	del = (uint8 *) GpuirStreamReadAll(index, seg, GPUIR_S_DELETED);
+	dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg, GPUIR_S_DICT);
+	lex = GpuirStreamReadAll(index, seg, GPUIR_S_LEXEMES);
+	dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
+	payload = (uint8 *) GpuirStreamReadAll(index, seg, GPUIR_S_PAYLOAD);
 	sumtf = palloc_extended(sizeof(uint64) * seg->ndocs, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
 	/* documents: TID order, inside the heap, dl > 0; the deleted bitmap */
@@ -491,6 +559,7 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 
 			snprintf(where, sizeof(where), "segment %u, docID", s);
 			check_tid(vs, &tids[d], where, d);
+			add_live_tid(vs, &tids[d]);
 			vs->live_docs++;
 			vs->live_dl += dls[d];
 		}
@@ -613,6 +682,38 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 						 s, d, dls[d], (unsigned long long) sumtf[d]);
 }
 
+/* ---------- free space map ---------- */
+
+/*
+ * verify_free_space_map: the extents are inside the index, sorted, not
+ * adjacent (GpuirFreeListStore coalesces them), and share no page with each
+ * other, the segments or the insert buffer (claim_block)
+ */
+static void
+verify_free_space_map(VerifyState *vs, const GpuirMetaPageData *meta)
+{
+	if (meta->nfree > GPUIR_MAX_FREE_EXTENTS)
+		verify_error(vs, "metapage (block 0) lists %u free extents, at most %d allowed",
+					 meta->nfree, GPUIR_MAX_FREE_EXTENTS);
+	for (uint32 i = 0; i < meta->nfree; i++)
+	{
+		const GpuirFreeExtent *e = &meta->free[i];
+
+		if (e->npages == 0 || e->start == GPUIR_METAPAGE_BLKNO ||
+			(uint64) e->start + e->npages > vs->index_nblocks)
+			verify_error(vs, "free space map extent %u: pages [%u, %llu) are outside the index (%u blocks)",
+						 i, e->start, (unsigned long long) e->start + e->npages, vs->index_nblocks);
+		if (i > 0 && (uint64) meta->free[i - 1].start + meta->free[i - 1].npages >= e->start)
+			verify_error(vs, "free space map extents %u and %u are not sorted and apart", i - 1, i);
+		for (uint32 p = 0; p < e->npages; p++)
+		{
+			if ((p % 65536) == 0)
+				CHECK_FOR_INTERRUPTS();
+			claim_block(vs, e->start + p, OWN_FREEMAP, "free space map");
+		}
+	}
+}
+
 /* ---------- entry point ---------- */
 
 PG_FUNCTION_INFO_V1(gpuir_verify);
@@ -677,6 +778,7 @@ gpuir_verify(PG_FUNCTION_ARGS)
 	memset(&vs, 0, sizeof(vs));
 	vs.index = index;
 	vs.heap = heap;
+	vs.cxt = cxt;
 	vs.index_nblocks = RelationGetNumberOfBlocks(index);
 	vs.heap_nblocks = RelationGetNumberOfBlocks(heap);
 	vs.owner = palloc0(Max(vs.index_nblocks, 1));
@@ -693,6 +795,8 @@ gpuir_verify(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(cxt);
 		MemoryContextDelete(segcxt);
 	}
+	verify_free_space_map(&vs, &meta);
+	verify_no_duplicates(&vs);
 	if (vs.live_docs != meta.ndocs)
 		verify_acct(&vs, "metapage N is %llu, the segments and the insert buffer hold %llu live documents",
 					(unsigned long long) meta.ndocs, (unsigned long long) vs.live_docs);

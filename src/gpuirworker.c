@@ -693,13 +693,16 @@ segment_device_bytes(const GpuirSegmentData *seg)
  * "Segments") of the index with relfilenode node into dst.  Each page is
  * pinned and share-locked only while it is checked (GpuirCheckPage's
  * checks) and copied; errors are raised after the page is released.
- * Raises ERRCODE_INDEX_CORRUPTED for a page that is not a stream page, and
- * the buffer manager's errors for unreadable blocks.
+ * Raises ERRCODE_INDEX_CORRUPTED for a page that is not a stream page of
+ * seg (its tag, GpuirCheckStreamTag), and the buffer manager's errors for
+ * unreadable blocks.
  */
 static void
 read_stream(GpuirBatch *b, const RelFileNode *node, bool permanent,
-			GpuirStream stream, char *dst)
+			const GpuirSegmentData *seg, GpuirStreamKind kind, char *dst)
 {
+	GpuirStream stream = seg->streams[kind];
+	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint32		npages = (uint32) (((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA);
 
 	b->read_pages = true;
@@ -727,6 +730,8 @@ read_stream(GpuirBatch *b, const RelFileNode *node, bool permanent,
 			flags = opaque->flags;
 			if (opaque->page_id != GPUIR_PAGE_ID || opaque->flags != GPUIR_PAGE_STREAM)
 				bad = "page of the wrong type";
+			else if (opaque->next != tag && opaque->next != GPUIR_UNTAGGED)
+				bad = "page of another segment (reused after its request was given up, or corrupt)";
 			else
 				memcpy(dst + off, PageGetContents(page), len);
 		}
@@ -789,11 +794,11 @@ cache_get(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	load_cxt = AllocSetContextCreate(run_cxt, "gpuir segment load", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(load_cxt);
 	payload = palloc_extended(Max(payload_bytes, 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg->streams[GPUIR_S_PAYLOAD], payload);
+	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD, payload);
 	dir = palloc_extended(Max((Size) nblocks * sizeof(GpuirBlockHeader), 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg->streams[GPUIR_S_BLOCKDIR], (char *) dir);
+	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR, (char *) dir);
 	doclen = palloc_extended(Max((Size) ndocs * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg->streams[GPUIR_S_DOCLENS], (char *) doclen);
+	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_DOCLENS, (char *) doclen);
 
 	block_last = palloc_extended(Max((Size) nblocks * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
 	block_offset = palloc_extended(((Size) nblocks + 1) * sizeof(uint32), MCXT_ALLOC_HUGE);

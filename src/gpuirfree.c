@@ -1,0 +1,214 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirfree.c
+ *	  The free space map of a gpuir index: runs of pages of segments that a
+ *	  merge replaced, kept in the metapage, and reused by later merges once no
+ *	  snapshot can still read them.
+ *
+ * A query copies the segment directory from the metapage and then reads the
+ * segments' pages, so a replaced segment's pages stay readable until every
+ * query that copied the old directory has ended.  Two tests tell that no
+ * such query is left; an extent is reusable when either holds:
+ *
+ *	- the horizon: as for nbtree's deleted pages (nbtree README, "Placing
+ *	  deleted pages in the FSM"), a merge stamps the pages it frees with the
+ *	  next full transaction ID, safexid; every reader took its snapshot before
+ *	  copying the metapage, so its xmin is at most safexid, and once
+ *	  GlobalVisCheckRemovableFullXid(NULL, safexid) holds no such reader is
+ *	  left;
+ *	- no other lockers: every reader holds a lock on the index relation from
+ *	  before it copies the metapage until its transaction ends, so when no
+ *	  other backend holds any lock on the index (GetLockConflicts against
+ *	  AccessExclusiveLock, which takes nothing) no other backend can be
+ *	  reading pages freed by an earlier merge.  This backend is not reading
+ *	  either: merges run from aminsert, VACUUM and gpuir_merge(), never inside
+ *	  a search, and a search reads everything it needs before it returns.
+ *	  Without this test a single session's extents would wait for the next
+ *	  transaction ID to be assigned (one UPDATE statement would never reuse
+ *	  the pages its own merges freed).
+ *  Hot standby readers are not covered by the
+ * primary's horizon (unless hot_standby_feedback is on) and generic WAL has
+ * no recovery conflict record: stream pages carry their segment's tag, and a
+ * standby query that meets a reused page is cancelled as a recovery conflict
+ * (gpuirutils.c, GpuirCheckStreamTag).
+ *
+ * Only merges change the map (they are serialised by the merge lock, see
+ * gpuirmerge.c): a merge takes a working copy (GpuirFreeListInit), allocates
+ * its streams from it (GpuirFreeListTake), adds the extents of the segments
+ * it replaces (GpuirFreeListAddSegment) and stores the result in the same
+ * WAL record that swaps the segment directory (GpuirFreeListStore).  A crash
+ * before the swap leaves the map as it was: pages the merge took are still
+ * free; pages it appended to the relation are lost until REINDEX.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "gpuir.h"
+
+/* whether no other backend holds a lock of any mode on index */
+static bool
+no_other_lockers(Relation index)
+{
+	LOCKTAG		tag;
+	int			n;
+
+	SET_LOCKTAG_RELATION(tag, index->rd_lockInfo.lockRelId.dbId,
+						 index->rd_lockInfo.lockRelId.relId);
+	(void) GetLockConflicts(&tag, AccessExclusiveLock, &n);
+	return n == 0;
+}
+
+/*
+ * GpuirFreeListInit: the working copy of meta's free space map of index,
+ * with the extents reusable now marked (file header)
+ */
+void
+GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta)
+{
+	bool		alone = meta->nfree > 0 && no_other_lockers(index);
+
+	fl->n = 0;
+	fl->reused_pages = 0;
+	fl->dropped_pages = 0;
+	for (uint32 i = 0; i < meta->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
+	{
+		fl->ext[fl->n] = meta->free[i];
+		fl->reusable[fl->n] = alone ||
+			GlobalVisCheckRemovableFullXid(NULL, meta->free[i].safexid);
+		fl->n++;
+	}
+}
+
+/*
+ * GpuirFreeListTake: npages consecutive reusable pages (first fit, lowest
+ * block first, so that the index fills from its start), removed from the
+ * list; InvalidBlockNumber when no reusable extent is large enough.
+ */
+BlockNumber
+GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
+{
+	int			best = -1;
+
+	for (int i = 0; i < fl->n; i++)
+		if (fl->reusable[i] && fl->ext[i].npages >= npages &&
+			(best < 0 || fl->ext[i].start < fl->ext[best].start))
+			best = i;
+	if (best < 0)
+		return InvalidBlockNumber;
+	fl->reused_pages += npages;
+	fl->ext[best].start += npages;
+	fl->ext[best].npages -= npages;
+	return fl->ext[best].start - npages;
+}
+
+/* GpuirFreeListAddSegment: free the pages of seg's streams as of safexid */
+void
+GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
+						FullTransactionId safexid)
+{
+	for (int s = 0; s < GPUIR_NSTREAMS; s++)
+	{
+		const GpuirStream *st = &seg->streams[s];
+
+		if (st->nbytes == 0)
+			continue;
+		Assert(fl->n < lengthof(fl->ext));
+		fl->ext[fl->n].start = st->start;
+		fl->ext[fl->n].npages = (st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+		fl->ext[fl->n].safexid = safexid;
+		fl->reusable[fl->n] = false;
+		fl->n++;
+	}
+}
+
+static int
+extent_cmp_start(const void *a, const void *b)
+{
+	const GpuirFreeExtent *x = a;
+	const GpuirFreeExtent *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int
+extent_cmp_size_desc(const void *a, const void *b)
+{
+	const GpuirFreeExtent *x = a;
+	const GpuirFreeExtent *y = b;
+
+	return (x->npages < y->npages) - (x->npages > y->npages);
+}
+
+/*
+ * GpuirFreeListStore: write the working list into meta (the caller's
+ * WAL-registered metapage): empty extents dropped, adjacent ones coalesced
+ * (keeping the later safexid, so that no page becomes reusable early), and,
+ * when more than GPUIR_MAX_FREE_EXTENTS remain, the smallest left out (their
+ * pages are lost until REINDEX; counted in fl->dropped_pages).
+ */
+void
+GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta)
+{
+	GpuirFreeExtent *e = fl->ext;
+	int			n = 0;
+
+	for (int i = 0; i < fl->n; i++)
+		if (e[i].npages > 0)
+			e[n++] = e[i];
+	qsort(e, n, sizeof(GpuirFreeExtent), extent_cmp_start);
+	if (n > 0)
+	{
+		int			m = 0;
+
+		for (int i = 1; i < n; i++)
+		{
+			if ((uint64) e[m].start + e[m].npages == e[i].start &&
+				(uint64) e[m].npages + e[i].npages <= PG_UINT32_MAX)
+			{
+				e[m].npages += e[i].npages;
+				if (FullTransactionIdPrecedes(e[m].safexid, e[i].safexid))
+					e[m].safexid = e[i].safexid;
+			}
+			else
+				e[++m] = e[i];
+		}
+		n = m + 1;
+	}
+	if (n > GPUIR_MAX_FREE_EXTENTS)
+	{
+		qsort(e, n, sizeof(GpuirFreeExtent), extent_cmp_size_desc);
+		for (int i = GPUIR_MAX_FREE_EXTENTS; i < n; i++)
+			fl->dropped_pages += e[i].npages;
+		n = GPUIR_MAX_FREE_EXTENTS;
+		qsort(e, n, sizeof(GpuirFreeExtent), extent_cmp_start);
+	}
+	meta->nfree = n;
+	memcpy(meta->free, e, sizeof(GpuirFreeExtent) * n);
+	fl->n = 0;
+}
+
+/*
+ * GpuirFreePages: pages in the free space map of index (meta, a copy of its
+ * metapage); with reusable, only those a merge could reuse now (needs a
+ * snapshot taken in this transaction)
+ */
+uint64
+GpuirFreePages(Relation index, const GpuirMetaPageData *meta, bool reusable)
+{
+	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
+	uint64		n = 0;
+
+	GpuirFreeListInit(fl, index, meta);
+	for (int i = 0; i < fl->n; i++)
+		if (!reusable || fl->reusable[i])
+			n += fl->ext[i].npages;
+	pfree(fl);
+	return n;
+}
