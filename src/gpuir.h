@@ -39,9 +39,11 @@
 #define GPUIR_PAGE_META			1
 #define GPUIR_PAGE_STREAM		2	/* one page of a segment stream */
 #define GPUIR_PAGE_BUFFER		3	/* one page of the insert buffer chain */
+#define GPUIR_PAGE_LANE			4	/* header of an insert lane (GpuirLaneData) */
 
 #define GPUIR_MAX_SEGMENTS		32
 #define GPUIR_MAX_FREE_EXTENTS	256		/* free space map entries in the metapage */
+#define GPUIR_INSERT_LANES		8		/* insert buffer lanes (src/README) */
 #define GPUIR_MAX_K				100000
 #define GPUIR_MAX_QUERY_TERMS	1024
 #define GPUIR_DOC_END			UINT32_MAX	/* cursor past its last docID */
@@ -175,6 +177,41 @@ GpuirSegmentTag(uint64 generation)
 	return (uint32) (generation % (uint64) PG_UINT32_MAX);
 }
 
+/*
+ * An insert buffer chain: records packed back to back on a chain of buffer
+ * pages, from offset head_off of page head to the committed end, tail_used
+ * bytes into page tail.
+ */
+typedef struct GpuirChain
+{
+	BlockNumber head;
+	uint32		head_off;
+	BlockNumber tail;
+	uint32		tail_used;
+	uint64		nbytes;			/* committed bytes from (head, head_off) */
+	uint32		ndocs;			/* records in them (deleted ones too) */
+	uint32		reserved;
+} GpuirChain;
+
+/*
+ * An insert lane's header page.  Appends lock only their lane's header page,
+ * so sessions on different lanes append at once.  Positions are counted from
+ * the lane's creation: the chain starts at byte start_pos (record start_rec);
+ * a merge folds a lane up to the position it stores in the metapage
+ * (lane_consumed), and readers skip what lies before it.  N and total dl are
+ * the metapage's base plus every lane's docs_added and dl_added.
+ */
+typedef struct GpuirLaneData
+{
+	GpuirChain	chain;
+	uint64		start_pos;
+	uint64		start_rec;
+	uint64		docs_added;		/* documents ever appended to the lane */
+	uint64		dl_added;		/* their dl */
+} GpuirLaneData;
+
+#define GpuirPageGetLane(page) ((GpuirLaneData *) PageGetContents(page))
+
 /* the metapage, block 0 */
 typedef struct GpuirMetaPageData
 {
@@ -198,6 +235,10 @@ typedef struct GpuirMetaPageData
 	uint32		buf_head_off;	/* the buffer's first byte on buf_head */
 	uint32		nfree;			/* free space map: extents in free[] */
 	GpuirFreeExtent free[GPUIR_MAX_FREE_EXTENTS];
+	/* insert lanes (fields added with them, zero in older metapages) */
+	BlockNumber lane_page[GPUIR_INSERT_LANES];	/* header pages, 0 = none yet */
+	uint64		lane_consumed[GPUIR_INSERT_LANES];	/* position folded up to */
+	uint64		lane_consumed_rec[GPUIR_INSERT_LANES];	/* records folded up to */
 } GpuirMetaPageData;
 
 StaticAssertDecl(sizeof(GpuirMetaPageData) <= GPUIR_PAGE_DATA,
@@ -395,13 +436,45 @@ extern bool GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation
 							  GpuirSegmentData *seg);
 extern void GpuirBuilderFree(GpuirBuilder *b);
 
+/*
+ * A copy of the insert buffer (gpuirinsert.c): the live bytes of the
+ * metapage's own chain (written before lanes existed; merges drain it) and
+ * of every lane, back to back.  Each part remembers where its bytes came
+ * from, for VACUUM's write-back and a merge's swap.
+ */
+typedef struct GpuirBufferPart
+{
+	int			lane;			/* -1: the metapage's chain */
+	BlockNumber lane_page;
+	GpuirLaneData ld;			/* the lane header (chain only, for -1) */
+	char	   *full;			/* the chain's committed bytes */
+	BlockNumber *pages;			/* its pages (GpuirBufferPages of them) */
+	uint64		skip;			/* bytes before the lane's consumed position */
+	uint32		skip_recs;
+	uint64		off;			/* where its live bytes are in data */
+} GpuirBufferPart;
+
+typedef struct GpuirBufferView
+{
+	char	   *data;			/* live bytes of all parts, back to back */
+	uint64		nbytes;
+	uint32		ndocs;			/* live records */
+	int			nparts;
+	GpuirBufferPart parts[1 + GPUIR_INSERT_LANES];
+	uint64		docs_added;		/* sums over the lanes */
+	uint64		dl_added;
+} GpuirBufferView;
+
 /* gpuirinsert.c: the insert buffer */
 extern char *GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta,
-								 BlockNumber **pages);
+								 GpuirBufferView *view);
+extern void GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
+							   GpuirBufferView *view, bool exclusive, Buffer *lanebufs);
 typedef void (*GpuirRecordFn) (const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 							  uint64 offset, void *arg);
-extern char *GpuirBufferRead(Relation index, const GpuirMetaPageData *meta,
-							 BlockNumber **pages);
+extern char *GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages);
+extern void GpuirMetaGetChain(const GpuirMetaPageData *meta, GpuirChain *chain);
+extern void GpuirMetaSetChain(GpuirMetaPageData *meta, const GpuirChain *chain);
 extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 							   GpuirRecordFn fn, void *arg);
 

@@ -67,33 +67,28 @@ record_build(ItemPointer tid, const GpuirDocTerms *doc, uint32 *len)
 }
 
 /*
- * buffer_append: append rec[0..len) to the insert buffer and account the
- * document (dl) in N and total dl.  Takes the metapage exclusively.
+ * lane_append: append rec[0..len) to the chain of the lane whose header page
+ * lanebuf the caller holds exclusively, and account the document (dl) in the
+ * lane's docs_added and dl_added.  Only the last piece's WAL record moves
+ * the committed end (in the lane header).
  */
 static void
-buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
+lane_append(Relation index, Buffer lanebuf, const char *rec, uint32 len, uint32 dl)
 {
-	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
-	GpuirMetaPage m;
-	BlockNumber blk;
-	BlockNumber nblocks;
-	uint32		used;
+	GpuirLaneData *lane = GpuirPageGetLane(BufferGetPage(lanebuf));
+	BlockNumber blk = lane->chain.tail;
+	uint32		used = lane->chain.tail_used;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	uint32		done = 0;
 
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	GpuirCheckPage(index, BufferGetPage(metabuf), GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
-	m = GpuirPageGetMeta(BufferGetPage(metabuf));
-	blk = m->buf_tail;
-	used = m->buf_tail_used;
-	/* existing chain pages are below nblocks (see GpuirBufferRead) */
-	nblocks = RelationGetNumberOfBlocks(index);
+	/* existing chain pages are below nblocks (see GpuirChainRead) */
 	if (BlockNumberIsValid(blk) && (blk == GPUIR_METAPAGE_BLKNO || blk >= nblocks))
 		GpuirCorrupt(index, "insert buffer tail is outside the index");
 
 	while (done < len)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
-		GpuirMetaPage wm = NULL;
+		GpuirLaneData *wl = NULL;
 		Buffer		cur;
 		Buffer		prev = InvalidBuffer;
 		Page		page;
@@ -105,9 +100,9 @@ buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
 			cur = GpuirNewBuffer(index);
 			page = GenericXLogRegisterBuffer(state, cur, GENERIC_XLOG_FULL_IMAGE);
 			GpuirInitPage(page, GPUIR_PAGE_BUFFER);
-			wm = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-			wm->buf_head = BufferGetBlockNumber(cur);
-			wm->buf_head_off = 0;
+			wl = GpuirPageGetLane(GenericXLogRegisterBuffer(state, lanebuf, 0));
+			wl->chain.head = BufferGetBlockNumber(cur);
+			wl->chain.head_off = 0;
 			used = 0;
 		}
 		else if (used >= GPUIR_PAGE_DATA)
@@ -160,28 +155,110 @@ buffer_append(Relation index, const char *rec, uint32 len, uint32 dl)
 		if (done == len)
 		{
 			/* the last piece commits the record */
-			if (wm == NULL)
-				wm = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-			wm->buf_tail = blk;
-			wm->buf_tail_used = used;
-			wm->buf_nbytes += len;
-			wm->buf_ndocs++;
-			wm->ndocs++;
-			wm->total_dl += dl;
-			wm->generation++;
+			if (wl == NULL)
+				wl = GpuirPageGetLane(GenericXLogRegisterBuffer(state, lanebuf, 0));
+			wl->chain.tail = blk;
+			wl->chain.tail_used = used;
+			wl->chain.nbytes += len;
+			wl->chain.ndocs++;
+			wl->docs_added++;
+			wl->dl_added += dl;
 		}
 		GenericXLogFinish(state);
 		UnlockReleaseBuffer(cur);
 		if (BufferIsValid(prev))
 			UnlockReleaseBuffer(prev);
 	}
-	UnlockReleaseBuffer(metabuf);
 }
 
 /*
- * gpuirinsert: tokenize the new row and append it to the insert buffer;
- * merge the buffer into a segment once it passes gpuir.insert_buffer_limit
- * (left to a later insert while another merge or a VACUUM runs).  NULL and token-less
+ * lane_lock: the header page of insert lane i, exclusively locked; created
+ * (under the metapage's exclusive lock, with the metapage's pointer to it in
+ * the same WAL record) on the lane's first use.
+ */
+static Buffer
+lane_lock(Relation index, int i)
+{
+	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	BlockNumber blk;
+	Buffer		lanebuf;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	GpuirCheckPage(index, BufferGetPage(metabuf), GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
+	blk = GpuirPageGetMeta(BufferGetPage(metabuf))->lane_page[i];
+	if (blk == 0)
+	{
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		blk = GpuirPageGetMeta(BufferGetPage(metabuf))->lane_page[i];
+		if (blk == 0)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		metapage;
+			Page		page;
+			GpuirLaneData *ld;
+
+			lanebuf = GpuirNewBuffer(index);
+			page = GenericXLogRegisterBuffer(state, lanebuf, GENERIC_XLOG_FULL_IMAGE);
+			GpuirInitPage(page, GPUIR_PAGE_LANE);
+			ld = GpuirPageGetLane(page);
+			memset(ld, 0, sizeof(GpuirLaneData));
+			ld->chain.head = InvalidBlockNumber;
+			ld->chain.tail = InvalidBlockNumber;
+			/* the lane starts where the metapage says it was consumed (0) */
+			ld->start_pos = GpuirPageGetMeta(BufferGetPage(metabuf))->lane_consumed[i];
+			ld->start_rec = GpuirPageGetMeta(BufferGetPage(metabuf))->lane_consumed_rec[i];
+			((PageHeader) page)->pd_lower += sizeof(GpuirLaneData);
+			metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+			GpuirPageGetMeta(metapage)->lane_page[i] = BufferGetBlockNumber(lanebuf);
+			GpuirSetMetaLower(metapage);
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(metabuf);
+			return lanebuf;
+		}
+	}
+	UnlockReleaseBuffer(metabuf);
+	if (blk == GPUIR_METAPAGE_BLKNO || blk >= RelationGetNumberOfBlocks(index))
+		GpuirCorrupt(index, "insert lane header is outside the index");
+	lanebuf = ReadBuffer(index, blk);
+	LockBuffer(lanebuf, BUFFER_LOCK_EXCLUSIVE);
+	GpuirCheckPage(index, BufferGetPage(lanebuf), blk, GPUIR_PAGE_LANE);
+	return lanebuf;
+}
+
+/*
+ * buffered_bytes: the committed bytes of every lane, read without locks (a
+ * hint for the merge trigger: a lane header is pinned, its byte count read
+ * as one aligned 8-byte load)
+ */
+static uint64
+buffered_bytes(Relation index, const GpuirMetaPageData *meta)
+{
+	uint64		total = meta->buf_nbytes;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	for (int i = 0; i < GPUIR_INSERT_LANES; i++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if (meta->lane_page[i] == 0 || meta->lane_page[i] >= nblocks)
+			continue;
+		buf = ReadBuffer(index, meta->lane_page[i]);
+		page = BufferGetPage(buf);
+		if (!PageIsNew(page) && PageGetSpecialSize(page) == MAXALIGN(sizeof(GpuirPageOpaqueData)) &&
+			GpuirPageGetOpaque(page)->flags == GPUIR_PAGE_LANE)
+			total += ((volatile GpuirLaneData *) GpuirPageGetLane(page))->chain.nbytes;
+		ReleaseBuffer(buf);
+	}
+	return total;
+}
+
+/*
+ * gpuirinsert: tokenize the new row and append it to this backend's insert
+ * lane (sessions on different lanes append at once); merge the buffer into a
+ * segment once its lanes hold more than gpuir.insert_buffer_limit (left to a
+ * later insert while another merge or a VACUUM runs).  NULL and token-less
  * documents are not indexed.
  */
 bool
@@ -208,10 +285,15 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	GpuirTokenize(meta.cfg_id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &doc);
 	if (doc.nterms > 0)
 	{
+		Buffer		lanebuf;
+
 		rec = record_build(ht_ctid, &doc, &len);
-		buffer_append(index, rec, len, doc.dl);
+		lanebuf = lane_lock(index, MyBackendId % GPUIR_INSERT_LANES);
+		lane_append(index, lanebuf, rec, len, doc.dl);
+		UnlockReleaseBuffer(lanebuf);
 		/* a merge running elsewhere (or VACUUM) holds the merge lock: go on */
-		if (meta.buf_nbytes + len > (uint64) gpuir_insert_buffer_limit * 1024)
+		GpuirReadMeta(index, &meta);
+		if (buffered_bytes(index, &meta) > (uint64) gpuir_insert_buffer_limit * 1024)
 			GpuirMerge(index, false, false);
 	}
 	MemoryContextSwitchTo(old);
@@ -219,30 +301,55 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	return false;
 }
 
+/* the metapage's own chain (buf_* fields) as a GpuirChain, and back */
+void
+GpuirMetaGetChain(const GpuirMetaPageData *meta, GpuirChain *chain)
+{
+	chain->head = meta->buf_head;
+	chain->head_off = meta->buf_head_off;
+	chain->tail = meta->buf_tail;
+	chain->tail_used = meta->buf_tail_used;
+	chain->nbytes = meta->buf_nbytes;
+	chain->ndocs = meta->buf_ndocs;
+	chain->reserved = 0;
+}
+
+void
+GpuirMetaSetChain(GpuirMetaPageData *meta, const GpuirChain *chain)
+{
+	meta->buf_head = chain->head;
+	meta->buf_head_off = chain->head_off;
+	meta->buf_tail = chain->tail;
+	meta->buf_tail_used = chain->tail_used;
+	meta->buf_nbytes = chain->nbytes;
+	meta->buf_ndocs = chain->ndocs;
+}
+
 /*
- * GpuirBufferRead: the committed bytes of the insert buffer described by
- * meta (meta->buf_nbytes of them from offset buf_head_off of the head page,
- * palloc'd).  The caller holds the metapage lock, share or exclusive, so
- * that no append or merge swap runs meanwhile.  When pages is not NULL,
- * *pages receives the block numbers of the chain's pages holding them
- * (GpuirBufferPages of them, see GpuirBufferSpan).
+ * GpuirChainRead: the committed bytes of an insert buffer chain
+ * (chain->nbytes of them from offset head_off of the head page, palloc'd).
+ * The caller holds the lock of the page that holds the chain's description
+ * (metapage or lane header), so that no append or merge changes it
+ * meanwhile.  When pages is not NULL, *pages receives the block numbers of
+ * the chain's pages holding them (GpuirBufferPages of them, see
+ * GpuirBufferSpan).
  */
 char *
-GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pages)
+GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 {
-	uint64		nbytes = meta->buf_nbytes;
-	uint32		head_off = meta->buf_head_off;
+	uint64		nbytes = chain->nbytes;
+	uint32		head_off = chain->head_off;
 	char	   *data;
-	BlockNumber blk = meta->buf_head;
+	BlockNumber blk = chain->head;
 	uint64		npages;
 	BlockNumber nblocks;
 
 	/*
 	 * The chain's pages existed when its end was committed, and the caller's
-	 * metapage lock keeps appends out: every block of it is below nblocks.
-	 * Checked before allocating and reading, so that a corrupt length or
-	 * next pointer gives ERRCODE_INDEX_CORRUPTED, not a huge allocation or a
-	 * read past the end of the relation.
+	 * lock keeps appends out: every block of it is below nblocks.  Checked
+	 * before allocating and reading, so that a corrupt length or next
+	 * pointer gives ERRCODE_INDEX_CORRUPTED, not a huge allocation or a read
+	 * past the end of the relation.
 	 */
 	if (head_off >= GPUIR_PAGE_DATA)
 		GpuirCorrupt(index, "insert buffer head offset out of range");
@@ -285,18 +392,118 @@ GpuirBufferRead(Relation index, const GpuirMetaPageData *meta, BlockNumber **pag
 	return data;
 }
 
+/* count the records of data[0..nbytes) (for a lane's consumed prefix) */
+static void
+count_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc, uint64 offset, void *arg)
+{
+	(*(uint32 *) arg)++;
+}
+
+/*
+ * GpuirBufferReadAll: read the insert buffer into view: the metapage's own
+ * chain, then every lane's live bytes (after its consumed position).  The
+ * caller holds the metapage lock (share, or exclusive for VACUUM) and meta
+ * is the metapage as read under it.  With exclusive, the lanes' header pages
+ * stay exclusively locked and are returned in lanebufs[GPUIR_INSERT_LANES]
+ * (InvalidBuffer for absent lanes) for the caller to write and release;
+ * otherwise each is share-locked only while it is read.
+ */
+void
+GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
+				   GpuirBufferView *view, bool exclusive, Buffer *lanebufs)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	uint64		total = 0;
+
+	memset(view, 0, sizeof(GpuirBufferView));
+	for (int i = -1; i < GPUIR_INSERT_LANES; i++)
+	{
+		GpuirBufferPart *part = &view->parts[view->nparts];
+		Buffer		lanebuf = InvalidBuffer;
+
+		if (i >= 0)
+		{
+			if (lanebufs)
+				lanebufs[i] = InvalidBuffer;
+			if (meta->lane_page[i] == 0)
+				continue;
+			if (meta->lane_page[i] == GPUIR_METAPAGE_BLKNO || meta->lane_page[i] >= nblocks)
+				GpuirCorrupt(index, "insert lane header is outside the index");
+			lanebuf = ReadBuffer(index, meta->lane_page[i]);
+			LockBuffer(lanebuf, exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+			GpuirCheckPage(index, BufferGetPage(lanebuf), meta->lane_page[i], GPUIR_PAGE_LANE);
+			memcpy(&part->ld, GpuirPageGetLane(BufferGetPage(lanebuf)), sizeof(GpuirLaneData));
+			part->lane_page = meta->lane_page[i];
+		}
+		else
+		{
+			memset(&part->ld, 0, sizeof(GpuirLaneData));
+			GpuirMetaGetChain(meta, &part->ld.chain);
+			part->lane_page = InvalidBlockNumber;
+		}
+		part->lane = i;
+		part->full = GpuirChainRead(index, &part->ld.chain, &part->pages);
+		part->skip = 0;
+		part->skip_recs = 0;
+		if (i >= 0)
+		{
+			uint64		consumed = meta->lane_consumed[i];
+
+			if (consumed > part->ld.start_pos)
+			{
+				if (consumed - part->ld.start_pos > part->ld.chain.nbytes ||
+					meta->lane_consumed_rec[i] < part->ld.start_rec ||
+					meta->lane_consumed_rec[i] - part->ld.start_rec > part->ld.chain.ndocs)
+					GpuirCorrupt(index, "insert lane consumed past its committed end");
+				part->skip = consumed - part->ld.start_pos;
+				part->skip_recs = (uint32) (meta->lane_consumed_rec[i] - part->ld.start_rec);
+			}
+			view->docs_added += part->ld.docs_added;
+			view->dl_added += part->ld.dl_added;
+			if (exclusive)
+				lanebufs[i] = lanebuf;
+			else
+				UnlockReleaseBuffer(lanebuf);
+		}
+		part->off = total;
+		total += part->ld.chain.nbytes - part->skip;
+		view->ndocs += part->ld.chain.ndocs - part->skip_recs;
+		view->nparts++;
+	}
+	view->nbytes = total;
+	view->data = palloc_extended(Max(total, 1), MCXT_ALLOC_HUGE);
+	for (int p = 0; p < view->nparts; p++)
+	{
+		GpuirBufferPart *part = &view->parts[p];
+		uint32		n = 0;
+
+		memcpy(view->data + part->off, part->full + part->skip, part->ld.chain.nbytes - part->skip);
+		/* the skipped prefix ends on a record boundary: it holds skip_recs records */
+		if (part->skip > 0)
+		{
+			GpuirBufferForEach(index, part->full, part->skip, count_record, &n);
+			if (n != part->skip_recs)
+				GpuirCorrupt(index, "insert lane consumed position is not on a record boundary");
+		}
+	}
+}
+
 /*
  * GpuirBufferSnapshot: copy the metapage into *meta and the insert buffer's
- * committed bytes (returned, palloc'd) under one share lock of the metapage,
- * so both describe the same state; *pages as in GpuirBufferRead.
+ * live bytes (returned, palloc'd) under one share lock of the metapage, so
+ * both describe the same state.  In the copy, buf_nbytes and buf_ndocs count
+ * the whole buffer (all lanes) and N and total dl include what the lanes
+ * added, as queries need them.  view (may be NULL) receives the parts.
  */
 char *
-GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta, BlockNumber **pages)
+GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta, GpuirBufferView *view)
 {
 	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 	Page		page;
-	char	   *data;
+	GpuirBufferView local;
 
+	if (view == NULL)
+		view = &local;
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(metabuf);
 	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
@@ -307,10 +514,14 @@ GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta, BlockNumber **pages
 		UnlockReleaseBuffer(metabuf);
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
 	}
-	data = GpuirBufferRead(index, meta, pages);
+	GpuirBufferReadAll(index, meta, view, false, NULL);
 	UnlockReleaseBuffer(metabuf);
 	GpuirCheckMeta(index, meta);	/* the rest of it, without the lock */
-	return data;
+	meta->buf_nbytes = view->nbytes;
+	meta->buf_ndocs = view->ndocs;
+	meta->ndocs += view->docs_added;
+	meta->total_dl += view->dl_added;
+	return view->data;
 }
 
 /*

@@ -182,41 +182,42 @@ GpuirMergeWanted(const GpuirMetaPageData *meta)
 }
 
 /*
- * remove_buffer_prefix: in the swap (wm is the WAL-registered metapage,
- * under its exclusive lock), drop the first nbytes bytes of the insert
- * buffer, the nrecords records the merge folded; records appended since stay.
- * pages are the chain's pages that held the folded bytes (GpuirBufferRead).
- * Pages left wholly behind are spliced in after the committed tail, where
- * appends reuse them.  Returns the number of buffer pages it registered in
- * state, locked, in locked[] (to release after GenericXLogFinish).
+ * remove_chain_prefix: drop the first nbytes bytes, nrecords records, of the
+ * insert buffer chain *c (a copy of the description held by a page the
+ * caller has registered in state, under its exclusive lock); records
+ * appended since stay.  pages are the chain's pages that held the dropped
+ * bytes (GpuirChainRead).  Pages left wholly behind are spliced in after the
+ * committed tail, where appends reuse them.  Returns the number of buffer
+ * pages it registered in state, locked, in locked[] (to release after
+ * GenericXLogFinish).
  */
 static int
-remove_buffer_prefix(Relation index, GenericXLogState *state, GpuirMetaPage wm,
-					 uint64 nbytes, uint32 nrecords, const BlockNumber *pages,
-					 Buffer *locked)
+remove_chain_prefix(Relation index, GenericXLogState *state, GpuirChain *c,
+					uint64 nbytes, uint32 nrecords, const BlockNumber *pages,
+					Buffer *locked)
 {
-	uint64		pos = (uint64) wm->buf_head_off + nbytes;
+	uint64		pos = (uint64) c->head_off + nbytes;
 	uint64		npages = (pos + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
 	uint64		first = pos / GPUIR_PAGE_DATA;	/* index of the new head page */
 	BlockNumber newhead;
 
 	if (nbytes == 0)
 		return 0;
-	wm->buf_nbytes -= nbytes;
-	wm->buf_ndocs -= nrecords;
-	if (wm->buf_nbytes == 0)
+	c->nbytes -= nbytes;
+	c->ndocs -= nrecords;
+	if (c->nbytes == 0)
 	{
 		/* nothing was appended meanwhile: the whole chain is reused */
-		wm->buf_tail = wm->buf_head;
-		wm->buf_tail_used = 0;
-		wm->buf_head_off = 0;
+		c->tail = c->head;
+		c->tail_used = 0;
+		c->head_off = 0;
 		return 0;
 	}
 	if (first < npages)
 		newhead = pages[first];
 	else
 	{
-		/* the folded bytes end on a page boundary: the head is the next page */
+		/* the dropped bytes end on a page boundary: the head is the next page */
 		Buffer		last = ReadBuffer(index, pages[npages - 1]);
 
 		LockBuffer(last, BUFFER_LOCK_SHARE);
@@ -231,14 +232,14 @@ remove_buffer_prefix(Relation index, GenericXLogState *state, GpuirMetaPage wm,
 	{
 		/* splice pages[0 .. first - 1] in after the tail, before its spare successors */
 		Buffer		lastbuf = ReadBuffer(index, pages[first - 1]);
-		Buffer		tailbuf = ReadBuffer(index, wm->buf_tail);
+		Buffer		tailbuf = ReadBuffer(index, c->tail);
 		Page		lastpage;
 		Page		tailpage;
 
 		LockBuffer(lastbuf, BUFFER_LOCK_EXCLUSIVE);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
 		GpuirCheckPage(index, BufferGetPage(lastbuf), pages[first - 1], GPUIR_PAGE_BUFFER);
-		GpuirCheckPage(index, BufferGetPage(tailbuf), wm->buf_tail, GPUIR_PAGE_BUFFER);
+		GpuirCheckPage(index, BufferGetPage(tailbuf), c->tail, GPUIR_PAGE_BUFFER);
 		lastpage = GenericXLogRegisterBuffer(state, lastbuf, 0);
 		tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
 		GpuirPageGetOpaque(lastpage)->next = GpuirPageGetOpaque(tailpage)->next;
@@ -246,9 +247,60 @@ remove_buffer_prefix(Relation index, GenericXLogState *state, GpuirMetaPage wm,
 		locked[0] = lastbuf;
 		locked[1] = tailbuf;
 	}
-	wm->buf_head = newhead;
-	wm->buf_head_off = (uint32) (pos % GPUIR_PAGE_DATA);
+	c->head = newhead;
+	c->head_off = (uint32) (pos % GPUIR_PAGE_DATA);
 	return first > 0 ? 2 : 0;
+}
+
+/*
+ * trim_lane: after a swap that consumed lane part->lane up to the end of the
+ * bytes the merge read, drop them from the lane's chain (one WAL record, the
+ * lane header and two chain pages).  Readers skip consumed bytes anyway
+ * (lane_consumed), so a crash before this only leaves them to the next
+ * merge, which trims everything before the consumed position.
+ */
+static void
+trim_lane(Relation index, const GpuirBufferPart *part, uint64 consumed, uint64 consumed_rec)
+{
+	Buffer		lanebuf = ReadBuffer(index, part->lane_page);
+	GpuirLaneData *ld;
+	GenericXLogState *state;
+	Buffer		locked[2];
+	int			nlocked;
+	GpuirChain	c;
+	uint64		nbytes;
+	uint32		nrecs;
+
+	LockBuffer(lanebuf, BUFFER_LOCK_EXCLUSIVE);
+	GpuirCheckPage(index, BufferGetPage(lanebuf), part->lane_page, GPUIR_PAGE_LANE);
+	ld = GpuirPageGetLane(BufferGetPage(lanebuf));
+	if (consumed == ld->start_pos)
+	{
+		UnlockReleaseBuffer(lanebuf);
+		return;
+	}
+	/* the merge lock kept other trims out: the lane still starts where it was read */
+	if (ld->start_pos != part->ld.start_pos || ld->chain.head != part->ld.chain.head ||
+		ld->chain.head_off != part->ld.chain.head_off || consumed < ld->start_pos ||
+		consumed - ld->start_pos > part->ld.chain.nbytes)
+		elog(ERROR, "gpuir index \"%s\": insert lane changed during a merge",
+			 RelationGetRelationName(index));
+	nbytes = consumed - ld->start_pos;
+	nrecs = (uint32) (consumed_rec - ld->start_rec);
+	if (nbytes > 0)
+	{
+		state = GenericXLogStart(index);
+		ld = GpuirPageGetLane(GenericXLogRegisterBuffer(state, lanebuf, 0));
+		c = ld->chain;
+		nlocked = remove_chain_prefix(index, state, &c, nbytes, nrecs, part->pages, locked);
+		ld->chain = c;
+		ld->start_pos = consumed;
+		ld->start_rec = consumed_rec;
+		GenericXLogFinish(state);
+		for (int i = 0; i < nlocked; i++)
+			UnlockReleaseBuffer(locked[i]);
+	}
+	UnlockReleaseBuffer(lanebuf);
 }
 
 /*
@@ -268,10 +320,12 @@ GpuirMerge(Relation index, bool full, bool wait)
 	GpuirSegmentData seg;
 	GpuirBuilder *b;
 	GpuirFreeList *fl;
+	GpuirBufferView *view;
 	char	   *bufdata;
-	BlockNumber *bufpages;
 	bool		fold[GPUIR_MAX_SEGMENTS];
 	bool		have;
+	uint64		consumed[GPUIR_INSERT_LANES];
+	uint64		consumed_rec[GPUIR_INSERT_LANES];
 
 	if (wait)
 		GpuirLockMerge(index);
@@ -281,7 +335,8 @@ GpuirMerge(Relation index, bool full, bool wait)
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir merge", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 
-	bufdata = GpuirBufferSnapshot(index, &meta, &bufpages);
+	view = palloc(sizeof(GpuirBufferView));
+	bufdata = GpuirBufferSnapshot(index, &meta, view);
 	if (meta.nsegments >= GPUIR_MAX_SEGMENTS)
 		full = true;
 	(void) choose_segments(&meta, full, fold);
@@ -296,8 +351,9 @@ GpuirMerge(Relation index, bool full, bool wait)
 	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, &seg);
 
 	/*
-	 * The swap: replace the folded segments by the new one, drop the folded
-	 * buffer prefix, free the replaced segments' pages; one WAL record.
+	 * The swap: replace the folded segments by the new one, mark every lane
+	 * consumed up to what was read, drop the folded bytes of the metapage's
+	 * own chain, free the replaced segments' pages; one WAL record.
 	 */
 	{
 		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
@@ -306,16 +362,17 @@ GpuirMerge(Relation index, bool full, bool wait)
 		GpuirMetaPage m;
 		FullTransactionId safexid;
 		Buffer		locked[2];
-		int			nlocked;
+		int			nlocked = 0;
+		const GpuirBufferPart *legacy = &view->parts[0];
 
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		m = GpuirPageGetMeta(BufferGetPage(metabuf));
 		/* only appends can have run (the merge lock keeps merges and VACUUM out) */
 		if (m->nsegments != meta.nsegments ||
 			memcmp(m->segments, meta.segments, sizeof(GpuirSegmentData) * meta.nsegments) != 0 ||
-			(meta.buf_nbytes > 0 &&
-			 (m->buf_head != meta.buf_head || m->buf_head_off != meta.buf_head_off)) ||
-			m->buf_nbytes < meta.buf_nbytes || m->buf_ndocs < meta.buf_ndocs)
+			memcmp(m->lane_consumed, meta.lane_consumed, sizeof(meta.lane_consumed)) != 0 ||
+			m->buf_head != legacy->ld.chain.head || m->buf_head_off != legacy->ld.chain.head_off ||
+			m->buf_nbytes < legacy->ld.chain.nbytes || m->buf_ndocs < legacy->ld.chain.ndocs)
 			elog(ERROR, "gpuir index \"%s\" changed during a merge",
 				 RelationGetRelationName(index));
 		state = GenericXLogStart(index);
@@ -333,8 +390,24 @@ GpuirMerge(Relation index, bool full, bool wait)
 		}
 		if (have)
 			m->segments[m->nsegments++] = seg;
-		nlocked = remove_buffer_prefix(index, state, m, meta.buf_nbytes, meta.buf_ndocs,
-									   bufpages, locked);
+		for (int p = 1; p < view->nparts; p++)
+		{
+			const GpuirBufferPart *part = &view->parts[p];
+
+			consumed[part->lane] = part->ld.start_pos + part->ld.chain.nbytes;
+			consumed_rec[part->lane] = part->ld.start_rec + part->ld.chain.ndocs;
+			m->lane_consumed[part->lane] = consumed[part->lane];
+			m->lane_consumed_rec[part->lane] = consumed_rec[part->lane];
+		}
+		if (legacy->ld.chain.nbytes > 0)
+		{
+			GpuirChain	c;
+
+			GpuirMetaGetChain(m, &c);
+			nlocked = remove_chain_prefix(index, state, &c, legacy->ld.chain.nbytes,
+										  legacy->ld.chain.ndocs, legacy->pages, locked);
+			GpuirMetaSetChain(m, &c);
+		}
 		GpuirFreeListStore(fl, m);
 		GpuirSetMetaLower(metapage);
 		m->generation++;
@@ -343,6 +416,10 @@ GpuirMerge(Relation index, bool full, bool wait)
 			UnlockReleaseBuffer(locked[i]);
 		UnlockReleaseBuffer(metabuf);
 	}
+	/* drop the consumed bytes from the lanes (readers already skip them) */
+	for (int p = 1; p < view->nparts; p++)
+		trim_lane(index, &view->parts[p], consumed[view->parts[p].lane],
+				  consumed_rec[view->parts[p].lane]);
 	if (fl->dropped_pages > 0)
 		ereport(DEBUG1,
 				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",

@@ -184,7 +184,8 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	VacState	vs;
 	Buffer		metabuf;
 	Page		metapage;
-	BlockNumber *pages;
+	GpuirBufferView *view;
+	Buffer		lanebufs[GPUIR_INSERT_LANES];
 	char	   *olddata;
 
 	/* the result outlives the working memory context */
@@ -202,45 +203,68 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	for (uint32 s = 0; s < nseg; s++)
 		seg_ndel[s] = vacuum_segment(index, &meta.segments[s], &vs);
 
-	/* the insert buffer and the statistics, under the metapage lock */
+	/*
+	 * the insert buffer (the metapage's chain and every lane) and the
+	 * statistics, under the metapage lock and the lanes' header locks
+	 */
 	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	metapage = BufferGetPage(metabuf);
 	GpuirCheckPage(index, metapage, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
 	memcpy(&meta, GpuirPageGetMeta(metapage), sizeof(meta));
-	vs.data = GpuirBufferRead(index, &meta, &pages);
-	olddata = palloc_extended(Max(meta.buf_nbytes, 1), MCXT_ALLOC_HUGE);
-	memcpy(olddata, vs.data, meta.buf_nbytes);
-	GpuirBufferForEach(index, vs.data, meta.buf_nbytes, vacuum_record, &vs);
+	view = palloc(sizeof(GpuirBufferView));
+	GpuirBufferReadAll(index, &meta, view, true, lanebufs);
+	vs.data = view->data;
+	olddata = palloc_extended(Max(view->nbytes, 1), MCXT_ALLOC_HUGE);
+	memcpy(olddata, vs.data, view->nbytes);
+	GpuirBufferForEach(index, vs.data, view->nbytes, vacuum_record, &vs);
 
-	for (uint64 i = 0; i < GpuirBufferPages(meta.buf_head_off, meta.buf_nbytes); i++)
+	/* write back the chain pages whose records got a deleted flag */
+	for (int p = 0; p < view->nparts; p++)
 	{
-		uint64		lo;
-		uint32		pageoff;
-		uint32		n = GpuirBufferSpan(meta.buf_head_off, meta.buf_nbytes, i, &lo, &pageoff);
+		GpuirBufferPart *part = &view->parts[p];
+		uint64		nlive = part->ld.chain.nbytes - part->skip;
+		char	   *newfull;
 
-		if (memcmp(olddata + lo, vs.data + lo, n) != 0)
+		if (memcmp(olddata + part->off, vs.data + part->off, nlive) == 0)
+			continue;
+		newfull = palloc_extended(Max(part->ld.chain.nbytes, 1), MCXT_ALLOC_HUGE);
+		memcpy(newfull, part->full, part->ld.chain.nbytes);
+		memcpy(newfull + part->skip, vs.data + part->off, nlive);
+		for (uint64 i = 0; i < GpuirBufferPages(part->ld.chain.head_off, part->ld.chain.nbytes); i++)
 		{
-			GenericXLogState *state = GenericXLogStart(index);
-			Buffer		buf = ReadBuffer(index, pages[i]);
-			Page		page;
+			uint64		lo;
+			uint32		pageoff;
+			uint32		n = GpuirBufferSpan(part->ld.chain.head_off, part->ld.chain.nbytes,
+											i, &lo, &pageoff);
 
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			page = GenericXLogRegisterBuffer(state, buf, 0);
-			memcpy(PageGetContents(page) + pageoff, vs.data + lo, n);
-			GenericXLogFinish(state);
-			UnlockReleaseBuffer(buf);
+			if (memcmp(part->full + lo, newfull + lo, n) != 0)
+			{
+				GenericXLogState *state = GenericXLogStart(index);
+				Buffer		buf = ReadBuffer(index, part->pages[i]);
+				Page		page;
+
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				page = GenericXLogRegisterBuffer(state, buf, 0);
+				memcpy(PageGetContents(page) + pageoff, newfull + lo, n);
+				GenericXLogFinish(state);
+				UnlockReleaseBuffer(buf);
+			}
 		}
+		pfree(newfull);
 	}
 
 	/*
 	 * N, total dl and each segment's deleted count are recomputed from what
 	 * is marked, not decremented: idempotent, so a VACUUM interrupted by a
-	 * crash between its WAL records is repaired by the next one.
+	 * crash between its WAL records is repaired by the next one.  N is the
+	 * metapage's base plus what the lanes added (their counters only grow):
+	 * the base becomes the live count minus the lanes' sums (modulo 2^64).
 	 */
 	{
 		GpuirMetaPage cur = GpuirPageGetMeta(metapage);
-		bool		changed = cur->ndocs != vs.live || cur->total_dl != vs.live_dl;
+		bool		changed = cur->ndocs + view->docs_added != vs.live ||
+			cur->total_dl + view->dl_added != vs.live_dl;
 
 		for (uint32 s = 0; s < cur->nsegments && s < nseg; s++)
 			changed |= cur->segments[s].ndeleted != seg_ndel[s];
@@ -251,12 +275,15 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 			for (uint32 s = 0; s < m->nsegments && s < nseg; s++)
 				m->segments[s].ndeleted = seg_ndel[s];
-			m->ndocs = vs.live;
-			m->total_dl = vs.live_dl;
+			m->ndocs = vs.live - view->docs_added;
+			m->total_dl = vs.live_dl - view->dl_added;
 			m->generation++;
 			GenericXLogFinish(state);
 		}
 	}
+	for (int i = 0; i < GPUIR_INSERT_LANES; i++)
+		if (BufferIsValid(lanebufs[i]))
+			UnlockReleaseBuffer(lanebufs[i]);
 	UnlockReleaseBuffer(metabuf);
 	GpuirUnlockMerge(index);
 

@@ -10,9 +10,11 @@
  * What is checked, in order:
  *
  *	metapage	page header and special space, magic, version, segment count
- *	buffer		the insert buffer chain: gpuir buffer pages inside the
- *				relation, committed tail and byte count, record count; every
- *				record well formed (GpuirBufferForEach), sum of tf = dl, TIDs
+ *	buffer		the insert buffer chains (the metapage's and each lane's):
+ *				gpuir buffer pages inside the relation, committed tail and
+ *				byte count, record count, lane consumed positions on record
+ *				boundaries; every record well formed (GpuirBufferForEach),
+ *				sum of tf = dl, TIDs
  *	segments	per segment: stream sizes against the segment directory
  *				(tids 6 * ndocs, doclens 4 * ndocs, deleted ceil(ndocs / 8),
  *				dict 32 * nterms, blockdir 24 * nblocks); every stream page's
@@ -76,6 +78,7 @@
 #define OWN_STREAM	2
 #define OWN_BUFFER	3
 #define OWN_FREEMAP	4
+#define OWN_LANE	5
 
 static const char *const stream_names[GPUIR_NSTREAMS] = {
 	"dict", "lexemes", "blockdir", "payload", "tids", "doclens", "deleted"
@@ -92,6 +95,8 @@ typedef struct VerifyState
 	uint64		live_docs;		/* live documents seen: segments + buffer */
 	uint64		live_dl;
 	uint32		buf_records;
+	uint64		lanes_docs_added;	/* sums over the lane headers */
+	uint64		lanes_dl_added;
 	uint32		seg;			/* segment being checked, for messages */
 	MemoryContext cxt;			/* holds live_tids */
 	ItemPointerData *live_tids; /* heap TIDs of live entries, to find duplicates */
@@ -247,6 +252,7 @@ typedef struct BufState
 {
 	VerifyState *vs;
 	uint32		nrec;
+	bool		live;			/* records not folded into a segment yet */
 } BufState;
 
 static void
@@ -275,7 +281,7 @@ verify_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 	if (sumtf != rec->dl)
 		verify_error(vs, "insert buffer record at byte %llu: dl %u differs from its summed tf %llu",
 					 (unsigned long long) offset, rec->dl, (unsigned long long) sumtf);
-	if (!(rec->flags & GPUIR_REC_DELETED))
+	if (!(rec->flags & GPUIR_REC_DELETED) && bs->live)
 	{
 		/* deleted records may point past a heap truncated by VACUUM */
 		check_tid(vs, &rec->tid, "insert buffer record at byte", offset);
@@ -287,8 +293,81 @@ verify_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 }
 
 /*
+ * verify_chain: walk an insert buffer chain (the metapage's own or a lane's),
+ * claim its pages, check them and its committed end; returns its committed
+ * bytes.  The caller holds the lock of the page describing the chain (errors
+ * release it with the transaction's other locks).
+ */
+static char *
+verify_chain(VerifyState *vs, const GpuirChain *c, const char *what)
+{
+	Relation	index = vs->index;
+	uint64		nbytes = c->nbytes;
+	uint64		npages;
+	BlockNumber blk = c->head;
+	char	   *data;
+
+	if (c->head_off >= GPUIR_PAGE_DATA)
+		verify_error(vs, "%s starts at byte %u of its head page, which holds %u",
+					 what, c->head_off, (unsigned) GPUIR_PAGE_DATA);
+	npages = GpuirBufferPages(c->head_off, nbytes);
+	if (npages > vs->index_nblocks)
+		verify_error(vs, "%s: %llu committed bytes need %llu pages, the index has %u blocks",
+					 what, (unsigned long long) nbytes, (unsigned long long) npages,
+					 vs->index_nblocks);
+	if (nbytes == 0 && (c->tail != c->head || c->tail_used != c->head_off))
+		verify_error(vs, "%s is empty but its tail is block %u with %u bytes (head %u at byte %u)",
+					 what, c->tail, c->tail_used, c->head, c->head_off);
+	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
+	for (uint64 i = 0; i < npages; i++)
+	{
+		Buffer		buf;
+		Page		bpage;
+		uint64		lo;
+		uint32		pageoff;
+		uint32		n = GpuirBufferSpan(c->head_off, nbytes, i, &lo, &pageoff);
+
+		CHECK_FOR_INTERRUPTS();
+		if (!BlockNumberIsValid(blk))
+			verify_error(vs, "%s ends after %llu pages, its %llu committed bytes need %llu",
+						 what, (unsigned long long) i, (unsigned long long) nbytes,
+						 (unsigned long long) npages);
+		claim_block(vs, blk, OWN_BUFFER, what);
+		buf = ReadBuffer(index, blk);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		bpage = BufferGetPage(buf);
+		GpuirCheckPage(index, bpage, blk, GPUIR_PAGE_BUFFER);
+		if (((PageHeader) bpage)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + pageoff + n)
+			verify_error(vs, "%s: block %u has pd_lower %u, below its %u committed bytes",
+						 what, blk, ((PageHeader) bpage)->pd_lower, pageoff + n);
+		memcpy(data + lo, PageGetContents(bpage) + pageoff, n);
+		if (i + 1 == npages && (blk != c->tail || pageoff + n != c->tail_used))
+			verify_error(vs, "%s: committed end is block %u with %u bytes, its header says block %u with %u bytes",
+						 what, blk, pageoff + n, c->tail, c->tail_used);
+		blk = GpuirPageGetOpaque(bpage)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	return data;
+}
+
+/* check the records of data[0..nbytes) of a chain; returns how many */
+static uint32
+verify_records(VerifyState *vs, const char *data, uint64 nbytes, bool live)
+{
+	BufState	bs;
+
+	bs.vs = vs;
+	bs.nrec = 0;
+	bs.live = live;
+	GpuirBufferForEach(vs->index, data, nbytes, verify_record, &bs);
+	return bs.nrec;
+}
+
+/*
  * verify_meta_and_buffer: copy the metapage into *meta and check it, then
- * the insert buffer's committed bytes, read under the same share lock
+ * the insert buffer (the metapage's own chain and every lane), read under
+ * the same share lock.  Bytes of a lane before its consumed position are
+ * folded into segments already: checked, not counted as live.
  */
 static void
 verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
@@ -297,10 +376,8 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	Buffer		metabuf;
 	Page		page;
 	char	   *data;
-	uint64		nbytes;
-	uint64		npages;
-	BlockNumber blk;
-	BufState	bs;
+	GpuirChain	c;
+	uint32		nrec;
 
 	if (vs->index_nblocks == 0)
 		verify_error(vs, "the index has no metapage (0 blocks)");
@@ -311,86 +388,76 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
 	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
 	if (meta->magic != GPUIR_MAGIC)
-	{
-		UnlockReleaseBuffer(metabuf);
 		verify_error(vs, "metapage (block 0) has magic 0x%08x, expected 0x%08x",
 					 meta->magic, GPUIR_MAGIC);
-	}
 	if (meta->version != GPUIR_VERSION)
-	{
-		UnlockReleaseBuffer(metabuf);
 		verify_error(vs, "metapage (block 0) has version %u, expected %u",
 					 meta->version, GPUIR_VERSION);
-	}
 	if (meta->nsegments > GPUIR_MAX_SEGMENTS)
-	{
-		UnlockReleaseBuffer(metabuf);
 		verify_error(vs, "metapage (block 0) lists %u segments, at most %d allowed",
 					 meta->nsegments, GPUIR_MAX_SEGMENTS);
-	}
 
-	/* the committed part of the chain, page by page */
-	nbytes = meta->buf_nbytes;
-	if (meta->buf_head_off >= GPUIR_PAGE_DATA)
+	/* the metapage's own chain (written before lanes existed) */
+	GpuirMetaGetChain(meta, &c);
+	data = verify_chain(vs, &c, "insert buffer (metapage chain)");
+	nrec = verify_records(vs, data, c.nbytes, true);
+	if (nrec != c.ndocs)
+		verify_error(vs, "insert buffer (metapage chain) holds %u records, metapage says %u",
+					 nrec, c.ndocs);
+	vs->buf_records = nrec;
+	pfree(data);
+
+	/* the lanes */
+	vs->lanes_docs_added = 0;
+	vs->lanes_dl_added = 0;
+	for (int i = 0; i < GPUIR_INSERT_LANES; i++)
 	{
-		UnlockReleaseBuffer(metabuf);
-		verify_error(vs, "insert buffer starts at byte %u of its head page, which holds %u",
-					 meta->buf_head_off, (unsigned) GPUIR_PAGE_DATA);
-	}
-	npages = GpuirBufferPages(meta->buf_head_off, nbytes);
-	if (npages > vs->index_nblocks)
-	{
-		UnlockReleaseBuffer(metabuf);
-		verify_error(vs, "insert buffer: %llu committed bytes need %llu pages, the index has %u blocks",
-					 (unsigned long long) nbytes, (unsigned long long) npages,
-					 vs->index_nblocks);
-	}
-	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
-	blk = meta->buf_head;
-	for (uint64 i = 0; i < npages; i++)
-	{
-		Buffer		buf;
-		Page		bpage;
-		uint64		lo;
-		uint32		pageoff;
-		uint32		n = GpuirBufferSpan(meta->buf_head_off, nbytes, i, &lo, &pageoff);
+		BlockNumber blk = meta->lane_page[i];
+		GpuirLaneData ld;
+		Buffer		lanebuf;
+		char		what[48];
+		uint64		skip;
+		uint32		skip_recs;
 
-		CHECK_FOR_INTERRUPTS();
-		if (!BlockNumberIsValid(blk))
+		if (blk == 0)
 		{
-			UnlockReleaseBuffer(metabuf);
-			verify_error(vs, "insert buffer chain ends after %llu pages, its %llu committed bytes need %llu",
-						 (unsigned long long) i, (unsigned long long) nbytes,
-						 (unsigned long long) npages);
+			if (meta->lane_consumed[i] != 0 || meta->lane_consumed_rec[i] != 0)
+				verify_error(vs, "insert lane %d has no header page but a consumed position", i);
+			continue;
 		}
-		claim_block(vs, blk, OWN_BUFFER, "insert buffer chain");
-		buf = ReadBuffer(index, blk);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		bpage = BufferGetPage(buf);
-		GpuirCheckPage(index, bpage, blk, GPUIR_PAGE_BUFFER);
-		if (((PageHeader) bpage)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + pageoff + n)
-		{
-			LocationIndex lower = ((PageHeader) bpage)->pd_lower;
-
-			UnlockReleaseBuffer(buf);
-			UnlockReleaseBuffer(metabuf);
-			verify_error(vs, "insert buffer chain: block %u has pd_lower %u, below its %u committed bytes",
-						 blk, lower, pageoff + n);
-		}
-		memcpy(data + lo, PageGetContents(bpage) + pageoff, n);
-		if (i + 1 == npages &&
-			(blk != meta->buf_tail || pageoff + n != meta->buf_tail_used))
-		{
-			BlockNumber tail = meta->buf_tail;
-			uint32		used = meta->buf_tail_used;
-
-			UnlockReleaseBuffer(buf);
-			UnlockReleaseBuffer(metabuf);
-			verify_error(vs, "insert buffer: committed end is block %u with %u bytes, metapage says block %u with %u bytes",
-						 blk, pageoff + n, tail, used);
-		}
-		blk = GpuirPageGetOpaque(bpage)->next;
-		UnlockReleaseBuffer(buf);
+		snprintf(what, sizeof(what), "insert lane %d", i);
+		claim_block(vs, blk, OWN_LANE, what);
+		lanebuf = ReadBuffer(index, blk);
+		LockBuffer(lanebuf, BUFFER_LOCK_SHARE);
+		GpuirCheckPage(index, BufferGetPage(lanebuf), blk, GPUIR_PAGE_LANE);
+		memcpy(&ld, GpuirPageGetLane(BufferGetPage(lanebuf)), sizeof(ld));
+		data = verify_chain(vs, &ld.chain, what);
+		UnlockReleaseBuffer(lanebuf);
+		if (meta->lane_consumed[i] < ld.start_pos ?
+			meta->lane_consumed_rec[i] > ld.start_rec :
+			(meta->lane_consumed[i] - ld.start_pos > ld.chain.nbytes ||
+			 meta->lane_consumed_rec[i] < ld.start_rec ||
+			 meta->lane_consumed_rec[i] - ld.start_rec > ld.chain.ndocs))
+			verify_error(vs, "%s: consumed position %llu (record %llu) is outside its chain [%llu, %llu) (records from %llu, %u)",
+						 what, (unsigned long long) meta->lane_consumed[i],
+						 (unsigned long long) meta->lane_consumed_rec[i],
+						 (unsigned long long) ld.start_pos,
+						 (unsigned long long) (ld.start_pos + ld.chain.nbytes),
+						 (unsigned long long) ld.start_rec, ld.chain.ndocs);
+		skip = meta->lane_consumed[i] > ld.start_pos ? meta->lane_consumed[i] - ld.start_pos : 0;
+		skip_recs = meta->lane_consumed[i] > ld.start_pos ?
+			(uint32) (meta->lane_consumed_rec[i] - ld.start_rec) : 0;
+		nrec = verify_records(vs, data, skip, false);
+		if (nrec != skip_recs)
+			verify_error(vs, "%s: its consumed bytes hold %u records, the metapage says %u",
+						 what, nrec, skip_recs);
+		nrec += verify_records(vs, data + skip, ld.chain.nbytes - skip, true);
+		if (nrec != ld.chain.ndocs)
+			verify_error(vs, "%s holds %u records, its header says %u", what, nrec, ld.chain.ndocs);
+		vs->buf_records += nrec - skip_recs;
+		vs->lanes_docs_added += ld.docs_added;
+		vs->lanes_dl_added += ld.dl_added;
+		pfree(data);
 	}
 	UnlockReleaseBuffer(metabuf);
 	if (!(meta->k1 >= GPUIR_MIN_K1 && meta->k1 <= GPUIR_MAX_K1) ||
@@ -400,18 +467,6 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
 		verify_error(vs, "metapage (block 0) names text search configuration %u, which does not exist",
 					 meta->cfg_id);
-	if (nbytes == 0 && (meta->buf_tail != meta->buf_head || meta->buf_tail_used != meta->buf_head_off))
-		verify_error(vs, "insert buffer is empty but its tail is block %u with %u bytes (head %u at byte %u)",
-					 meta->buf_tail, meta->buf_tail_used, meta->buf_head, meta->buf_head_off);
-
-	bs.vs = vs;
-	bs.nrec = 0;
-	GpuirBufferForEach(index, data, nbytes, verify_record, &bs);
-	if (bs.nrec != meta->buf_ndocs)
-		verify_error(vs, "insert buffer holds %u records, metapage says %u",
-					 bs.nrec, meta->buf_ndocs);
-	vs->buf_records = bs.nrec;
-	pfree(data);
 }
 
 /* ---------- segments ---------- */
@@ -797,12 +852,14 @@ gpuir_verify(PG_FUNCTION_ARGS)
 	}
 	verify_free_space_map(&vs, &meta);
 	verify_no_duplicates(&vs);
-	if (vs.live_docs != meta.ndocs)
-		verify_acct(&vs, "metapage N is %llu, the segments and the insert buffer hold %llu live documents",
-					(unsigned long long) meta.ndocs, (unsigned long long) vs.live_docs);
-	if (vs.live_dl != meta.total_dl)
-		verify_acct(&vs, "metapage total dl is %llu, the live documents' dl sum to %llu",
-					(unsigned long long) meta.total_dl, (unsigned long long) vs.live_dl);
+	if (vs.live_docs != meta.ndocs + vs.lanes_docs_added)
+		verify_acct(&vs, "N is %llu, the segments and the insert buffer hold %llu live documents",
+					(unsigned long long) (meta.ndocs + vs.lanes_docs_added),
+					(unsigned long long) vs.live_docs);
+	if (vs.live_dl != meta.total_dl + vs.lanes_dl_added)
+		verify_acct(&vs, "total dl is %llu, the live documents' dl sum to %llu",
+					(unsigned long long) (meta.total_dl + vs.lanes_dl_added),
+					(unsigned long long) vs.live_dl);
 
 	quiet = sharelock ||
 		(RecoveryInProgress() && GetXLogReplayRecPtr(NULL) == replay_start);

@@ -251,7 +251,7 @@ for my $p (0 .. $npages - 1)
 	$ptype[$p] = $page_id == 0xFF86 ? $flags : 0;
 }
 my @stream_pages = grep { $ptype[$_] == 2 } 0 .. $npages - 1;
-my @buffer_pages = grep { $ptype[$_] == 3 } 0 .. $npages - 1;
+my @buffer_pages = grep { $ptype[$_] == 3 || $ptype[$_] == 4 } 0 .. $npages - 1;	# chains and lane headers
 
 # the metapage (GpuirMetaPageData at offset 24 of block 0)
 my $meta = $header;
@@ -260,7 +260,9 @@ my @meta_fields = (		# [name, offset in the struct, size]
 	[ 'magic', 0, 4 ], [ 'version', 4, 4 ], [ 'cfg_id', 8, 4 ], [ 'k1', 12, 4 ], [ 'b', 16, 4 ],
 	[ 'nsegments', 20, 4 ], [ 'ndocs', 24, 8 ], [ 'total_dl', 32, 8 ], [ 'generation', 40, 8 ],
 	[ 'buf_head', 48, 4 ], [ 'buf_tail', 52, 4 ], [ 'buf_tail_used', 56, 4 ],
-	[ 'buf_ndocs', 60, 4 ], [ 'buf_nbytes', 64, 8 ]);
+	[ 'buf_ndocs', 60, 4 ], [ 'buf_nbytes', 64, 8 ], [ 'buf_head_off', 2888, 4 ], [ 'nfree', 2892, 4 ],
+	(map { ([ "lane_page[$_]", 6992 + 4 * $_, 4 ], [ "lane_consumed[$_]", 7024 + 8 * $_, 8 ],
+			[ "lane_consumed_rec[$_]", 7088 + 8 * $_, 8 ]) } 0 .. 7));
 my $nseg = u32($pristine, $meta + 20);
 is($nseg, $segments, 'the metapage segment count');
 my @stream_names = qw(dict lexemes blockdir payload tids doclens deleted);
@@ -289,38 +291,61 @@ sub stream_pos
 	return ($st->[0] + int($off / $data_per_page)) * $block_size + $header + $off % $data_per_page;
 }
 
-# the insert buffer: chain pages and committed bytes
-my @chain;
+# the insert buffer: the metapage's own chain and the lanes' chains (lane
+# header pages hold GpuirLaneData at the page's contents); per chain its
+# pages, head offset, committed bytes and the bytes a merge already consumed
+my @chains;
+my @lane_pages;
 {
-	my $blk = u32($pristine, $meta + 48);
-	my $nbytes = u64($pristine, $meta + 64);
-	while (@chain * $data_per_page < $nbytes)
+	my @descs = ([ u32($pristine, $meta + 48), u32($pristine, $meta + 2888), u64($pristine, $meta + 64), 0 ]);
+	for my $i (0 .. 7)
 	{
-		push @chain, $blk;
-		$blk = u32($pristine, $blk * $block_size + $special);
+		my $lp = u32($pristine, $meta + 6992 + 4 * $i);
+		next if $lp == 0;
+		push @lane_pages, [ $i, $lp ];
+		my $l = $lp * $block_size + $header;
+		my ($start_pos, $consumed) = (u64($pristine, $l + 32), u64($pristine, $meta + 7024 + 8 * $i));
+		push @descs, [ u32($pristine, $l), u32($pristine, $l + 4), u64($pristine, $l + 16),
+			$consumed > $start_pos ? $consumed - $start_pos : 0 ];
+	}
+	for my $d (@descs)
+	{
+		my ($blk, $head_off, $nbytes, $skip) = @$d;
+		my @pages;
+		while (@pages * $data_per_page < $head_off + $nbytes && $nbytes > 0)
+		{
+			push @pages, $blk;
+			$blk = u32($pristine, $blk * $block_size + $special);
+		}
+		my $bytes = join('', map { substr($pristine, $pages[$_] * $block_size + $header, $data_per_page) } 0 .. $#pages);
+		push @chains, { pages => \@pages, head_off => $head_off, nbytes => $nbytes, skip => $skip,
+			bytes => substr($bytes, $head_off, $nbytes) };
 	}
 }
+# file position of byte $off of chain $c
 sub buf_pos
 {
-	my ($off) = @_;
-	return $chain[ int($off / $data_per_page) ] * $block_size + $header + $off % $data_per_page;
+	my ($c, $off) = @_;
+	my $ch = $chains[$c];
+	my $o = $ch->{head_off} + $off;
+	return $ch->{pages}[ int($o / $data_per_page) ] * $block_size + $header + $o % $data_per_page;
 }
-my $buf_bytes = join('', map { substr($pristine, $chain[$_] * $block_size + $header, $data_per_page) } 0 .. $#chain);
-my @records;		# [offset, nterms, [term offsets]]
+my @records;		# [chain, offset, [term offsets]] of the live (not consumed) records
+for my $c (0 .. $#chains)
 {
-	my $off = 0;
-	my $nbytes = u64($pristine, $meta + 64);
-	while ($off < $nbytes)
+	my $ch = $chains[$c];
+	my $off = $ch->{skip};
+	while ($off < $ch->{nbytes})
 	{
-		my ($reclen, $nterms) = (u32($buf_bytes, $off), u32($buf_bytes, $off + 16));
+		my ($reclen, $nterms) = (u32($ch->{bytes}, $off), u32($ch->{bytes}, $off + 16));
 		my @terms;
 		my $p = $off + 20;
 		for (1 .. $nterms)
 		{
 			push @terms, $p;
-			$p += 6 + unpack('S', substr($buf_bytes, $p + 4, 2));
+			$p += 6 + unpack('S', substr($ch->{bytes}, $p + 4, 2));
 		}
-		push @records, [ $off, \@terms ];
+		push @records, [ $c, $off, \@terms ];
 		$off += $reclen;
 	}
 }
@@ -503,19 +528,20 @@ sub corrupt
 	elsif ($kind eq 'buffer_field')
 	{
 		my $r = pick(@records);
+		my ($c, $roff) = ($r->[0], $r->[1]);
 		my @f = ([ 'reclen', 0, 4 ], [ 'bi_hi', 6, 2 ], [ 'bi_lo', 8, 2 ], [ 'posid', 10, 2 ],
 			[ 'dl', 12, 4 ], [ 'nterms', 16, 4 ]);
-		my $t = pick(@{ $r->[1] });
-		push @f, [ 'term.tf', $t - $r->[0], 4 ], [ 'term.len', $t - $r->[0] + 4, 2 ];
+		my $t = pick(@{ $r->[2] });
+		push @f, [ 'term.tf', $t - $roff, 4 ], [ 'term.len', $t - $roff + 4, 2 ];
 		my $f = pick(@f);
 		# a field may straddle two chain pages: edit it byte by byte
-		my $off = $r->[0] + $f->[1];
-		my $v = unpack($f->[2] == 2 ? 'S' : 'L', substr($buf_bytes, $off, $f->[2]));
+		my $off = $roff + $f->[1];
+		my $v = unpack($f->[2] == 2 ? 'S' : 'L', substr($chains[$c]{bytes}, $off, $f->[2]));
 		my $n = interesting($v, $f->[2]);
 		$n = $v ^ 1 if $n == $v;
-		push @desc, "buffer record at $r->[0]: $f->[0] = $n (was $v)";
+		push @desc, "buffer record at chain $c byte $roff: $f->[0] = $n (was $v)";
 		my $bytes = pack_size($n, $f->[2]);
-		edit($file, buf_pos($off + $_), substr($bytes, $_, 1), \@desc) for 0 .. $f->[2] - 1;
+		edit($file, buf_pos($c, $off + $_), substr($bytes, $_, 1), \@desc) for 0 .. $f->[2] - 1;
 	}
 	else
 	{
