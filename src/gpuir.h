@@ -472,6 +472,7 @@ extern void GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
 							   GpuirBufferView *view, bool exclusive, Buffer *lanebufs);
 typedef void (*GpuirRecordFn) (const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 							  uint64 offset, void *arg);
+extern uint64 GpuirBufferedBytes(Relation index, const GpuirMetaPageData *meta);
 extern char *GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages);
 extern void GpuirMetaGetChain(const GpuirMetaPageData *meta, GpuirChain *chain);
 extern void GpuirMetaSetChain(GpuirMetaPageData *meta, const GpuirChain *chain);
@@ -480,7 +481,7 @@ extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 
 /* gpuirmerge.c */
 extern bool GpuirMerge(Relation index, bool full, bool wait);
-extern bool GpuirMergeWanted(const GpuirMetaPageData *meta);
+extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);
 
 /*
  * The merge lock: a heavyweight lock on the metapage's block number, held

@@ -227,12 +227,13 @@ lane_lock(Relation index, int i)
 }
 
 /*
- * buffered_bytes: the committed bytes of every lane, read without locks (a
- * hint for the merge trigger: a lane header is pinned, its byte count read
- * as one aligned 8-byte load)
+ * GpuirBufferedBytes: the committed bytes of the insert buffer (every lane
+ * and the metapage's chain; meta is a copy of the metapage), read without
+ * locks: a hint for the merge trigger (a lane header is pinned, its byte
+ * count read as one aligned 8-byte load)
  */
-static uint64
-buffered_bytes(Relation index, const GpuirMetaPageData *meta)
+uint64
+GpuirBufferedBytes(Relation index, const GpuirMetaPageData *meta)
 {
 	uint64		total = meta->buf_nbytes;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
@@ -293,7 +294,7 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		UnlockReleaseBuffer(lanebuf);
 		/* a merge running elsewhere (or VACUUM) holds the merge lock: go on */
 		GpuirReadMeta(index, &meta);
-		if (buffered_bytes(index, &meta) > (uint64) gpuir_insert_buffer_limit * 1024)
+		if (GpuirBufferedBytes(index, &meta) > (uint64) gpuir_insert_buffer_limit * 1024)
 			GpuirMerge(index, false, false);
 	}
 	MemoryContextSwitchTo(old);

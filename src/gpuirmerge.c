@@ -169,16 +169,19 @@ choose_segments(const GpuirMetaPageData *meta, bool full, bool *fold)
 }
 
 /*
- * GpuirMergeWanted: whether some segment of meta has so many deleted
- * documents that the merge policy would rewrite it.
+ * GpuirMergeWanted: whether VACUUM should merge index (meta: a copy of its
+ * metapage): some segment has so many deleted documents that the merge
+ * policy would rewrite it, or the insert buffer has grown past
+ * gpuir.insert_buffer_limit (inserts skip their merge while VACUUM holds the
+ * merge lock, and every query reads the whole buffer).
  */
 bool
-GpuirMergeWanted(const GpuirMetaPageData *meta)
+GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
 {
 	for (uint32 s = 0; s < meta->nsegments && s < GPUIR_MAX_SEGMENTS; s++)
 		if (too_many_deleted(&meta->segments[s]))
 			return true;
-	return false;
+	return GpuirBufferedBytes(index, meta) > (uint64) gpuir_insert_buffer_limit * 1024;
 }
 
 /*

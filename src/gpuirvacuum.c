@@ -309,8 +309,8 @@ never_dead(ItemPointer itemptr, void *state)
  * delete, the same pass runs with no dead tuple, which only rewrites
  * statistics that disagree with the deleted bitmaps (left so by a crash in
  * the middle of an earlier VACUUM).  Then, when some segment has passed the
- * merge policy's share of deleted documents, it is rewritten by a merge
- * (skipped when another merge runs).
+ * merge policy's share of deleted documents or the insert buffer has passed
+ * gpuir.insert_buffer_limit, a merge runs (skipped when another one runs).
  */
 IndexBulkDeleteResult *
 gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
@@ -322,7 +322,7 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (stats == NULL)
 		stats = gpuirbulkdelete(info, NULL, never_dead, NULL);
 	GpuirReadMeta(info->index, &meta);
-	if (GpuirMergeWanted(&meta))
+	if (GpuirMergeWanted(info->index, &meta))
 	{
 		GpuirMerge(info->index, false, false);
 		GpuirReadMeta(info->index, &meta);
