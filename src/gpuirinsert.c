@@ -450,15 +450,14 @@ GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
 		{
 			uint64		consumed = meta->lane_consumed[i];
 
-			if (consumed > part->ld.start_pos)
-			{
-				if (consumed - part->ld.start_pos > part->ld.chain.nbytes ||
-					meta->lane_consumed_rec[i] < part->ld.start_rec ||
-					meta->lane_consumed_rec[i] - part->ld.start_rec > part->ld.chain.ndocs)
-					GpuirCorrupt(index, "insert lane consumed past its committed end");
-				part->skip = consumed - part->ld.start_pos;
-				part->skip_recs = (uint32) (meta->lane_consumed_rec[i] - part->ld.start_rec);
-			}
+			/* a lane starts where it was consumed and is trimmed up to it at most */
+			if (consumed < part->ld.start_pos ||
+				consumed - part->ld.start_pos > part->ld.chain.nbytes ||
+				meta->lane_consumed_rec[i] < part->ld.start_rec ||
+				meta->lane_consumed_rec[i] - part->ld.start_rec > part->ld.chain.ndocs)
+				GpuirCorrupt(index, "insert lane consumed position outside its chain");
+			part->skip = consumed - part->ld.start_pos;
+			part->skip_recs = (uint32) (meta->lane_consumed_rec[i] - part->ld.start_rec);
 			view->docs_added += part->ld.docs_added;
 			view->dl_added += part->ld.dl_added;
 			if (exclusive)

@@ -433,20 +433,19 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 		memcpy(&ld, GpuirPageGetLane(BufferGetPage(lanebuf)), sizeof(ld));
 		data = verify_chain(vs, &ld.chain, what);
 		UnlockReleaseBuffer(lanebuf);
-		if (meta->lane_consumed[i] < ld.start_pos ?
-			meta->lane_consumed_rec[i] > ld.start_rec :
-			(meta->lane_consumed[i] - ld.start_pos > ld.chain.nbytes ||
-			 meta->lane_consumed_rec[i] < ld.start_rec ||
-			 meta->lane_consumed_rec[i] - ld.start_rec > ld.chain.ndocs))
+		/* a lane starts where it was consumed and is trimmed up to it at most */
+		if (meta->lane_consumed[i] < ld.start_pos ||
+			meta->lane_consumed[i] - ld.start_pos > ld.chain.nbytes ||
+			meta->lane_consumed_rec[i] < ld.start_rec ||
+			meta->lane_consumed_rec[i] - ld.start_rec > ld.chain.ndocs)
 			verify_error(vs, "%s: consumed position %llu (record %llu) is outside its chain [%llu, %llu) (records from %llu, %u)",
 						 what, (unsigned long long) meta->lane_consumed[i],
 						 (unsigned long long) meta->lane_consumed_rec[i],
 						 (unsigned long long) ld.start_pos,
 						 (unsigned long long) (ld.start_pos + ld.chain.nbytes),
 						 (unsigned long long) ld.start_rec, ld.chain.ndocs);
-		skip = meta->lane_consumed[i] > ld.start_pos ? meta->lane_consumed[i] - ld.start_pos : 0;
-		skip_recs = meta->lane_consumed[i] > ld.start_pos ?
-			(uint32) (meta->lane_consumed_rec[i] - ld.start_rec) : 0;
+		skip = meta->lane_consumed[i] - ld.start_pos;
+		skip_recs = (uint32) (meta->lane_consumed_rec[i] - ld.start_rec);
 		nrec = verify_records(vs, data, skip, false);
 		if (nrec != skip_recs)
 			verify_error(vs, "%s: its consumed bytes hold %u records, the metapage says %u",
