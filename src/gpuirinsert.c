@@ -292,8 +292,11 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		lanebuf = lane_lock(index, MyBackendId % GPUIR_INSERT_LANES);
 		lane_append(index, lanebuf, rec, len, doc.dl);
 		UnlockReleaseBuffer(lanebuf);
-		/* a merge running elsewhere (or VACUUM) holds the merge lock: go on */
-		GpuirReadMeta(index, &meta);
+		/*
+		 * meta may predate this backend's lane (created just now): the lane
+		 * is counted from the next insert on.  A merge running elsewhere (or
+		 * VACUUM) holds the merge lock: go on.
+		 */
 		if (GpuirBufferedBytes(index, &meta) > (uint64) gpuir_insert_buffer_limit * 1024)
 			GpuirMerge(index, false, false);
 	}
