@@ -76,6 +76,28 @@ SELECT gpuir_verify('vf_idx');
 -- REINDEX
 REINDEX INDEX vf_idx;
 SELECT gpuir_verify('vf_idx');
+
+-- VACUUM FULL and REINDEX CONCURRENTLY rebuild the index: same rows and scores
+CREATE TABLE vf_before AS SELECT s.score, d.id FROM gpuir_search('vf_idx', 'w3 w7 common', 20, 'bmw') s
+  JOIN vf_docs d ON d.ctid = s.ctid;
+VACUUM FULL vf_docs;
+SELECT gpuir_verify('vf_idx');
+SELECT count(*) AS differ_after_vacuum_full FROM (
+  (SELECT * FROM vf_before EXCEPT SELECT s.score, d.id FROM gpuir_search('vf_idx', 'w3 w7 common', 20, 'bmw') s
+   JOIN vf_docs d ON d.ctid = s.ctid)
+  UNION ALL
+  (SELECT s.score, d.id FROM gpuir_search('vf_idx', 'w3 w7 common', 20, 'bmw') s
+   JOIN vf_docs d ON d.ctid = s.ctid EXCEPT SELECT * FROM vf_before)) x;
+REINDEX INDEX CONCURRENTLY vf_idx;
+SELECT gpuir_verify('vf_idx');
+SELECT count(*) AS differ_after_reindex_concurrently FROM (
+  (SELECT * FROM vf_before EXCEPT SELECT s.score, d.id FROM gpuir_search('vf_idx', 'w3 w7 common', 20, 'bmw') s
+   JOIN vf_docs d ON d.ctid = s.ctid)
+  UNION ALL
+  (SELECT s.score, d.id FROM gpuir_search('vf_idx', 'w3 w7 common', 20, 'bmw') s
+   JOIN vf_docs d ON d.ctid = s.ctid EXCEPT SELECT * FROM vf_before)) x;
+SELECT count(*) AS rows_found FROM vf_before;
+DROP TABLE vf_before;
 SELECT i.docs = (SELECT count(*) FROM vf_docs
                  WHERE length(to_tsvector('english', body)) > 0) AS docs_ok
 FROM gpuir_index_info('vf_idx') i;
