@@ -370,7 +370,6 @@ typedef struct GpuirFreeList
 	int			n;
 	GpuirFreeExtent ext[GPUIR_MAX_FREE_EXTENTS + GPUIR_MAX_SEGMENTS * GPUIR_NSTREAMS];
 	bool		reusable[GPUIR_MAX_FREE_EXTENTS + GPUIR_MAX_SEGMENTS * GPUIR_NSTREAMS];
-	uint64		reused_pages;	/* pages taken from the map */
 	uint64		dropped_pages;	/* pages left out when the map overflowed */
 } GpuirFreeList;
 

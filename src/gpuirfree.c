@@ -75,7 +75,6 @@ GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *me
 	bool		alone = meta->nfree > 0 && no_other_lockers(index);
 
 	fl->n = 0;
-	fl->reused_pages = 0;
 	fl->dropped_pages = 0;
 	for (uint32 i = 0; i < meta->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
 	{
@@ -102,7 +101,6 @@ GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
 			best = i;
 	if (best < 0)
 		return InvalidBlockNumber;
-	fl->reused_pages += npages;
 	fl->ext[best].start += npages;
 	fl->ext[best].npages -= npages;
 	return fl->ext[best].start - npages;

@@ -94,7 +94,6 @@ typedef struct VerifyState
 	char	   *acct_error;		/* first accounting mismatch, deferred */
 	uint64		live_docs;		/* live documents seen: segments + buffer */
 	uint64		live_dl;
-	uint32		buf_records;
 	uint64		lanes_docs_added;	/* sums over the lane headers */
 	uint64		lanes_dl_added;
 	uint32		seg;			/* segment being checked, for messages */
@@ -404,7 +403,6 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	if (nrec != c.ndocs)
 		verify_error(vs, "insert buffer (metapage chain) holds %u records, metapage says %u",
 					 nrec, c.ndocs);
-	vs->buf_records = nrec;
 	pfree(data);
 
 	/* the lanes */
@@ -453,7 +451,6 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 		nrec += verify_records(vs, data + skip, ld.chain.nbytes - skip, true);
 		if (nrec != ld.chain.ndocs)
 			verify_error(vs, "%s holds %u records, its header says %u", what, nrec, ld.chain.ndocs);
-		vs->buf_records += nrec - skip_recs;
 		vs->lanes_docs_added += ld.docs_added;
 		vs->lanes_dl_added += ld.dl_added;
 		pfree(data);
