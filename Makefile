@@ -17,7 +17,7 @@ MODULE_big = gpuir
 DATA = sql/gpuir--0.1.0.sql sql/gpuir--0.1.0--$(EXTVERSION).sql
 PGFILEDESC = "gpuir - BM25 ranked full-text search index"
 
-SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircost.c \
+SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircompact.c src/gpuircost.c \
 	src/gpuirfuncs.c src/gpuirgpu.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
 	src/gpuirscan.c src/gpuirsegment.c src/gpuirshmem.c src/gpuirtokenize.c src/gpuirutils.c src/gpuirfree.c \
 	src/gpuirvacuum.c src/gpuirvalidate.c src/gpuirverify.c src/gpuirworker.c

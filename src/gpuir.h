@@ -413,6 +413,9 @@ extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *s
 									FullTransactionId safexid);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta);
 extern uint64 GpuirFreePages(Relation index, const GpuirMetaPageData *meta, bool reusable);
+
+/* gpuircompact.c: relocating segments and truncating free pages at the end */
+extern BlockNumber GpuirCompact(Relation index);
 extern float4 GpuirIdf(uint64 N, uint64 df);
 extern int	GpuirLexemeCmp(const char *a, int alen, const char *b, int blen);
 extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
@@ -479,7 +482,15 @@ extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 							   GpuirRecordFn fn, void *arg);
 
 /* gpuirmerge.c */
-extern bool GpuirMerge(Relation index, bool full, bool wait);
+/* who merges: the policy differs (gpuirmerge.c) */
+typedef enum GpuirMergeKind
+{
+	GPUIR_MERGE_INSERT,			/* an insert whose buffer passed the limit */
+	GPUIR_MERGE_VACUUM,			/* VACUUM (GpuirMergeWanted) */
+	GPUIR_MERGE_FULL			/* gpuir_merge(): every segment */
+} GpuirMergeKind;
+
+extern bool GpuirMerge(Relation index, GpuirMergeKind kind, bool wait);
 extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);
 
 /*

@@ -238,9 +238,11 @@ PG_FUNCTION_INFO_V1(gpuir_merge);
  * gpuir_merge(index regclass) RETURNS void
  *
  * Fold the insert buffer and every segment into one segment, dropping rows
- * VACUUM removed.  Needs ownership of the index; takes RowExclusiveLock
- * on it and waits for the merge lock (held by other merges and VACUUM):
- * queries and inserts go on meanwhile.  Errors: 42809, 42501, 55000 during
+ * VACUUM removed, then compact (gpuircompact.c: move the new segment down
+ * and truncate free pages at the end when no other session uses the index).
+ * Needs ownership of the index; takes RowExclusiveLock on it and waits for
+ * the merge lock (held by other merges and VACUUM): queries and inserts go
+ * on meanwhile.  Errors: 42809, 42501, 55000 during
  * recovery.
  */
 Datum
@@ -258,7 +260,8 @@ gpuir_merge(PG_FUNCTION_ARGS)
 	if (!pg_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
 	index = GpuirOpenIndex(indexoid, RowExclusiveLock);
-	GpuirMerge(index, true, true);
+	GpuirMerge(index, GPUIR_MERGE_FULL, true);
+	(void) GpuirCompact(index);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();
 }

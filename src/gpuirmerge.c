@@ -119,7 +119,17 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * the documents are deleted is folded by the next merge whatever its tier
  * (Lucene's TieredMergePolicy.deletesPctAllowed), so that deleted documents
  * cost at most that share of a segment's space and query work; VACUUM
- * starts that merge (GpuirMergeWanted).
+ * starts that merge (GpuirMergeWanted).  Every segment smaller than the one
+ * rewritten is folded with it: they cost little beside it, and every
+ * segment repeats the dictionary and block headers of the terms it shares
+ * with the others.
+ *
+ * Small segments: a VACUUM merge also folds every segment with fewer than
+ * 1/GPUIR_MERGE_FACTOR of the largest segment's live documents (VACUUM
+ * starts the merge when there are two of them), so that between VACUUMs the
+ * small segments that inserts' merges leave behind cost their dictionaries
+ * once.  A segment thus folded is rewritten at most once per VACUUM while it
+ * stays below that bound.
  */
 #define GPUIR_MERGE_FACTOR			8
 #define GPUIR_MERGE_DELETES_PCT		20
@@ -144,25 +154,52 @@ too_many_deleted(const GpuirSegmentData *seg)
 		(uint64) seg->ndeleted * 100 >= (uint64) seg->ndocs * GPUIR_MERGE_DELETES_PCT;
 }
 
+static inline uint64
+live_docs(const GpuirSegmentData *seg)
+{
+	return seg->ndocs - Min(seg->ndeleted, seg->ndocs);
+}
+
+/* whether seg is small beside the largest segment of meta (see above) */
+static bool
+is_small(const GpuirMetaPageData *meta, const GpuirSegmentData *seg)
+{
+	uint64		largest = 0;
+
+	for (uint32 s = 0; s < meta->nsegments; s++)
+		largest = Max(largest, live_docs(&meta->segments[s]));
+	return live_docs(seg) * GPUIR_MERGE_FACTOR < largest;
+}
+
 /*
- * choose_segments: which segments a merge folds (fold[s]), by the tiered
+ * choose_segments: which segments a merge of kind folds (fold[s]), by the
  * policy above, or all of them for a full merge; returns how many.
  */
 static uint32
-choose_segments(const GpuirMetaPageData *meta, bool full, bool *fold)
+choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, bool *fold)
 {
 	int			tier = merge_tier(meta->buf_ndocs);
 	uint32		same = 0;
 	uint32		n = 0;
+	uint64		rewrite = 0;	/* live docs of the largest segment rewritten for deletions */
 
 	for (uint32 s = 0; s < meta->nsegments; s++)
-		if (merge_tier(meta->segments[s].ndocs - meta->segments[s].ndeleted) == tier)
+	{
+		const GpuirSegmentData *seg = &meta->segments[s];
+
+		if (merge_tier(live_docs(seg)) == tier)
 			same++;
+		if (too_many_deleted(seg))
+			rewrite = Max(rewrite, live_docs(seg));
+	}
 	for (uint32 s = 0; s < meta->nsegments; s++)
 	{
-		fold[s] = full || too_many_deleted(&meta->segments[s]) ||
-			(same + 1 >= GPUIR_MERGE_FACTOR &&
-			 merge_tier(meta->segments[s].ndocs - meta->segments[s].ndeleted) == tier);
+		const GpuirSegmentData *seg = &meta->segments[s];
+
+		fold[s] = kind == GPUIR_MERGE_FULL || too_many_deleted(seg) ||
+			live_docs(seg) < rewrite ||
+			(kind == GPUIR_MERGE_VACUUM && is_small(meta, seg)) ||
+			(same + 1 >= GPUIR_MERGE_FACTOR && merge_tier(live_docs(seg)) == tier);
 		n += fold[s];
 	}
 	return n;
@@ -171,16 +208,24 @@ choose_segments(const GpuirMetaPageData *meta, bool full, bool *fold)
 /*
  * GpuirMergeWanted: whether VACUUM should merge index (meta: a copy of its
  * metapage): some segment has so many deleted documents that the merge
- * policy would rewrite it, or the insert buffer has grown past
- * gpuir.insert_buffer_limit (inserts skip their merge while VACUUM holds the
- * merge lock, and every query reads the whole buffer).
+ * policy would rewrite it, two segments are small beside the largest, or
+ * the insert buffer has grown past gpuir.insert_buffer_limit (inserts skip
+ * their merge while VACUUM holds the merge lock, and every query reads the
+ * whole buffer).
  */
 bool
 GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
 {
+	uint32		small = 0;
+
 	for (uint32 s = 0; s < meta->nsegments && s < GPUIR_MAX_SEGMENTS; s++)
+	{
 		if (too_many_deleted(&meta->segments[s]))
 			return true;
+		small += is_small(meta, &meta->segments[s]);
+	}
+	if (small >= 2)
+		return true;
 	return GpuirBufferedBytes(index, meta) > (uint64) gpuir_insert_buffer_limit * 1024;
 }
 
@@ -308,14 +353,14 @@ trim_lane(Relation index, const GpuirBufferPart *part, uint64 consumed, uint64 c
 
 /*
  * GpuirMerge: fold the insert buffer into a new segment, with the segments
- * the tiered policy picks; with full (or when the segment directory is full)
- * fold every segment.  Waits for the merge lock when wait, else gives up
+ * the policy picks for a merge of kind (above); a full merge (also any merge
+ * when the segment directory is full) folds every segment.  Waits for the merge lock when wait, else gives up
  * (returns false) when another merge or a VACUUM holds it.  Inserts and
  * queries run on meanwhile.  N, total dl and df do not change: the
  * documents VACUUM removed were already subtracted.
  */
 bool
-GpuirMerge(Relation index, bool full, bool wait)
+GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -341,8 +386,8 @@ GpuirMerge(Relation index, bool full, bool wait)
 	view = palloc(sizeof(GpuirBufferView));
 	bufdata = GpuirBufferSnapshot(index, &meta, view);
 	if (meta.nsegments >= GPUIR_MAX_SEGMENTS)
-		full = true;
-	(void) choose_segments(&meta, full, fold);
+		kind = GPUIR_MERGE_FULL;
+	(void) choose_segments(&meta, kind, fold);
 	fl = palloc(sizeof(GpuirFreeList));
 	GpuirFreeListInit(fl, index, &meta);
 

@@ -310,7 +310,9 @@ never_dead(ItemPointer itemptr, void *state)
  * statistics that disagree with the deleted bitmaps (left so by a crash in
  * the middle of an earlier VACUUM).  Then, when some segment has passed the
  * merge policy's share of deleted documents or the insert buffer has passed
- * gpuir.insert_buffer_limit, a merge runs (skipped when another one runs).
+ * gpuir.insert_buffer_limit, a merge runs (skipped when another one runs),
+ * and then compaction (gpuircompact.c): segments move down and free pages at
+ * the end of the index are truncated.
  */
 IndexBulkDeleteResult *
 gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
@@ -323,10 +325,9 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = gpuirbulkdelete(info, NULL, never_dead, NULL);
 	GpuirReadMeta(info->index, &meta);
 	if (GpuirMergeWanted(info->index, &meta))
-	{
-		GpuirMerge(info->index, false, false);
-		GpuirReadMeta(info->index, &meta);
-	}
+		GpuirMerge(info->index, GPUIR_MERGE_VACUUM, false);
+	(void) GpuirCompact(info->index);
+	GpuirReadMeta(info->index, &meta);
 	stats->pages_deleted = (BlockNumber) Min(GpuirFreePages(info->index, &meta, false), MaxBlockNumber);
 	stats->pages_free = (BlockNumber) Min(GpuirFreePages(info->index, &meta, true), MaxBlockNumber);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);

@@ -98,4 +98,19 @@ check_step('gpuir_merge');
 $primary->safe_psql('postgres', "DELETE FROM docs WHERE id % 4 = 1; VACUUM docs");
 check_step('delete + vacuum after merge');
 
+# compaction: VACUUM rewrites the segment without the deleted half, moves the
+# new copy down and truncates the end of the index; the standby replays the
+# truncation
+$primary->safe_psql('postgres', q{
+	INSERT INTO docs SELECT i, doc(i) FROM generate_series(10001, 40000) i;
+	SELECT gpuir_merge('docs_idx');
+});
+my $size_before = $primary->safe_psql('postgres', "SELECT pg_relation_size('docs_idx')");
+$primary->safe_psql('postgres', "DELETE FROM docs WHERE id % 2 = 0; VACUUM docs");
+my $size_after = $primary->safe_psql('postgres', "SELECT pg_relation_size('docs_idx')");
+cmp_ok($size_after, '<', $size_before, 'VACUUM truncated the index');
+check_step('delete + vacuum with truncation');
+is($standby->safe_psql('postgres', "SELECT pg_relation_size('docs_idx')"),
+	$size_after, 'the standby truncated the index too');
+
 done_testing();

@@ -1,0 +1,75 @@
+--
+-- compact: VACUUM and gpuir_merge() move segments toward the start of a
+-- gpuir index and truncate the free pages that end it; the index answers
+-- exactly like a freshly built one, and gpuir_verify passes.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS gpuir;
+RESET client_min_messages;
+CREATE TABLE cp_docs (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+INSERT INTO cp_docs
+SELECT i, 'w' || (i % 101) || ' w' || (i % 37) || ' x' || (i % 1009) || ' y' || i || ' common'
+FROM generate_series(1, 30000) i;
+CREATE INDEX cp_idx ON cp_docs USING gpuir (body);
+-- cp_differ(): (query, rank) pairs whose ctid or score differ between
+-- cp_idx and a gpuir index freshly built on the same rows
+CREATE FUNCTION cp_differ() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  CREATE INDEX cp_fresh ON cp_docs USING gpuir (body);
+  WITH q(q) AS (VALUES ('w7 x5'), ('common'), ('w3 w7 y20000'), ('x1000 w100')),
+  a AS (SELECT q.q, s.n, s.ctid, s.score FROM q,
+          LATERAL gpuir_search('cp_idx', q.q, 50, 'bmw') WITH ORDINALITY s(ctid, score, n)),
+  b AS (SELECT q.q, s.n, s.ctid, s.score FROM q,
+          LATERAL gpuir_search('cp_fresh', q.q, 50, 'bmw') WITH ORDINALITY s(ctid, score, n))
+  SELECT count(*) INTO n FROM a FULL JOIN b ON (a.q, a.n) = (b.q, b.n)
+  WHERE a.ctid IS DISTINCT FROM b.ctid OR NOT abs(a.score - b.score) <= 1e-5 * abs(b.score);
+  DROP INDEX cp_fresh;
+  RETURN n;
+END $$;
+SELECT pg_relation_size('cp_idx') AS built \gset
+-- a third of the rows deleted: VACUUM rewrites the segment (>= 20% deleted);
+-- its new copy is appended after the old one, then moved down into the old
+-- one's pages, and the end of the index truncated
+DELETE FROM cp_docs WHERE id % 3 = 0;
+VACUUM cp_docs;
+SELECT pg_relation_size('cp_idx') < :built * 0.8 AS shrank,
+       i.segments, i.deleted_docs, i.docs = (SELECT count(*) FROM cp_docs) AS docs_ok
+FROM gpuir_index_info('cp_idx') i;
+SELECT gpuir_verify('cp_idx');
+SELECT cp_differ() AS differ_after_vacuum;
+-- inserts and a full merge (its new segment is larger than the old one, so
+-- it stays after it), then deletions: VACUUM's rewrite reuses the pages
+-- the merge freed, and the end of the index is truncated again
+INSERT INTO cp_docs
+SELECT i, 'w' || (i % 101) || ' fresh x' || (i % 1009) FROM generate_series(30001, 33000) i;
+SELECT gpuir_merge('cp_idx');
+SELECT i.segments, i.buffer_docs FROM gpuir_index_info('cp_idx') i;
+SELECT gpuir_verify('cp_idx');
+SELECT cp_differ() AS differ_after_merge;
+SELECT pg_relation_size('cp_idx') AS merged \gset
+DELETE FROM cp_docs WHERE id % 3 = 1;
+VACUUM cp_docs;
+SELECT pg_relation_size('cp_idx') < :merged * 0.8 AS shrank_again, i.segments
+FROM gpuir_index_info('cp_idx') i;
+SELECT gpuir_verify('cp_idx');
+SELECT cp_differ() AS differ_after_second_vacuum;
+-- a cursor of this session still has the index open: gpuir_merge() leaves
+-- the file's length alone (the merge's new pages stay), the cursor goes on,
+-- and the next VACUUM truncates
+BEGIN;
+DECLARE cp_cur CURSOR FOR SELECT id FROM cp_docs ORDER BY body <@> 'w5 common' LIMIT 5;
+FETCH 2 FROM cp_cur;
+SELECT pg_relation_size('cp_idx') AS before_cursor_merge \gset
+DELETE FROM cp_docs WHERE id % 3 = 2 AND id % 4 = 0;
+SELECT gpuir_merge('cp_idx');
+SELECT pg_relation_size('cp_idx') > :before_cursor_merge AS grew_not_truncated;
+FETCH 3 FROM cp_cur;
+COMMIT;
+SELECT gpuir_verify('cp_idx');
+VACUUM cp_docs;
+SELECT pg_relation_size('cp_idx') <= :before_cursor_merge AS truncated_later;
+SELECT gpuir_verify('cp_idx');
+SELECT cp_differ() AS differ_after_cursor;
+DROP FUNCTION cp_differ();
+DROP TABLE cp_docs;

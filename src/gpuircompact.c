@@ -1,0 +1,324 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuircompact.c
+ *	  Compaction: moving segments toward the start of a gpuir index and
+ *	  truncating the free pages that end it, so that the file shrinks after
+ *	  merges.
+ *
+ * A stream needs consecutive pages, and a merge that rewrites a segment
+ * must keep the old copy readable until its swap, so rewriting a large
+ * segment appends its new copy to the end of the index; the old copy's pages
+ * go to the free space map and the file keeps its peak size.  VACUUM and
+ * gpuir_merge() then compact (GpuirCompact):
+ *
+ *	1. relocation: while the highest page in use belongs to a segment whose
+ *	   streams fit into reusable free extents (gpuirfree.c) so that the run
+ *	   of free pages at the end grows by at least a quarter of the segment's
+ *	   pages (a segment may have streams lower down, under other pages),
+ *	   the segment's streams are copied there, byte for byte, under a new
+ *	   generation (so a new tag on every page, and the GPU's list cache sees
+ *	   a new segment), and the directory entry is swapped in one WAL record
+ *	   that frees the old pages, exactly as a merge's swap does;
+ *	2. truncation: when the run of free pages at the end is reusable, the
+ *	   index is truncated to its start, as VACUUM truncates a heap
+ *	   (lazy_truncate_heap): under an AccessExclusiveLock taken
+ *	   conditionally (retried for a short while), which no reader or inserter
+ *	   of the index holds at the same time, and which is WAL-logged so that
+ *	   the queries of a hot standby are cancelled as for a heap truncation.
+ *	   The metapage forgets the extents first (that record is flushed), then
+ *	   RelationTruncate logs and truncates: a crash in between leaves the
+ *	   pages at the end unused until REINDEX, never listed free beyond the
+ *	   end of the file.
+ *
+ * Both steps run under the merge lock and only when they have something to
+ * do; pages in use by the insert buffer are never moved, so a buffer page at
+ * the end stops the truncation there.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "access/xlog.h"
+#include "catalog/storage.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "gpuir.h"
+
+/* relocate a segment only when the free run at the end grows by at least this */
+#define GPUIR_COMPACT_MIN_PAGES		16
+/* truncate only this many free pages or more */
+#define GPUIR_TRUNCATE_MIN_PAGES	16
+/* AccessExclusiveLock attempts for truncation: every 50 ms for at most 1 s */
+#define GPUIR_TRUNCATE_LOCK_WAIT_MS		50
+#define GPUIR_TRUNCATE_LOCK_TRIES		20
+
+static inline uint64
+stream_pages(const GpuirStream *st)
+{
+	return ((uint64) st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+}
+
+/*
+ * free_tail_start: the first block of the run of free pages that ends an
+ * index of nblocks blocks (nblocks when its last page is in use), given its
+ * free extents ext[0..n) sorted by start and coalesced (as the metapage
+ * keeps them); with reusable non-NULL only extents reusable now count.
+ */
+static BlockNumber
+free_tail_start(const GpuirFreeExtent *ext, int n, const bool *reusable,
+				BlockNumber nblocks)
+{
+	BlockNumber end = nblocks;
+
+	for (int i = n - 1; i >= 0; i--)
+	{
+		if (ext[i].npages == 0 || (reusable && !reusable[i]))
+			continue;
+		if ((uint64) ext[i].start + ext[i].npages != end)
+			break;
+		end = ext[i].start;
+	}
+	return end;
+}
+
+/* the segment of meta that has a stream page at blkno, or -1 */
+static int
+segment_at(const GpuirMetaPageData *meta, BlockNumber blkno)
+{
+	for (uint32 s = 0; s < meta->nsegments; s++)
+		for (int k = 0; k < GPUIR_NSTREAMS; k++)
+		{
+			const GpuirStream *st = &meta->segments[s].streams[k];
+
+			if (st->nbytes > 0 && blkno >= st->start &&
+				(uint64) blkno < st->start + stream_pages(st))
+				return (int) s;
+		}
+	return -1;
+}
+
+/*
+ * relocate_top_segment: move the segment holding the highest page in use to
+ * reusable free pages lower down, if that grows the free run at the end
+ * enough (file header); returns whether it did.  The caller holds the merge
+ * lock.
+ */
+static bool
+relocate_top_segment(Relation index)
+{
+	GpuirMetaPageData *meta = palloc(sizeof(GpuirMetaPageData));
+	GpuirMetaPageData *scratch = palloc(sizeof(GpuirMetaPageData));
+	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
+	GpuirFreeList *sim = palloc(sizeof(GpuirFreeList));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber tail;
+	BlockNumber newtail;
+	GpuirSegmentData seg;
+	GpuirSegmentData moved;
+	uint64		segpages = 0;
+	int			s;
+	bool		done = false;
+
+	GpuirReadMeta(index, meta);
+	GpuirFreeListInit(fl, index, meta);
+	tail = free_tail_start(fl->ext, fl->n, NULL, nblocks);
+	s = (tail > 1) ? segment_at(meta, tail - 1) : -1;
+	if (s < 0)
+		goto out;
+	seg = meta->segments[s];
+
+	/* where the copy would go: every stream in reusable pages, none appended */
+	*sim = *fl;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		uint64		np = stream_pages(&seg.streams[k]);
+
+		if (np == 0)
+			continue;
+		segpages += np;
+		if (!BlockNumberIsValid(GpuirFreeListTake(sim, (uint32) np)))
+			goto out;
+	}
+	GpuirFreeListAddSegment(sim, &seg, InvalidFullTransactionId);
+	GpuirFreeListStore(sim, scratch);
+	newtail = free_tail_start(scratch->free, (int) scratch->nfree, NULL, nblocks);
+	if (newtail >= tail ||
+		tail - newtail < Max((uint64) GPUIR_COMPACT_MIN_PAGES, segpages / 4))
+		goto out;
+
+	/* the copy: the same bytes under a new generation, hence a new tag */
+	moved = seg;
+	moved.generation = meta->generation + 1;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		char	   *data;
+
+		if (seg.streams[k].nbytes == 0)
+			continue;
+		data = GpuirStreamReadAll(index, &seg, (GpuirStreamKind) k);
+		moved.streams[k] = GpuirWriteStream(index, data, seg.streams[k].nbytes,
+											GpuirSegmentTag(moved.generation), fl);
+		pfree(data);
+	}
+
+	/* the swap, as a merge's: directory entry and free space map, one record */
+	{
+		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+		GenericXLogState *state;
+		Page		metapage;
+		GpuirMetaPage m;
+
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		m = GpuirPageGetMeta(BufferGetPage(metabuf));
+		/* the merge lock keeps merges and VACUUM out: nothing else changes segments */
+		if (m->generation != meta->generation || m->nsegments != meta->nsegments ||
+			memcmp(&m->segments[s], &seg, sizeof(GpuirSegmentData)) != 0)
+			elog(ERROR, "gpuir index \"%s\" changed during compaction",
+				 RelationGetRelationName(index));
+		state = GenericXLogStart(index);
+		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		m = GpuirPageGetMeta(metapage);
+		m->segments[s] = moved;
+		/* every reader of the old directory has an xmin <= this */
+		GpuirFreeListAddSegment(fl, &seg, ReadNextFullTransactionId());
+		GpuirFreeListStore(fl, m);
+		GpuirSetMetaLower(metapage);
+		m->generation++;
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(metabuf);
+	}
+	ereport(DEBUG1,
+			(errmsg("gpuir index \"%s\": moved a segment of %llu pages toward the start: the last %u of %u pages are free",
+					RelationGetRelationName(index), (unsigned long long) segpages,
+					nblocks - newtail, nblocks)));
+	if (fl->dropped_pages > 0)
+		ereport(DEBUG1,
+				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
+						RelationGetRelationName(index),
+						(unsigned long long) fl->dropped_pages)));
+	done = true;
+out:
+	pfree(meta);
+	pfree(scratch);
+	pfree(fl);
+	pfree(sim);
+	return done;
+}
+
+/*
+ * truncate_free_tail: truncate the reusable free pages that end the index
+ * (file header); returns the number of pages removed.  The caller holds the
+ * merge lock.
+ */
+static BlockNumber
+truncate_free_tail(Relation index)
+{
+	GpuirMetaPageData *meta = palloc(sizeof(GpuirMetaPageData));
+	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber tail;
+	BlockNumber removed = 0;
+	int			tries = 0;
+
+	GpuirReadMeta(index, meta);
+	GpuirFreeListInit(fl, index, meta);
+	tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
+	pfree(fl);
+	/* a scan of this backend still open on the index (a cursor) may hold pins */
+	if (nblocks - tail < GPUIR_TRUNCATE_MIN_PAGES || index->rd_refcnt > 1)
+	{
+		pfree(meta);
+		return 0;
+	}
+
+	/* no reader or inserter of the index may run meanwhile */
+	while (!ConditionalLockRelation(index, AccessExclusiveLock))
+	{
+		if (++tries >= GPUIR_TRUNCATE_LOCK_TRIES)
+		{
+			ereport(DEBUG1,
+					(errmsg("gpuir index \"%s\": free pages at the end not truncated, the index is in use",
+							RelationGetRelationName(index))));
+			pfree(meta);
+			return 0;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 GPUIR_TRUNCATE_LOCK_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	{
+		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+		GenericXLogState *state;
+		Page		metapage;
+		GpuirMetaPage m;
+		XLogRecPtr	lsn;
+
+		/* alone now: every free page is reusable */
+		nblocks = RelationGetNumberOfBlocks(index);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		m = GpuirPageGetMeta(BufferGetPage(metabuf));
+		if (m->nfree > GPUIR_MAX_FREE_EXTENTS)
+			GpuirCorrupt(index, "metapage free space map out of range");
+		tail = free_tail_start(m->free, (int) m->nfree, NULL, nblocks);
+		if (tail > GPUIR_METAPAGE_BLKNO && tail < nblocks)
+		{
+			uint32		n = 0;
+
+			state = GenericXLogStart(index);
+			metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+			m = GpuirPageGetMeta(metapage);
+			for (uint32 i = 0; i < m->nfree; i++)
+				if (m->free[i].start < tail)
+					m->free[n++] = m->free[i];
+			m->nfree = n;
+			GpuirSetMetaLower(metapage);
+			lsn = GenericXLogFinish(state);
+			UnlockReleaseBuffer(metabuf);
+			/* the map must not list pages past the end if the truncation survives a crash */
+			XLogFlush(lsn);
+			RelationTruncate(index, tail);
+			removed = nblocks - tail;
+			ereport(DEBUG1,
+					(errmsg("gpuir index \"%s\": truncated from %u to %u pages",
+							RelationGetRelationName(index), nblocks, tail)));
+		}
+		else
+			UnlockReleaseBuffer(metabuf);
+	}
+	/* as lazy_truncate_heap: the lock is not needed until the end of the transaction */
+	UnlockRelation(index, AccessExclusiveLock);
+	pfree(meta);
+	return removed;
+}
+
+/*
+ * GpuirCompact: relocate segments toward the start of index and truncate
+ * the free pages that end it (file header).  Skipped when another merge or a
+ * VACUUM holds the merge lock.  Returns the number of pages truncated.
+ */
+BlockNumber
+GpuirCompact(Relation index)
+{
+	BlockNumber removed;
+
+	if (!GpuirConditionalLockMerge(index))
+		return 0;
+	for (int i = 0; i < GPUIR_MAX_SEGMENTS; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!relocate_top_segment(index))
+			break;
+	}
+	removed = truncate_free_tail(index);
+	GpuirUnlockMerge(index);
+	return removed;
+}
