@@ -57,7 +57,7 @@
 #define GPUIR_MAX_B				1.0
 
 /* GUC gpuir.insert_buffer_limit, in kB */
-#define GPUIR_DEFAULT_BUFFER_LIMIT	2048
+#define GPUIR_DEFAULT_BUFFER_LIMIT	256
 #define GPUIR_MIN_BUFFER_LIMIT		64
 #define GPUIR_MAX_BUFFER_LIMIT		(1024 * 1024)
 
