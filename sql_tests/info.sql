@@ -76,7 +76,8 @@ INSERT INTO in_docs VALUES (30101, NULL), (30102, 'of the');
 SELECT i.docs = e.docs AS docs_ok, i.buffer_docs, i.segments, i.deleted_docs
 FROM gpuir_index_info('in_idx') i, in_expect() e;
 
--- deletes in segment and buffer: counted once VACUUM removed them
+-- deletes in segment and buffer: counted once VACUUM removed them; VACUUM
+-- also folds the buffer into a segment, dropping its deleted rows
 DELETE FROM in_docs WHERE id % 400 = 0 OR id BETWEEN 30001 AND 30010;
 SELECT i.docs - e.docs AS not_yet_vacuumed FROM gpuir_index_info('in_idx') i, in_expect() e;
 VACUUM in_docs;

@@ -209,9 +209,8 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, bool *fold)
  * GpuirMergeWanted: whether VACUUM should merge index (meta: a copy of its
  * metapage): some segment has so many deleted documents that the merge
  * policy would rewrite it, two segments are small beside the largest, or
- * the insert buffer has grown past gpuir.insert_buffer_limit (inserts skip
- * their merge while VACUUM holds the merge lock, and every query reads the
- * whole buffer).
+ * the insert buffer holds anything (every query reads the whole buffer; GIN's
+ * VACUUM flushes its pending list likewise).
  */
 bool
 GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
@@ -226,7 +225,7 @@ GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
 	}
 	if (small >= 2)
 		return true;
-	return GpuirBufferedBytes(index, meta) > (uint64) gpuir_insert_buffer_limit * 1024;
+	return GpuirBufferedBytes(index, meta) > 0;
 }
 
 /*

@@ -308,10 +308,9 @@ never_dead(ItemPointer itemptr, void *state)
  * num_index_tuples = N).  When VACUUM found nothing to
  * delete, the same pass runs with no dead tuple, which only rewrites
  * statistics that disagree with the deleted bitmaps (left so by a crash in
- * the middle of an earlier VACUUM).  Then, when some segment has passed the
- * merge policy's share of deleted documents or the insert buffer has passed
- * gpuir.insert_buffer_limit, a merge runs (skipped when another one runs),
- * and then compaction (gpuircompact.c): segments move down and free pages at
+ * the middle of an earlier VACUUM).  Then, when the merge policy asks for it
+ * (GpuirMergeWanted: deleted documents, small segments, a non-empty insert
+ * buffer), a merge runs (skipped when another one runs), and then compaction (gpuircompact.c): segments move down and free pages at
  * the end of the index are truncated.
  */
 IndexBulkDeleteResult *
