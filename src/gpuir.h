@@ -415,7 +415,7 @@ extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta);
 extern uint64 GpuirFreePages(Relation index, const GpuirMetaPageData *meta, bool reusable);
 
 /* gpuircompact.c: relocating segments and truncating free pages at the end */
-extern BlockNumber GpuirCompact(Relation index);
+extern void GpuirCompact(Relation index);
 extern float4 GpuirIdf(uint64 N, uint64 df);
 extern int	GpuirLexemeCmp(const char *a, int alen, const char *b, int blen);
 extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();

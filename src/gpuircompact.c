@@ -214,17 +214,15 @@ out:
 
 /*
  * truncate_free_tail: truncate the reusable free pages that end the index
- * (file header); returns the number of pages removed.  The caller holds the
- * merge lock.
+ * (file header).  The caller holds the merge lock.
  */
-static BlockNumber
+static void
 truncate_free_tail(Relation index)
 {
 	GpuirMetaPageData *meta = palloc(sizeof(GpuirMetaPageData));
 	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber tail;
-	BlockNumber removed = 0;
 	int			tries = 0;
 
 	GpuirReadMeta(index, meta);
@@ -235,7 +233,7 @@ truncate_free_tail(Relation index)
 	if (nblocks - tail < GPUIR_TRUNCATE_MIN_PAGES || index->rd_refcnt > 1)
 	{
 		pfree(meta);
-		return 0;
+		return;
 	}
 
 	/* no reader or inserter of the index may run meanwhile */
@@ -247,7 +245,7 @@ truncate_free_tail(Relation index)
 					(errmsg("gpuir index \"%s\": free pages at the end not truncated, the index is in use",
 							RelationGetRelationName(index))));
 			pfree(meta);
-			return 0;
+			return;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 GPUIR_TRUNCATE_LOCK_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
@@ -286,7 +284,6 @@ truncate_free_tail(Relation index)
 			/* the map must not list pages past the end if the truncation survives a crash */
 			XLogFlush(lsn);
 			RelationTruncate(index, tail);
-			removed = nblocks - tail;
 			ereport(DEBUG1,
 					(errmsg("gpuir index \"%s\": truncated from %u to %u pages",
 							RelationGetRelationName(index), nblocks, tail)));
@@ -297,28 +294,24 @@ truncate_free_tail(Relation index)
 	/* as lazy_truncate_heap: the lock is not needed until the end of the transaction */
 	UnlockRelation(index, AccessExclusiveLock);
 	pfree(meta);
-	return removed;
 }
 
 /*
  * GpuirCompact: relocate segments toward the start of index and truncate
  * the free pages that end it (file header).  Skipped when another merge or a
- * VACUUM holds the merge lock.  Returns the number of pages truncated.
+ * VACUUM holds the merge lock.  What it did is logged at DEBUG1.
  */
-BlockNumber
+void
 GpuirCompact(Relation index)
 {
-	BlockNumber removed;
-
 	if (!GpuirConditionalLockMerge(index))
-		return 0;
+		return;
 	for (int i = 0; i < GPUIR_MAX_SEGMENTS; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (!relocate_top_segment(index))
 			break;
 	}
-	removed = truncate_free_tail(index);
+	truncate_free_tail(index);
 	GpuirUnlockMerge(index);
-	return removed;
 }

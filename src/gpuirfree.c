@@ -32,8 +32,9 @@
  * standby query that meets a reused page is cancelled as a recovery conflict
  * (gpuirutils.c, GpuirCheckStreamTag).
  *
- * Only merges change the map (they are serialised by the merge lock, see
- * gpuirmerge.c): a merge takes a working copy (GpuirFreeListInit), allocates
+ * Only merges and compaction (gpuircompact.c: relocations, truncation)
+ * change the map, all under the merge lock (gpuirmerge.c): a merge or a
+ * relocation takes a working copy (GpuirFreeListInit), allocates
  * its streams from it (GpuirFreeListTake), adds the extents of the segments
  * it replaces (GpuirFreeListAddSegment) and stores the result in the same
  * WAL record that swaps the segment directory (GpuirFreeListStore).  A crash

@@ -261,7 +261,7 @@ gpuir_merge(PG_FUNCTION_ARGS)
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
 	index = GpuirOpenIndex(indexoid, RowExclusiveLock);
 	GpuirMerge(index, GPUIR_MERGE_FULL, true);
-	(void) GpuirCompact(index);
+	GpuirCompact(index);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();
 }

@@ -325,7 +325,7 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	GpuirReadMeta(info->index, &meta);
 	if (GpuirMergeWanted(info->index, &meta))
 		GpuirMerge(info->index, GPUIR_MERGE_VACUUM, false);
-	(void) GpuirCompact(info->index);
+	GpuirCompact(info->index);
 	GpuirReadMeta(info->index, &meta);
 	stats->pages_deleted = (BlockNumber) Min(GpuirFreePages(info->index, &meta, false), MaxBlockNumber);
 	stats->pages_free = (BlockNumber) Min(GpuirFreePages(info->index, &meta, true), MaxBlockNumber);
