@@ -116,30 +116,50 @@ endif
 unittest: $(UNITTESTS)
 	@set -e; for t in $(UNITTESTS); do ./$$t; done
 
-# ---- fuzzing of the block codec (test/fuzz/) ----
-#   make fuzz          libFuzzer targets test/fuzz/fuzz_{codec,roundtrip} (clang,
-#                      ASan + UBSan); run e.g. test/fuzz/fuzz_codec test/fuzz/corpus/codec
+# ---- fuzzing (test/fuzz/) ----
+#   make fuzz          libFuzzer targets (clang, ASan + UBSan): test/fuzz/fuzz_codec and
+#                      fuzz_roundtrip (the block codec), fuzz_pages (the page readers,
+#                      on index images); run e.g. test/fuzz/fuzz_pages test/fuzz/corpus/pages
 #   make fuzz-replay   replay the kept corpus test/fuzz/corpus/* without libFuzzer
 #                      ($(CC), ASan + UBSan when they work), as CI does
 FUZZ_CC ?= clang
-FUZZ_TARGETS = codec roundtrip
+FUZZ_TARGETS = codec roundtrip pages
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_DEPS = test/fuzz/fuzz_common.h src/gpuircodec.c src/gpuircodec.h
 FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/fuzz_%)
 FUZZ_REPLAYS = $(FUZZ_TARGETS:%=test/fuzz/replay_%)
 EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds test/fuzz/*.probe
+# the page readers are the real src/ files, on test/fuzz/pgshim.c's backend services
+FUZZ_PAGES_SRCS = test/fuzz/pgshim.c src/gpuirutils.c src/gpuirinsert.c src/gpuirquery.c \
+	src/gpuirverify.c src/gpuircodec.c
+FUZZ_PAGES_DEPS = $(FUZZ_PAGES_SRCS) test/fuzz/pgshim.h src/gpuir.h src/gpuirservice.h \
+	src/gpuircodec.h
+FUZZ_PAGES_CFLAGS = -D_GNU_SOURCE -fno-strict-aliasing -fwrapv -Wno-unused-parameter \
+	-Isrc -Itest/fuzz -I$(includedir_server)
 
 .PHONY: fuzz fuzz-replay
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_BINS): test/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_DEPS)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -Wall -Wextra -Isrc -o $@ $< src/gpuircodec.c
-
-$(FUZZ_REPLAYS): test/fuzz/replay_%: test/fuzz/fuzz_%.c test/fuzz/replay_main.c $(FUZZ_DEPS)
-	@san="$(FUZZ_SAN)"; \
+# the probe: does $(CC) build and run a program with $(FUZZ_SAN)?
+FUZZ_SAN_PROBE = san="$(FUZZ_SAN)"; \
 	if ! { echo 'int main(void){return 0;}' | $(CC) $$san -x c - -o $@.probe && ./$@.probe; } >/dev/null 2>&1; then \
 		echo "note: $(CC) $$san unavailable, replaying without sanitizers"; san=; fi; \
-	rm -f $@.probe; \
+	rm -f $@.probe
+
+test/fuzz/fuzz_pages: test/fuzz/fuzz_pages.c $(FUZZ_PAGES_DEPS)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -Wall -Wextra -Wno-ignored-attributes \
+		$(FUZZ_PAGES_CFLAGS) -o $@ $< $(FUZZ_PAGES_SRCS) -lm
+
+test/fuzz/replay_pages: test/fuzz/fuzz_pages.c test/fuzz/replay_main.c $(FUZZ_PAGES_DEPS)
+	@$(FUZZ_SAN_PROBE); \
+	echo "$(CC) -g -O1 -Wall -Wextra $$san $(FUZZ_PAGES_CFLAGS) -o $@ $< test/fuzz/replay_main.c $(FUZZ_PAGES_SRCS) -lm"; \
+	$(CC) -g -O1 -Wall -Wextra $$san $(FUZZ_PAGES_CFLAGS) -o $@ $< test/fuzz/replay_main.c $(FUZZ_PAGES_SRCS) -lm
+
+$(filter-out test/fuzz/fuzz_pages,$(FUZZ_BINS)): test/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_DEPS)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -Wall -Wextra -Isrc -o $@ $< src/gpuircodec.c
+
+$(filter-out test/fuzz/replay_pages,$(FUZZ_REPLAYS)): test/fuzz/replay_%: test/fuzz/fuzz_%.c test/fuzz/replay_main.c $(FUZZ_DEPS)
+	@$(FUZZ_SAN_PROBE); \
 	echo "$(CC) -g -O1 -Wall -Wextra $$san -Isrc -o $@ $< test/fuzz/replay_main.c src/gpuircodec.c"; \
 	$(CC) -g -O1 -Wall -Wextra $$san -Isrc -o $@ $< test/fuzz/replay_main.c src/gpuircodec.c
 

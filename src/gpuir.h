@@ -381,6 +381,9 @@ extern bool GpuirIsGpuirIndex(Relation rel);
 extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);
 extern GpuirMode GpuirParseMode(const char *mode);
 
+/* gpuirverify.c */
+extern char *GpuirVerify(Relation index, Relation heap);
+
 /* gpuirutils.c */
 extern void GpuirInitPage(Page page, uint16 type);
 extern void GpuirFillMetapage(Relation index, Page page);

@@ -438,8 +438,16 @@ cursor_open(GpuirQuery *q, Cursor *c, int term, const GpuirDictEntry *de)
 														c->dir[i].impact_dl[j], &q->sc));
 		/* the list bound is the largest block bound: tighter than (max tf, min dl) */
 		c->ub = (i == 0) ? c->bmax[0] : Max(c->ub, c->bmax[i]);
+		/*
+		 * WAND and BMW skip blocks by these headers without decoding the
+		 * blocks (whose decoding checks them again): a last docID at or past
+		 * ndocs would end the list early or, as GPUIR_DOC_END, wrap the
+		 * "next docID after this block" to 0 and stall the loop.
+		 */
 		if (i > 0 && c->dir[i].last_docid <= c->dir[i - 1].last_docid)
 			GpuirCorrupt(q->index, "block last docIDs are not increasing");
+		if (c->dir[i].last_docid >= q->seg->ndocs)
+			GpuirCorrupt(q->index, "block last docID is not below the segment's document count");
 	}
 	GpuirStreamReaderInit(&c->payload, q->index, q->seg, GPUIR_S_PAYLOAD);
 	c->blk = 0;

@@ -309,8 +309,8 @@ verify_chain(VerifyState *vs, const GpuirChain *c, const char *what)
 	if (c->head_off >= GPUIR_PAGE_DATA)
 		verify_error(vs, "%s starts at byte %u of its head page, which holds %u",
 					 what, c->head_off, (unsigned) GPUIR_PAGE_DATA);
-	npages = GpuirBufferPages(c->head_off, nbytes);
-	if (npages > vs->index_nblocks)
+	npages = GpuirBufferPages(c->head_off, nbytes);	/* wraps for nbytes near 2^64 */
+	if (npages > vs->index_nblocks || nbytes > (uint64) vs->index_nblocks * GPUIR_PAGE_DATA)
 		verify_error(vs, "%s: %llu committed bytes need %llu pages, the index has %u blocks",
 					 what, (unsigned long long) nbytes, (unsigned long long) npages,
 					 vs->index_nblocks);
@@ -765,64 +765,23 @@ verify_free_space_map(VerifyState *vs, const GpuirMetaPageData *meta)
 	}
 }
 
-/* ---------- entry point ---------- */
-
-PG_FUNCTION_INFO_V1(gpuir_verify);
+/* ---------- entry points ---------- */
 
 /*
- * gpuir_verify(index regclass) RETURNS void
- *
- * Contract, after contrib/amcheck's bt_index_check(regclass): returns
- * nothing when the index is consistent; raises ERRCODE_INDEX_CORRUPTED
- * (XX002) with the location (block, segment, term, block index, docID) of
- * the first problem otherwise.  Read-only; takes AccessShareLock on the
- * table, then the index, so it runs alongside queries and writers; the
- * accounting checks need a quiet index (file header).  Works on a hot
- * standby.  Errors: 42809 when the relation is not a gpuir index, 0A000 for
- * an invalid index or another session's temporary index.  Executable by
- * superusers only unless granted (like amcheck's functions).
+ * GpuirVerify: every check of gpuir_verify on index, whose table is heap,
+ * without taking locks (the caller holds at least AccessShareLock on both).
+ * Raises ERRCODE_INDEX_CORRUPTED at the first structural problem; returns
+ * the first accounting mismatch (palloc'd in TopTransactionContext; the
+ * caller decides whether the index was quiet enough to report it), or NULL.
+ * Also the entry point of the page reader fuzz target (test/fuzz).
  */
-Datum
-gpuir_verify(PG_FUNCTION_ARGS)
+char *
+GpuirVerify(Relation index, Relation heap)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid;
-	Relation	heap = NULL;
-	Relation	index;
 	VerifyState vs;
 	GpuirMetaPageData meta;
 	MemoryContext cxt;
 	MemoryContext old;
-	bool		quiet;
-	bool		sharelock = false;
-	XLogRecPtr	replay_start = InvalidXLogRecPtr;
-
-	/* like amcheck: lock the table before the index, to avoid deadlocks */
-	heapoid = IndexGetRelation(indexoid, true);
-	if (OidIsValid(heapoid))
-		heap = table_open(heapoid, AccessShareLock);
-	index = GpuirOpenIndex(indexoid, AccessShareLock);	/* 42809 unless gpuir */
-	if (heap == NULL || heapoid != IndexGetRelation(indexoid, false))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("could not open parent table of index \"%s\"",
-						RelationGetRelationName(index))));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary tables of other sessions"),
-				 errdetail("Index \"%s\" is associated with temporary relation.",
-						   RelationGetRelationName(index))));
-	if (!index->rd_index->indisvalid)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
-				 errdetail("Index is not valid.")));
-
-	if (RecoveryInProgress())
-		replay_start = GetXLogReplayRecPtr(NULL);
-	else
-		sharelock = ConditionalLockRelation(index, ShareLock);
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir verify", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
@@ -856,24 +815,82 @@ gpuir_verify(PG_FUNCTION_ARGS)
 		verify_acct(&vs, "total dl is %llu, the live documents' dl sum to %llu",
 					(unsigned long long) (meta.total_dl + vs.lanes_dl_added),
 					(unsigned long long) vs.live_dl);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return vs.acct_error;
+}
+
+PG_FUNCTION_INFO_V1(gpuir_verify);
+
+/*
+ * gpuir_verify(index regclass) RETURNS void
+ *
+ * Contract, after contrib/amcheck's bt_index_check(regclass): returns
+ * nothing when the index is consistent; raises ERRCODE_INDEX_CORRUPTED
+ * (XX002) with the location (block, segment, term, block index, docID) of
+ * the first problem otherwise.  Read-only; takes AccessShareLock on the
+ * table, then the index, so it runs alongside queries and writers; the
+ * accounting checks need a quiet index (file header).  Works on a hot
+ * standby.  Errors: 42809 when the relation is not a gpuir index, 0A000 for
+ * an invalid index or another session's temporary index.  Executable by
+ * superusers only unless granted (like amcheck's functions).
+ */
+Datum
+gpuir_verify(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid;
+	Relation	heap = NULL;
+	Relation	index;
+	char	   *acct_error;
+	bool		quiet;
+	bool		sharelock = false;
+	XLogRecPtr	replay_start = InvalidXLogRecPtr;
+
+	/* like amcheck: lock the table before the index, to avoid deadlocks */
+	heapoid = IndexGetRelation(indexoid, true);
+	if (OidIsValid(heapoid))
+		heap = table_open(heapoid, AccessShareLock);
+	index = GpuirOpenIndex(indexoid, AccessShareLock);	/* 42809 unless gpuir */
+	if (heap == NULL || heapoid != IndexGetRelation(indexoid, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("could not open parent table of index \"%s\"",
+						RelationGetRelationName(index))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions"),
+				 errdetail("Index \"%s\" is associated with temporary relation.",
+						   RelationGetRelationName(index))));
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("Index is not valid.")));
+
+	if (RecoveryInProgress())
+		replay_start = GetXLogReplayRecPtr(NULL);
+	else
+		sharelock = ConditionalLockRelation(index, ShareLock);
+
+	acct_error = GpuirVerify(index, heap);
 
 	quiet = sharelock ||
 		(RecoveryInProgress() && GetXLogReplayRecPtr(NULL) == replay_start);
-	if (vs.acct_error != NULL)
+	if (acct_error != NULL)
 	{
 		if (quiet)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("gpuir index \"%s\" is corrupted: %s",
-							RelationGetRelationName(index), vs.acct_error),
+							RelationGetRelationName(index), acct_error),
 					 errhint("REINDEX the index.")));
 		ereport(NOTICE,
 				(errmsg("gpuir index \"%s\": accounting checks skipped, the index changed during verification",
 						RelationGetRelationName(index))));
 	}
 
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
 	if (sharelock)
 		UnlockRelation(index, ShareLock);
 	relation_close(index, AccessShareLock);

@@ -2,7 +2,8 @@
  * replay_main.c: run a fuzz target's LLVMFuzzerTestOneInput over every file
  * of the corpus directories (or files) named on the command line, without
  * libFuzzer, so CI can replay the kept corpus with gcc.  Each input runs in
- * a child process, so one crash does not hide the others.
+ * a child process, so one crash does not hide the others, and fails when it
+ * takes more than REPLAY_TIMEOUT seconds.
  *
  * Prints "fuzz replay: N passed, M failed" and exits non-zero if M > 0 or
  * no input was found.
@@ -17,6 +18,9 @@
 #include <unistd.h>
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* seconds one input may take (libFuzzer's default -timeout is 1200) */
+#define REPLAY_TIMEOUT 60
 
 static int	passed = 0;
 static int	failed = 0;
@@ -54,6 +58,8 @@ run_file(const char *path)
 	pid = fork();
 	if (pid == 0)
 	{
+		/* a hang fails like a crash (libFuzzer's -timeout); SIGALRM kills */
+		alarm(REPLAY_TIMEOUT);
 		LLVMFuzzerTestOneInput(buf, (size_t) len);
 		_exit(0);
 	}

@@ -1,0 +1,785 @@
+/*
+ * pgshim.c: a one-process stand-in for the PostgreSQL backend services that
+ * gpuir's page readers call, so that test/fuzz/fuzz_pages.c can run the real
+ * readers (compiled from src/ unchanged) on an index image in memory.
+ *
+ * What is emulated, and how closely:
+ *
+ *	buffers		ReadBuffer returns a local buffer (negative Buffer number) whose
+ *				block is its own malloc'd copy of the image's page, so
+ *				AddressSanitizer catches a read past any single page.  Like
+ *				bufmgr.c it first checks the page header as
+ *				PageIsVerifiedExtended does (sane pd_lower/pd_upper/pd_special
+ *				and flags, or all zeros) and raises ERRCODE_DATA_CORRUPTED
+ *				otherwise: such a page never reaches gpuir in a server.  A
+ *				block number past the end of the relation (or P_NEW) is a
+ *				finding: the readers must range-check first (md.c would fail
+ *				with an unrelated error, and P_NEW would extend the index).
+ *	errors		ereport/elog at ERROR record the SQLSTATE and message and
+ *				siglongjmp to PG_exception_stack, as elog.c does; lower
+ *				levels are dropped.
+ *	memory		palloc and friends are malloc'd chunks on one list, all freed
+ *				by shim_end (as deleting the query's memory context would);
+ *				sizes are checked like mcxt.c (invalid sizes raise XX000).
+ *	table AM	index fetches see every tuple except those at offsets that
+ *				are multiples of 7 (so invisible rows are exercised).
+ *	catalogs	every syscache lookup succeeds; no recovery is in progress.
+ *
+ * Writers (generic WAL, extension, merges) and the GPU service are not
+ * emulated: calling them aborts.
+ */
+#include "postgres.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "access/generic_xlog.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "gpuir.h"
+#include "gpuirservice.h"
+#include "pgshim.h"
+
+/* port.h maps these to PostgreSQL's own implementations: use libc's here */
+#undef vsnprintf
+#undef snprintf
+#undef fprintf
+#undef vfprintf
+#undef qsort
+
+/* ---------- failures ---------- */
+
+void
+shim_fail(const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "fuzz_pages: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	abort();
+}
+
+/* ---------- memory ---------- */
+
+typedef struct Chunk
+{
+	struct Chunk *prev;
+	struct Chunk *next;
+	size_t		size;
+	size_t		pad;			/* keeps the user data 16-byte aligned */
+} Chunk;
+
+static Chunk chunks = {&chunks, &chunks, 0, 0};
+
+/* a request larger than this from an image of a few pages is unbounded */
+#define SHIM_ALLOC_LIMIT ((size_t) 256 * 1024 * 1024)
+
+static void *
+chunk_alloc(size_t size, bool zero, bool huge)
+{
+	Chunk	   *c;
+
+	if (huge ? !AllocHugeSizeIsValid(size) : !AllocSizeIsValid(size))
+	{
+		/* FUZZ_PAGES_ABORT_ALLOC=1: abort here, to see the caller's stack */
+		if (getenv("FUZZ_PAGES_ABORT_ALLOC"))
+			shim_fail("invalid memory alloc request size %zu", size);
+		elog(ERROR, "invalid memory alloc request size %zu", size);
+	}
+	if (size > SHIM_ALLOC_LIMIT)
+		shim_fail("allocation of %zu bytes, not bounded by the index size", size);
+	c = malloc(sizeof(Chunk) + (size ? size : 1));
+	if (c == NULL)
+		shim_fail("out of memory");
+	if (zero)
+		memset(c + 1, 0, size);
+	c->size = size;
+	c->next = chunks.next;
+	c->prev = &chunks;
+	chunks.next->prev = c;
+	chunks.next = c;
+	return c + 1;
+}
+
+static void
+chunk_free(void *p)
+{
+	Chunk	   *c = (Chunk *) p - 1;
+
+	c->prev->next = c->next;
+	c->next->prev = c->prev;
+	free(c);
+}
+
+static void *
+chunk_realloc(void *p, size_t size, bool huge)
+{
+	Chunk	   *c = (Chunk *) p - 1;
+	void	   *n = chunk_alloc(size, false, huge);
+
+	memcpy(n, p, Min(c->size, size));
+	chunk_free(p);
+	return n;
+}
+
+static MemoryContextData shim_context;
+MemoryContext CurrentMemoryContext = &shim_context;
+MemoryContext TopMemoryContext = &shim_context;
+MemoryContext TopTransactionContext = &shim_context;
+
+void *
+palloc(Size size)
+{
+	return chunk_alloc(size, false, false);
+}
+
+void *
+palloc0(Size size)
+{
+	return chunk_alloc(size, true, false);
+}
+
+void *
+palloc_extended(Size size, int flags)
+{
+	return chunk_alloc(size, (flags & MCXT_ALLOC_ZERO) != 0, (flags & MCXT_ALLOC_HUGE) != 0);
+}
+
+void
+pfree(void *pointer)
+{
+	chunk_free(pointer);
+}
+
+void *
+repalloc(void *pointer, Size size)
+{
+	return chunk_realloc(pointer, size, false);
+}
+
+void *
+repalloc_huge(void *pointer, Size size)
+{
+	return chunk_realloc(pointer, size, true);
+}
+
+void *
+MemoryContextAlloc(MemoryContext context, Size size)
+{
+	return chunk_alloc(size, false, false);
+}
+
+void *
+MemoryContextAllocHuge(MemoryContext context, Size size)
+{
+	return chunk_alloc(size, false, true);
+}
+
+MemoryContext
+AllocSetContextCreateInternal(MemoryContext parent, const char *name,
+							  Size minContextSize, Size initBlockSize, Size maxBlockSize)
+{
+	return &shim_context;
+}
+
+void
+MemoryContextDelete(MemoryContext context)
+{
+	/* the chunks are freed by shim_end */
+}
+
+/* ---------- errors ---------- */
+
+sigjmp_buf *PG_exception_stack = NULL;
+ErrorContextCallback *error_context_stack = NULL;
+int			shim_error_code;
+char		shim_error_msg[1024];
+const char *shim_error_where;
+static char shim_where_buf[256];
+static int	shim_elevel;
+
+bool
+errstart(int elevel, const char *domain)
+{
+	if (elevel < ERROR)
+		return false;
+	shim_elevel = elevel;
+	shim_error_code = ERRCODE_INTERNAL_ERROR;	/* elog.c's default for ERROR */
+	shim_error_msg[0] = '\0';
+	return true;
+}
+
+bool
+errstart_cold(int elevel, const char *domain)
+{
+	return errstart(elevel, domain);
+}
+
+int
+errcode(int sqlerrcode)
+{
+	shim_error_code = sqlerrcode;
+	return 0;
+}
+
+static void
+set_message(const char *fmt, va_list ap)
+{
+	vsnprintf(shim_error_msg, sizeof(shim_error_msg), fmt, ap);
+}
+
+int
+errmsg(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	set_message(fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+int
+errmsg_internal(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	set_message(fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+int
+errdetail(const char *fmt,...)
+{
+	return 0;
+}
+
+int
+errhint(const char *fmt,...)
+{
+	return 0;
+}
+
+void
+errfinish(const char *filename, int lineno, const char *funcname)
+{
+	snprintf(shim_where_buf, sizeof(shim_where_buf), "%s:%d", filename, lineno);
+	shim_error_where = shim_where_buf;
+	if (shim_elevel > ERROR)
+		shim_fail("FATAL or PANIC at %s: %s", shim_where_buf, shim_error_msg);
+	if (PG_exception_stack == NULL)
+		shim_fail("error outside a try block at %s: %s", shim_where_buf, shim_error_msg);
+	siglongjmp(*PG_exception_stack, 1);
+}
+
+/* ---------- interrupts, recovery, catalogs ---------- */
+
+volatile sig_atomic_t InterruptPending = false;
+BackendId	MyBackendId = 1;
+TransactionId CheckXidAlive = InvalidTransactionId;
+bool		bsysscan = false;
+
+void
+ProcessInterrupts(void)
+{
+}
+
+bool
+RecoveryInProgress(void)
+{
+	return false;
+}
+
+XLogRecPtr
+GetXLogReplayRecPtr(TimeLineID *replayTLI)
+{
+	return InvalidXLogRecPtr;
+}
+
+bool
+SearchSysCacheExists(int cacheId, Datum key1, Datum key2, Datum key3, Datum key4)
+{
+	return true;
+}
+
+Snapshot
+GetActiveSnapshot(void)
+{
+	return NULL;
+}
+
+TimestampTz
+GetCurrentTimestamp(void)
+{
+	return 0;
+}
+
+bool
+TimestampDifferenceExceeds(TimestampTz start_time, TimestampTz stop_time, int msec)
+{
+	return false;
+}
+
+/* ---------- the relations and their buffers ---------- */
+
+static RelationData index_rel;
+static RelationData heap_rel;
+static FormData_pg_class index_class;
+static FormData_pg_class heap_class;
+Relation	shim_index = &index_rel;
+Relation	shim_heap = &heap_rel;
+
+static BlockNumber index_nblocks;
+static BlockNumber heap_nblocks;
+static char **pages;			/* one malloc'd copy per index block */
+
+char	   *BufferBlocks = NULL;	/* no shared buffers: all are local */
+Block	   *LocalBufferBlockPointers = NULL;
+
+BlockNumber
+RelationGetNumberOfBlocksInFork(Relation relation, ForkNumber forkNum)
+{
+	if (forkNum != MAIN_FORKNUM)
+		shim_fail("size of fork %d asked", (int) forkNum);
+	return relation == shim_index ? index_nblocks : heap_nblocks;
+}
+
+/* PageIsVerifiedExtended without checksums: a sane header, or all zeros */
+static bool
+page_verified(const char *page)
+{
+	const PageHeaderData *p = (const PageHeaderData *) page;
+
+	if (!PageIsNew((Page) page) &&
+		(p->pd_flags & ~PD_VALID_FLAG_BITS) == 0 &&
+		p->pd_lower <= p->pd_upper &&
+		p->pd_upper <= p->pd_special &&
+		p->pd_special <= BLCKSZ &&
+		p->pd_special == MAXALIGN(p->pd_special))
+		return true;
+	for (int i = 0; i < BLCKSZ; i++)
+		if (page[i] != 0)
+			return false;
+	return true;
+}
+
+Buffer
+ReadBufferExtended(Relation reln, ForkNumber forkNum, BlockNumber blockNum,
+				   ReadBufferMode mode, BufferAccessStrategy strategy)
+{
+	if (reln != shim_index || forkNum != MAIN_FORKNUM || mode != RBM_NORMAL)
+		shim_fail("ReadBufferExtended of another relation, fork or mode");
+	if (blockNum >= index_nblocks)
+		shim_fail("ReadBuffer of block %u, past the end of the index (%u blocks)",
+				  blockNum, index_nblocks);
+	if (!page_verified(pages[blockNum]))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid page in block %u of relation fuzz", blockNum)));
+	return -((Buffer) blockNum + 1);
+}
+
+Buffer
+ReadBuffer(Relation reln, BlockNumber blockNum)
+{
+	return ReadBufferExtended(reln, MAIN_FORKNUM, blockNum, RBM_NORMAL, NULL);
+}
+
+static BlockNumber
+buffer_block(Buffer buffer)
+{
+	if (buffer >= 0 || (BlockNumber) (-buffer - 1) >= index_nblocks)
+		shim_fail("invalid buffer %d", buffer);
+	return (BlockNumber) (-buffer - 1);
+}
+
+BlockNumber
+BufferGetBlockNumber(Buffer buffer)
+{
+	return buffer_block(buffer);
+}
+
+void
+LockBuffer(Buffer buffer, int mode)
+{
+	if (mode == BUFFER_LOCK_EXCLUSIVE)
+		shim_fail("exclusive lock on block %u: a reader does not write", buffer_block(buffer));
+	buffer_block(buffer);
+}
+
+void
+ReleaseBuffer(Buffer buffer)
+{
+	buffer_block(buffer);
+}
+
+void
+UnlockReleaseBuffer(Buffer buffer)
+{
+	buffer_block(buffer);
+}
+
+/* ---------- the table AM: index fetches ---------- */
+
+static IndexFetchTableData *
+fetch_begin(Relation rel)
+{
+	IndexFetchTableData *scan = palloc0(sizeof(IndexFetchTableData));
+
+	scan->rel = rel;
+	return scan;
+}
+
+static void
+fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+static void
+fetch_end(IndexFetchTableData *scan)
+{
+}
+
+static bool
+fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snapshot,
+			TupleTableSlot *slot, bool *call_again, bool *all_dead)
+{
+	BlockNumber blk = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	/* heapam would read this block: it must exist */
+	if (blk >= heap_nblocks)
+		shim_fail("heap fetch of (%u,%u), past the end of the table (%u blocks)",
+				  blk, off, heap_nblocks);
+	*call_again = false;
+	if (all_dead)
+		*all_dead = false;
+	if (off % 7 == 0)
+		return false;
+	slot->tts_tid = *tid;
+	return true;
+}
+
+static void
+slot_clear(TupleTableSlot *slot)
+{
+}
+
+static const TupleTableSlotOps shim_slot_ops = {
+	.base_slot_size = sizeof(TupleTableSlot),
+	.clear = slot_clear,
+};
+
+static TableAmRoutine shim_tableam;
+
+TupleTableSlot *
+table_slot_create(Relation rel, List **reglist)
+{
+	TupleTableSlot *slot = palloc0(sizeof(TupleTableSlot));
+	const TupleTableSlotOps *ops = &shim_slot_ops;
+
+	/* tts_ops is const after MakeTupleTableSlot, which sets it like this */
+	memcpy((void *) &slot->tts_ops, &ops, sizeof(ops));
+	return slot;
+}
+
+void
+ExecDropSingleTupleTableSlot(TupleTableSlot *slot)
+{
+}
+
+/* ---------- setup ---------- */
+
+void
+shim_begin(const uint8_t *data, size_t size, BlockNumber nheap)
+{
+	if (shim_heap->rd_tableam == NULL)
+	{
+		shim_tableam.type = T_TableAmRoutine;
+		shim_tableam.index_fetch_begin = fetch_begin;
+		shim_tableam.index_fetch_reset = fetch_reset;
+		shim_tableam.index_fetch_end = fetch_end;
+		shim_tableam.index_fetch_tuple = fetch_tuple;
+		strcpy(NameStr(index_class.relname), "fuzz_gpuir");
+		index_class.relpersistence = RELPERSISTENCE_PERMANENT;
+		index_class.relkind = RELKIND_INDEX;
+		strcpy(NameStr(heap_class.relname), "fuzz_table");
+		heap_class.relpersistence = RELPERSISTENCE_PERMANENT;
+		heap_class.relkind = RELKIND_RELATION;
+		index_rel.rd_rel = &index_class;
+		index_rel.rd_refcnt = 1;
+		heap_rel.rd_rel = &heap_class;
+		heap_rel.rd_refcnt = 1;
+		heap_rel.rd_tableam = &shim_tableam;
+	}
+	index_nblocks = (BlockNumber) ((size + BLCKSZ - 1) / BLCKSZ);
+	heap_nblocks = nheap;
+	pages = malloc(sizeof(char *) * Max(index_nblocks, 1));
+	for (BlockNumber b = 0; b < index_nblocks; b++)
+	{
+		size_t		off = (size_t) b * BLCKSZ;
+		size_t		n = Min((size_t) BLCKSZ, size - off);
+
+		pages[b] = malloc(BLCKSZ);
+		memcpy(pages[b], data + off, n);
+		memset(pages[b] + n, 0, BLCKSZ - n);
+	}
+	LocalBufferBlockPointers = (Block *) pages;
+	CurrentMemoryContext = &shim_context;
+	PG_exception_stack = NULL;
+}
+
+void
+shim_end(void)
+{
+	while (chunks.next != &chunks)
+		chunk_free(chunks.next + 1);
+	for (BlockNumber b = 0; b < index_nblocks; b++)
+		free(pages[b]);
+	free(pages);
+	pages = NULL;
+	LocalBufferBlockPointers = NULL;
+	index_nblocks = 0;
+}
+
+/* ---------- small library functions ---------- */
+
+int32
+ItemPointerCompare(ItemPointer arg1, ItemPointer arg2)
+{
+	BlockNumber b1 = ItemPointerGetBlockNumberNoCheck(arg1);
+	BlockNumber b2 = ItemPointerGetBlockNumberNoCheck(arg2);
+	OffsetNumber o1 = ItemPointerGetOffsetNumberNoCheck(arg1);
+	OffsetNumber o2 = ItemPointerGetOffsetNumberNoCheck(arg2);
+
+	if (b1 != b2)
+		return b1 < b2 ? -1 : 1;
+	if (o1 != o2)
+		return o1 < o2 ? -1 : 1;
+	return 0;
+}
+
+bool
+ItemPointerEquals(ItemPointer pointer1, ItemPointer pointer2)
+{
+	return ItemPointerCompare(pointer1, pointer2) == 0;
+}
+
+void
+pg_qsort(void *base, size_t nel, size_t elsize, int (*cmp) (const void *, const void *))
+{
+	qsort(base, nel, elsize, cmp);
+}
+
+void
+qsort_interruptible(void *base, size_t nel, size_t elsize, qsort_arg_comparator cmp, void *arg)
+{
+	qsort_r(base, nel, elsize, cmp, arg);
+}
+
+int
+pg_snprintf(char *str, size_t count, const char *fmt,...)
+{
+	va_list		ap;
+	int			n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(str, count, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+void
+initStringInfo(StringInfo str)
+{
+	str->maxlen = 1024;
+	str->data = palloc(str->maxlen);
+	str->len = 0;
+	str->data[0] = '\0';
+	str->cursor = 0;
+}
+
+int
+appendStringInfoVA(StringInfo str, const char *fmt, va_list args)
+{
+	int			avail = str->maxlen - str->len;
+	int			n;
+
+	if (avail < 16)
+		return 32;
+	n = vsnprintf(str->data + str->len, avail, fmt, args);
+	if (n >= 0 && n < avail)
+	{
+		str->len += n;
+		return 0;
+	}
+	str->data[str->len] = '\0';
+	return n + 1;
+}
+
+void
+enlargeStringInfo(StringInfo str, int needed)
+{
+	int			newlen = str->maxlen;
+
+	needed += str->len + 1;
+	if (needed <= str->maxlen)
+		return;
+	while (needed > newlen)
+		newlen *= 2;
+	str->data = repalloc(str->data, newlen);
+	str->maxlen = newlen;
+}
+
+/* ---------- not emulated: writers, locks, catalogs, the GPU service ---------- */
+
+int			gpuir_device = GPUIR_DEVICE_CPU;
+int			gpuir_gpu_min_postings = 0;
+int			gpuir_insert_buffer_limit = 256;
+GpuirServiceShared *GpuirService = NULL;
+
+#define NOT_EMULATED(what) shim_fail("%s called: not emulated for the page readers", what)
+
+GenericXLogState *
+GenericXLogStart(Relation relation)
+{
+	NOT_EMULATED("GenericXLogStart");
+}
+
+Page
+GenericXLogRegisterBuffer(GenericXLogState *state, Buffer buffer, int flags)
+{
+	NOT_EMULATED("GenericXLogRegisterBuffer");
+}
+
+XLogRecPtr
+GenericXLogFinish(GenericXLogState *state)
+{
+	NOT_EMULATED("GenericXLogFinish");
+}
+
+void
+LockRelationForExtension(Relation relation, LOCKMODE lockmode)
+{
+	NOT_EMULATED("LockRelationForExtension");
+}
+
+void
+UnlockRelationForExtension(Relation relation, LOCKMODE lockmode)
+{
+	NOT_EMULATED("UnlockRelationForExtension");
+}
+
+void
+PageInit(Page page, Size pageSize, Size specialSize)
+{
+	NOT_EMULATED("PageInit");
+}
+
+struct varlena *
+pg_detoast_datum_packed(struct varlena *datum)
+{
+	NOT_EMULATED("pg_detoast_datum_packed");
+}
+
+bool
+ConditionalLockRelation(Relation relation, LOCKMODE lockmode)
+{
+	NOT_EMULATED("ConditionalLockRelation");
+}
+
+void
+UnlockRelation(Relation relation, LOCKMODE lockmode)
+{
+	NOT_EMULATED("UnlockRelation");
+}
+
+Oid
+IndexGetRelation(Oid indexId, bool missing_ok)
+{
+	NOT_EMULATED("IndexGetRelation");
+}
+
+Relation
+table_open(Oid relationId, LOCKMODE lockmode)
+{
+	NOT_EMULATED("table_open");
+}
+
+void
+table_close(Relation relation, LOCKMODE lockmode)
+{
+	NOT_EMULATED("table_close");
+}
+
+void
+relation_close(Relation relation, LOCKMODE lockmode)
+{
+	NOT_EMULATED("relation_close");
+}
+
+BlockNumber
+GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
+{
+	NOT_EMULATED("GpuirFreeListTake");
+}
+
+Oid
+GpuirResolveConfig(Relation index)
+{
+	NOT_EMULATED("GpuirResolveConfig");
+}
+
+bool
+GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
+{
+	NOT_EMULATED("GpuirMerge");
+}
+
+Relation
+GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode)
+{
+	NOT_EMULATED("GpuirOpenIndex");
+}
+
+bool
+GpuirServiceReady(void)
+{
+	return false;
+}
+
+void
+GpuirServiceCount(bool gpu, bool fallback)
+{
+}
+
+bool
+GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
+			   const GpuirScoring *sc, GpuirGpuQuery *qs, int nq,
+			   char *why, Size whylen)
+{
+	NOT_EMULATED("GpuirGpuSearch");
+}

@@ -1,0 +1,37 @@
+/*
+ * pgshim.h: the few PostgreSQL backend services that gpuir's page readers
+ * use, emulated in one process so that a libFuzzer target can run the real
+ * readers (src/gpuirutils.c, gpuirinsert.c, gpuirquery.c, gpuirverify.c)
+ * on an index image held in memory (test/fuzz/pgshim.c says what each one
+ * does and why it is faithful enough).
+ */
+#ifndef GPUIR_PGSHIM_H
+#define GPUIR_PGSHIM_H
+
+#include "postgres.h"
+
+#include "utils/rel.h"
+
+/*
+ * shim_begin: make the image data[0..size) (padded with zeros to whole
+ * pages) the index relation's main fork, and a table of heap_nblocks blocks
+ * its heap.  Every tuple of the heap is visible except those whose offset
+ * number is a multiple of 7 (so the readers' invisible-row paths run too).
+ */
+extern void shim_begin(const uint8_t *data, size_t size, BlockNumber heap_nblocks);
+
+/* shim_end: free every allocation made since shim_begin */
+extern void shim_end(void);
+
+extern Relation shim_index;
+extern Relation shim_heap;
+
+/* the last error raised (ereport at ERROR or above) */
+extern int	shim_error_code;
+extern char shim_error_msg[1024];
+extern const char *shim_error_where;	/* "file:line" of its ereport */
+
+/* abort with a message: something the readers must never do happened */
+extern void shim_fail(const char *fmt,...) pg_attribute_printf(1, 2) pg_attribute_noreturn();
+
+#endif
