@@ -494,6 +494,7 @@ typedef enum GpuirMergeKind
 } GpuirMergeKind;
 
 extern bool GpuirMerge(Relation index, GpuirMergeKind kind, bool wait);
+extern void GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg);
 extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);
 
 /*

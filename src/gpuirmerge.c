@@ -29,9 +29,14 @@
 
 #define NO_DOC	PG_UINT32_MAX
 
-/* add the live documents and postings of one segment to the builder */
-static void
-merge_segment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
+/*
+ * GpuirMergeSegment: add the live documents (not in the deleted bitmap) of
+ * segment seg and their postings to the builder.  Reads every stream of the
+ * segment; raises ERRCODE_INDEX_CORRUPTED when they do not match the
+ * segment directory or a block does not decode.
+ */
+void
+GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 {
 	ItemPointerData *tids = (ItemPointerData *) GpuirStreamReadAll(index, seg, GPUIR_S_TIDS);
 	uint32	   *dls = (uint32 *) GpuirStreamReadAll(index, seg, GPUIR_S_DOCLENS);
@@ -41,14 +46,16 @@ merge_segment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
 	uint8	   *payload = (uint8 *) GpuirStreamReadAll(index, seg, GPUIR_S_PAYLOAD);
 	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
-	uint32	   *map = palloc_extended(sizeof(uint32) * Max(seg->ndocs, 1), MCXT_ALLOC_HUGE);
+	uint32	   *map;
 
+	/* the streams were read, so they fit the index: ndocs is bounded now */
 	if (seg->streams[GPUIR_S_TIDS].nbytes != (uint64) seg->ndocs * sizeof(ItemPointerData) ||
 		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32) ||
 		seg->streams[GPUIR_S_DELETED].nbytes != ((uint64) seg->ndocs + 7) / 8 ||
 		seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry) ||
 		seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) seg->nblocks * sizeof(GpuirBlockHeader))
 		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
+	map = palloc_extended(sizeof(uint32) * Max(seg->ndocs, 1), MCXT_ALLOC_HUGE);
 
 	for (uint32 d = 0; d < seg->ndocs; d++)
 	{
@@ -393,7 +400,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	b = GpuirBuilderCreate();
 	for (uint32 s = 0; s < meta.nsegments; s++)
 		if (fold[s])
-			merge_segment(b, index, &meta.segments[s]);
+			GpuirMergeSegment(b, index, &meta.segments[s]);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, merge_record, b);
 	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, &seg);
 

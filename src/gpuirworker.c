@@ -790,6 +790,13 @@ cache_get(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 		return e;
 	}
 
+	/* counts that disagree with the streams would size the host copies wrongly */
+	if (seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) nblocks * sizeof(GpuirBlockHeader) ||
+		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) ndocs * sizeof(uint32))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuir index %u/%u/%u: segment stream sizes do not match the segment directory",
+						t->hdr.node.spcNode, t->hdr.node.dbNode, t->hdr.node.relNode)));
 	bytes = segment_device_bytes(seg);
 	if (bytes > cache_budget)
 	{

@@ -23,7 +23,9 @@
  *	2. GpuirSearch for every query of queries[] in every mode (AND, OR,
  *	   WAND, BMW, AND-then-OR), k = 10: metapage, buffer snapshot and
  *	   records, dictionary lookups, block directories, payload decoding,
- *	   deleted bitmaps, TIDs, doc lengths.
+ *	   deleted bitmaps, TIDs, doc lengths;
+ *	3. GpuirMergeSegment, a merge's reader, on every segment of the
+ *	   metapage: every stream, every list decoded into a segment builder.
  *
  * Invariants (any violation aborts, and libFuzzer keeps the input):
  *	- no crash, no AddressSanitizer or UndefinedBehaviorSanitizer report,
@@ -33,7 +35,8 @@
  *	- when GpuirVerify accepts the image (no error, no accounting
  *	  mismatch), every query succeeds and OR, WAND and BMW return the same
  *	  rows with the same scores (block-max bounds that verify accepted
- *	  really bound, so pruning is exact).
+ *	  really bound, so pruning is exact), and every segment merges, with
+ *	  its ndocs - ndeleted live documents.
  */
 #include "postgres.h"
 
@@ -193,6 +196,49 @@ run_query(const char *query, GpuirMode mode, bool verified, GpuirResult **res)
 	return n;
 }
 
+/* GpuirMergeSegment on every segment (errors checked) */
+static void
+run_merge_reads(bool verified)
+{
+	sigjmp_buf	jb;
+	GpuirMetaPageData meta;
+
+	PG_exception_stack = &jb;
+	if (sigsetjmp(jb, 0) != 0)
+	{
+		PG_exception_stack = NULL;
+		check_error("GpuirReadMeta");
+		if (verified)
+			shim_fail("gpuir_verify accepted the index but GpuirReadMeta failed at %s: %s",
+					  shim_error_where, shim_error_msg);
+		return;
+	}
+	GpuirReadMeta(shim_index, &meta);
+	/* volatile: read again after a longjmp out of the loop's body */
+	for (volatile uint32 s = 0; s < meta.nsegments; s++)
+	{
+		const GpuirSegmentData *seg = &meta.segments[s];
+
+		if (sigsetjmp(jb, 0) == 0)
+		{
+			GpuirBuilder *b = GpuirBuilderCreate();
+
+			GpuirMergeSegment(b, shim_index, seg);
+			if (verified && GpuirBuilderNumDocs(b) != seg->ndocs - seg->ndeleted)
+				shim_fail("segment %u: merged %u live documents, its directory says %u - %u",
+						  s, GpuirBuilderNumDocs(b), seg->ndocs, seg->ndeleted);
+		}
+		else
+		{
+			check_error("GpuirMergeSegment");
+			if (verified)
+				shim_fail("gpuir_verify accepted the index but merging segment %u failed at %s: %s",
+						  s, shim_error_where, shim_error_msg);
+		}
+	}
+	PG_exception_stack = NULL;
+}
+
 static void
 compare_results(const char *query, int mode, int n0, GpuirResult *r0, int n, GpuirResult *r)
 {
@@ -280,6 +326,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (int m = 1; m <= 2; m++)
 				compare_results(queries[q], (int) modes[m], n[0], res[0], n[m], res[m]);
 	}
+	run_merge_reads(verified);
 	shim_end();
 	return 0;
 }

@@ -39,10 +39,12 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -194,6 +196,33 @@ void *
 MemoryContextAllocHuge(MemoryContext context, Size size)
 {
 	return chunk_alloc(size, false, true);
+}
+
+void *
+MemoryContextAllocZero(MemoryContext context, Size size)
+{
+	return chunk_alloc(size, true, false);
+}
+
+void *
+MemoryContextAllocExtended(MemoryContext context, Size size, int flags)
+{
+	return palloc_extended(size, flags);
+}
+
+char *
+psprintf(const char *fmt,...)
+{
+	char		buf[1024];
+	va_list		ap;
+	char	   *out;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	out = palloc(strlen(buf) + 1);
+	strcpy(out, buf);
+	return out;
 }
 
 MemoryContext
@@ -612,6 +641,17 @@ pg_snprintf(char *str, size_t count, const char *fmt,...)
 	return n;
 }
 
+/* FNV-1a: not PostgreSQL's hash_bytes, but the same contract (the builder's hash table) */
+uint32
+hash_bytes(const unsigned char *k, int keylen)
+{
+	uint32		h = 2166136261u;
+
+	for (int i = 0; i < keylen; i++)
+		h = (h ^ k[i]) * 16777619u;
+	return h;
+}
+
 void
 initStringInfo(StringInfo str)
 {
@@ -747,16 +787,52 @@ GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
 	NOT_EMULATED("GpuirFreeListTake");
 }
 
+void
+GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta)
+{
+	NOT_EMULATED("GpuirFreeListInit");
+}
+
+void
+GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg, FullTransactionId safexid)
+{
+	NOT_EMULATED("GpuirFreeListAddSegment");
+}
+
+void
+GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta)
+{
+	NOT_EMULATED("GpuirFreeListStore");
+}
+
+FullTransactionId
+ReadNextFullTransactionId(void)
+{
+	NOT_EMULATED("ReadNextFullTransactionId");
+}
+
+bool
+ConditionalLockPage(Relation relation, BlockNumber blkno, LOCKMODE lockmode)
+{
+	NOT_EMULATED("ConditionalLockPage");
+}
+
+void
+LockPage(Relation relation, BlockNumber blkno, LOCKMODE lockmode)
+{
+	NOT_EMULATED("LockPage");
+}
+
+void
+UnlockPage(Relation relation, BlockNumber blkno, LOCKMODE lockmode)
+{
+	NOT_EMULATED("UnlockPage");
+}
+
 Oid
 GpuirResolveConfig(Relation index)
 {
 	NOT_EMULATED("GpuirResolveConfig");
-}
-
-bool
-GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
-{
-	NOT_EMULATED("GpuirMerge");
 }
 
 Relation
