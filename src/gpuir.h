@@ -274,7 +274,9 @@ typedef struct GpuirBufferRecord
 static inline uint64
 GpuirBufferPages(uint32 head_off, uint64 nbytes)
 {
-	return nbytes == 0 ? 0 : ((uint64) head_off + nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	/* no wrap-around for any nbytes (a corrupt length): head_off < GPUIR_PAGE_DATA */
+	return nbytes == 0 ? 0 : nbytes / GPUIR_PAGE_DATA +
+		((uint64) head_off + nbytes % GPUIR_PAGE_DATA + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
 }
 
 static inline uint32

@@ -357,9 +357,9 @@ GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 	 */
 	if (head_off >= GPUIR_PAGE_DATA)
 		GpuirCorrupt(index, "insert buffer head offset out of range");
-	npages = GpuirBufferPages(head_off, nbytes);	/* no overflow: nbytes < 2^64 - 2^13 or corrupt */
+	npages = GpuirBufferPages(head_off, nbytes);
 	nblocks = RelationGetNumberOfBlocks(index);
-	if (npages > nblocks || nbytes > (uint64) nblocks * GPUIR_PAGE_DATA)
+	if (npages > nblocks)
 		GpuirCorrupt(index, "insert buffer chain is longer than the index");
 	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
 	if (pages)

@@ -309,8 +309,8 @@ verify_chain(VerifyState *vs, const GpuirChain *c, const char *what)
 	if (c->head_off >= GPUIR_PAGE_DATA)
 		verify_error(vs, "%s starts at byte %u of its head page, which holds %u",
 					 what, c->head_off, (unsigned) GPUIR_PAGE_DATA);
-	npages = GpuirBufferPages(c->head_off, nbytes);	/* wraps for nbytes near 2^64 */
-	if (npages > vs->index_nblocks || nbytes > (uint64) vs->index_nblocks * GPUIR_PAGE_DATA)
+	npages = GpuirBufferPages(c->head_off, nbytes);
+	if (npages > vs->index_nblocks)
 		verify_error(vs, "%s: %llu committed bytes need %llu pages, the index has %u blocks",
 					 what, (unsigned long long) nbytes, (unsigned long long) npages,
 					 vs->index_nblocks);

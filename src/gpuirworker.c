@@ -693,26 +693,19 @@ segment_device_bytes(const GpuirSegmentData *seg)
  * "Segments") of the index with relfilenode node into dst.  Each page is
  * pinned and share-locked only while it is checked (GpuirCheckPage's
  * checks) and copied; errors are raised after the page is released.
- * dst holds exactly dstlen bytes: a stream of another size (a corrupt
- * segment directory) raises ERRCODE_INDEX_CORRUPTED before anything is
- * copied, as does a page that is not a stream page of seg (its tag,
- * GpuirCheckStreamTag); the buffer manager raises its errors for
- * unreadable blocks.
+ * dst holds the stream's nbytes (cache_get checks the sizes against the
+ * segment's counts before allocating).  Raises ERRCODE_INDEX_CORRUPTED for
+ * a page that is not a stream page of seg (its tag, GpuirCheckStreamTag),
+ * and the buffer manager's errors for unreadable blocks.
  */
 static void
 read_stream(GpuirBatch *b, const RelFileNode *node, bool permanent,
-			const GpuirSegmentData *seg, GpuirStreamKind kind, char *dst, uint64 dstlen)
+			const GpuirSegmentData *seg, GpuirStreamKind kind, char *dst)
 {
 	GpuirStream stream = seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint32		npages = (uint32) (((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA);
 
-	if (stream.nbytes != dstlen)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuir index %u/%u/%u: segment stream %d holds %u bytes, its segment's counts need %llu",
-						node->spcNode, node->dbNode, node->relNode, (int) kind,
-						stream.nbytes, (unsigned long long) dstlen)));
 	b->read_pages = true;
 	for (uint32 p = 0; p < npages; p++)
 	{
@@ -790,7 +783,7 @@ cache_get(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 		return e;
 	}
 
-	/* counts that disagree with the streams would size the host copies wrongly */
+	/* the host copies below are sized by the counts: a stream of another size would overflow them */
 	if (seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) nblocks * sizeof(GpuirBlockHeader) ||
 		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) ndocs * sizeof(uint32))
 		ereport(ERROR,
@@ -809,13 +802,11 @@ cache_get(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	load_cxt = AllocSetContextCreate(run_cxt, "gpuir segment load", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(load_cxt);
 	payload = palloc_extended(Max(payload_bytes, 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD, payload, payload_bytes);
+	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD, payload);
 	dir = palloc_extended(Max((Size) nblocks * sizeof(GpuirBlockHeader), 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR, (char *) dir,
-				(uint64) nblocks * sizeof(GpuirBlockHeader));
+	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR, (char *) dir);
 	doclen = palloc_extended(Max((Size) ndocs * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_DOCLENS, (char *) doclen,
-				(uint64) ndocs * sizeof(uint32));
+	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_DOCLENS, (char *) doclen);
 
 	block_last = palloc_extended(Max((Size) nblocks * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
 	block_offset = palloc_extended(((Size) nblocks + 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
