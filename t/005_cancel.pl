@@ -165,7 +165,10 @@ my %ops = (
 my $session = "SET enable_seqscan = off;\n";
 
 # run_timed($op, $timeout_ms, $rollback): timed() of the operation under
-# statement_timeout; returns (outcome, ms)
+# statement_timeout; returns (outcome, ms).  The outcome is 'late' when the
+# timeout fired after the operation ended but before the statement did:
+# timed()'s handler no longer covers it, the statement fails (ms is then
+# measured here, around psql).  Any other error fails the test.
 sub run_timed
 {
 	my ($op, $timeout, $rollback) = @_;
@@ -176,16 +179,30 @@ sub run_timed
 	$sql .= "SET statement_timeout = '${timeout}ms';\n";
 	$sql .= "SELECT outcome || ' ' || round(ms::numeric, 1) FROM timed('/* op:$op */ $cmd');\n";
 	$sql .= "ROLLBACK;\n" if $rollback;
-	my $out = $node->safe_psql('postgres', $sql);
-	my ($outcome, $ms) = split(/ /, $out);
-	return ($outcome, $ms);
+	my $t0 = time();
+	my ($rc, $out, $err) = $node->psql('postgres', $sql);
+	my $elapsed = (time() - $t0) * 1000;
+	if ($rc == 0 && $out =~ /^(canceled|done) ([0-9.]+)$/m)
+	{
+		return ($1, $2);
+	}
+	if ($err =~ /canceling statement due to statement timeout/)
+	{
+		note(sprintf('%s, statement_timeout %d ms: the timeout fired after the operation ended (%.0f ms in psql)',
+			$op, $timeout, $elapsed));
+		return ('late', $elapsed);
+	}
+	fail("$op, statement_timeout $timeout ms: psql exited with $rc: $err");
+	return ('error', $elapsed);
 }
 
 # check_cut($what, $timeout, $outcome, $ms, $must): a cut operation ended
-# within $limit_ms of the timeout; with $must it has to have been cut
+# within $limit_ms of the timeout; with $must it has to have been cut (not
+# 'done', nor 'late')
 sub check_cut
 {
 	my ($what, $timeout, $outcome, $ms, $must) = @_;
+	return if $outcome eq 'error';	# failed in run_timed
 	if ($outcome eq 'canceled')
 	{
 		my $over = $ms - $timeout;
