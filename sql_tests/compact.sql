@@ -28,7 +28,7 @@ BEGIN
   RETURN n;
 END $$;
 SELECT pg_relation_size('cp_idx') AS built \gset
--- a third of the rows deleted: VACUUM rewrites the segment (>= 20% deleted);
+-- a third of the rows deleted: VACUUM rewrites the segment (>= 15% deleted);
 -- its new copy is appended after the old one, then moved down into the old
 -- one's pages, and the end of the index truncated
 DELETE FROM cp_docs WHERE id % 3 = 0;

@@ -62,7 +62,7 @@ SELECT gpuir_verify('vf_idx');
 DELETE FROM vf_docs WHERE id > 4000;
 VACUUM vf_docs;
 SELECT gpuir_verify('vf_idx');
--- segments with 20% or more deleted documents are rewritten by VACUUM
+-- segments with 15% or more deleted documents are rewritten by VACUUM
 DELETE FROM vf_docs WHERE id % 3 = 0;
 VACUUM vf_docs;
 SELECT deleted_docs AS deleted_after_rewrite FROM gpuir_index_info('vf_idx');

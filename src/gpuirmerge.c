@@ -139,7 +139,7 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * stays below that bound.
  */
 #define GPUIR_MERGE_FACTOR			8
-#define GPUIR_MERGE_DELETES_PCT		20
+#define GPUIR_MERGE_DELETES_PCT		15
 
 static int
 merge_tier(uint64 docs)
