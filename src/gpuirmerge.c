@@ -362,8 +362,9 @@ trim_lane(Relation index, const GpuirBufferPart *part, uint64 consumed, uint64 c
  * the policy picks for a merge of kind (above); a full merge (also any merge
  * when the segment directory is full) folds every segment.  Waits for the
  * merge lock when wait, else gives up (returns false) when another merge or
- * a VACUUM holds it.  Inserts and queries run on meanwhile.  N, total dl and df do not change: the
- * documents VACUUM removed were already subtracted.
+ * a VACUUM holds it.  Inserts and queries run on meanwhile.  N, total dl
+ * and df do not change: the documents VACUUM removed were already
+ * subtracted.
  */
 bool
 GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)

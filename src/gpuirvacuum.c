@@ -310,8 +310,9 @@ never_dead(ItemPointer itemptr, void *state)
  * statistics that disagree with the deleted bitmaps (left so by a crash in
  * the middle of an earlier VACUUM).  Then, when the merge policy asks for it
  * (GpuirMergeWanted: deleted documents, small segments, a non-empty insert
- * buffer), a merge runs (skipped when another one runs), and then compaction (gpuircompact.c): segments move down and free pages at
- * the end of the index are truncated.
+ * buffer), a merge runs (skipped when another one runs), and then
+ * compaction (gpuircompact.c): segments move down and free pages at the end
+ * of the index are truncated.
  */
 IndexBulkDeleteResult *
 gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
