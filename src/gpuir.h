@@ -414,6 +414,7 @@ extern void GpuirSetMetaLower(Page metapage);
 /* gpuirfree.c: the free space map */
 extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta);
 extern BlockNumber GpuirFreeListTake(GpuirFreeList *fl, uint32 npages);
+extern BlockNumber GpuirFreeListTakeAtEnd(GpuirFreeList *fl, Relation index, uint32 npages);
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta);

@@ -47,6 +47,8 @@
 
 #include "access/transam.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -68,7 +70,11 @@ no_other_lockers(Relation index)
 
 /*
  * GpuirFreeListInit: the working copy of meta's free space map of index,
- * with the extents reusable now marked (file header)
+ * with the extents reusable now marked (file header).  A reusable extent
+ * stays reusable (no reader can come back to its pages), so its safexid
+ * becomes FirstNormalFullTransactionId, and adjacent reusable extents are
+ * joined into one run: extents freed at different times are kept apart in
+ * the metapage until they are all reusable (GpuirFreeListStore).
  */
 void
 GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta)
@@ -79,9 +85,21 @@ GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *me
 	fl->dropped_pages = 0;
 	for (uint32 i = 0; i < meta->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
 	{
-		fl->ext[fl->n] = meta->free[i];
-		fl->reusable[fl->n] = alone ||
-			GlobalVisCheckRemovableFullXid(NULL, meta->free[i].safexid);
+		const GpuirFreeExtent *e = &meta->free[i];
+		bool		reusable = alone || GlobalVisCheckRemovableFullXid(NULL, e->safexid);
+		GpuirFreeExtent *prev = fl->n > 0 ? &fl->ext[fl->n - 1] : NULL;
+
+		if (reusable && prev != NULL && fl->reusable[fl->n - 1] &&
+			(uint64) prev->start + prev->npages == e->start &&
+			(uint64) prev->npages + e->npages <= PG_UINT32_MAX)
+		{
+			prev->npages += e->npages;
+			continue;
+		}
+		fl->ext[fl->n] = *e;
+		if (reusable)
+			fl->ext[fl->n].safexid = FirstNormalFullTransactionId;
+		fl->reusable[fl->n] = reusable;
 		fl->n++;
 	}
 }
@@ -105,6 +123,53 @@ GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
 	fl->ext[best].start += npages;
 	fl->ext[best].npages -= npages;
 	return fl->ext[best].start - npages;
+}
+
+/*
+ * GpuirFreeListTakeAtEnd: npages consecutive pages for a request that no
+ * reusable extent holds (GpuirFreeListTake failed): those of the reusable
+ * extent that ends index, followed by pages the index is extended by, so
+ * that the free pages at the end are used rather than left below the new
+ * ones (an index in use cannot truncate them: gpuircompact.c).  The new
+ * pages are zeroed; the extent is removed from the list.  Returns the first
+ * page, or InvalidBlockNumber when no reusable extent ends the index.
+ */
+BlockNumber
+GpuirFreeListTakeAtEnd(GpuirFreeList *fl, Relation index, uint32 npages)
+{
+	BlockNumber nblocks;
+	BlockNumber start = InvalidBlockNumber;
+
+	/* no other backend extends the index meanwhile: the new pages follow */
+	LockRelationForExtension(index, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (int i = 0; i < fl->n; i++)
+	{
+		GpuirFreeExtent *e = &fl->ext[i];
+
+		if (fl->reusable[i] && e->npages > 0 && e->npages < npages &&
+			(uint64) e->start + e->npages == nblocks)
+		{
+			start = e->start;
+			e->npages = 0;
+			break;
+		}
+	}
+	if (BlockNumberIsValid(start))
+	{
+		for (BlockNumber b = nblocks; b < (uint64) start + npages; b++)
+		{
+			Buffer		buf = ReadBuffer(index, P_NEW);
+
+			if (BufferGetBlockNumber(buf) != b)
+				elog(ERROR, "gpuir index \"%s\" was extended by another backend",
+					 RelationGetRelationName(index));
+			ReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	UnlockRelationForExtension(index, ExclusiveLock);
+	return start;
 }
 
 /* GpuirFreeListAddSegment: free the pages of seg's streams as of safexid */
@@ -147,8 +212,10 @@ extent_cmp_size_desc(const void *a, const void *b)
 
 /*
  * GpuirFreeListStore: write the working list into meta (the caller's
- * WAL-registered metapage): empty extents dropped, adjacent ones coalesced
- * (keeping the later safexid, so that no page becomes reusable early), and,
+ * WAL-registered metapage): empty extents dropped, adjacent ones with the
+ * same safexid coalesced (others stay apart: joined, a reusable run would
+ * wait for the later safexid, and a large run freed long ago would not be
+ * reused while a small piece beside it was freed by every merge), and,
  * when more than GPUIR_MAX_FREE_EXTENTS remain, the smallest left out (their
  * pages are lost until REINDEX; counted in fl->dropped_pages).
  */
@@ -169,12 +236,9 @@ GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta)
 		for (int i = 1; i < n; i++)
 		{
 			if ((uint64) e[m].start + e[m].npages == e[i].start &&
+				FullTransactionIdEquals(e[m].safexid, e[i].safexid) &&
 				(uint64) e[m].npages + e[i].npages <= PG_UINT32_MAX)
-			{
 				e[m].npages += e[i].npages;
-				if (FullTransactionIdPrecedes(e[m].safexid, e[i].safexid))
-					e[m].safexid = e[i].safexid;
-			}
 			else
 				e[++m] = e[i];
 		}

@@ -298,7 +298,8 @@ check_stream_size(ByteBuf *bb)
  * broken by docID are ties broken by TID.  The streams' pages carry the tag
  * of generation and are consecutive: in the lowest reusable extent of the
  * free space map fl that holds them all (first fit), else at the end of the
- * index (fl NULL: always there).  A segment is thus never scattered over
+ * index, starting in the free pages that end it if they are reusable (fl
+ * NULL: new pages only).  A segment is thus never scattered over
  * small holes, and compaction (gpuircompact.c) moves it down in one piece.
  * Raises 54000 when a stream would exceed 4 GB.
  */
@@ -481,6 +482,9 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	{
 		/* the streams go consecutively into one free extent, or all at the end */
 		BlockNumber at = GpuirFreeListTake(fl, (uint32) npages);
+
+		if (!BlockNumberIsValid(at))
+			at = GpuirFreeListTakeAtEnd(fl, index, (uint32) npages);
 
 		if (BlockNumberIsValid(at))
 		{

@@ -737,7 +737,8 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 
 /*
  * verify_free_space_map: the extents are inside the index, sorted, not
- * adjacent (GpuirFreeListStore coalesces them), and share no page with each
+ * adjacent unless their safexids differ (GpuirFreeListStore coalesces the
+ * others), and share no page with each
  * other, the segments or the insert buffer (claim_block)
  */
 static void
@@ -754,8 +755,11 @@ verify_free_space_map(VerifyState *vs, const GpuirMetaPageData *meta)
 			(uint64) e->start + e->npages > vs->index_nblocks)
 			verify_error(vs, "free space map extent %u: pages [%u, %llu) are outside the index (%u blocks)",
 						 i, e->start, (unsigned long long) e->start + e->npages, vs->index_nblocks);
-		if (i > 0 && (uint64) meta->free[i - 1].start + meta->free[i - 1].npages >= e->start)
-			verify_error(vs, "free space map extents %u and %u are not sorted and apart", i - 1, i);
+		if (i > 0 && ((uint64) meta->free[i - 1].start + meta->free[i - 1].npages > e->start ||
+					  ((uint64) meta->free[i - 1].start + meta->free[i - 1].npages == e->start &&
+					   FullTransactionIdEquals(meta->free[i - 1].safexid, e->safexid))))
+			verify_error(vs, "free space map extents %u and %u are not sorted and apart (or adjacent with the same safexid)",
+						 i - 1, i);
 		for (uint32 p = 0; p < e->npages; p++)
 		{
 			if ((p % 65536) == 0)

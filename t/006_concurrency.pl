@@ -17,6 +17,14 @@
 #    segments merges replace are reused, so the index stays within 4x of a
 #    fresh build (each round rewrites most of it; without reuse it grows
 #    with every round), and VACUUM reports its free pages.
+# 4. The same rounds (8) while another session, idle in a transaction that
+#    scanned the index, holds a lock on it: VACUUM cannot truncate, and free
+#    pages become reusable only through the xmin horizon.  The index must stop
+#    growing (the last four rounds add less than half of what the first four
+#    did): rewrites start in the reusable free pages that end the index, and
+#    free extents freed at different times are not coalesced into one that
+#    waits for the later one (before, it grew by two copies of the segment
+#    every second round).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -173,6 +181,40 @@ like($verbose, qr/index "docs_idx": pages: \d+ in total, \d+ newly deleted, [1-9
 ($rc, $out, $err) = $node->psql('postgres', "SELECT gpuir_verify('docs_idx')");
 is($rc . $err, '0', 'gpuir_verify passes after the rounds (free extents apart from live pages)');
 is(missing_rows(), '0', 'every row is found by its token after the rounds');
+
+# ---------- 4. an index in use keeps the free pages that end it ----------
+
+# a session idle in a transaction that scanned the index holds a lock on it
+# (READ COMMITTED: no snapshot), so VACUUM cannot truncate the index; the
+# rewrites of its segment then start in the free pages that end it
+# (GpuirFreeListTakeAtEnd) instead of appending a whole copy after them
+$node->safe_psql('postgres', 'REINDEX INDEX docs_idx');
+$fresh = $node->safe_psql('postgres', q{SELECT pg_relation_size('docs_idx') / 8192});
+my ($hin, $hout) = ('', '');
+my $holder = IPC::Run::start([ 'psql', '-X', '-At', '-d', $node->connstr('postgres') ],
+	'<', \$hin, '>', \$hout, '2>&1');
+$hin .= "BEGIN;\nSET LOCAL enable_seqscan = off;\n"
+  . "SELECT 'held ' || count(*) FROM (SELECT id FROM docs ORDER BY body <@> 'w1' LIMIT 1) s;\n";
+my $until = time() + 60;
+$holder->pump while $hout !~ /^held 1$/m && time() < $until;
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_locks WHERE relation = 'docs_idx'::regclass AND pid <> pg_backend_pid()}),
+	'1', 'another session holds a lock on the index');
+@sizes = ();
+foreach my $r (1 .. 8)
+{
+	$node->safe_psql('postgres', "UPDATE docs SET body = body || ' h$r' WHERE (id + $r) % 10 < 3");
+	$node->safe_psql('postgres', 'VACUUM docs');
+	push @sizes, $node->safe_psql('postgres', q{SELECT pg_relation_size('docs_idx') / 8192});
+}
+note("index in use: fresh $fresh pages; after each round: @sizes");
+cmp_ok($sizes[-1] - $sizes[3], '<', ($sizes[3] - $fresh) / 2,
+	'with the index in use, the last four rounds grew it less than half as much as the first four');
+$hin .= "COMMIT;\n\\q\n";
+$holder->finish;
+($rc, $out, $err) = $node->psql('postgres', "SELECT gpuir_verify('docs_idx')");
+is($rc . $err, '0', 'gpuir_verify passes after the rounds with the index in use');
+is(missing_rows(), '0', 'every row is found by its token after the rounds with the index in use');
 
 $node->stop;
 done_testing();

@@ -787,6 +787,12 @@ GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
 	NOT_EMULATED("GpuirFreeListTake");
 }
 
+BlockNumber
+GpuirFreeListTakeAtEnd(GpuirFreeList *fl, Relation index, uint32 npages)
+{
+	NOT_EMULATED("GpuirFreeListTakeAtEnd");
+}
+
 void
 GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta)
 {
