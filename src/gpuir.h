@@ -396,7 +396,7 @@ extern Buffer GpuirNewBuffer(Relation index);
 extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type);
 extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag);
 extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes,
-									uint32 tag, GpuirFreeList *fl);
+									uint32 tag, BlockNumber start);
 extern void GpuirUpdateStream(Relation index, const GpuirSegmentData *seg,
 							  GpuirStreamKind kind, uint32 offset,
 							  const char *data, uint32 nbytes);
@@ -414,7 +414,7 @@ extern void GpuirSetMetaLower(Page metapage);
 /* gpuirfree.c: the free space map */
 extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta);
 extern BlockNumber GpuirFreeListTake(GpuirFreeList *fl, uint32 npages);
-extern BlockNumber GpuirFreeListTakeAtEnd(GpuirFreeList *fl, Relation index, uint32 npages);
+extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages);
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta);

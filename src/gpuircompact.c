@@ -165,7 +165,9 @@ relocate_top_segment(Relation index)
 			continue;
 		data = GpuirStreamReadAll(index, &seg, (GpuirStreamKind) k);
 		moved.streams[k] = GpuirWriteStream(index, data, seg.streams[k].nbytes,
-											GpuirSegmentTag(moved.generation), fl);
+											GpuirSegmentTag(moved.generation),
+											GpuirFreeListAllocate(fl, index,
+																  (uint32) stream_pages(&seg.streams[k])));
 		pfree(data);
 	}
 

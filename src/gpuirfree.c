@@ -35,7 +35,7 @@
  * Only merges and compaction (gpuircompact.c: relocations, truncation)
  * change the map, all under the merge lock (gpuirmerge.c): a merge or a
  * relocation takes a working copy (GpuirFreeListInit), allocates
- * its streams from it (GpuirFreeListTake), adds the extents of the segments
+ * its streams from it (GpuirFreeListAllocate), adds the extents of the segments
  * it replaces (GpuirFreeListAddSegment) and stores the result in the same
  * WAL record that swaps the segment directory (GpuirFreeListStore).  A crash
  * before the swap leaves the map as it was: pages the merge took are still
@@ -126,47 +126,49 @@ GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
 }
 
 /*
- * GpuirFreeListTakeAtEnd: npages consecutive pages for a request that no
- * reusable extent holds (GpuirFreeListTake failed): those of the reusable
- * extent that ends index, followed by pages the index is extended by, so
- * that the free pages at the end are used rather than left below the new
- * ones (an index in use cannot truncate them: gpuircompact.c).  The new
- * pages are zeroed; the extent is removed from the list.  Returns the first
- * page, or InvalidBlockNumber when no reusable extent ends the index.
+ * GpuirFreeListAllocate: npages consecutive free pages of index for a
+ * stream or a segment: the lowest reusable extent of fl that holds them
+ * (GpuirFreeListTake; fl may be NULL), else pages at the end, starting in
+ * the reusable extent of fl that ends index, if there is one, and going on
+ * into pages the index is extended by.  Without the latter, a segment too
+ * large for every extent would leave the free pages at the end below it,
+ * and an index in use cannot truncate them (gpuircompact.c).  New pages are
+ * zeroed, allocated under the relation extension lock (every extension of
+ * a gpuir index takes it) so that they follow each other.  Returns the
+ * first page.
  */
 BlockNumber
-GpuirFreeListTakeAtEnd(GpuirFreeList *fl, Relation index, uint32 npages)
+GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages)
 {
 	BlockNumber nblocks;
-	BlockNumber start = InvalidBlockNumber;
+	BlockNumber start = fl ? GpuirFreeListTake(fl, npages) : InvalidBlockNumber;
 
-	/* no other backend extends the index meanwhile: the new pages follow */
+	if (BlockNumberIsValid(start))
+		return start;
 	LockRelationForExtension(index, ExclusiveLock);
 	nblocks = RelationGetNumberOfBlocks(index);
-	for (int i = 0; i < fl->n; i++)
+	start = nblocks;
+	for (int i = 0; fl != NULL && i < fl->n; i++)
 	{
 		GpuirFreeExtent *e = &fl->ext[i];
 
-		if (fl->reusable[i] && e->npages > 0 && e->npages < npages &&
-			(uint64) e->start + e->npages == nblocks)
+		/* smaller than npages, or GpuirFreeListTake would have taken it */
+		if (fl->reusable[i] && e->npages > 0 && (uint64) e->start + e->npages == nblocks)
 		{
 			start = e->start;
 			e->npages = 0;
 			break;
 		}
 	}
-	if (BlockNumberIsValid(start))
+	for (BlockNumber b = nblocks; b < (uint64) start + npages; b++)
 	{
-		for (BlockNumber b = nblocks; b < (uint64) start + npages; b++)
-		{
-			Buffer		buf = ReadBuffer(index, P_NEW);
+		Buffer		buf = ReadBuffer(index, P_NEW);
 
-			if (BufferGetBlockNumber(buf) != b)
-				elog(ERROR, "gpuir index \"%s\" was extended by another backend",
-					 RelationGetRelationName(index));
-			ReleaseBuffer(buf);
-			CHECK_FOR_INTERRUPTS();
-		}
+		if (BufferGetBlockNumber(buf) != b)
+			elog(ERROR, "gpuir index \"%s\" was extended by another backend",
+				 RelationGetRelationName(index));
+		ReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
 	}
 	UnlockRelationForExtension(index, ExclusiveLock);
 	return start;

@@ -296,20 +296,20 @@ check_stream_size(ByteBuf *bb)
  * segment of index; fills *seg and returns true, or returns false when the
  * builder holds no document.  DocIDs are assigned in heap TID order, so ties
  * broken by docID are ties broken by TID.  The streams' pages carry the tag
- * of generation and are consecutive: in the lowest reusable extent of the
- * free space map fl that holds them all (first fit), else at the end of the
- * index, starting in the free pages that end it if they are reusable (fl
- * NULL: new pages only).  A segment is thus never scattered over
- * small holes, and compaction (gpuircompact.c) moves it down in one piece.
- * Raises 54000 when a stream would exceed 4 GB.
+ * of generation and follow each other in one run of pages allocated from
+ * the free space map fl (GpuirFreeListAllocate: the lowest reusable extent
+ * that holds them all, else at the end of the index; fl NULL: new pages).
+ * A segment is thus never scattered over small holes, and compaction
+ * (gpuircompact.c) moves it down in one piece.  Raises 54000 when a stream
+ * would exceed 4 GB.
  */
 bool
 GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 				  float4 k1, float4 bparam, GpuirFreeList *fl, GpuirSegmentData *seg)
 {
 	MemoryContext old;
-	GpuirFreeList *place = NULL;	/* the extent the segment goes into */
 	uint64		npages = 0;
+	BlockNumber at;
 	uint32	   *docorder;
 	uint32	   *newdoc;
 	uint32	   *termorder;
@@ -478,32 +478,17 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		check_stream_size(&bb[s]);
 		npages += ((uint64) bb[s].len + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
 	}
-	if (fl != NULL && npages > 0 && npages <= PG_UINT32_MAX)
-	{
-		/* the streams go consecutively into one free extent, or all at the end */
-		BlockNumber at = GpuirFreeListTake(fl, (uint32) npages);
-
-		if (!BlockNumberIsValid(at))
-			at = GpuirFreeListTakeAtEnd(fl, index, (uint32) npages);
-
-		if (BlockNumberIsValid(at))
-		{
-			place = palloc0(sizeof(GpuirFreeList));
-			place->ext[0].start = at;
-			place->ext[0].npages = (uint32) npages;
-			place->reusable[0] = true;
-			place->n = 1;
-		}
-	}
+	/* one run of pages for the whole segment: 7 streams of at most 4 GB */
+	Assert(npages <= PG_UINT32_MAX);
+	at = npages > 0 ? GpuirFreeListAllocate(fl, index, (uint32) npages) : InvalidBlockNumber;
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
 		seg->streams[s] = GpuirWriteStream(index, bb[s].data, (uint32) bb[s].len,
-										   GpuirSegmentTag(generation), place);
+										   GpuirSegmentTag(generation), at);
+		at += (bb[s].len + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
 		if (bb[s].data)
 			pfree(bb[s].data);
 	}
-	if (place)
-		pfree(place);
 	MemoryContextSwitchTo(old);
 	return true;
 }

@@ -184,30 +184,21 @@ GpuirNewBuffer(Relation index)
 }
 
 /*
- * GpuirWriteStream: write data[0..nbytes) to consecutive pages and return
- * where they are: pages taken from the free space map fl when one of its
- * reusable extents is large enough (fl may be NULL), else new pages at the
- * end of the index, allocated under the relation extension lock so that
- * they are consecutive (every extension of a gpuir index takes it).  Every
- * page carries tag, its segment's GpuirSegmentTag, and is logged as a full
- * image, four per WAL record.
+ * GpuirWriteStream: write data[0..nbytes) to the consecutive pages that
+ * start at block start, which exist and are free (the caller allocated them:
+ * GpuirFreeListAllocate), and return the stream.  Their old contents are
+ * not read.  Every page carries tag, its segment's GpuirSegmentTag, and is
+ * logged as a full image, four per WAL record.
  */
 GpuirStream
 GpuirWriteStream(Relation index, const char *data, uint32 nbytes, uint32 tag,
-				 GpuirFreeList *fl)
+				 BlockNumber start)
 {
 	GpuirStream s;
 	uint32		npages = (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
-	BlockNumber reuse;
 
-	s.start = InvalidBlockNumber;
+	s.start = npages > 0 ? start : InvalidBlockNumber;
 	s.nbytes = nbytes;
-	if (npages == 0)
-		return s;
-
-	reuse = fl ? GpuirFreeListTake(fl, npages) : InvalidBlockNumber;
-	if (!BlockNumberIsValid(reuse))
-		LockRelationForExtension(index, ExclusiveLock);
 	for (uint32 p = 0; p < npages; p += MAX_GENERIC_XLOG_PAGES)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
@@ -221,21 +212,9 @@ GpuirWriteStream(Relation index, const char *data, uint32 nbytes, uint32 tag,
 			uint32		len = Min(GPUIR_PAGE_DATA, nbytes - off);
 			Page		page;
 
-			if (BlockNumberIsValid(reuse))
-			{
-				/* a free page: no reader is left, its old contents are not needed */
-				bufs[i] = ReadBufferExtended(index, MAIN_FORKNUM, reuse + p + i,
-											 RBM_ZERO_AND_LOCK, NULL);
-			}
-			else
-			{
-				bufs[i] = ReadBuffer(index, P_NEW);
-				LockBuffer(bufs[i], BUFFER_LOCK_EXCLUSIVE);
-			}
-			if (p == 0 && i == 0)
-				s.start = BufferGetBlockNumber(bufs[i]);
-			else if (BufferGetBlockNumber(bufs[i]) != s.start + p + i)
-				elog(ERROR, "gpuir stream pages are not consecutive");
+			/* a free page: no reader is left, its old contents are not needed */
+			bufs[i] = ReadBufferExtended(index, MAIN_FORKNUM, start + p + i,
+										 RBM_ZERO_AND_LOCK, NULL);
 			page = GenericXLogRegisterBuffer(state, bufs[i], GENERIC_XLOG_FULL_IMAGE);
 			GpuirInitPage(page, GPUIR_PAGE_STREAM);
 			GpuirPageGetOpaque(page)->next = tag;
@@ -246,8 +225,6 @@ GpuirWriteStream(Relation index, const char *data, uint32 nbytes, uint32 tag,
 		for (int i = 0; i < nb; i++)
 			UnlockReleaseBuffer(bufs[i]);
 	}
-	if (!BlockNumberIsValid(reuse))
-		UnlockRelationForExtension(index, ExclusiveLock);
 	return s;
 }
 

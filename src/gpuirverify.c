@@ -758,7 +758,7 @@ verify_free_space_map(VerifyState *vs, const GpuirMetaPageData *meta)
 		if (i > 0 && ((uint64) meta->free[i - 1].start + meta->free[i - 1].npages > e->start ||
 					  ((uint64) meta->free[i - 1].start + meta->free[i - 1].npages == e->start &&
 					   FullTransactionIdEquals(meta->free[i - 1].safexid, e->safexid))))
-			verify_error(vs, "free space map extents %u and %u are not sorted and apart (or adjacent with the same safexid)",
+			verify_error(vs, "free space map extents %u and %u overlap, are out of order, or are adjacent with the same safexid",
 						 i - 1, i);
 		for (uint32 p = 0; p < e->npages; p++)
 		{

@@ -187,7 +187,7 @@ is(missing_rows(), '0', 'every row is found by its token after the rounds');
 # a session idle in a transaction that scanned the index holds a lock on it
 # (READ COMMITTED: no snapshot), so VACUUM cannot truncate the index; the
 # rewrites of its segment then start in the free pages that end it
-# (GpuirFreeListTakeAtEnd) instead of appending a whole copy after them
+# (GpuirFreeListAllocate) instead of appending a whole copy after them
 $node->safe_psql('postgres', 'REINDEX INDEX docs_idx');
 $fresh = $node->safe_psql('postgres', q{SELECT pg_relation_size('docs_idx') / 8192});
 my ($hin, $hout) = ('', '');

@@ -782,15 +782,9 @@ relation_close(Relation relation, LOCKMODE lockmode)
 }
 
 BlockNumber
-GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
+GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages)
 {
-	NOT_EMULATED("GpuirFreeListTake");
-}
-
-BlockNumber
-GpuirFreeListTakeAtEnd(GpuirFreeList *fl, Relation index, uint32 npages)
-{
-	NOT_EMULATED("GpuirFreeListTakeAtEnd");
+	NOT_EMULATED("GpuirFreeListAllocate");
 }
 
 void
