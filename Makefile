@@ -17,10 +17,8 @@ MODULE_big = gpuir
 DATA = sql/gpuir--0.1.0.sql sql/gpuir--0.1.0--$(EXTVERSION).sql
 PGFILEDESC = "gpuir - BM25 ranked full-text search index"
 
-SRCS = src/gpuir.c src/gpuirbuild.c src/gpuircodec.c src/gpuircompact.c src/gpuircost.c \
-	src/gpuirfuncs.c src/gpuirgpu.c src/gpuirinsert.c src/gpuirmerge.c src/gpuirquery.c \
-	src/gpuirscan.c src/gpuirsegment.c src/gpuirshmem.c src/gpuirtokenize.c src/gpuirutils.c src/gpuirfree.c \
-	src/gpuirvacuum.c src/gpuirvalidate.c src/gpuirverify.c src/gpuirworker.c
+# every C file of src/ (pure C ones such as gpuircodec.c and gpuirlist.c too)
+SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(SRCS:.c=.o)
 
 PG_CONFIG ?= pg_config
@@ -62,7 +60,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_list test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -71,10 +69,10 @@ ifdef HAVE_CUDA
 $(shlib): $(CUDA_OBJS)
 endif
 
-cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h
+cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gpuirlist.h
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 
-$(OBJS): src/gpuir.h src/gpuircodec.h src/gpuirservice.h cuda/gpuir_cuda.h
+$(OBJS): src/gpuir.h src/gpuircodec.h src/gpuirlist.h src/gpuirservice.h cuda/gpuir_cuda.h
 
 installcheck: build/regress/sql
 
@@ -96,22 +94,36 @@ prove_installcheck:
 test/test_codec: test/test_codec.c test/test_util.h src/gpuircodec.c src/gpuircodec.h
 	$(CC) -O2 -Wall -Wextra -o $@ test/test_codec.c src/gpuircodec.c
 
-UNITTESTS = test/test_codec
+# the posting-list module (encoder and the readers' checks)
+test/test_list: test/test_list.c test/test_util.h src/gpuirlist.c src/gpuirlist.h src/gpuircodec.c \
+		src/gpuircodec.h
+	$(CC) -O2 -Wall -Wextra -o $@ test/test_list.c src/gpuirlist.c src/gpuircodec.c
+
+UNITTESTS = test/test_codec test/test_list
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
-test/test_cuda_decode: test/test_cuda_decode.c test/test_util.h src/gpuircodec.c $(CUDA_OBJS)
+# the decode kernel serves this test only: built here (with the flags of
+# cuda/*.o), not into gpuir.so
+test/cuda_decode_kernel.o: test/cuda_decode_kernel.cu test/cuda_decode_kernel.h \
+		$(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gpuirlist.h
+	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
+test/test_cuda_decode: test/test_cuda_decode.c test/test_util.h test/cuda_decode_kernel.h \
+		test/cuda_decode_kernel.o src/gpuircodec.c $(CUDA_OBJS)
 	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -o $@ test/test_cuda_decode.c src/gpuircodec.c \
-		cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS)
+		cuda/gpuir_cuda_status.c test/cuda_decode_kernel.o $(CUDA_OBJS) $(CUDA_LIBS)
 UNITTESTS += test/test_cuda_decode
 endif
 ifneq ($(wildcard test/test_cuda_search.c),)
 # -ffp-contract=off: the CPU reference's BM25 must round like GpuirBM25
-test/test_cuda_search: test/test_cuda_search.c test/test_util.h test/ref_topk.h src/gpuircodec.c $(CUDA_OBJS)
+test/test_cuda_search: test/test_cuda_search.c test/test_util.h test/ref_topk.h src/gpuircodec.c \
+		src/gpuirlist.c src/gpuirlist.h $(CUDA_OBJS)
 	$(CC) -O2 -Wall -Wextra -ffp-contract=off -Isrc -Icuda -o $@ test/test_cuda_search.c \
-		src/gpuircodec.c cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS) -lm
+		src/gpuircodec.c src/gpuirlist.c cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS) -lm
 UNITTESTS += test/test_cuda_search
 endif
 endif
+
+EXTRA_CLEAN += test/cuda_decode_kernel.o
 
 unittest: $(UNITTESTS)
 	@set -e; for t in $(UNITTESTS); do ./$$t; done
@@ -130,9 +142,11 @@ FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/fuzz_%)
 FUZZ_REPLAYS = $(FUZZ_TARGETS:%=test/fuzz/replay_%)
 EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds test/fuzz/*.probe
 # the page readers are the real src/ files, on test/fuzz/pgshim.c's backend services
-FUZZ_PAGES_SRCS = test/fuzz/pgshim.c src/gpuirutils.c src/gpuirinsert.c src/gpuirquery.c src/gpuirmerge.c \
+FUZZ_PAGES_SRCS = test/fuzz/pgshim.c src/gpuirutils.c src/gpuirbuffer.c src/gpuirquery.c src/gpuirmerge.c \
+	src/gpuirengine.c src/gpuirremember.c \
+	src/gpuirlist.c src/gpuirlistread.c \
 	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c
-FUZZ_PAGES_DEPS = $(FUZZ_PAGES_SRCS) test/fuzz/pgshim.h src/gpuir.h src/gpuirservice.h \
+FUZZ_PAGES_DEPS = $(FUZZ_PAGES_SRCS) test/fuzz/pgshim.h src/gpuir.h src/gpuirservice.h src/gpuirlist.h \
 	src/gpuircodec.h
 FUZZ_PAGES_CFLAGS = -D_GNU_SOURCE -fno-strict-aliasing -fwrapv -Wno-unused-parameter \
 	-Isrc -Itest/fuzz -I$(includedir_server)

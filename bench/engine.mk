@@ -1,5 +1,6 @@
-# bench/engine.mk: standalone build of build/engine_bench (bench/engine_bench.c),
-# the engine-level GPU benchmark on a generated corpus; no PostgreSQL needed.
+# bench/engine.mk: standalone build of build/engine_bench (bench/engine_bench.c
+# and bench/engine/*.c), the engine-level GPU benchmark on a generated corpus;
+# no PostgreSQL needed.
 #
 #   make -f bench/engine.mk          # from the repository root
 #   make -f bench/engine.mk clean
@@ -22,13 +23,16 @@ NVCC_FLAGS = -O3 --std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
 	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++
 
-# -ffp-contract=off: the CPU reference's BM25 must round like GpuirBM25
+# -ffp-contract=off: the CPU reference's BM25 (GpuirBM25Expr) must round like the kernels
 ENGINE_CFLAGS = -O3 -Wall -Wextra -ffp-contract=off -pthread
 
 OBJDIR = build/engine_obj
 BIN = build/engine_bench
-SRCS = bench/engine_bench.c src/gpuircodec.c cuda/gpuir_cuda_status.c
-DEPS = $(SRCS) src/gpuircodec.h cuda/gpuir_cuda.h cuda/gpuir_cuda_internal.h test/ref_topk.h
+ENGINE_SRCS = bench/engine_bench.c bench/engine/util.c bench/engine/inputs.c \
+	bench/engine/corpus.c bench/engine/segment.c bench/engine/reference.c bench/engine/gpu.c
+SRCS = $(ENGINE_SRCS) src/gpuirlist.c src/gpuircodec.c cuda/gpuir_cuda_status.c
+DEPS = $(SRCS) bench/engine/engine.h src/gpuirlist.h src/gpuircodec.h cuda/gpuir_cuda.h \
+	cuda/gpuir_cuda_internal.h test/ref_topk.h
 
 ifneq ($(strip $(NVCC)),)
 CUDA_SRCS = $(wildcard cuda/*.cu)
@@ -48,7 +52,7 @@ $(BIN): $(DEPS) $(CUDA_OBJS) bench/engine.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_CPPFLAGS) -Isrc -Icuda -o $@ $(SRCS) $(ENGINE_LINK) -lm
 
-$(OBJDIR)/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h
+$(OBJDIR)/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gpuirlist.h
 	@mkdir -p $(OBJDIR)
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 

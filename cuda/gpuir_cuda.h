@@ -2,10 +2,12 @@
  *
  * gpuir_cuda.h
  *	  Pure C interface between gpuir's PostgreSQL code (src/) and its CUDA
- *	  kernels (cuda/): status codes, device discovery, kernel launchers.
+ *	  kernels (cuda/): status codes, device discovery, resident segments
+ *	  and the batched top-k search.
  *
  * Rules of this boundary (ARCHITECTURE.md, decisions 1 and 2):
- *	- C only, stdint/stddef only: no postgres.h, no CUDA headers, so that
+ *	- C only, stdint/stddef only (and src/gpuirlist.h, the pure C owner of
+ *	  the posting-list format): no postgres.h, no CUDA headers, so that
  *	  src/ includes it with the ordinary PGXS compiler flags.
  *	- Nothing here pallocs, ereports, prints, longjmps or exits.  Every entry
  *	  point returns a gpuir_cuda_status; src/ turns a failure into ereport,
@@ -14,11 +16,8 @@
  *	  first call creates a CUDA context in the calling process, and a CUDA
  *	  context does not survive fork().  The postmaster and ordinary backends
  *	  must not call them (probe in a forked child if startup needs facts).
- *	- Launchers follow CUB's device-wide entry points: they take device
- *	  pointers and an opaque stream (a cudaStream_t passed as void *; NULL
- *	  is the default stream), enqueue work asynchronously on that stream,
- *	  and return a status describing the enqueueing only.  They use the
- *	  calling thread's current device.
+ *	- A stream argument is a cudaStream_t passed as void * (NULL is the
+ *	  default stream).  Calls use the calling thread's current device.
  *
  * The kernels follow Ding, He, Yan, Suel, "Using Graphics Processors for
  * High Performance IR Query Processing", WWW 2009 (cited per function).
@@ -30,6 +29,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* the posting-list format (block size, block header, impacts per block) */
+#include "../src/gpuirlist.h"
 
 #ifdef __cplusplus
 extern "C"
@@ -47,11 +49,8 @@ extern "C"
 #define GPUIR_CUDA_API
 #endif
 
-/* postings per block; equal to GPUIR_BLOCK_SIZE of src/gpuircodec.h */
-#define GPUIR_CUDA_BLOCK_SIZE		128
-
-/* per-block count written for a block that is not well formed */
-#define GPUIR_CUDA_BLOCK_CORRUPT	(-1)
+/* postings per block (src/gpuircodec.h) */
+#define GPUIR_CUDA_BLOCK_SIZE		GPUIR_BLOCK_SIZE
 
 /*
  * Status of a host entry point.  Values are stable (they may be stored or
@@ -115,90 +114,6 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_device_info(int dev, char *na
 												size_t *total_mem,
 												int *cc_major, int *cc_minor);
 
-/*
- * gpuir_cuda_decode_blocks: decode a batch of posting blocks on the device
- * (Ding et al. 2009, section 6.2: block-wise PForDelta decoding, one
- * thread per posting, exceptions patched, then a localized prefix sum of
- * the d-gaps within each block, seeded with the previous block's last
- * docID, so blocks decode independently and in any order).
- *
- * Block format: src/gpuircodec.h (identical bytes; the result matches
- * GpuirCodecDecode bit for bit, corruption verdict included).
- *
- * Inputs (all device pointers, except stream):
- *	d_payload[payload_bytes]	bytes holding the encoded blocks
- *	d_block_offsets[nblocks]	byte offset of block b in d_payload; blocks
- *								may be in any order, repeat or overlap;
- *								4-byte aligned offsets take the fast path
- *								(word loads), others are read bytewise
- *	d_block_bytes[nblocks]		optional (NULL): bytes available to block
- *								b, as GpuirCodecDecode's len; always
- *								clamped to payload_bytes - offset.  NULL
- *								means "up to the end of the payload"
- *	d_prev_docids[nblocks]		docID[-1] of block b: the last docID of the
- *								preceding block of its posting list, or
- *								0xFFFFFFFF (GPUIR_FIRST_PREV_DOCID) for a
- *								list's first block
- *	nblocks						0 .. INT32_MAX (0 enqueues nothing)
- *	stream						cudaStream_t as void *, NULL = default
- * Outputs (device pointers; shapes nblocks * 128 in block-major order, the
- * postings of block b at [b * 128, b * 128 + count)):
- *	d_docids	docIDs (uint32) or NULL to skip the d-gap section
- *	d_tfs		term frequencies (>= 1) or NULL to skip the tf section
- *	d_counts[nblocks]	number of postings (1..128) of block b, or
- *				GPUIR_CUDA_BLOCK_CORRUPT when the block is not well formed
- *				(the checks of GpuirCodecDecode, applied to the requested
- *				sections only); required
- *	d_ncorrupt	optional (NULL): a device counter the kernel atomically
- *				increments once per corrupt block; the caller zeroes it
- * Slots past count, and all 128 slots of a corrupt block, are written 0.
- * A corrupt block never causes a read outside its byte range nor a write
- * outside its 128 slots.
- *
- * Returns GPUIR_CUDA_OK when the kernel was enqueued (results are ready
- * after the stream synchronizes; errors during execution surface at the
- * next synchronizing call), GPUIR_CUDA_INVALID_ARGUMENT (NULL d_payload,
- * d_block_offsets, d_prev_docids or d_counts with nblocks > 0, or nblocks
- * > INT32_MAX), GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (launch failed).
- */
-extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks(const uint8_t *d_payload,
-												  size_t payload_bytes,
-												  const uint32_t *d_block_offsets,
-												  const uint32_t *d_block_bytes,
-												  const uint32_t *d_prev_docids,
-												  uint32_t nblocks,
-												  uint32_t *d_docids,
-												  uint32_t *d_tfs,
-												  int32_t *d_counts,
-												  uint32_t *d_ncorrupt,
-												  void *stream);
-
-/*
- * gpuir_cuda_decode_blocks_host: convenience wrapper of
- * gpuir_cuda_decode_blocks for host arrays (tests, tools; the GPU service
- * keeps lists resident instead).  Allocates device buffers with cudaMalloc,
- * copies the inputs, decodes on stream, copies the outputs back,
- * synchronizes the stream and frees the buffers.
- *
- * Inputs and outputs: as gpuir_cuda_decode_blocks, but host pointers
- * (block_bytes may be NULL; docids, tfs may be NULL to skip a section;
- * counts is required; docids/tfs have room for nblocks * 128 entries).
- * Returns GPUIR_CUDA_OK if every block decoded, GPUIR_CUDA_CORRUPT if at
- * least one block is corrupt (all outputs are still filled; see counts),
- * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE, GPUIR_CUDA_ERROR or
- * GPUIR_CUDA_INVALID_ARGUMENT.  Outputs are undefined unless OK or CORRUPT.
- */
-extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks_host(const uint8_t *payload,
-													   size_t payload_bytes,
-													   const uint32_t *block_offsets,
-													   const uint32_t *block_bytes,
-													   const uint32_t *prev_docids,
-													   uint32_t nblocks,
-													   uint32_t *docids,
-													   uint32_t *tfs,
-													   int32_t *counts,
-													   void *stream);
-
 /* ---------- batched top-k search (part 2: the GPU query engine) ---------- */
 
 /*
@@ -229,7 +144,7 @@ typedef struct gpuir_cuda_scoring
  *	doclen[ndocs]				dl of each docID
  *	deleted[(ndocs + 7) / 8]	bit d set: docID d is deleted; may be NULL
  */
-#define GPUIR_CUDA_BLOCK_IMPACTS	2
+#define GPUIR_CUDA_BLOCK_IMPACTS	GPUIR_BLOCK_IMPACTS	/* src/gpuirlist.h */
 
 typedef struct gpuir_cuda_segment
 {
@@ -391,14 +306,14 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * out_scores[q * kmax + i] for i < out_counts[q] (= min(k, documents that
  * qualify)), best first; slots past out_counts[q] are set to 0.
  *
- * Unlike the launchers above, this call is synchronous: it allocates a
- * workspace with cudaMalloc (queries, candidates; batches whose candidates
- * would take more than 256 MiB run in several chunks of two launches),
- * uploads the query arrays, launches on stream, copies the results back,
- * synchronizes and frees the workspace.  Every list a query uses is
- * checked like the CPU engine checks it (block last docIDs increasing and
- * below ndocs, block extents inside the payload, each decoded block with
- * 128 postings except a list's last, ending at its block_last).
+ * The call is synchronous: it allocates a workspace with cudaMalloc
+ * (queries, candidates; batches whose candidates would take more than 256
+ * MiB run in several chunks of two launches), uploads the query arrays,
+ * launches on stream, copies the results back, synchronizes and frees the
+ * workspace.  Every list a query uses is checked like the CPU engine checks
+ * it (block last docIDs increasing and below ndocs, block extents inside
+ * the payload, each decoded block with 128 postings except a list's last,
+ * ending at its block_last).
  *
  * Returns GPUIR_CUDA_OK; GPUIR_CUDA_INVALID_ARGUMENT (NULL pointer with
  * nqueries > 0, kmax or a k out of range, a term or block range outside its

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * gpuir_cuda_internal.cuh
- *	  CUDA-side helpers shared by the .cu files of cuda/: mapping of
- *	  cudaError_t to gpuir_cuda_status.
+ *	  CUDA-side helpers shared by the .cu files of cuda/ (and of test/):
+ *	  mapping of cudaError_t to gpuir_cuda_status, cleanup errors.
  *
  *-------------------------------------------------------------------------
  */
@@ -43,6 +43,18 @@ gpuir_cuda_check(cudaError_t err)
 		default:
 			return GPUIR_CUDA_ERROR;
 	}
+}
+
+/*
+ * gpuir_cuda_ignore_error: drop the error of a best-effort cleanup call
+ * (cudaFree, cudaStreamSynchronize after a failure), clearing the runtime's
+ * last error but keeping the detail recorded for the failure reported.
+ */
+static inline void
+gpuir_cuda_ignore_error(cudaError_t err)
+{
+	if (err != cudaSuccess)
+		(void) cudaGetLastError();
 }
 
 #endif							/* GPUIR_CUDA_INTERNAL_CUH */

@@ -45,51 +45,6 @@ gpuir_cuda_device_info(int dev, char *name, size_t namelen, size_t *total_mem,
 	return no_device();
 }
 
-/* gpuir_cuda_decode_blocks: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
-gpuir_cuda_status
-gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
-						 const uint32_t *d_block_offsets,
-						 const uint32_t *d_block_bytes,
-						 const uint32_t *d_prev_docids, uint32_t nblocks,
-						 uint32_t *d_docids, uint32_t *d_tfs, int32_t *d_counts,
-						 uint32_t *d_ncorrupt, void *stream)
-{
-	(void) d_payload;
-	(void) payload_bytes;
-	(void) d_block_offsets;
-	(void) d_block_bytes;
-	(void) d_prev_docids;
-	(void) nblocks;
-	(void) d_docids;
-	(void) d_tfs;
-	(void) d_counts;
-	(void) d_ncorrupt;
-	(void) stream;
-	return no_device();
-}
-
-/* gpuir_cuda_decode_blocks_host: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
-gpuir_cuda_status
-gpuir_cuda_decode_blocks_host(const uint8_t *payload, size_t payload_bytes,
-							  const uint32_t *block_offsets,
-							  const uint32_t *block_bytes,
-							  const uint32_t *prev_docids, uint32_t nblocks,
-							  uint32_t *docids, uint32_t *tfs, int32_t *counts,
-							  void *stream)
-{
-	(void) payload;
-	(void) payload_bytes;
-	(void) block_offsets;
-	(void) block_bytes;
-	(void) prev_docids;
-	(void) nblocks;
-	(void) docids;
-	(void) tfs;
-	(void) counts;
-	(void) stream;
-	return no_device();
-}
-
 /* gpuir_cuda_segment_upload: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
 gpuir_cuda_status
 gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,

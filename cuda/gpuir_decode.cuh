@@ -2,8 +2,9 @@
  *
  * gpuir_decode.cuh
  *	  Block-wide device routine that decodes one gpuir posting block
- *	  (src/gpuircodec.h format) with 128 threads, for the decode kernel and
- *	  for later kernels that decode the blocks they select.
+ *	  (src/gpuircodec.h format) with 128 threads, for the search kernels
+ *	  (gpuir_search.cu) that decode the blocks they select, and for the
+ *	  unit test's decode kernel (test/cuda_decode_kernel.cu).
  *
  * The algorithm is block-wise PForDelta decoding on the GPU (Ding, He, Yan,
  * Suel, WWW 2009, section 6.2): every value sits at a fixed bit offset, so
@@ -13,10 +14,14 @@
  * seeded with the previous block's last docID, yields the docIDs.  Blocks
  * therefore decode independently: no list-wide scan is needed.
  *
- * Validation mirrors GpuirCodecBlockBytes/GpuirCodecDecode exactly (same
- * header checks, exception positions strictly increasing and < n, docIDs
- * below 0xFFFFFFFF, tf - 1 below 0xFFFFFFFF), so a block is corrupt on the
- * GPU if and only if it is corrupt on the CPU.
+ * This is a device re-implementation of GpuirCodecBlockBytes and
+ * GpuirCodecDecode (src/gpuircodec.c), not shared code: the format's
+ * constants come from src/gpuircodec.h, but the checks are written again
+ * here to the same rules (header and section widths and counts, the
+ * block inside the bytes available, exception positions strictly
+ * increasing and < n, docIDs below 0xFFFFFFFF, tf - 1 below 0xFFFFFFFF).
+ * test/test_cuda_decode.c checks, on random and corrupted blocks, that
+ * both decoders give the same postings and the same corruption verdict.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,13 +33,14 @@
 
 #include <cub/block/block_scan.cuh>
 
-#include "gpuir_cuda.h"
+#include "gpuir_cuda_internal.h"
 
-#define GPUIR_DECODE_THREADS	GPUIR_CUDA_BLOCK_SIZE	/* threads per block */
-#define GPUIR_DECODE_HEADER		8	/* bytes of the block header */
-/* largest well-formed block, in 32-bit words (GPUIR_BLOCK_MAX_BYTES / 4) */
-#define GPUIR_DECODE_MAX_WORDS	((GPUIR_DECODE_HEADER + 2 * (3 * 4 * GPUIR_CUDA_BLOCK_SIZE)) / 4)
-#define GPUIR_DECODE_FIRST_PREV	0xFFFFFFFFu	/* docID[-1] of a list's first block */
+/*
+ * One thread per posting of a block.  The format's limits are
+ * src/gpuircodec.h's: GPUIR_BLOCK_HEADER, GPUIR_BLOCK_MAX_BYTES,
+ * GPUIR_FIRST_PREV_DOCID.
+ */
+#define GPUIR_DECODE_THREADS	GPUIR_BLOCK_SIZE
 
 /* where one section (d-gap or tf) of a validated block lies */
 struct GpuirSectionLayout
@@ -60,7 +66,7 @@ struct GpuirBlockLayout
 /* shared memory of gpuir_decode_block (one per thread block) */
 struct GpuirDecodeTempStorage
 {
-	uint32_t	words[GPUIR_DECODE_MAX_WORDS];	/* the block's bytes */
+	uint32_t	words[GPUIR_BLOCK_MAX_BYTES / 4];	/* the block's bytes */
 	uint32_t	gap[GPUIR_DECODE_THREADS];	/* unpacked, patched d-gaps */
 	uint32_t	tf[GPUIR_DECODE_THREADS];	/* unpacked, patched tf - 1 */
 	typename cub::BlockScan<unsigned long long, GPUIR_DECODE_THREADS>::TempStorage scan;
@@ -110,15 +116,15 @@ gpuir_block_layout(const uint8_t *hdr, size_t avail, GpuirBlockLayout *l)
 {
 	int			n = hdr[0] + 1;
 
-	if (avail < GPUIR_DECODE_HEADER || n > GPUIR_CUDA_BLOCK_SIZE || hdr[7] != 0)
+	if (avail < GPUIR_BLOCK_HEADER || n > GPUIR_BLOCK_SIZE || hdr[7] != 0)
 		return false;
 	l->n = n;
-	if (!gpuir_section_check(avail, GPUIR_DECODE_HEADER, n, hdr[1], hdr[2], hdr[3], &l->gap))
+	if (!gpuir_section_check(avail, GPUIR_BLOCK_HEADER, n, hdr[1], hdr[2], hdr[3], &l->gap))
 		return false;
-	if (!gpuir_section_check(avail, GPUIR_DECODE_HEADER + l->gap.bytes, n,
+	if (!gpuir_section_check(avail, GPUIR_BLOCK_HEADER + l->gap.bytes, n,
 							 hdr[4], hdr[5], hdr[6], &l->tf))
 		return false;
-	l->total_bytes = GPUIR_DECODE_HEADER + l->gap.bytes + l->tf.bytes;
+	l->total_bytes = GPUIR_BLOCK_HEADER + l->gap.bytes + l->tf.bytes;
 	return true;
 }
 
@@ -192,7 +198,7 @@ gpuir_patch_section(const GpuirSectionLayout &s, int n, GpuirDecodeTempStorage &
  *	in[0..avail)	the block's bytes in global memory (read only within
  *					the validated encoded length, so never past avail)
  *	prev			docID[-1]: the previous block's last docID, or
- *					GPUIR_DECODE_FIRST_PREV for a list's first block
+ *					GPUIR_FIRST_PREV_DOCID for a list's first block
  *	want_docids, want_tfs	which sections to decode and validate (as
  *					passing NULL docids/tfs to GpuirCodecDecode)
  *	ts				shared temp storage; like CUB collectives, a caller
@@ -210,14 +216,14 @@ gpuir_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
 	typedef cub::BlockScan<unsigned long long, GPUIR_DECODE_THREADS> BlockScan;
 	const int	t = threadIdx.x;
 	const bool	aligned = (reinterpret_cast<uintptr_t>(in) & 3) == 0;
-	uint8_t		hdr[GPUIR_DECODE_HEADER];
+	uint8_t		hdr[GPUIR_BLOCK_HEADER];
 	GpuirBlockLayout l;
 	int			n;
 	int			corrupt;
 
 	*docid = 0;
 	*tf = 0;
-	if (avail < GPUIR_DECODE_HEADER)
+	if (avail < GPUIR_BLOCK_HEADER)
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	for (int k = 0; k < 2; k++)
 	{
@@ -263,10 +269,10 @@ gpuir_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
 		long long	d;
 
 		BlockScan(ts.scan).InclusiveSum(x, sum);
-		d = (prev == GPUIR_DECODE_FIRST_PREV ? -1LL : (long long) prev) + (long long) sum;
+		d = (prev == GPUIR_FIRST_PREV_DOCID ? -1LL : (long long) prev) + (long long) sum;
 		if (t < n)
 		{
-			if (d >= (long long) GPUIR_DECODE_FIRST_PREV)
+			if (d >= (long long) GPUIR_FIRST_PREV_DOCID)
 				atomicOr(&ts.corrupt, 1);
 			*docid = (uint32_t) d;
 		}

@@ -2,8 +2,11 @@
  *
  * gpuir_search.cu
  *	  Batched exact top-k BM25 search over one resident segment on the GPU:
- *	  segment upload, the AND and OR kernels, top-k selection and the host
- *	  launcher gpuir_cuda_search_batch (contracts in gpuir_cuda.h).
+ *	  the kernels (check, BMW bound and order, tile, final top-k) and the
+ *	  host side of gpuir_cuda_search_batch (contracts in gpuir_cuda.h):
+ *	  validation, the plan of chunks, the workspace and the launches.  The
+ *	  tile kernel's device routines (OR, BMW, AND over one tile) are in
+ *	  gpuir_search_tile.cuh, segment residency in gpuir_segment.cu.
  *
  * Organisation by docID range (Ding, He, Yan, Suel, "Using Graphics
  * Processors for High Performance IR Query Processing", WWW 2009, section
@@ -100,30 +103,18 @@
 #include <cub/block/block_radix_sort.cuh>
 
 #include "gpuir_cuda_internal.cuh"
-#include "gpuir_decode.cuh"
+#include "gpuir_search_tile.cuh"
 #include "gpuir_topk.cuh"
 
-#define GPUIR_SEARCH_THREADS	GPUIR_DECODE_THREADS	/* tile kernel: 128 */
-#define GPUIR_TILE_DOCS			8192	/* docIDs per tile */
-#define GPUIR_TILE_WORDS		(GPUIR_TILE_DOCS / 32)	/* bitmap words per tile */
-#define GPUIR_TILE_FIRST_CACHE	GPUIR_SEARCH_THREADS	/* terms whose first block is cached */
 #define GPUIR_FINAL_THREADS		256		/* final selection kernel */
 #define GPUIR_FINAL_ITEMS		4		/* keys per thread in the final sort */
 #define GPUIR_CAND_BUDGET		((uint64_t) 32 << 20)	/* candidate keys per chunk (256 MiB) */
-#define GPUIR_BLOCK_MAX_BYTES_DEV	(4 * GPUIR_DECODE_MAX_WORDS)
-#define GPUIR_BMW_SUB_DOCS		(GPUIR_TILE_DOCS / GPUIR_SEARCH_THREADS)	/* 64 */
-#define GPUIR_BMW_ALIVE_WORDS	(GPUIR_SEARCH_THREADS / 32)	/* live sub-range bitmap */
-#define GPUIR_BOUND_SLACK_DEV	1.0001	/* GPUIR_BOUND_SLACK of src/gpuir.h */
 #define GPUIR_ORDER_THREADS		256		/* tile order kernel */
 #define GPUIR_ORDER_ITEMS		8		/* tiles per thread sorted by bound */
 #define GPUIR_NO_BMW			UINT32_MAX	/* GpuirSearchWork.bmw of a non-BMW query */
 
 static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 			  "the final sort must hold k keys");
-static_assert(GPUIR_TILE_DOCS % (32 * GPUIR_SEARCH_THREADS) == 0,
-			  "tile items must divide evenly among the threads");
-static_assert(GPUIR_BMW_SUB_DOCS % 32 == 0 && GPUIR_BMW_SUB_DOCS <= GPUIR_CUDA_BLOCK_SIZE,
-			  "a BMW sub-range is whole bitmap words and overlaps at most two blocks");
 
 /* one query of a chunk as the kernels see it */
 struct GpuirSearchWork
@@ -140,524 +131,14 @@ struct GpuirSearchWork
 	uint64_t	cand_cap;		/* and the region's size in keys */
 };
 
-/* shared memory of the tile kernel (about 39 KB) */
-struct GpuirTileSmem
-{
-	float		acc[GPUIR_TILE_DOCS];	/* score accumulators */
-	uint32_t	cur[GPUIR_TILE_WORDS];	/* OR: matched; AND: candidates */
-	uint32_t	nxt[GPUIR_TILE_WORDS];	/* AND: candidates in the current list */
-	uint32_t	first[GPUIR_TILE_FIRST_CACHE];	/* first overlapping block of term j */
-	union
-	{
-		GpuirDecodeTempStorage dec;
-		GpuirSelectTempStorage<GPUIR_SEARCH_THREADS> sel;
-	}			u;
-	uint32_t	total;			/* valid documents in the tile */
-	uint32_t	base;			/* first candidate slot of the tile */
-	uint32_t	pos;			/* candidate slots handed out */
-	uint32_t	alive[GPUIR_BMW_ALIVE_WORDS];	/* BMW: live sub-ranges */
-	uint32_t	ndec;			/* blocks decoded (debug statistics) */
-	unsigned long long kmin;	/* BMW: smallest key kept by the tile */
-};
-
-/* debug statistics (gpuir_cuda_search_stats), device side */
-struct GpuirSearchDevStats
-{
-	unsigned long long blocks_decoded;
-	unsigned long long tiles_pruned;
-	unsigned long long subranges_pruned;
-};
-
-/* ---------- device helpers ---------- */
-
-/*
- * gpuir_bm25: one term's contribution, the float32 expression of GpuirBM25
- * (src/gpuir.h) operation by operation, rounded to nearest at each step.
- */
-__device__ static inline float
-gpuir_bm25(float idf, uint32_t tf, uint32_t dl, const gpuir_cuda_scoring &sc)
-{
-	float		tff = __uint2float_rn(tf);
-	float		norm = __fmul_rn(sc.k1, __fadd_rn(__fsub_rn(1.0f, sc.b),
-												  __fmul_rn(sc.b, __fdiv_rn(__uint2float_rn(dl),
-																			sc.avgdl))));
-
-	return __fdiv_rn(__fmul_rn(idf, __fmul_rn(tff, __fadd_rn(sc.k1, 1.0f))),
-					 __fadd_rn(tff, norm));
-}
-
-/*
- * gpuir_block_bound: the block-max bound of block b for a term of idf >= 0:
- * the larger of GpuirBM25Bound (src/gpuir.h, double) over the block's
- * GPUIR_CUDA_BLOCK_IMPACTS impacts; +infinity rather than NaN (0 / 0 from
- * a malformed impact), so that a bad impact never prunes.
- */
-__device__ static inline double
-gpuir_block_bound(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc, float idf,
-				  uint32_t b)
-{
-	double		m = 0.0;
-
-	for (int i = 0; i < GPUIR_CUDA_BLOCK_IMPACTS; i++)
-	{
-		const double tff = (double) seg.impact_tf[(size_t) b * GPUIR_CUDA_BLOCK_IMPACTS + i];
-		const double dl = (double) seg.impact_dl[(size_t) b * GPUIR_CUDA_BLOCK_IMPACTS + i];
-		const double norm = (double) sc.k1 * ((1.0 - (double) sc.b) +
-											 (double) sc.b * (dl / (double) sc.avgdl));
-		double		v = (double) idf * (tff * ((double) sc.k1 + 1.0)) / (tff + norm);
-
-		if (isnan(v))
-			v = (double) INFINITY;
-		m = fmax(m, v);
-	}
-	return m;
-}
-
-/*
- * gpuir_first_block: the first block b of the list [fb, end) whose last
- * docID is >= lo (binary search on block_last; end if none), if that block
- * may hold a docID below hi, else end.  Every thread may call it (same
- * addresses: broadcast loads).
- */
-__device__ static inline uint32_t
-gpuir_first_block(const uint32_t *__restrict__ block_last, uint32_t fb, uint32_t end,
-				  uint32_t lo, uint32_t hi)
-{
-	uint32_t	l = fb,
-				h = end;
-
-	while (l < h)
-	{
-		uint32_t	mid = l + (h - l) / 2;
-
-		if (block_last[mid] < lo)
-			l = mid + 1;
-		else
-			h = mid;
-	}
-	if (l < end && l > fb && block_last[l - 1] >= hi - 1)
-		return end;				/* its docIDs start at or after hi */
-	return l;
-}
-
-/* is any bit of bits[a .. z] (inclusive, tile offsets) set?  Block-wide. */
-__device__ static inline bool
-gpuir_bits_any(const uint32_t *bits, uint32_t a, uint32_t z)
-{
-	const uint32_t wa = a >> 5,
-				wz = z >> 5;
-	bool		any = false;
-
-	if (a <= z)
-		for (uint32_t w = wa + threadIdx.x; w <= wz; w += GPUIR_SEARCH_THREADS)
-		{
-			uint32_t	v = bits[w];
-
-			if (w == wa)
-				v &= ~0u << (a & 31);
-			if (w == wz)
-				v &= ~0u >> (31 - (z & 31));
-			any |= (v != 0);
-		}
-	return __syncthreads_or(any) != 0;
-}
-
-/*
- * gpuir_tile_decode: decode block b of a list (blocks [fb, fb + nblocks),
- * npostings postings) with the calling thread block, checked as the CPU
- * engine's cursor_decode checks it: the extent lies inside the payload and
- * is at most GPUIR_BLOCK_MAX_BYTES, the block decodes, holds 128 postings
- * (the list's last block: the rest) and ends at block_last[b] < ndocs.
- * Returns the count (same in every thread; *doc, *tf of posting threadIdx.x)
- * or GPUIR_CUDA_BLOCK_CORRUPT.  Ends with a barrier, so ts is free again.
- */
-__device__ static int
-gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t b,
-				  bool want_tfs, GpuirDecodeTempStorage &ts, uint32_t *doc, uint32_t *tf)
-{
-	const uint32_t fb = term.first_block;
-	const uint32_t off = seg.block_offset[b];
-	const uint32_t end = seg.block_offset[b + 1];
-	const uint32_t last = seg.block_last[b];
-	const uint32_t prev = (b > fb) ? seg.block_last[b - 1] : GPUIR_DECODE_FIRST_PREV;
-	const int	expect = (b + 1 < fb + term.nblocks) ? GPUIR_CUDA_BLOCK_SIZE
-		: (int) (term.npostings - (uint32_t) GPUIR_CUDA_BLOCK_SIZE * (term.nblocks - 1));
-	int			n;
-	bool		bad;
-
-	/* uniform: every thread read the same directory entries */
-	if (end < off || end > seg.payload_bytes || end - off > GPUIR_BLOCK_MAX_BYTES_DEV ||
-		last >= seg.ndocs || (b > fb && last <= prev))
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	n = gpuir_decode_block(seg.payload + off, end - off, prev, true, want_tfs, ts, doc, tf);
-	if (n != expect)
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	bad = ((int) threadIdx.x == n - 1 && *doc != last);
-	if (__syncthreads_or(bad))
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	return n;
-}
-
-/* is any sub-range sa .. sz (inclusive) of the live bitmap alive? */
-__device__ static inline bool
-gpuir_alive_any(const uint32_t *alive, uint32_t sa, uint32_t sz)
-{
-	for (uint32_t w = sa >> 5; w <= (sz >> 5); w++)
-	{
-		uint32_t	v = alive[w];
-
-		if (w == (sa >> 5))
-			v &= ~0u << (sa & 31);
-		if (w == (sz >> 5))
-			v &= ~0u >> (31 - (sz & 31));
-		if (v != 0)
-			return true;
-	}
-	return false;
-}
-
-/* what gpuir_tile_term does with the postings of a list inside the tile */
-enum GpuirTilePass
-{
-	GPUIR_PASS_OR,				/* add contributions, set match bits */
-	GPUIR_PASS_BMW,				/* OR, decoding only blocks with a live sub-range */
-	GPUIR_PASS_FIRST,			/* AND, shortest list: candidates = its docIDs */
-	GPUIR_PASS_FILTER,			/* AND, longer list: keep candidates it holds */
-	GPUIR_PASS_SCORE			/* AND, survivors: add contributions */
-};
-
-/*
- * gpuir_tile_term: one list's pass over the tile [lo, hi), starting at its
- * first overlapping block first.  Blocks whose docID range holds no
- * candidate are skipped undecoded in the FILTER and SCORE passes (Parallel
- * Merge Find); in the BMW pass, blocks whose docID range in the tile lies
- * in dead sub-ranges only (sm.alive).  Within the pass each docID is
- * handled by one thread, so the
- * accumulator updates need no atomics.  Returns false if a block is
- * corrupt.
- */
-template <int PASS>
-__device__ static bool
-gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-				const gpuir_cuda_term &term, uint32_t first, uint32_t lo, uint32_t hi,
-				GpuirTileSmem &sm)
-{
-	const uint32_t fb = term.first_block;
-	const uint32_t end = fb + term.nblocks;
-
-	for (uint32_t b = first; b < end; b++)
-	{
-		uint32_t	prev = (b > fb) ? seg.block_last[b - 1] : 0;
-		uint32_t	doc,
-					tf;
-		int			n;
-
-		if (b > fb && prev >= hi - 1)
-			break;				/* this block and the next start at or after hi */
-		if (PASS == GPUIR_PASS_FILTER || PASS == GPUIR_PASS_SCORE)
-		{
-			uint32_t	a = (b > fb && prev >= lo) ? prev + 1 - lo : 0;
-			uint32_t	last = seg.block_last[b];
-			uint32_t	z = ((last < hi - 1) ? last : hi - 1) - lo;
-
-			if (!gpuir_bits_any(sm.cur, a, z))
-				continue;
-		}
-		if (PASS == GPUIR_PASS_BMW)
-		{
-			uint32_t	a = (b > fb && prev >= lo) ? prev + 1 - lo : 0;
-			uint32_t	last = seg.block_last[b];
-			uint32_t	z = ((last < hi - 1) ? last : hi - 1) - lo;
-
-			/* uniform: sm.alive changes only between terms, behind barriers */
-			if (!gpuir_alive_any(sm.alive, a / GPUIR_BMW_SUB_DOCS, z / GPUIR_BMW_SUB_DOCS))
-				continue;
-		}
-		n = gpuir_tile_decode(seg, term, b,
-							  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW ||
-							  PASS == GPUIR_PASS_SCORE,
-							  sm.u.dec, &doc, &tf);
-		if (n < 0)
-			return false;
-		if (threadIdx.x == 0)
-			sm.ndec++;
-		if ((int) threadIdx.x < n && doc >= lo && doc < hi)
-		{
-			const uint32_t i = doc - lo;
-			const uint32_t bit = 1u << (i & 31);
-
-			if (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW)
-			{
-				sm.acc[i] = __fadd_rn(sm.acc[i], gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
-				atomicOr(&sm.cur[i >> 5], bit);
-			}
-			else if (PASS == GPUIR_PASS_FIRST)
-				atomicOr(&sm.nxt[i >> 5], bit);
-			else if (PASS == GPUIR_PASS_FILTER)
-			{
-				if (sm.cur[i >> 5] & bit)
-					atomicOr(&sm.nxt[i >> 5], bit);
-			}
-			else if (sm.cur[i >> 5] & bit)
-				sm.acc[i] = __fadd_rn(sm.acc[i], gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
-		}
-	}
-	return true;
-}
-
-/* the first block of term j of the query in the tile (cached for j < 128) */
-__device__ static inline uint32_t
-gpuir_term_first(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t j,
-				 uint32_t lo, uint32_t hi, const GpuirTileSmem &sm)
-{
-	if (j < GPUIR_TILE_FIRST_CACHE)
-		return sm.first[j];
-	return gpuir_first_block(seg.block_last, term.first_block,
-							 term.first_block + term.nblocks, lo, hi);
-}
-
-/*
- * gpuir_tile_scan_terms: every thread takes some terms, finds their first
- * overlapping blocks (cached in sm.first), and reports whether any term
- * (want_all false) or every term (want_all true) reaches the tile.
- */
-__device__ static bool
-gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, uint32_t nt,
-					  uint32_t lo, uint32_t hi, bool want_all, GpuirTileSmem &sm)
-{
-	bool		any = false,
-				missing = false;
-
-	for (uint32_t j = threadIdx.x; j < nt; j += GPUIR_SEARCH_THREADS)
-	{
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t end = term.first_block + term.nblocks;
-		uint32_t	first = end;
-
-		if (term.nblocks > 0)
-			first = gpuir_first_block(seg.block_last, term.first_block, end, lo, hi);
-		if (j < GPUIR_TILE_FIRST_CACHE)
-			sm.first[j] = first;
-		if (first < end)
-			any = true;
-		else
-			missing = true;
-	}
-	if (want_all)
-		return __syncthreads_or(missing) == 0;
-	return __syncthreads_or(any) != 0;
-}
-
-/*
- * gpuir_tile_or: accumulate the OR scores of the tile; 1 when some document
- * matched (sm.cur, sm.acc), 0 when no list reaches the tile, -1 corrupt.
- */
-__device__ static int
-gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-			  const gpuir_cuda_term *qt, uint32_t nt, uint32_t lo, uint32_t hi,
-			  GpuirTileSmem &sm)
-{
-	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
-		return 0;
-	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
-		sm.acc[i] = 0.0f;
-	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-		sm.cur[w] = 0;
-	__syncthreads();
-	/* query term order: the order of the float additions */
-	for (uint32_t j = 0; j < nt; j++)
-	{
-		const gpuir_cuda_term term = qt[j];
-		uint32_t	first;
-
-		if (term.nblocks == 0)
-			continue;
-		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, sm))
-			return -1;
-	}
-	__syncthreads();
-	return 1;
-}
-
-/*
- * gpuir_bmw_refresh: BMW's live sub-ranges against the query's current
- * threshold *thr: thread t's sub-range (bound ub, liveness mine) dies when
- * ub * GPUIR_BOUND_SLACK is strictly below the threshold, and stays dead
- * (the threshold never falls).  Publishes the bitmap in sm.alive; returns
- * whether any sub-range is alive.  Block-wide, with barriers before (every
- * thread is done reading sm.alive) and after (the bitmap is visible).
- */
-__device__ static bool
-gpuir_bmw_refresh(double ub, bool &mine, const uint32_t *thr, GpuirTileSmem &sm)
-{
-	const float th = gpuir_threshold_read(thr);
-	unsigned	bits;
-
-	__syncthreads();
-	if (mine && ub * GPUIR_BOUND_SLACK_DEV < (double) th)
-		mine = false;
-	bits = __ballot_sync(0xFFFFFFFFu, mine);
-	if ((threadIdx.x & 31) == 0)
-		sm.alive[threadIdx.x >> 5] = bits;
-	return __syncthreads_or(mine) != 0;
-}
-
-/*
- * gpuir_tile_bmw: the OR scores of the tile with block-max pruning (see the
- * file header): thread t bounds sub-range t (docIDs lo + 64 t .., at most
- * two blocks per list, binary search from the list's first block in the
- * tile), then the terms are scored in query order, decoding only blocks
- * that overlap a live sub-range, and the documents of sub-ranges dead at
- * the end are cleared from sm.cur.  1 when some sub-range survived (sm.cur,
- * sm.acc; sm.cur may be empty), 0 when no list reaches the tile or every
- * sub-range was pruned, -1 corrupt.  stats (debug, may be NULL) counts
- * pruned tiles and sub-ranges.
- */
-__device__ static int
-gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-			   const gpuir_cuda_term *qt, uint32_t nt, uint32_t lo, uint32_t hi,
-			   const uint32_t *thr, GpuirSearchDevStats *stats, GpuirTileSmem &sm)
-{
-	const uint32_t slo = lo + threadIdx.x * (uint32_t) GPUIR_BMW_SUB_DOCS;
-	const uint32_t shi = (slo < hi && hi - slo > GPUIR_BMW_SUB_DOCS)
-		? slo + GPUIR_BMW_SUB_DOCS : hi;
-	double		ub = 0.0;
-	bool		mine = (slo < hi);
-
-	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
-		return 0;
-	for (uint32_t j = 0; mine && j < nt; j++)
-	{
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t fb = term.first_block;
-		const uint32_t end = fb + term.nblocks;
-		uint32_t	first,
-					b;
-		double		m = 0.0;
-
-		if (term.nblocks == 0)
-			continue;
-		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (first >= end)
-			continue;
-		for (b = gpuir_first_block(seg.block_last, first, end, slo, shi); b < end; b++)
-		{
-			if (b > fb && seg.block_last[b - 1] >= shi - 1)
-				break;			/* this block and the next start at or after shi */
-			m = fmax(m, gpuir_block_bound(seg, sc, term.idf, b));
-		}
-		ub += m;
-	}
-	if (!gpuir_bmw_refresh(ub, mine, thr, sm))
-	{
-		if (stats != NULL && threadIdx.x == 0)
-			atomicAdd(&stats->tiles_pruned, 1ull);
-		return 0;
-	}
-	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
-		sm.acc[i] = 0.0f;
-	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-		sm.cur[w] = 0;
-	__syncthreads();
-	/* query term order: the order of the float additions */
-	for (uint32_t j = 0; j < nt; j++)
-	{
-		const gpuir_cuda_term term = qt[j];
-		uint32_t	first;
-		bool		any;
-
-		if (term.nblocks == 0)
-			continue;
-		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_BMW>(seg, sc, term, first, lo, hi, sm))
-			return -1;
-		any = gpuir_bmw_refresh(ub, mine, thr, sm);
-		if (!any)
-			break;
-	}
-	{
-		const uint32_t dead = __syncthreads_count(slo < hi && !mine);
-
-		if (stats != NULL && threadIdx.x == 0 && dead > 0)
-			atomicAdd(&stats->subranges_pruned, (unsigned long long) dead);
-	}
-	/* drop the documents of dead sub-ranges (partial scores, or none) */
-	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-	{
-		const uint32_t sub = w * 32 / GPUIR_BMW_SUB_DOCS;
-
-		if (!((sm.alive[sub >> 5] >> (sub & 31)) & 1))
-			sm.cur[w] = 0;
-	}
-	__syncthreads();
-	return 1;
-}
-
-/*
- * gpuir_tile_and: Parallel Merge Find over the tile, then scoring of the
- * survivors in query term order; 1 when some document holds every term
- * (sm.cur, sm.acc), 0 when none, -1 corrupt.  order[0 .. nt) is the
- * query's term indexes from the shortest list to the longest.
- */
-__device__ static int
-gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-			   const gpuir_cuda_term *qt, const uint32_t *order, uint32_t nt,
-			   uint32_t lo, uint32_t hi, GpuirTileSmem &sm)
-{
-	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, true, sm))
-		return 0;
-	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-		sm.nxt[w] = 0;
-	__syncthreads();
-	for (uint32_t jj = 0; jj < nt; jj++)
-	{
-		const uint32_t j = order[jj];
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		bool		ok,
-					any = false;
-
-		if (jj == 0)
-			ok = gpuir_tile_term<GPUIR_PASS_FIRST>(seg, sc, term, first, lo, hi, sm);
-		else
-			ok = gpuir_tile_term<GPUIR_PASS_FILTER>(seg, sc, term, first, lo, hi, sm);
-		if (!ok)
-			return -1;
-		__syncthreads();
-		for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-		{
-			uint32_t	v = sm.nxt[w];
-
-			sm.cur[w] = v;
-			sm.nxt[w] = 0;
-			any |= (v != 0);
-		}
-		if (!__syncthreads_or(any))
-			return 0;			/* intersection empty in this tile */
-	}
-	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
-		sm.acc[i] = 0.0f;
-	__syncthreads();
-	for (uint32_t j = 0; j < nt; j++)
-	{
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
-
-		if (!gpuir_tile_term<GPUIR_PASS_SCORE>(seg, sc, term, first, lo, hi, sm))
-			return -1;
-	}
-	__syncthreads();
-	return 1;
-}
-
 /* ---------- kernels ---------- */
 
 /*
  * gpuir_search_check_kernel: one thread block per list used by the batch
- * (terms[ref[blockIdx.x]]): the directory checks of the CPU engine's
- * cursor_open (last docIDs increasing and below ndocs) and the block
- * extents (inside the payload, 8 .. GPUIR_BLOCK_MAX_BYTES bytes).  Sets
+ * (terms[ref[blockIdx.x]]): the block header rules of GpuirListCheckHeader
+ * (src/gpuirlist.h), last docIDs increasing and below ndocs and block
+ * extents inside the payload of 8 .. GPUIR_BLOCK_MAX_BYTES bytes, but for
+ * the 4-byte alignment of offsets, which the decoder does not need.  Sets
  * *corrupt on failure; the tile kernel then does nothing.
  */
 __global__ void
@@ -675,8 +156,8 @@ gpuir_search_check_kernel(gpuir_cuda_segment seg, const gpuir_cuda_term *__restr
 		uint32_t	next = seg.block_offset[b + 1];
 
 		if (last >= seg.ndocs || (b > term.first_block && last <= seg.block_last[b - 1]) ||
-			next < off || next > seg.payload_bytes || next - off < GPUIR_DECODE_HEADER ||
-			next - off > GPUIR_BLOCK_MAX_BYTES_DEV)
+			next < off || next > seg.payload_bytes || next - off < GPUIR_BLOCK_HEADER ||
+			next - off > GPUIR_BLOCK_MAX_BYTES)
 			bad = true;
 	}
 	if (bad)
@@ -854,7 +335,6 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const int	t = threadIdx.x;
-	uint32_t	cnt = 0;
 	uint32_t	take;
 	uint64_t	thr = 1;
 	int			r;
@@ -901,29 +381,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		return;
 
 	/* drop deleted docIDs from the match bitmap and count what is left */
-	for (uint32_t w = t; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-	{
-		uint32_t	v = sm.cur[w];
-
-		if (v != 0 && seg.deleted != NULL)
-		{
-			const uint64_t byte0 = ((uint64_t) lo + 32 * w) >> 3;
-			const uint64_t nbytes = ((uint64_t) seg.ndocs + 7) >> 3;
-			uint32_t	del = 0;
-
-			for (int j = 0; j < 4; j++)
-				if (byte0 + j < nbytes)
-					del |= (uint32_t) seg.deleted[byte0 + j] << (8 * j);
-			v &= ~del;
-			sm.cur[w] = v;
-		}
-		cnt += __popc(v);
-	}
-	for (int s = 16; s > 0; s >>= 1)
-		cnt += __shfl_down_sync(0xFFFFFFFFu, cnt, s);
-	if ((t & 31) == 0 && cnt > 0)
-		atomicAdd(&sm.total, cnt);
-	__syncthreads();
+	gpuir_tile_drop_deleted(seg, lo, sm);
 	if (sm.total == 0)
 		return;
 	take = min(sm.total, qw.k);
@@ -1056,142 +514,6 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 
 /* ---------- host side ---------- */
 
-/* drop the error of a best-effort cleanup call, keeping the recorded detail */
-static void
-ignore_error(cudaError_t err)
-{
-	if (err != cudaSuccess)
-		(void) cudaGetLastError();
-}
-
-/* cudaMalloc + synchronous copy of bytes (NULL src: nothing allocated) */
-static gpuir_cuda_status
-upload_array(const void *src, size_t bytes, const void **dst)
-{
-	void	   *p = NULL;
-	gpuir_cuda_status st;
-
-	*dst = NULL;
-	if (src == NULL)
-		return GPUIR_CUDA_OK;
-	st = gpuir_cuda_check(cudaMalloc(&p, bytes > 0 ? bytes : 4));
-	if (st != GPUIR_CUDA_OK)
-		return st;
-	if (bytes > 0)
-	{
-		st = gpuir_cuda_check(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
-		if (st != GPUIR_CUDA_OK)
-		{
-			ignore_error(cudaFree(p));
-			return st;
-		}
-	}
-	*dst = p;
-	return GPUIR_CUDA_OK;
-}
-
-/*
- * gpuir_cuda_segment_upload: validate, then one cudaMalloc and copy per
- * array; contract in gpuir_cuda.h.
- */
-extern "C" gpuir_cuda_status
-gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
-						  const uint32_t *block_last, const uint32_t *block_offset,
-						  const uint32_t *impact_tf, const uint32_t *impact_dl,
-						  uint32_t nblocks, const uint32_t *doclen, const uint8_t *deleted,
-						  uint32_t ndocs, gpuir_cuda_segment *dev)
-{
-	gpuir_cuda_segment s;
-	gpuir_cuda_status st;
-	const size_t nb = nblocks;
-	const size_t nimp = nb * GPUIR_CUDA_BLOCK_IMPACTS;
-	static const uint32_t zero_offset = 0;
-
-	if (dev == NULL)
-		return GPUIR_CUDA_INVALID_ARGUMENT;
-	memset(dev, 0, sizeof(*dev));
-	if ((payload == NULL && payload_bytes > 0) || payload_bytes > UINT32_MAX ||
-		(nblocks > 0 && (payload == NULL || block_last == NULL || block_offset == NULL)) ||
-		((impact_tf == NULL) != (impact_dl == NULL)) ||
-		(ndocs > 0 && doclen == NULL) || ndocs > 0xFFFFFFFEu)
-		return GPUIR_CUDA_INVALID_ARGUMENT;
-	if (block_offset != NULL)
-	{
-		for (uint32_t b = 0; b < nblocks; b++)
-			if (block_offset[b] > block_offset[b + 1])
-				return GPUIR_CUDA_CORRUPT;
-		if (block_offset[nblocks] != payload_bytes)
-			return GPUIR_CUDA_CORRUPT;
-	}
-	else if (payload_bytes != 0)
-		return GPUIR_CUDA_CORRUPT;
-
-	memset(&s, 0, sizeof(s));
-	s.payload_bytes = payload_bytes;
-	s.ndocs = ndocs;
-	s.nblocks = nblocks;
-	{
-		const void *p;
-
-		if ((st = upload_array(payload ? payload : (const void *) &zero_offset,
-							   payload_bytes, &p)) != GPUIR_CUDA_OK)
-			goto fail;
-		s.payload = (const uint8_t *) p;
-		if ((st = upload_array(block_last ? (const void *) block_last : &zero_offset,
-							   nb * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
-			goto fail;
-		s.block_last = (const uint32_t *) p;
-		if ((st = upload_array(block_offset ? block_offset : &zero_offset,
-							   (nb + 1) * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
-			goto fail;
-		s.block_offset = (const uint32_t *) p;
-		if ((st = upload_array(impact_tf, nimp * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
-			goto fail;
-		s.impact_tf = (const uint32_t *) p;
-		if ((st = upload_array(impact_dl, nimp * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
-			goto fail;
-		s.impact_dl = (const uint32_t *) p;
-		if ((st = upload_array(doclen ? (const void *) doclen : &zero_offset,
-							   (size_t) ndocs * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
-			goto fail;
-		s.doclen = (const uint32_t *) p;
-		if ((st = upload_array(deleted, ((size_t) ndocs + 7) / 8, &p)) != GPUIR_CUDA_OK)
-			goto fail;
-		s.deleted = (const uint8_t *) p;
-	}
-	*dev = s;
-	return GPUIR_CUDA_OK;
-
-fail:
-	(void) gpuir_cuda_segment_free(&s);
-	return st;
-}
-
-/* gpuir_cuda_segment_free: contract in gpuir_cuda.h */
-extern "C" gpuir_cuda_status
-gpuir_cuda_segment_free(gpuir_cuda_segment *dev)
-{
-	gpuir_cuda_status st = GPUIR_CUDA_OK;
-
-	if (dev == NULL)
-		return GPUIR_CUDA_OK;
-	{
-		const void *bufs[] = {dev->payload, dev->block_last, dev->block_offset,
-							  dev->impact_tf, dev->impact_dl, dev->doclen, dev->deleted};
-
-		for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-			if (bufs[i] != NULL)
-			{
-				gpuir_cuda_status s2 = gpuir_cuda_check(cudaFree((void *) bufs[i]));
-
-				if (st == GPUIR_CUDA_OK)
-					st = s2;
-			}
-	}
-	memset(dev, 0, sizeof(*dev));
-	return st;
-}
-
 /* round up to a multiple of 256 bytes (workspace sub-array alignment) */
 static inline size_t
 align256(size_t n)
@@ -1213,10 +535,112 @@ term_valid(const gpuir_cuda_term *t, const gpuir_cuda_segment *seg)
 }
 
 /*
- * search_batch: gpuir_cuda_search_batch with optional debug statistics
- * (stats may be NULL): validate, plan chunks, upload the query arrays, run
- * check / (BMW: bound / order) / tile / final kernels, copy back; contract
- * in gpuir_cuda.h.
+ * search_args_valid: the argument checks of gpuir_cuda_search_batch
+ * (gpuir_cuda.h) for nqueries > 0: pointers, kmax, BM25 constants, the
+ * segment's counts, every term and every query.
+ */
+static bool
+search_args_valid(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
+				  const gpuir_cuda_query *queries, uint32_t nqueries,
+				  const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax,
+				  const uint32_t *out_docids, const float *out_scores,
+				  const uint32_t *out_counts)
+{
+	if (seg == NULL || sc == NULL || queries == NULL || out_docids == NULL ||
+		out_scores == NULL || out_counts == NULL || (terms == NULL && nterms > 0) ||
+		kmax < 1 || kmax > GPUIR_CUDA_MAX_K)
+		return false;
+	if (!(std::isfinite(sc->k1) && sc->k1 >= 0.0f && sc->b >= 0.0f && sc->b <= 1.0f &&
+		  std::isfinite(sc->avgdl) && sc->avgdl > 0.0f))
+		return false;
+	if (seg->ndocs > 0xFFFFFFFEu || seg->payload_bytes > UINT32_MAX ||
+		(seg->ndocs > 0 && seg->doclen == NULL) ||
+		(seg->nblocks > 0 && (seg->payload == NULL || seg->block_last == NULL ||
+							  seg->block_offset == NULL)))
+		return false;
+	for (uint32_t i = 0; i < nterms; i++)
+		if (!term_valid(&terms[i], seg))
+			return false;
+	for (uint32_t q = 0; q < nqueries; q++)
+	{
+		const gpuir_cuda_query *qq = &queries[q];
+
+		if (qq->k < 1 || qq->k > kmax || qq->first_term > nterms ||
+			qq->nterms > nterms - qq->first_term ||
+			(qq->mode != GPUIR_CUDA_MODE_AND && qq->mode != GPUIR_CUDA_MODE_OR &&
+			 qq->mode != GPUIR_CUDA_MODE_BMW))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The plan of a batch (host memory): the queries that can have results as
+ * the kernels see them, the AND queries' term orders, the lists used and
+ * the chunks.
+ */
+struct GpuirSearchPlan
+{
+	uint32_t	ntiles;			/* tiles of the segment */
+	GpuirSearchWork *work;		/* [nwork] */
+	uint32_t   *order;			/* [norder], capacity order_cap */
+	size_t		order_cap;
+	uint8_t    *used;			/* [nterms + 1]: term used by a query */
+	uint32_t   *chunk_start;	/* [nchunks + 1]: first work of each chunk */
+	uint8_t    *chunk_bmw;		/* [nchunks]: chunk has a BMW query */
+	uint32_t	nwork;
+	uint32_t	norder;
+	uint32_t	nref;			/* lists used (the check kernel's grid) */
+	uint32_t	nchunks;
+	uint32_t	nbmw;			/* BMW queries: rows of tile_ub, tile_order */
+	uint64_t	chunk_keys;		/* candidate keys of the last chunk so far */
+	uint64_t	max_chunk_keys;
+};
+
+/* plan_free: free what plan_batch allocated */
+static void
+plan_free(GpuirSearchPlan *p)
+{
+	free(p->work);
+	free(p->order);
+	free(p->used);
+	free(p->chunk_start);
+	free(p->chunk_bmw);
+}
+
+/*
+ * plan_and_order: append query q's term indexes, shortest list first (ties
+ * in query order), to p->order; its work item w points at them.
+ */
+static gpuir_cuda_status
+plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt,
+			   uint32_t nt)
+{
+	if ((size_t) p->norder + nt > p->order_cap)
+	{
+		size_t		ncap = std::max(p->order_cap * 2, (size_t) p->norder + nt);
+		uint32_t   *n2 = (uint32_t *) realloc(p->order, ncap * sizeof(uint32_t));
+
+		if (n2 == NULL)
+			return GPUIR_CUDA_OOM;
+		p->order = n2;
+		p->order_cap = ncap;
+	}
+	w->order_off = p->norder;
+	for (uint32_t j = 0; j < nt; j++)
+		p->order[p->norder + j] = j;
+	std::stable_sort(p->order + p->norder, p->order + p->norder + nt,
+					 [qt](uint32_t a, uint32_t b) {
+						 return qt[a].npostings < qt[b].npostings;
+					 });
+	p->norder += nt;
+	return GPUIR_CUDA_OK;
+}
+
+/*
+ * plan_query: add query q to the plan unless no document can qualify (its
+ * count stays 0): its work item (mode: BMW runs as OR without impacts or
+ * with a negative idf), AND order, used lists, and its place in a chunk.
  *
  * Candidate memory: a query gets a region of min(ntiles * k, bound) keys,
  * bound = its shortest list's postings (AND) or the sum of its lists'
@@ -1226,30 +650,101 @@ term_valid(const gpuir_cuda_term *t, const gpuir_cuda_segment *seg)
  * tile launch and one final launch, reusing the same candidate buffer.
  */
 static gpuir_cuda_status
-search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
-			 const gpuir_cuda_query *queries, uint32_t nqueries,
-			 const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax,
-			 uint32_t *out_docids, float *out_scores, uint32_t *out_counts,
-			 void *stream, gpuir_cuda_search_stats *stats)
+plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
+		   const gpuir_cuda_query *qq, uint32_t q, const gpuir_cuda_term *terms)
 {
-	cudaStream_t s = (cudaStream_t) stream;
-	const size_t nout = (size_t) nqueries * kmax;
-	uint32_t	ntiles;
-	GpuirSearchWork *work = NULL;
-	uint32_t   *order = NULL;
-	uint32_t   *ref = NULL;
-	uint8_t    *used = NULL;
-	uint32_t   *chunk_start = NULL;
-	uint8_t    *host = NULL;
-	uint8_t    *arena = NULL;
-	uint32_t	nwork = 0,
-				norder = 0,
-				nref = 0,
-				nchunks = 0,
-				nbmw = 0;
-	uint8_t    *chunk_bmw = NULL;
-	uint64_t	chunk_keys = 0,
-				max_chunk_keys = 0;
+	const gpuir_cuda_term *qt = terms + qq->first_term;
+	const bool	and_mode = (qq->mode == GPUIR_CUDA_MODE_AND);
+	const uint64_t max_per_chunk = (uint64_t) INT32_MAX / p->ntiles;
+	bool		bmw_mode = (qq->mode == GPUIR_CUDA_MODE_BMW &&
+							seg->impact_tf != NULL && seg->impact_dl != NULL);
+	uint32_t	present = 0;
+	uint64_t	sump = 0,
+				minp = UINT64_MAX,
+				cap;
+	GpuirSearchWork *w;
+
+	for (uint32_t j = 0; j < qq->nterms; j++)
+	{
+		if (qt[j].nblocks > 0)
+			present++;
+		sump += qt[j].npostings;
+		minp = std::min(minp, (uint64_t) qt[j].npostings);
+		if (qt[j].nblocks > 0 && !(qt[j].idf >= 0.0f))
+			bmw_mode = false;	/* bounds assume idf >= 0: run OR */
+	}
+	if (qq->nterms == 0 || present == 0 || (and_mode && present < qq->nterms))
+		return GPUIR_CUDA_OK;	/* no document can qualify: count 0 */
+	cap = std::min((uint64_t) p->ntiles * qq->k, and_mode ? minp : sump);
+
+	w = &p->work[p->nwork];
+	w->qindex = q;
+	w->first_term = qq->first_term;
+	w->nterms = qq->nterms;
+	w->k = qq->k;
+	w->mode = and_mode ? GPUIR_CUDA_MODE_AND
+		: (bmw_mode ? GPUIR_CUDA_MODE_BMW : GPUIR_CUDA_MODE_OR);
+	w->order_off = 0;
+	w->bmw = bmw_mode ? p->nbmw++ : GPUIR_NO_BMW;
+	if (and_mode && plan_and_order(p, w, qt, qq->nterms) != GPUIR_CUDA_OK)
+		return GPUIR_CUDA_OOM;
+	for (uint32_t j = 0; j < qq->nterms; j++)
+		if (qt[j].nblocks > 0)
+			p->used[qq->first_term + j] = 1;
+
+	/* chunking */
+	if (p->nchunks == 0 || (p->chunk_keys + cap > GPUIR_CAND_BUDGET && p->chunk_keys > 0) ||
+		p->nwork - p->chunk_start[p->nchunks - 1] >= max_per_chunk)
+	{
+		p->chunk_start[p->nchunks++] = p->nwork;
+		p->chunk_keys = 0;
+	}
+	if (bmw_mode)
+		p->chunk_bmw[p->nchunks - 1] = 1;
+	w->cand_off = p->chunk_keys;
+	w->cand_cap = cap;
+	p->chunk_keys += cap;
+	p->max_chunk_keys = std::max(p->max_chunk_keys, p->chunk_keys);
+	p->nwork++;
+	return GPUIR_CUDA_OK;
+}
+
+/* plan_batch: the plan of a batch whose arguments are valid (*p zeroed) */
+static gpuir_cuda_status
+plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
+		   const gpuir_cuda_query *queries, uint32_t nqueries,
+		   const gpuir_cuda_term *terms, uint32_t nterms)
+{
+	p->ntiles = (uint32_t) (((uint64_t) seg->ndocs + GPUIR_TILE_DOCS - 1) / GPUIR_TILE_DOCS);
+	p->work = (GpuirSearchWork *) malloc(sizeof(GpuirSearchWork) * nqueries);
+	p->order = (uint32_t *) malloc(sizeof(uint32_t));	/* grown by plan_and_order */
+	p->order_cap = 1;
+	p->used = (uint8_t *) calloc(nterms + 1, 1);
+	p->chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
+	p->chunk_bmw = (uint8_t *) calloc((size_t) nqueries + 1, 1);
+	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
+		p->chunk_bmw == NULL)
+		return GPUIR_CUDA_OOM;
+	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
+	{
+		gpuir_cuda_status st = plan_query(p, seg, &queries[q], q, terms);
+
+		if (st != GPUIR_CUDA_OK)
+			return st;
+	}
+	p->chunk_start[p->nchunks] = p->nwork;
+	for (uint32_t i = 0; i < nterms; i++)
+		p->nref += p->used[i];
+	return GPUIR_CUDA_OK;
+}
+
+/*
+ * The workspace: one device arena of sub-arrays at these byte offsets; the
+ * inputs [0, o_count) are staged in one host buffer and copied at once,
+ * [o_count, o_cand) is zeroed.
+ */
+struct GpuirSearchLayout
+{
 	size_t		o_work,
 				o_terms,
 				o_order,
@@ -1265,250 +760,188 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				o_tord,
 				o_cand,
 				total;
+};
+
+/* search_layout: the workspace of plan p */
+static void
+search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
+			  uint32_t nterms, uint32_t kmax)
+{
+	const size_t nout = (size_t) nqueries * kmax;
+
+	l->o_work = 0;
+	l->o_terms = align256(l->o_work + sizeof(GpuirSearchWork) * p->nwork);
+	l->o_order = align256(l->o_terms + sizeof(gpuir_cuda_term) * nterms);
+	l->o_ref = align256(l->o_order + sizeof(uint32_t) * p->norder);
+	l->o_count = align256(l->o_ref + sizeof(uint32_t) * p->nref);	/* end of the inputs */
+	l->o_corrupt = align256(l->o_count + sizeof(uint32_t) * p->nwork);
+	l->o_docids = align256(l->o_corrupt + sizeof(uint32_t));
+	l->o_scores = align256(l->o_docids + sizeof(uint32_t) * nout);
+	l->o_counts = align256(l->o_scores + sizeof(float) * nout);
+	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);
+	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
+	l->o_tub = align256(l->o_stats + sizeof(GpuirSearchDevStats));
+	l->o_tord = align256(l->o_tub + sizeof(float) * (size_t) p->nbmw * p->ntiles);
+	l->o_cand = align256(l->o_tord + sizeof(uint32_t) * (size_t) p->nbmw * p->ntiles);
+	l->total = l->o_cand + sizeof(uint64_t) * p->max_chunk_keys;
+}
+
+/*
+ * search_stage: the staged inputs [0, o_count) of the workspace in a new
+ * host buffer (malloc; NULL when out of memory): work items, terms, AND
+ * orders and the indexes of the lists used.
+ */
+static uint8_t *
+search_stage(const GpuirSearchPlan *p, const GpuirSearchLayout *l,
+			 const gpuir_cuda_term *terms, uint32_t nterms)
+{
+	uint8_t    *host = (uint8_t *) malloc(l->o_count > 0 ? l->o_count : 1);
+	uint32_t   *ref;
+
+	if (host == NULL)
+		return NULL;
+	memcpy(host + l->o_work, p->work, sizeof(GpuirSearchWork) * p->nwork);
+	if (nterms > 0)
+		memcpy(host + l->o_terms, terms, sizeof(gpuir_cuda_term) * nterms);
+	if (p->norder > 0)
+		memcpy(host + l->o_order, p->order, sizeof(uint32_t) * p->norder);
+	ref = (uint32_t *) (host + l->o_ref);
+	for (uint32_t i = 0, r = 0; i < nterms; i++)
+		if (p->used[i])
+			ref[r++] = i;
+	return host;
+}
+
+/*
+ * search_launch: enqueue the kernels on s over the workspace arena: the
+ * check kernel, then per chunk (BMW: bound and order kernels) the tile and
+ * final kernels.  Returns the launch status.
+ */
+static gpuir_cuda_status
+search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
+			  const GpuirSearchPlan *p, const GpuirSearchLayout *l, uint8_t *arena,
+			  uint32_t kmax, bool with_stats, cudaStream_t s)
+{
+	const gpuir_cuda_segment dseg = *seg;
+	const gpuir_cuda_scoring dsc = *sc;
+	const uint32_t ntiles = p->ntiles;
+	const GpuirSearchWork *d_work = (const GpuirSearchWork *) (arena + l->o_work);
+	const gpuir_cuda_term *d_terms = (const gpuir_cuda_term *) (arena + l->o_terms);
+	const uint32_t *d_order = (const uint32_t *) (arena + l->o_order);
+	uint32_t   *d_count = (uint32_t *) (arena + l->o_count);
+	uint32_t   *d_corrupt = (uint32_t *) (arena + l->o_corrupt);
+	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
+	uint32_t   *d_thr = (uint32_t *) (arena + l->o_thr);
+	float	   *d_tub = (float *) (arena + l->o_tub);
+	uint32_t   *d_tord = (uint32_t *) (arena + l->o_tord);
+	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
+	gpuir_cuda_status st;
+
+	if (p->nref > 0)
+	{
+		gpuir_search_check_kernel<<<p->nref, 128, 0, s>>>(dseg, d_terms,
+														  (const uint32_t *) (arena + l->o_ref),
+														  d_corrupt);
+		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			return st;
+	}
+	for (uint32_t c = 0; c < p->nchunks; c++)
+	{
+		const uint32_t w0 = p->chunk_start[c];
+		const uint32_t nw = p->chunk_start[c + 1] - w0;
+
+		if (p->chunk_bmw[c])
+		{
+			gpuir_search_bound_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
+				(dseg, dsc, d_work + w0, ntiles, d_terms, d_tub, d_corrupt);
+			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+				return st;
+			gpuir_search_order_kernel<<<nw, GPUIR_ORDER_THREADS, 0, s>>>
+				(d_work + w0, ntiles, d_tub, d_tord, d_corrupt);
+			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+				return st;
+		}
+		gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
+			(dseg, dsc, d_work + w0, nw, ntiles, p->chunk_bmw[c] != 0, d_terms, d_order,
+			 d_tub, d_tord, d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
+		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			return st;
+		gpuir_search_final_kernel<<<nw, GPUIR_FINAL_THREADS, 0, s>>>
+			(d_work + w0, d_cand, d_count + w0, kmax,
+			 (uint32_t *) (arena + l->o_docids), (float *) (arena + l->o_scores),
+			 (uint32_t *) (arena + l->o_counts));
+		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			return st;
+	}
+	return GPUIR_CUDA_OK;
+}
+
+/*
+ * search_batch: gpuir_cuda_search_batch with optional debug statistics
+ * (stats may be NULL): validate, plan chunks, upload the query arrays, run
+ * check / (BMW: bound / order) / tile / final kernels, copy back; contract
+ * in gpuir_cuda.h.
+ */
+static gpuir_cuda_status
+search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
+			 const gpuir_cuda_query *queries, uint32_t nqueries,
+			 const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax,
+			 uint32_t *out_docids, float *out_scores, uint32_t *out_counts,
+			 void *stream, gpuir_cuda_search_stats *stats)
+{
+	cudaStream_t s = (cudaStream_t) stream;
+	const size_t nout = (size_t) nqueries * kmax;
+	GpuirSearchPlan plan;
+	GpuirSearchLayout l;
+	uint8_t    *host = NULL;
+	uint8_t    *arena = NULL;
 	GpuirSearchDevStats hstats;
 	uint32_t	corrupt = 0;
-	gpuir_cuda_status st = GPUIR_CUDA_OK;
+	gpuir_cuda_status st;
 
-	/* ---- arguments ---- */
 	if (stats != NULL)
 		memset(stats, 0, sizeof(*stats));
 	if (nqueries == 0)
 		return GPUIR_CUDA_OK;
-	if (seg == NULL || sc == NULL || queries == NULL || out_docids == NULL ||
-		out_scores == NULL || out_counts == NULL || (terms == NULL && nterms > 0) ||
-		kmax < 1 || kmax > GPUIR_CUDA_MAX_K)
+	if (!search_args_valid(seg, sc, queries, nqueries, terms, nterms, kmax,
+						   out_docids, out_scores, out_counts))
 		return GPUIR_CUDA_INVALID_ARGUMENT;
-	if (!(std::isfinite(sc->k1) && sc->k1 >= 0.0f && sc->b >= 0.0f && sc->b <= 1.0f &&
-		  std::isfinite(sc->avgdl) && sc->avgdl > 0.0f))
-		return GPUIR_CUDA_INVALID_ARGUMENT;
-	if (seg->ndocs > 0xFFFFFFFEu || seg->payload_bytes > UINT32_MAX ||
-		(seg->ndocs > 0 && seg->doclen == NULL) ||
-		(seg->nblocks > 0 && (seg->payload == NULL || seg->block_last == NULL ||
-							  seg->block_offset == NULL)))
-		return GPUIR_CUDA_INVALID_ARGUMENT;
-	for (uint32_t i = 0; i < nterms; i++)
-		if (!term_valid(&terms[i], seg))
-			return GPUIR_CUDA_INVALID_ARGUMENT;
-	for (uint32_t q = 0; q < nqueries; q++)
-	{
-		const gpuir_cuda_query *qq = &queries[q];
 
-		if (qq->k < 1 || qq->k > kmax || qq->first_term > nterms ||
-			qq->nterms > nterms - qq->first_term ||
-			(qq->mode != GPUIR_CUDA_MODE_AND && qq->mode != GPUIR_CUDA_MODE_OR &&
-			 qq->mode != GPUIR_CUDA_MODE_BMW))
-			return GPUIR_CUDA_INVALID_ARGUMENT;
-	}
-	ntiles = (uint32_t) (((uint64_t) seg->ndocs + GPUIR_TILE_DOCS - 1) / GPUIR_TILE_DOCS);
-
-	/* ---- plan: active queries, AND orders, used lists, chunks ---- */
-	work = (GpuirSearchWork *) malloc(sizeof(GpuirSearchWork) * nqueries);
-	order = (uint32_t *) malloc(sizeof(uint32_t));	/* grown below */
-	used = (uint8_t *) calloc(nterms + 1, 1);
-	chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
-	chunk_bmw = (uint8_t *) calloc((size_t) nqueries + 1, 1);
-	if (work == NULL || order == NULL || used == NULL || chunk_start == NULL ||
-		chunk_bmw == NULL)
+	memset(&plan, 0, sizeof(plan));
+	if ((st = plan_batch(&plan, seg, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK)
+		goto done;
+	search_layout(&l, &plan, nqueries, nterms, kmax);
+	if ((host = search_stage(&plan, &l, terms, nterms)) == NULL)
 	{
 		st = GPUIR_CUDA_OOM;
 		goto done;
 	}
-	{
-		size_t		order_cap = 1;
-		uint64_t	max_per_chunk = (uint64_t) INT32_MAX / (ntiles > 0 ? ntiles : 1);
 
-		for (uint32_t q = 0; q < nqueries && ntiles > 0; q++)
-		{
-			const gpuir_cuda_query *qq = &queries[q];
-			const gpuir_cuda_term *qt = terms + qq->first_term;
-			const bool	and_mode = (qq->mode == GPUIR_CUDA_MODE_AND);
-			bool		bmw_mode = (qq->mode == GPUIR_CUDA_MODE_BMW &&
-									seg->impact_tf != NULL && seg->impact_dl != NULL);
-			uint32_t	present = 0;
-			uint64_t	sump = 0,
-						minp = UINT64_MAX,
-						cap;
-			GpuirSearchWork *w;
-
-			for (uint32_t j = 0; j < qq->nterms; j++)
-			{
-				if (qt[j].nblocks > 0)
-					present++;
-				sump += qt[j].npostings;
-				minp = std::min(minp, (uint64_t) qt[j].npostings);
-				if (qt[j].nblocks > 0 && !(qt[j].idf >= 0.0f))
-					bmw_mode = false;	/* bounds assume idf >= 0: run OR */
-			}
-			if (qq->nterms == 0 || present == 0 || (and_mode && present < qq->nterms))
-				continue;		/* no document can qualify: count 0 */
-			cap = std::min((uint64_t) ntiles * qq->k, and_mode ? minp : sump);
-
-			w = &work[nwork];
-			w->qindex = q;
-			w->first_term = qq->first_term;
-			w->nterms = qq->nterms;
-			w->k = qq->k;
-			w->mode = and_mode ? GPUIR_CUDA_MODE_AND
-				: (bmw_mode ? GPUIR_CUDA_MODE_BMW : GPUIR_CUDA_MODE_OR);
-			w->order_off = 0;
-			w->bmw = bmw_mode ? nbmw++ : GPUIR_NO_BMW;
-			if (and_mode)
-			{
-				if ((size_t) norder + qq->nterms > order_cap)
-				{
-					size_t		ncap = std::max(order_cap * 2, (size_t) norder + qq->nterms);
-					uint32_t   *n2 = (uint32_t *) realloc(order, ncap * sizeof(uint32_t));
-
-					if (n2 == NULL)
-					{
-						st = GPUIR_CUDA_OOM;
-						goto done;
-					}
-					order = n2;
-					order_cap = ncap;
-				}
-				w->order_off = norder;
-				for (uint32_t j = 0; j < qq->nterms; j++)
-					order[norder + j] = j;
-				std::stable_sort(order + norder, order + norder + qq->nterms,
-								 [qt](uint32_t a, uint32_t b) {
-									 return qt[a].npostings < qt[b].npostings;
-								 });
-				norder += qq->nterms;
-			}
-			for (uint32_t j = 0; j < qq->nterms; j++)
-				if (qt[j].nblocks > 0)
-					used[qq->first_term + j] = 1;
-
-			/* chunking */
-			if (nchunks == 0 || (chunk_keys + cap > GPUIR_CAND_BUDGET && chunk_keys > 0) ||
-				nwork - chunk_start[nchunks - 1] >= max_per_chunk)
-			{
-				chunk_start[nchunks++] = nwork;
-				chunk_keys = 0;
-			}
-			if (bmw_mode)
-				chunk_bmw[nchunks - 1] = 1;
-			w->cand_off = chunk_keys;
-			w->cand_cap = cap;
-			chunk_keys += cap;
-			max_chunk_keys = std::max(max_chunk_keys, chunk_keys);
-			nwork++;
-		}
-		chunk_start[nchunks] = nwork;
-	}
-	for (uint32_t i = 0; i < nterms; i++)
-		nref += used[i];
-
-	/* ---- workspace: one device arena, staged inputs in one host buffer ---- */
-	o_work = 0;
-	o_terms = align256(o_work + sizeof(GpuirSearchWork) * nwork);
-	o_order = align256(o_terms + sizeof(gpuir_cuda_term) * nterms);
-	o_ref = align256(o_order + sizeof(uint32_t) * norder);
-	o_count = align256(o_ref + sizeof(uint32_t) * nref);	/* end of the staged inputs */
-	o_corrupt = align256(o_count + sizeof(uint32_t) * nwork);
-	o_docids = align256(o_corrupt + sizeof(uint32_t));
-	o_scores = align256(o_docids + sizeof(uint32_t) * nout);
-	o_counts = align256(o_scores + sizeof(float) * nout);
-	o_thr = align256(o_counts + sizeof(uint32_t) * nqueries);
-	o_stats = align256(o_thr + sizeof(uint32_t) * nwork);
-	o_tub = align256(o_stats + sizeof(GpuirSearchDevStats));
-	o_tord = align256(o_tub + sizeof(float) * (size_t) nbmw * ntiles);
-	o_cand = align256(o_tord + sizeof(uint32_t) * (size_t) nbmw * ntiles);
-	total = o_cand + sizeof(uint64_t) * max_chunk_keys;
-
-	host = (uint8_t *) malloc(o_count > 0 ? o_count : 1);
-	if (host == NULL)
-	{
-		st = GPUIR_CUDA_OOM;
+	if ((st = gpuir_cuda_check(cudaMalloc((void **) &arena, l.total))) != GPUIR_CUDA_OK)
 		goto done;
-	}
-	memcpy(host + o_work, work, sizeof(GpuirSearchWork) * nwork);
-	if (nterms > 0)
-		memcpy(host + o_terms, terms, sizeof(gpuir_cuda_term) * nterms);
-	if (norder > 0)
-		memcpy(host + o_order, order, sizeof(uint32_t) * norder);
-	ref = (uint32_t *) (host + o_ref);
-	for (uint32_t i = 0, r = 0; i < nterms; i++)
-		if (used[i])
-			ref[r++] = i;
-
-	if ((st = gpuir_cuda_check(cudaMalloc((void **) &arena, total))) != GPUIR_CUDA_OK)
-		goto done;
-	if ((o_count > 0 &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(arena, host, o_count, cudaMemcpyHostToDevice,
+	if ((l.o_count > 0 &&
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(arena, host, l.o_count, cudaMemcpyHostToDevice,
 												s))) != GPUIR_CUDA_OK) ||
-		(st = gpuir_cuda_check(cudaMemsetAsync(arena + o_count, 0, o_cand - o_count,
+		(st = gpuir_cuda_check(cudaMemsetAsync(arena + l.o_count, 0, l.o_cand - l.o_count,
 											   s))) != GPUIR_CUDA_OK)
 		goto done;
-
-	/* ---- kernels ---- */
-	{
-		const gpuir_cuda_segment dseg = *seg;
-		const gpuir_cuda_scoring dsc = *sc;
-		const GpuirSearchWork *d_work = (const GpuirSearchWork *) (arena + o_work);
-		const gpuir_cuda_term *d_terms = (const gpuir_cuda_term *) (arena + o_terms);
-		const uint32_t *d_order = (const uint32_t *) (arena + o_order);
-		uint32_t   *d_count = (uint32_t *) (arena + o_count);
-		uint32_t   *d_corrupt = (uint32_t *) (arena + o_corrupt);
-		uint64_t   *d_cand = (uint64_t *) (arena + o_cand);
-		uint32_t   *d_thr = (uint32_t *) (arena + o_thr);
-		float	   *d_tub = (float *) (arena + o_tub);
-		uint32_t   *d_tord = (uint32_t *) (arena + o_tord);
-		GpuirSearchDevStats *d_stats = stats ? (GpuirSearchDevStats *) (arena + o_stats) : NULL;
-
-		if (nref > 0)
-		{
-			gpuir_search_check_kernel<<<nref, 128, 0, s>>>(dseg, d_terms,
-														   (const uint32_t *) (arena + o_ref),
-														   d_corrupt);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-				goto done;
-		}
-		for (uint32_t c = 0; c < nchunks; c++)
-		{
-			const uint32_t w0 = chunk_start[c];
-			const uint32_t nw = chunk_start[c + 1] - w0;
-
-			if (chunk_bmw[c])
-			{
-				gpuir_search_bound_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
-					(dseg, dsc, d_work + w0, ntiles, d_terms, d_tub, d_corrupt);
-				if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-					goto done;
-				gpuir_search_order_kernel<<<nw, GPUIR_ORDER_THREADS, 0, s>>>
-					(d_work + w0, ntiles, d_tub, d_tord, d_corrupt);
-				if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-					goto done;
-			}
-			gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
-				(dseg, dsc, d_work + w0, nw, ntiles, chunk_bmw[c] != 0, d_terms, d_order,
-				 d_tub, d_tord, d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-				goto done;
-			gpuir_search_final_kernel<<<nw, GPUIR_FINAL_THREADS, 0, s>>>
-				(d_work + w0, d_cand, d_count + w0, kmax,
-				 (uint32_t *) (arena + o_docids), (float *) (arena + o_scores),
-				 (uint32_t *) (arena + o_counts));
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-				goto done;
-		}
-	}
+	if ((st = search_launch(seg, sc, &plan, &l, arena, kmax, stats != NULL, s)) != GPUIR_CUDA_OK)
+		goto done;
 
 	/* ---- results ---- */
-	if ((st = gpuir_cuda_check(cudaMemcpyAsync(&corrupt, arena + o_corrupt, sizeof(uint32_t),
+	if ((st = gpuir_cuda_check(cudaMemcpyAsync(&corrupt, arena + l.o_corrupt, sizeof(uint32_t),
 											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_check(cudaMemcpyAsync(out_docids, arena + o_docids,
+		(st = gpuir_cuda_check(cudaMemcpyAsync(out_docids, arena + l.o_docids,
 											   sizeof(uint32_t) * nout,
 											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_check(cudaMemcpyAsync(out_scores, arena + o_scores,
+		(st = gpuir_cuda_check(cudaMemcpyAsync(out_scores, arena + l.o_scores,
 											   sizeof(float) * nout,
 											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_check(cudaMemcpyAsync(out_counts, arena + o_counts,
+		(st = gpuir_cuda_check(cudaMemcpyAsync(out_counts, arena + l.o_counts,
 											   sizeof(uint32_t) * nqueries,
 											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
 		(stats != NULL &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(&hstats, arena + o_stats, sizeof(hstats),
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(&hstats, arena + l.o_stats, sizeof(hstats),
 												cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK) ||
 		(st = gpuir_cuda_check(cudaStreamSynchronize(s))) != GPUIR_CUDA_OK)
 		goto done;
@@ -1519,7 +952,7 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		stats->blocks_decoded = hstats.blocks_decoded;
 		stats->tiles_pruned = hstats.tiles_pruned;
 		stats->subranges_pruned = hstats.subranges_pruned;
-		stats->bmw_queries = nbmw;
+		stats->bmw_queries = plan.nbmw;
 	}
 
 done:
@@ -1529,17 +962,13 @@ done:
 
 		/* on an early failure wait for enqueued work before freeing */
 		if (st != GPUIR_CUDA_OK && st != GPUIR_CUDA_CORRUPT)
-			ignore_error(cudaStreamSynchronize(s));
+			gpuir_cuda_ignore_error(cudaStreamSynchronize(s));
 		st2 = gpuir_cuda_check(cudaFree(arena));
 		if (st == GPUIR_CUDA_OK)
 			st = st2;
 	}
 	free(host);
-	free(work);
-	free(order);
-	free(used);
-	free(chunk_start);
-	free(chunk_bmw);
+	plan_free(&plan);
 	return st;
 }
 

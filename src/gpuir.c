@@ -41,6 +41,24 @@ static relopt_kind gpuir_relopt_kind;
 
 void		_PG_init(void);
 
+/*
+ * check_device_memory: GUC check hook of gpuir.device_memory: the syntax
+ * and range the GPU service accepts (GpuirParseDeviceMemory), without the
+ * card's size, which only the service knows.
+ */
+static bool
+check_device_memory(char **newval, void **extra, GucSource source)
+{
+	GpuirDeviceMemory dm;
+	char		why[128];
+
+	if (GpuirParseDeviceMemory(*newval, &dm, why, sizeof(why)))
+		return true;
+	GUC_check_errdetail("%s", why);
+	GUC_check_errhint("Use an amount such as '4GB' or a share such as '50%%'.");
+	return false;
+}
+
 void
 _PG_init(void)
 {
@@ -85,8 +103,8 @@ _PG_init(void)
 	{
 		DefineCustomStringVariable("gpuir.device_memory",
 								   "GPU memory the GPU service may use to cache posting lists: an amount (4GB) or a share of the card (50%).",
-								   NULL, &gpuir_device_memory, "50%",
-								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+								   NULL, &gpuir_device_memory, GPUIR_DEFAULT_DEVICE_MEMORY,
+								   PGC_POSTMASTER, 0, check_device_memory, NULL, NULL);
 		GpuirServiceInit();
 	}
 	MarkGUCPrefixReserved("gpuir");

@@ -27,6 +27,7 @@
 #include "utils/snapshot.h"
 
 #include "gpuircodec.h"
+#include "gpuirlist.h"
 
 /* ---------- constants ---------- */
 
@@ -60,6 +61,17 @@
 #define GPUIR_DEFAULT_BUFFER_LIMIT	256
 #define GPUIR_MIN_BUFFER_LIMIT		64
 #define GPUIR_MAX_BUFFER_LIMIT		(1024 * 1024)
+
+/*
+ * GUC gpuir.device_memory, the GPU list cache's budget: a share of the
+ * card's memory, above 0% and at most GPUIR_MAX_DEVICE_MEMORY_SHARE percent,
+ * or an amount with a unit (B, kB, MB, GB, TB) of at least
+ * GPUIR_MIN_DEVICE_MEMORY bytes, clamped to the card's memory
+ * (GpuirParseDeviceMemory)
+ */
+#define GPUIR_DEFAULT_DEVICE_MEMORY	"50%"
+#define GPUIR_MIN_DEVICE_MEMORY		1
+#define GPUIR_MAX_DEVICE_MEMORY_SHARE	100
 
 /*
  * Relative slack applied to upper bounds before pruning: float32 scores are
@@ -119,36 +131,7 @@ typedef struct GpuirSegmentData
 	GpuirStream streams[GPUIR_NSTREAMS];
 } GpuirSegmentData;
 
-/* a dictionary entry: 32 bytes */
-typedef struct GpuirDictEntry
-{
-	uint32		lexeme_off;		/* offset in GPUIR_S_LEXEMES */
-	uint16		lexeme_len;
-	uint16		reserved;
-	uint32		df;				/* live docs holding the term (VACUUM lowers it) */
-	uint32		npostings;		/* postings stored in the list */
-	uint32		first_block;	/* index of the list's first GpuirBlockHeader */
-	uint32		nblocks;
-	uint32		max_tf;			/* list-level bound inputs: largest tf, */
-	uint32		min_dl;			/* and smallest dl of the list's documents */
-} GpuirDictEntry;
-
-/*
- * Impacts kept per block: (tf, dl) pairs such that every posting of the block
- * has tf <= impact_tf[i] and dl >= impact_dl[i] for some i (a reduced Pareto
- * frontier), so max_i BM25(impact_tf[i], impact_dl[i]) bounds the block's
- * scores whatever avgdl is (src/README, "Block-max bounds").
- */
-#define GPUIR_BLOCK_IMPACTS		2
-
-/* a block header (block directory entry): 24 bytes */
-typedef struct GpuirBlockHeader
-{
-	uint32		last_docid;		/* docID of the block's last posting */
-	uint32		payload_off;	/* byte offset of the block in GPUIR_S_PAYLOAD */
-	uint32		impact_tf[GPUIR_BLOCK_IMPACTS];
-	uint32		impact_dl[GPUIR_BLOCK_IMPACTS];
-} GpuirBlockHeader;
+/* GpuirDictEntry, GpuirBlockHeader and GPUIR_BLOCK_IMPACTS: gpuirlist.h */
 
 /*
  * A run of free pages [start, start + npages) in the free space map: pages
@@ -363,6 +346,31 @@ typedef struct GpuirStreamReader
 } GpuirStreamReader;
 
 /*
+ * A cursor over one term's posting list in one segment (gpuirlistread.c):
+ * the list's block headers, checked when opened, and the block decoded
+ * last.
+ */
+typedef struct GpuirListCursor
+{
+	Relation	index;
+	uint32		segno;			/* segment number, for messages */
+	uint32		first_block;	/* the list's first block in the segment */
+	uint32		nblocks;
+	uint32		npostings;
+	GpuirBlockHeader *dir;		/* the list's block headers */
+	bool		own_dir;		/* dir was palloc'd by the cursor */
+	bool		has_tfs;		/* tfs[] holds the decoded block's tfs */
+	uint32	   *ends;			/* payload end offset of each block */
+	int64		decoded;		/* block held in docs/enc, or -1 */
+	int			n;				/* postings in it */
+	uint32		ndecoded;		/* blocks decoded so far */
+	uint32		docs[GPUIR_BLOCK_SIZE];
+	uint32		tfs[GPUIR_BLOCK_SIZE];
+	uint8		enc[GPUIR_BLOCK_MAX_BYTES];
+	GpuirStreamReader payload;
+} GpuirListCursor;
+
+/*
  * A merge's working copy of the free space map (gpuirfree.c): extents it may
  * take pages from (reusable, their safexid passed the horizon when the merge
  * started), extents still waiting for the horizon, and those it frees.
@@ -388,8 +396,7 @@ extern char *GpuirVerify(Relation index, Relation heap);
 
 /* gpuirutils.c */
 extern void GpuirInitPage(Page page, uint16 type);
-extern void GpuirFillMetapage(Relation index, Page page);
-extern void GpuirInitMetapage(Relation index, ForkNumber forknum);
+extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
 extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);
 extern void GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta);
 extern Buffer GpuirNewBuffer(Relation index);
@@ -410,6 +417,23 @@ extern void GpuirStreamReaderEnd(GpuirStreamReader *r);
 extern char *GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg,
 								GpuirStreamKind kind);
 extern void GpuirSetMetaLower(Page metapage);
+extern float4 GpuirIdf(uint64 N, uint64 df);
+extern int	GpuirLexemeCmp(const char *a, int alen, const char *b, int blen);
+
+/* gpuirlistread.c: the posting list cursor */
+extern void GpuirListOpen(GpuirListCursor *c, Relation index, const GpuirSegmentData *seg,
+						  uint32 segno, const GpuirDictEntry *de,
+						  const GpuirBlockHeader *segdir);
+extern int	GpuirListDecode(GpuirListCursor *c, uint32 blk, bool with_tfs);
+extern uint32 GpuirListSeek(const GpuirListCursor *c, uint32 from, uint32 target);
+extern void GpuirListClose(GpuirListCursor *c);
+
+/* the tf of posting i of the block c decoded last (GpuirCodecTf) */
+static inline uint32
+GpuirListTf(const GpuirListCursor *c, int i)
+{
+	return c->has_tfs ? c->tfs[i] : GpuirCodecTf(c->enc, i);
+}
 
 /* gpuirfree.c: the free space map */
 extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta);
@@ -422,9 +446,6 @@ extern uint64 GpuirFreePages(Relation index, const GpuirMetaPageData *meta, bool
 
 /* gpuircompact.c: relocating segments and truncating free pages at the end */
 extern void GpuirCompact(Relation index);
-extern float4 GpuirIdf(uint64 N, uint64 df);
-extern int	GpuirLexemeCmp(const char *a, int alen, const char *b, int blen);
-extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
 
 /* gpuirtokenize.c */
 extern Oid	GpuirResolveConfig(Relation index);
@@ -445,7 +466,7 @@ extern bool GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation
 extern void GpuirBuilderFree(GpuirBuilder *b);
 
 /*
- * A copy of the insert buffer (gpuirinsert.c): the live bytes of the
+ * A copy of the insert buffer (gpuirbuffer.c): the live bytes of the
  * metapage's own chain (written before lanes existed; merges drain it) and
  * of every lane, back to back.  Each part remembers where its bytes came
  * from, for VACUUM's write-back and a merge's swap.
@@ -473,7 +494,8 @@ typedef struct GpuirBufferView
 	uint64		dl_added;
 } GpuirBufferView;
 
-/* gpuirinsert.c: the insert buffer */
+/* gpuirbuffer.c: the insert buffer (records, chains, lanes) */
+extern void GpuirBufferAppend(Relation index, ItemPointer tid, const GpuirDocTerms *doc);
 extern char *GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta,
 								 GpuirBufferView *view);
 extern void GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
@@ -484,6 +506,11 @@ extern uint64 GpuirBufferedBytes(Relation index, const GpuirMetaPageData *meta);
 extern char *GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages);
 extern void GpuirMetaGetChain(const GpuirMetaPageData *meta, GpuirChain *chain);
 extern void GpuirMetaSetChain(GpuirMetaPageData *meta, const GpuirChain *chain);
+extern int	GpuirChainRemovePrefix(Relation index, GenericXLogState *state, GpuirChain *c,
+								   uint64 nbytes, uint32 nrecords, const BlockNumber *pages,
+								   Buffer *locked);
+extern void GpuirBufferTrimLane(Relation index, const GpuirBufferPart *part, uint64 consumed,
+								uint64 consumed_rec);
 extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 							   GpuirRecordFn fn, void *arg);
 
@@ -497,7 +524,8 @@ typedef enum GpuirMergeKind
 } GpuirMergeKind;
 
 extern bool GpuirMerge(Relation index, GpuirMergeKind kind, bool wait);
-extern void GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg);
+extern void GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg,
+							  uint32 segno);
 extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);
 
 /*
@@ -523,19 +551,14 @@ extern bool GpuirRememberedScore(const char *query, int querylen,
 								 const char *doc, int doclen, float4 *score);
 
 /*
- * GpuirBM25: the BM25 contribution of one term to one document, float32, the
- * single CPU-side place of the formula (ARCHITECTURE.md decision 7):
- *   idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
- * Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
- * Beyond" (2009), eq. 3.15.  tf >= 1 occurrences, dl in tokens.
+ * GpuirBM25: the BM25 contribution of one term to one document, float32,
+ * with the index's scoring constants: GpuirBM25Expr (gpuirlist.h), the
+ * single CPU-side expression of the formula.
  */
 static inline float4
 GpuirBM25(float4 idf, uint32 tf, uint32 dl, const GpuirScoring *s)
 {
-	float4		tff = (float4) tf;
-	float4		norm = s->k1 * ((1.0f - s->b) + s->b * ((float4) dl / s->avgdl));
-
-	return idf * (tff * (s->k1 + 1.0f)) / (tff + norm);
+	return GpuirBM25Expr(idf, tf, dl, s->k1, s->b, s->avgdl);
 }
 
 /*

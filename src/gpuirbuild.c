@@ -40,6 +40,44 @@ record_config_dependency(Relation index, Oid cfg_id)
 	recordDependencyOn(&myself, &cfg, DEPENDENCY_NORMAL);
 }
 
+/* fill_metapage: an empty index's metapage, options from the reloptions */
+static void
+fill_metapage(Relation index, Page page)
+{
+	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
+	GpuirMetaPageData *meta;
+
+	GpuirInitPage(page, GPUIR_PAGE_META);
+	meta = GpuirPageGetMeta(page);
+	memset(meta, 0, sizeof(GpuirMetaPageData));
+	meta->magic = GPUIR_MAGIC;
+	meta->version = GPUIR_VERSION;
+	meta->cfg_id = GpuirResolveConfig(index);
+	meta->k1 = opts ? opts->k1 : GPUIR_DEFAULT_K1;
+	meta->b = opts ? opts->b : GPUIR_DEFAULT_B;
+	meta->buf_head = InvalidBlockNumber;
+	meta->buf_tail = InvalidBlockNumber;
+	GpuirSetMetaLower(page);
+}
+
+/* init_metapage: write the metapage of an empty index to forknum, WAL-logged */
+static void
+init_metapage(Relation index, ForkNumber forknum)
+{
+	Buffer		buf;
+	GenericXLogState *state;
+	Page		page;
+
+	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(buf) == GPUIR_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	fill_metapage(index, page);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
 typedef struct GpuirBuildState
 {
 	GpuirBuilder *builder;
@@ -87,7 +125,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
-	GpuirInitMetapage(index, MAIN_FORKNUM);
+	init_metapage(index, MAIN_FORKNUM);
 	GpuirReadMeta(index, &meta);
 	record_config_dependency(index, meta.cfg_id);
 
@@ -132,7 +170,7 @@ gpuirbuildempty(Relation index)
 {
 	Page		page = (Page) palloc(BLCKSZ);
 
-	GpuirFillMetapage(index, page);
+	fill_metapage(index, page);
 	PageSetChecksumInplace(page, GPUIR_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, GPUIR_METAPAGE_BLKNO,
 			  (char *) page, true);

@@ -5,8 +5,9 @@
  *	  docID d-gaps and term frequencies, 128 postings per block.
  *
  * Pure C (stdint only): no postgres.h, no palloc, no ereport, so that the
- * same code serves the backend, the standalone unit test and the CUDA host
- * code (cuda/ decodes the same bytes on the device).
+ * same code serves the backend, the list encoder (gpuirlist.h), test/ and
+ * bench/.  cuda/ decodes the same bytes on the device with its own code
+ * (cuda/gpuir_decode.cuh) and takes the constants below from this header.
  *
  * Block payload layout (all multi-byte fields little-endian, the payload
  * starts 4-byte aligned and its length is a multiple of 4):

@@ -31,12 +31,13 @@
 
 /*
  * GpuirMergeSegment: add the live documents (not in the deleted bitmap) of
- * segment seg and their postings to the builder.  Reads every stream of the
- * segment; raises ERRCODE_INDEX_CORRUPTED when they do not match the
- * segment directory or a block does not decode.
+ * segment seg (number segno of the directory, for messages) and their
+ * postings to the builder.  Reads every stream of the segment, the lists
+ * through the list cursor (gpuirlistread.c); raises ERRCODE_INDEX_CORRUPTED
+ * when they do not match the segment directory or a block does not decode.
  */
 void
-GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
+GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg, uint32 segno)
 {
 	ItemPointerData *tids = (ItemPointerData *) GpuirStreamReadAll(index, seg, GPUIR_S_TIDS);
 	uint32	   *dls = (uint32 *) GpuirStreamReadAll(index, seg, GPUIR_S_DOCLENS);
@@ -44,8 +45,6 @@ GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 	GpuirDictEntry *dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg, GPUIR_S_DICT);
 	char	   *lex = GpuirStreamReadAll(index, seg, GPUIR_S_LEXEMES);
 	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
-	uint8	   *payload = (uint8 *) GpuirStreamReadAll(index, seg, GPUIR_S_PAYLOAD);
-	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 	uint32	   *map;
 
 	/* the streams were read, so they fit the index: ndocs is bounded now */
@@ -68,33 +67,25 @@ GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 	for (uint32 t = 0; t < seg->nterms; t++)
 	{
 		GpuirDictEntry *de = &dict[t];
-		uint32		prev = GPUIR_FIRST_PREV_DOCID;
+		GpuirListCursor c;
 
 		CHECK_FOR_INTERRUPTS();
-		if ((uint64) de->lexeme_off + de->lexeme_len > seg->streams[GPUIR_S_LEXEMES].nbytes ||
-			(uint64) de->first_block + de->nblocks > seg->nblocks)
-			GpuirCorrupt(index, "dictionary entry out of range");
-		for (uint32 i = de->first_block; i < de->first_block + de->nblocks; i++)
+		if ((uint64) de->lexeme_off + de->lexeme_len > seg->streams[GPUIR_S_LEXEMES].nbytes)
+			GpuirCorrupt(index, "dictionary entry's lexeme out of range");
+		GpuirListOpen(&c, index, seg, segno, de, dir);
+		for (uint32 i = 0; i < c.nblocks; i++)
 		{
-			uint32		docs[GPUIR_BLOCK_SIZE];
-			uint32		tfs[GPUIR_BLOCK_SIZE];
-			uint32		end = (i + 1 < seg->nblocks) ? dir[i + 1].payload_off : payload_len;
 			int			n;
 
 			/* per block: a list may hold every document of the segment */
 			CHECK_FOR_INTERRUPTS();
-			if (dir[i].payload_off > end || end > payload_len)
-				GpuirCorrupt(index, "block directory offsets out of range");
-			n = GpuirCodecDecode(payload + dir[i].payload_off, end - dir[i].payload_off,
-								 prev, docs, tfs);
-			if (n < 0 || docs[n - 1] != dir[i].last_docid || docs[n - 1] >= seg->ndocs)
-				GpuirCorrupt(index, "posting block does not decode");
+			n = GpuirListDecode(&c, i, true);
 			for (int j = 0; j < n; j++)
-				if (map[docs[j]] != NO_DOC)
+				if (map[c.docs[j]] != NO_DOC)
 					GpuirBuilderAddPosting(b, lex + de->lexeme_off, de->lexeme_len,
-										   map[docs[j]], tfs[j]);
-			prev = dir[i].last_docid;
+										   map[c.docs[j]], c.tfs[j]);
 		}
+		GpuirListClose(&c);
 	}
 	pfree(tids);
 	pfree(dls);
@@ -102,7 +93,6 @@ GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg)
 	pfree(dict);
 	pfree(lex);
 	pfree(dir);
-	pfree(payload);
 	pfree(map);
 }
 
@@ -236,128 +226,6 @@ GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
 }
 
 /*
- * remove_chain_prefix: drop the first nbytes bytes, nrecords records, of the
- * insert buffer chain *c (a copy of the description held by a page the
- * caller has registered in state, under its exclusive lock); records
- * appended since stay.  pages are the chain's pages that held the dropped
- * bytes (GpuirChainRead).  Pages left wholly behind are spliced in after the
- * committed tail, where appends reuse them.  Returns the number of buffer
- * pages it registered in state, locked, in locked[] (to release after
- * GenericXLogFinish).
- */
-static int
-remove_chain_prefix(Relation index, GenericXLogState *state, GpuirChain *c,
-					uint64 nbytes, uint32 nrecords, const BlockNumber *pages,
-					Buffer *locked)
-{
-	uint64		pos = (uint64) c->head_off + nbytes;
-	uint64		npages = (pos + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
-	uint64		first = pos / GPUIR_PAGE_DATA;	/* index of the new head page */
-	BlockNumber newhead;
-
-	if (nbytes == 0)
-		return 0;
-	c->nbytes -= nbytes;
-	c->ndocs -= nrecords;
-	if (c->nbytes == 0)
-	{
-		/* nothing was appended meanwhile: the whole chain is reused */
-		c->tail = c->head;
-		c->tail_used = 0;
-		c->head_off = 0;
-		return 0;
-	}
-	if (first < npages)
-		newhead = pages[first];
-	else
-	{
-		/* the dropped bytes end on a page boundary: the head is the next page */
-		Buffer		last = ReadBuffer(index, pages[npages - 1]);
-
-		LockBuffer(last, BUFFER_LOCK_SHARE);
-		GpuirCheckPage(index, BufferGetPage(last), pages[npages - 1], GPUIR_PAGE_BUFFER);
-		newhead = GpuirPageGetOpaque(BufferGetPage(last))->next;
-		UnlockReleaseBuffer(last);
-		if (!BlockNumberIsValid(newhead) || newhead == GPUIR_METAPAGE_BLKNO ||
-			newhead >= RelationGetNumberOfBlocks(index))
-			GpuirCorrupt(index, "insert buffer chain leaves the index");
-	}
-	if (first > 0)
-	{
-		/* splice pages[0 .. first - 1] in after the tail, before its spare successors */
-		Buffer		lastbuf = ReadBuffer(index, pages[first - 1]);
-		Buffer		tailbuf = ReadBuffer(index, c->tail);
-		Page		lastpage;
-		Page		tailpage;
-
-		LockBuffer(lastbuf, BUFFER_LOCK_EXCLUSIVE);
-		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		GpuirCheckPage(index, BufferGetPage(lastbuf), pages[first - 1], GPUIR_PAGE_BUFFER);
-		GpuirCheckPage(index, BufferGetPage(tailbuf), c->tail, GPUIR_PAGE_BUFFER);
-		lastpage = GenericXLogRegisterBuffer(state, lastbuf, 0);
-		tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
-		GpuirPageGetOpaque(lastpage)->next = GpuirPageGetOpaque(tailpage)->next;
-		GpuirPageGetOpaque(tailpage)->next = pages[0];
-		locked[0] = lastbuf;
-		locked[1] = tailbuf;
-	}
-	c->head = newhead;
-	c->head_off = (uint32) (pos % GPUIR_PAGE_DATA);
-	return first > 0 ? 2 : 0;
-}
-
-/*
- * trim_lane: after a swap that consumed lane part->lane up to the end of the
- * bytes the merge read, drop them from the lane's chain (one WAL record, the
- * lane header and two chain pages).  Readers skip consumed bytes anyway
- * (lane_consumed), so a crash before this only leaves them to the next
- * merge, which trims everything before the consumed position.
- */
-static void
-trim_lane(Relation index, const GpuirBufferPart *part, uint64 consumed, uint64 consumed_rec)
-{
-	Buffer		lanebuf = ReadBuffer(index, part->lane_page);
-	GpuirLaneData *ld;
-	GenericXLogState *state;
-	Buffer		locked[2];
-	int			nlocked;
-	GpuirChain	c;
-	uint64		nbytes;
-	uint32		nrecs;
-
-	LockBuffer(lanebuf, BUFFER_LOCK_EXCLUSIVE);
-	GpuirCheckPage(index, BufferGetPage(lanebuf), part->lane_page, GPUIR_PAGE_LANE);
-	ld = GpuirPageGetLane(BufferGetPage(lanebuf));
-	if (consumed == ld->start_pos)
-	{
-		UnlockReleaseBuffer(lanebuf);
-		return;
-	}
-	/* the merge lock kept other trims out: the lane still starts where it was read */
-	if (ld->start_pos != part->ld.start_pos || ld->chain.head != part->ld.chain.head ||
-		ld->chain.head_off != part->ld.chain.head_off || consumed < ld->start_pos ||
-		consumed - ld->start_pos > part->ld.chain.nbytes)
-		elog(ERROR, "gpuir index \"%s\": insert lane changed during a merge",
-			 RelationGetRelationName(index));
-	nbytes = consumed - ld->start_pos;
-	nrecs = (uint32) (consumed_rec - ld->start_rec);
-	if (nbytes > 0)
-	{
-		state = GenericXLogStart(index);
-		ld = GpuirPageGetLane(GenericXLogRegisterBuffer(state, lanebuf, 0));
-		c = ld->chain;
-		nlocked = remove_chain_prefix(index, state, &c, nbytes, nrecs, part->pages, locked);
-		ld->chain = c;
-		ld->start_pos = consumed;
-		ld->start_rec = consumed_rec;
-		GenericXLogFinish(state);
-		for (int i = 0; i < nlocked; i++)
-			UnlockReleaseBuffer(locked[i]);
-	}
-	UnlockReleaseBuffer(lanebuf);
-}
-
-/*
  * GpuirMerge: fold the insert buffer into a new segment, with the segments
  * the policy picks for a merge of kind (above); a full merge (also any merge
  * when the segment directory is full) folds every segment.  Waits for the
@@ -401,7 +269,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	b = GpuirBuilderCreate();
 	for (uint32 s = 0; s < meta.nsegments; s++)
 		if (fold[s])
-			GpuirMergeSegment(b, index, &meta.segments[s]);
+			GpuirMergeSegment(b, index, &meta.segments[s], (uint32) s);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, merge_record, b);
 	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, &seg);
 
@@ -459,7 +327,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 			GpuirChain	c;
 
 			GpuirMetaGetChain(m, &c);
-			nlocked = remove_chain_prefix(index, state, &c, legacy->ld.chain.nbytes,
+			nlocked = GpuirChainRemovePrefix(index, state, &c, legacy->ld.chain.nbytes,
 										  legacy->ld.chain.ndocs, legacy->pages, locked);
 			GpuirMetaSetChain(m, &c);
 		}
@@ -473,7 +341,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	}
 	/* drop the consumed bytes from the lanes (readers already skip them) */
 	for (int p = 1; p < view->nparts; p++)
-		trim_lane(index, &view->parts[p], consumed[view->parts[p].lane],
+		GpuirBufferTrimLane(index, &view->parts[p], consumed[view->parts[p].lane],
 				  consumed_rec[view->parts[p].lane]);
 	if (fl->dropped_pages > 0)
 		ereport(DEBUG1,

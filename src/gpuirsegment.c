@@ -263,32 +263,98 @@ doctf_cmp(const void *a, const void *b, void *arg)
 	return (da > db) - (da < db);
 }
 
-/*
- * block_impacts: the block header's GPUIR_BLOCK_IMPACTS (tf, dl) pairs that
- * dominate every posting of the block (GpuirCodecBlockImpacts), steered by
- * the build's avgdl; a short frontier repeats its last pair.
- */
 static void
-block_impacts(uint32 (*pairs)[2], int n, double k1, double b, double avgdl,
-			  GpuirBlockHeader *bh)
+stream_too_large(void)
 {
-	int			m = GpuirCodecBlockImpacts(pairs, n, GPUIR_BLOCK_IMPACTS, k1, b, avgdl);
-
-	for (int i = 0; i < GPUIR_BLOCK_IMPACTS; i++)
-	{
-		bh->impact_tf[i] = pairs[Min(i, m - 1)][0];
-		bh->impact_dl[i] = pairs[Min(i, m - 1)][1];
-	}
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("gpuir segment stream exceeds 4 GB"),
+			 errhint("Split the table or index fewer rows per index.")));
 }
 
 static void
 check_stream_size(ByteBuf *bb)
 {
 	if (bb->len >= PG_UINT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuir segment stream exceeds 4 GB"),
-				 errhint("Split the table or index fewer rows per index.")));
+		stream_too_large();
+}
+
+/*
+ * encode_lists: encode every term's postings (post[start[t] .. start[t+1])
+ * for the t-th term in dictionary order, termorder[t] its builder index;
+ * docIDs already the new ones, dl of docID d at b->dls[docorder[d]]) with
+ * the list encoder (gpuirlist.h) into the DICT, LEXEMES, BLOCKDIR and
+ * PAYLOAD streams bb[]; returns the number of blocks.  Raises 54000 past a
+ * stream's 4 GB and ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a
+ * corrupt merge input).
+ */
+static uint32
+encode_lists(GpuirBuilder *b, Relation index, const uint32 *termorder, const uint64 *start,
+			 DocTf *post, const uint32 *docorder, float4 k1, float4 bparam, double avgdl,
+			 ByteBuf *bb)
+{
+	uint32		nblocks = 0;
+
+	for (uint32 t = 0; t < b->nterms; t++)
+	{
+		LexKey	   *lk = &b->lex[termorder[t]];
+		DocTf	   *list = post + start[t];
+		uint64		n = start[t + 1] - start[t];
+		GpuirDictEntry de;
+		GpuirListEncoder enc;
+		bool		sorted = true;
+
+		CHECK_FOR_INTERRUPTS();
+		for (uint64 i = 1; i < n && sorted; i++)
+			sorted = list[i - 1].doc < list[i].doc;
+		if (!sorted)
+			qsort_interruptible(list, n, sizeof(DocTf), doctf_cmp, NULL);
+
+		memset(&de, 0, sizeof(de));
+		de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
+		de.lexeme_len = lk->len;
+		de.first_block = nblocks;
+		bb_append(&bb[GPUIR_S_LEXEMES], lk->s, lk->len);
+
+		GpuirListEncoderInit(&enc, k1, bparam, avgdl, (uint32) bb[GPUIR_S_PAYLOAD].len);
+		for (uint64 i = 0; i < n; i += GPUIR_BLOCK_SIZE)
+		{
+			int			cnt = (int) Min(GPUIR_BLOCK_SIZE, n - i);
+			uint32		docs[GPUIR_BLOCK_SIZE];
+			uint32		tfs[GPUIR_BLOCK_SIZE];
+			uint32		dls[GPUIR_BLOCK_SIZE];
+			uint8		out[GPUIR_BLOCK_MAX_BYTES];
+			uint32		prev PG_USED_FOR_ASSERTS_ONLY = enc.prev_docid;
+			GpuirBlockHeader bh;
+			size_t		len;
+
+			CHECK_FOR_INTERRUPTS();
+			for (int j = 0; j < cnt; j++)
+			{
+				docs[j] = list[i + j].doc;
+				tfs[j] = list[i + j].tf;
+				dls[j] = b->dls[docorder[docs[j]]];
+			}
+			len = GpuirListEncodeBlock(&enc, docs, tfs, dls, cnt, &bh, out);
+			if (len == 0)
+			{
+				/* the payload stream's 4 GB, else a docID twice (a corrupt merge input) */
+				if ((uint64) bb[GPUIR_S_PAYLOAD].len + GPUIR_BLOCK_MAX_BYTES > PG_UINT32_MAX)
+					stream_too_large();
+				GpuirCorrupt(index, "a posting list has a duplicate docID");
+			}
+			/* GIN-style self-check: what was written decodes to what was given */
+			Assert(GpuirListCheckEncoded(out, len, prev, &bh, docs, tfs, dls, cnt) == NULL);
+			bb_append(&bb[GPUIR_S_PAYLOAD], out, len);
+			bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
+			nblocks++;
+		}
+		GpuirListEncoderFinish(&enc, &de);
+		check_stream_size(&bb[GPUIR_S_PAYLOAD]);
+		bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
+	}
+
+	return nblocks;
 }
 
 /*
@@ -391,66 +457,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	b->p_cap = 0;
 
 	/* encode the posting lists */
-	for (uint32 t = 0; t < b->nterms; t++)
-	{
-		LexKey	   *lk = &b->lex[termorder[t]];
-		DocTf	   *list = post + start[t];
-		uint64		n = start[t + 1] - start[t];
-		GpuirDictEntry de;
-		bool		sorted = true;
-		uint32		prev = GPUIR_FIRST_PREV_DOCID;
-
-		CHECK_FOR_INTERRUPTS();
-		for (uint64 i = 1; i < n && sorted; i++)
-			sorted = list[i - 1].doc < list[i].doc;
-		if (!sorted)
-			qsort_interruptible(list, n, sizeof(DocTf), doctf_cmp, NULL);
-
-		memset(&de, 0, sizeof(de));
-		de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
-		de.lexeme_len = lk->len;
-		de.df = (uint32) n;
-		de.npostings = (uint32) n;
-		de.first_block = nblocks;
-		de.min_dl = PG_UINT32_MAX;
-		bb_append(&bb[GPUIR_S_LEXEMES], lk->s, lk->len);
-
-		for (uint64 i = 0; i < n; i += GPUIR_BLOCK_SIZE)
-		{
-			int			cnt = (int) Min(GPUIR_BLOCK_SIZE, n - i);
-			uint32		docs[GPUIR_BLOCK_SIZE];
-			uint32		tfs[GPUIR_BLOCK_SIZE];
-			uint8		enc[GPUIR_BLOCK_MAX_BYTES];
-			uint32		pairs[GPUIR_BLOCK_SIZE][2];
-			GpuirBlockHeader bh;
-			size_t		len;
-
-			CHECK_FOR_INTERRUPTS();
-			for (int j = 0; j < cnt; j++)
-			{
-				docs[j] = list[i + j].doc;
-				tfs[j] = list[i + j].tf;
-				/* a document with a lexeme twice: a corrupt merge input */
-				if (j > 0 && docs[j] <= docs[j - 1])
-					GpuirCorrupt(index, "a posting list has a duplicate docID");
-				pairs[j][0] = tfs[j];
-				pairs[j][1] = b->dls[docorder[docs[j]]];
-				de.max_tf = Max(de.max_tf, pairs[j][0]);
-				de.min_dl = Min(de.min_dl, pairs[j][1]);
-			}
-			block_impacts(pairs, cnt, k1, bparam, avgdl, &bh);
-			len = GpuirCodecEncode(docs, tfs, cnt, prev, enc);
-			bh.last_docid = docs[cnt - 1];
-			bh.payload_off = (uint32) bb[GPUIR_S_PAYLOAD].len;
-			bb_append(&bb[GPUIR_S_PAYLOAD], enc, len);
-			bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
-			prev = bh.last_docid;
-			de.nblocks++;
-			nblocks++;
-		}
-		check_stream_size(&bb[GPUIR_S_PAYLOAD]);
-		bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
-	}
+	nblocks = encode_lists(b, index, termorder, start, post, docorder, k1, bparam, avgdl, bb);
 
 	/* docID -> TID, dl; an all-clear deleted bitmap */
 	for (uint32 i = 0; i < b->ndocs; i++)

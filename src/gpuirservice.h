@@ -203,4 +203,18 @@ extern bool GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 /* gpuirworker.c */
 extern PGDLLEXPORT void GpuirWorkerMain(Datum arg);
 
+/*
+ * gpuircache.c: the syntax of gpuir.device_memory, shared by its check hook
+ * (gpuir.c) and the worker, which turns it into bytes once it knows the
+ * card's memory
+ */
+typedef struct GpuirDeviceMemory
+{
+	bool		share;			/* a share of the card's memory, else an amount */
+	double		value;			/* percent, or bytes */
+} GpuirDeviceMemory;
+
+extern bool GpuirParseDeviceMemory(const char *value, GpuirDeviceMemory *dm,
+								   char *why, size_t whylen);
+
 #endif							/* GPUIRSERVICE_H */

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * gpuirutils.c
- *	  Page helpers of gpuir: page and metapage initialisation, relation
- *	  extension, segment streams (write, update, read) and BM25 helpers.
+ *	  Page helpers of gpuir: page initialisation and checks, metapage reads
+ *	  and checks, relation extension, segment streams (write, update, read),
+ *	  the lexeme order and BM25's idf.
  *
  * Every page write goes through generic WAL (GenericXLogStart /
  * GenericXLogRegisterBuffer / GenericXLogFinish).
@@ -75,26 +76,6 @@ GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type)
 				 errhint("REINDEX the index.")));
 }
 
-/* GpuirFillMetapage: an empty index's metapage, options from the reloptions */
-void
-GpuirFillMetapage(Relation index, Page page)
-{
-	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
-	GpuirMetaPageData *meta;
-
-	GpuirInitPage(page, GPUIR_PAGE_META);
-	meta = GpuirPageGetMeta(page);
-	memset(meta, 0, sizeof(GpuirMetaPageData));
-	meta->magic = GPUIR_MAGIC;
-	meta->version = GPUIR_VERSION;
-	meta->cfg_id = GpuirResolveConfig(index);
-	meta->k1 = opts ? opts->k1 : GPUIR_DEFAULT_K1;
-	meta->b = opts ? opts->b : GPUIR_DEFAULT_B;
-	meta->buf_head = InvalidBlockNumber;
-	meta->buf_tail = InvalidBlockNumber;
-	GpuirSetMetaLower(page);
-}
-
 /*
  * GpuirSetMetaLower: make pd_lower of a metapage cover the whole
  * GpuirMetaPageData.  Metapages written before the free space map existed
@@ -106,24 +87,6 @@ GpuirSetMetaLower(Page metapage)
 {
 	((PageHeader) metapage)->pd_lower =
 		((char *) GpuirPageGetMeta(metapage) + sizeof(GpuirMetaPageData)) - (char *) metapage;
-}
-
-/* GpuirInitMetapage: write the metapage of an empty index to forknum, WAL-logged */
-void
-GpuirInitMetapage(Relation index, ForkNumber forknum)
-{
-	Buffer		buf;
-	GenericXLogState *state;
-	Page		page;
-
-	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
-	Assert(BufferGetBlockNumber(buf) == GPUIR_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-	GpuirFillMetapage(index, page);
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(buf);
 }
 
 /*

@@ -37,51 +37,37 @@ typedef struct VacState
  * VACUUM that crashed between its WAL records is repaired by the next one.
  */
 static void
-vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *del)
+vacuum_df(Relation index, const GpuirSegmentData *seg, uint32 segno, const uint8 *del)
 {
 	GpuirStream dstream = seg->streams[GPUIR_S_DICT];
 	char	   *olddict = GpuirStreamReadAll(index, seg, GPUIR_S_DICT);
 	GpuirDictEntry *dict = palloc_extended(Max(dstream.nbytes, 1), MCXT_ALLOC_HUGE);
 	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
-	GpuirStreamReader payload;
-	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 
 	memcpy(dict, olddict, dstream.nbytes);
-	GpuirStreamReaderInit(&payload, index, seg, GPUIR_S_PAYLOAD);
 	for (uint32 t = 0; t < seg->nterms; t++)
 	{
 		GpuirDictEntry *de = &dict[t];
-		uint32		prev = GPUIR_FIRST_PREV_DOCID;
+		GpuirListCursor c;
 		uint32		gone = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		if ((uint64) de->first_block + de->nblocks > seg->nblocks)
-			GpuirCorrupt(index, "dictionary entry out of range");
-		for (uint32 i = de->first_block; i < de->first_block + de->nblocks; i++)
+		GpuirListOpen(&c, index, seg, segno, de, dir);
+		for (uint32 i = 0; i < c.nblocks; i++)
 		{
-			uint8		enc[GPUIR_BLOCK_MAX_BYTES];
-			uint32		docs[GPUIR_BLOCK_SIZE];
-			uint32		end = (i + 1 < seg->nblocks) ? dir[i + 1].payload_off : payload_len;
 			int			n;
 
 			/* per block: a list may hold every document of the segment */
 			CHECK_FOR_INTERRUPTS();
-			if (dir[i].payload_off > end || end - dir[i].payload_off > GPUIR_BLOCK_MAX_BYTES)
-				GpuirCorrupt(index, "block directory offsets out of range");
-			GpuirStreamRead(&payload, dir[i].payload_off, enc, end - dir[i].payload_off);
-			n = GpuirCodecDecode(enc, end - dir[i].payload_off, prev, docs, NULL);
-			if (n < 0 || docs[n - 1] != dir[i].last_docid || docs[n - 1] >= seg->ndocs)
-				GpuirCorrupt(index, "posting block does not decode");
+			n = GpuirListDecode(&c, i, false);
 			for (int j = 0; j < n; j++)
-				if (del[docs[j] / 8] & (1 << (docs[j] % 8)))
+				if (del[c.docs[j] / 8] & (1 << (c.docs[j] % 8)))
 					gone++;
-			prev = dir[i].last_docid;
 		}
-		if (gone > de->npostings)
-			GpuirCorrupt(index, "term has more deleted postings than postings");
+		GpuirListClose(&c);
+		/* gone <= npostings: the list's docIDs are distinct */
 		de->df = de->npostings - gone;
 	}
-	GpuirStreamReaderEnd(&payload);
 	GpuirUpdateStreamChanged(index, seg, GPUIR_S_DICT, olddict, (char *) dict);
 	pfree(olddict);
 	pfree(dict);
@@ -96,7 +82,7 @@ vacuum_df(Relation index, const GpuirSegmentData *seg, const uint8 *del)
  * a crash).  Returns the number of deleted documents in the bitmap.
  */
 static uint32
-vacuum_segment(Relation index, const GpuirSegmentData *seg, VacState *vs)
+vacuum_segment(Relation index, const GpuirSegmentData *seg, uint32 segno, VacState *vs)
 {
 	ItemPointerData *tids = (ItemPointerData *) GpuirStreamReadAll(index, seg, GPUIR_S_TIDS);
 	uint32	   *dls = (uint32 *) GpuirStreamReadAll(index, seg, GPUIR_S_DOCLENS);
@@ -135,7 +121,7 @@ vacuum_segment(Relation index, const GpuirSegmentData *seg, VacState *vs)
 	if (marked > 0)
 		GpuirUpdateStreamChanged(index, seg, GPUIR_S_DELETED, olddel, (char *) del);
 	if (marked > 0 || ndel != seg->ndeleted)
-		vacuum_df(index, seg, del);
+		vacuum_df(index, seg, segno, del);
 	vs->ndeleted += marked;
 	pfree(tids);
 	pfree(dls);
@@ -201,7 +187,7 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	GpuirReadMeta(index, &meta);
 	nseg = meta.nsegments;
 	for (uint32 s = 0; s < nseg; s++)
-		seg_ndel[s] = vacuum_segment(index, &meta.segments[s], &vs);
+		seg_ndel[s] = vacuum_segment(index, &meta.segments[s], (uint32) s, &vs);
 
 	/*
 	 * the insert buffer (the metapage's chain and every lane) and the

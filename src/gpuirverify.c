@@ -528,6 +528,64 @@ verify_stream_pages(VerifyState *vs, const GpuirSegmentData *seg, int kind)
 	}
 }
 
+/*
+ * verify_list: the list of term t (dictionary entry de) of the segment
+ * being verified, through the one list reader (GpuirListOpen's and
+ * GpuirListDecode's checks raise XX002 as verify_error does): every posting
+ * under one of its block's impacts, the dictionary's max tf, min dl and df.
+ * Adds each posting's tf to sumtf[docID]; returns the list's postings.
+ */
+static uint32
+verify_list(VerifyState *vs, const GpuirSegmentData *seg, uint32 t, const GpuirDictEntry *de,
+			const GpuirBlockHeader *dir, const uint32 *dls, const uint8 *del,
+			const char *lex, uint64 *sumtf)
+{
+	uint32		s = vs->seg;
+	GpuirListCursor c;
+	uint32		count = 0;
+	uint32		live = 0;
+	uint32		max_tf = 0;
+	uint32		min_dl = PG_UINT32_MAX;
+
+	GpuirListOpen(&c, vs->index, seg, s, de, dir);
+	for (uint32 i = 0; i < c.nblocks; i++)
+	{
+		const GpuirBlockHeader *bh = &c.dir[i];
+		int			n = GpuirListDecode(&c, i, true);
+
+		for (int j = 0; j < n; j++)
+		{
+			uint32		d = c.docs[j];
+			uint32		tf = c.tfs[j];
+			bool		bounded = false;
+
+			/* d < ndocs and increasing: the reader's header and decode checks */
+			for (int m = 0; m < GPUIR_BLOCK_IMPACTS; m++)
+				if (bh->impact_tf[m] >= tf && bh->impact_dl[m] <= dls[d])
+					bounded = true;
+			if (!bounded)
+				verify_error(vs, "segment %u, term %u, block %u, docID %u: (tf %u, dl %u) is above the block's impacts (%u, %u) and (%u, %u)",
+							 s, t, de->first_block + i, d, tf, dls[d], bh->impact_tf[0],
+							 bh->impact_dl[0], bh->impact_tf[1], bh->impact_dl[1]);
+			max_tf = Max(max_tf, tf);
+			min_dl = Min(min_dl, dls[d]);
+			sumtf[d] += tf;
+			if (!(del[d / 8] & (1 << (d % 8))))
+				live++;
+		}
+		count += n;
+	}
+	GpuirListClose(&c);
+	if (max_tf != de->max_tf || min_dl != de->min_dl)
+		verify_error(vs, "segment %u, term %u (\"%.*s\"): list max tf %u and min dl %u, the dictionary says %u and %u",
+					 s, t, (int) de->lexeme_len, lex + de->lexeme_off,
+					 max_tf, min_dl, de->max_tf, de->min_dl);
+	if (live != de->df)
+		verify_acct(vs, "segment %u, term %u (\"%.*s\"): df is %u, the list has %u postings of live documents",
+					s, t, (int) de->lexeme_len, lex + de->lexeme_off, de->df, live);
+	return count;
+}
+
 static void
 verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 {
@@ -539,7 +597,6 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 	GpuirDictEntry *dict;
 	char	   *lex;
 	GpuirBlockHeader *dir;
-	uint8	   *payload;
 	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 	uint32		lex_len = seg->streams[GPUIR_S_LEXEMES].nbytes;
 	uint64	   *sumtf;
@@ -583,7 +640,6 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 	dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg, GPUIR_S_DICT);
 	lex = GpuirStreamReadAll(index, seg, GPUIR_S_LEXEMES);
 	dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
-	payload = (uint8 *) GpuirStreamReadAll(index, seg, GPUIR_S_PAYLOAD);
 	sumtf = palloc_extended(sizeof(uint64) * seg->ndocs, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
 	/* documents: TID order, inside the heap, dl > 0; the deleted bitmap */
@@ -626,11 +682,6 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 	for (uint32 t = 0; t < seg->nterms; t++)
 	{
 		GpuirDictEntry *de = &dict[t];
-		int64		prev = -1;	/* last docID of the list so far */
-		uint32		count = 0;
-		uint32		live = 0;
-		uint32		max_tf = 0;
-		uint32		min_dl = PG_UINT32_MAX;
 
 		CHECK_FOR_INTERRUPTS();
 		if (de->lexeme_len == 0 || (uint64) de->lexeme_off + de->lexeme_len > lex_len)
@@ -646,78 +697,20 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 						 s, t, (int) de->lexeme_len, lex + de->lexeme_off, t - 1,
 						 (int) dict[t - 1].lexeme_len, lex + dict[t - 1].lexeme_off);
 		if (de->npostings == 0 ||
-			de->nblocks != (de->npostings + GPUIR_BLOCK_SIZE - 1) / GPUIR_BLOCK_SIZE ||
+			de->nblocks != GpuirListBlocks(de->npostings) ||
 			de->first_block != next_block ||
 			(uint64) de->first_block + de->nblocks > seg->nblocks)
 			verify_error(vs, "segment %u, term %u (\"%.*s\"): blocks [%u, +%u) for %u postings, expected [%u, +%u) in %u blocks",
 						 s, t, (int) de->lexeme_len, lex + de->lexeme_off,
 						 de->first_block, de->nblocks, de->npostings, next_block,
-						 (de->npostings + GPUIR_BLOCK_SIZE - 1) / GPUIR_BLOCK_SIZE, seg->nblocks);
+						 GpuirListBlocks(de->npostings), seg->nblocks);
 		next_block += de->nblocks;
 
-		for (uint32 i = de->first_block; i < de->first_block + de->nblocks; i++)
-		{
-			uint32		docs[GPUIR_BLOCK_SIZE];
-			uint32		tfs[GPUIR_BLOCK_SIZE];
-			uint32		off = dir[i].payload_off;
-			uint32		end = (i + 1 < seg->nblocks) ? dir[i + 1].payload_off : payload_len;
-			int			expect = (int) Min(GPUIR_BLOCK_SIZE, de->npostings - count);
-			long		bytes;
-			int			n;
-
-			if ((i == 0 && off != 0) || off % 4 != 0 || off > end || end > payload_len)
-				verify_error(vs, "segment %u, term %u, block %u: payload [%u, %u) is misplaced in the payload stream (%u bytes)",
-							 s, t, i, off, end, payload_len);
-			bytes = GpuirCodecBlockBytes(payload + off, end - off);
-			if (bytes != (long) (end - off))
-				verify_error(vs, "segment %u, term %u, block %u: block header gives %ld bytes, the block directory %u",
-							 s, t, i, bytes, end - off);
-			n = GpuirCodecDecode(payload + off, end - off,
-								 prev < 0 ? GPUIR_FIRST_PREV_DOCID : (uint32) prev, docs, tfs);
-			if (n < 0)
-				verify_error(vs, "segment %u, term %u, block %u: posting block does not decode", s, t, i);
-			if (n != expect)
-				verify_error(vs, "segment %u, term %u, block %u: %d postings, expected %d",
-							 s, t, i, n, expect);
-			for (int j = 0; j < n; j++)
-			{
-				uint32		d = docs[j];
-				bool		bounded = false;
-
-				if ((int64) d <= prev)
-					verify_error(vs, "segment %u, term %u, block %u: docID %u does not follow docID %lld",
-								 s, t, i, d, (long long) prev);
-				if (d >= seg->ndocs)
-					verify_error(vs, "segment %u, term %u, block %u: docID %u is not below ndocs %u",
-								 s, t, i, d, seg->ndocs);
-				for (int m = 0; m < GPUIR_BLOCK_IMPACTS; m++)
-					if (dir[i].impact_tf[m] >= tfs[j] && dir[i].impact_dl[m] <= dls[d])
-						bounded = true;
-				if (!bounded)
-					verify_error(vs, "segment %u, term %u, block %u, docID %u: (tf %u, dl %u) is above the block's impacts (%u, %u) and (%u, %u)",
-								 s, t, i, d, tfs[j], dls[d], dir[i].impact_tf[0],
-								 dir[i].impact_dl[0], dir[i].impact_tf[1], dir[i].impact_dl[1]);
-				max_tf = Max(max_tf, tfs[j]);
-				min_dl = Min(min_dl, dls[d]);
-				sumtf[d] += tfs[j];
-				if (!(del[d / 8] & (1 << (d % 8))))
-					live++;
-				prev = d;
-			}
-			if (docs[n - 1] != dir[i].last_docid)
-				verify_error(vs, "segment %u, term %u, block %u: last docID %u, the block header says %u",
-							 s, t, i, docs[n - 1], dir[i].last_docid);
-			count += n;
-		}
-		if (max_tf != de->max_tf || min_dl != de->min_dl)
-			verify_error(vs, "segment %u, term %u (\"%.*s\"): list max tf %u and min dl %u, the dictionary says %u and %u",
-						 s, t, (int) de->lexeme_len, lex + de->lexeme_off,
-						 max_tf, min_dl, de->max_tf, de->min_dl);
-		if (live != de->df)
-			verify_acct(vs, "segment %u, term %u (\"%.*s\"): df is %u, the list has %u postings of live documents",
-						s, t, (int) de->lexeme_len, lex + de->lexeme_off, de->df, live);
-		npostings += count;
+		npostings += verify_list(vs, seg, t, de, dir, dls, del, lex, sumtf);
 	}
+	if (seg->nblocks > 0 && dir[0].payload_off != 0)
+		verify_error(vs, "segment %u: the first block is at byte %u of the payload stream (%u bytes), expected 0",
+					 s, dir[0].payload_off, payload_len);
 	if (next_block != seg->nblocks)
 		verify_error(vs, "segment %u: the dictionary's lists use %u blocks, the segment has %u",
 					 s, next_block, seg->nblocks);

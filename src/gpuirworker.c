@@ -5,9 +5,11 @@
  *	  process that touches CUDA (ARCHITECTURE.md, decision 1).  It probes
  *	  the device, gathers the requests of all backends into batches, keeps
  *	  the posting data of recently used segments resident in device memory
- *	  (the list cache) and answers each request with its top-k.
+ *	  (the list cache, gpuircache.c) and answers each request with its
+ *	  top-k.
  *
- * The protocol and the shared structures are in gpuirservice.h.  Outline:
+ * The protocol and the shared structures are in gpuirservice.h, the
+ * worker's private ones in gpuirworker_int.h.  Outline:
  *
  *	startup		publish worker_pid and worker_latch, answer slots an earlier
  *				worker left TAKEN, probe device 0; without a usable device
@@ -23,29 +25,16 @@
  *				scan of the slots starts where the last full batch
  *				stopped, so no backend starves).
  *	requests	each request's DSM segment is attached, its header and
- *				arrays are validated and copied to local memory (the
- *				worker never trusts an offset or count it has not checked
- *				against the mapping's length); a request that fails here is
- *				answered FAILED and the backend uses the CPU engine.
+ *				arrays are validated and copied to local memory
+ *				(gpuirrequest.c); a request that fails here is answered
+ *				FAILED and the backend uses the CPU engine.
  *	list cache	a segment's PAYLOAD, BLOCKDIR and DOCLENS streams are read
- *				from the index pages through the buffer manager
- *				(ReadBufferWithoutRelcache: the worker has no database
- *				connection; the backends hold AccessShareLock on the index
- *				while they wait, so the relfilenode stays valid), the block
- *				directory is turned into the structure of arrays the kernels
- *				take, and the segment is uploaded (Wang et al., ICPADS
- *				2017: a GPU list cache under a memory budget; Ding et al.
- *				2009, section 5: the index stays in GPU memory and queries
- *				are shipped to it).  Entries are keyed by relfilenode,
- *				segment generation and the segment's stream locations and
- *				sizes (segment pages are never rewritten, except the
- *				DELETED bitmap and dictionary df which are not uploaded:
- *				the backend filters deleted rows and visibility itself).
- *				Least recently used entries are freed until a new segment
- *				fits the budget; stale entries (dropped or merged segments)
- *				age out the same way.  A segment larger than the whole
- *				budget is not admitted and its requests fail, so that their
- *				backends use the CPU.
+ *				from the index pages, checked and uploaded, and stay
+ *				resident under the budget, least recently used first out
+ *				(gpuircache.c).  A segment larger than the whole budget is
+ *				not admitted and its requests fail, so that their backends
+ *				use the CPU.  The backend filters deleted rows and
+ *				visibility itself.
  *	search		items (query, segment) of all requests of the batch that
  *				use the same resident segment with the same BM25 constants
  *				go to one gpuir_cuda_search_batch call.
@@ -70,17 +59,12 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-#include <math.h>
-
-#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/bufmgr.h"
 #include "storage/condition_variable.h"
-#include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -91,8 +75,7 @@
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
-#include "gpuirservice.h"
-#include "cuda/gpuir_cuda.h"
+#include "gpuirworker_int.h"
 
 /*
  * Lowest compute capability the kernels run on: the Makefile builds sm_90
@@ -107,70 +90,6 @@
 #define GPUIR_LOG_INTERVAL_MS	60000
 #define GPUIR_LOG_MEMORY		8
 
-/* ---------- the list cache ---------- */
-
-/*
- * A cached segment's identity.  Zeroed before being filled (padding
- * included), so keys compare with memcmp.  Segment pages are never reused
- * for other data while the relfilenode lives, so equal keys mean equal
- * PAYLOAD, BLOCKDIR and DOCLENS bytes.
- */
-typedef struct GpuirCacheKey
-{
-	RelFileNode node;
-	uint64		generation;
-	BlockNumber payload_start;
-	BlockNumber blockdir_start;
-	BlockNumber doclens_start;
-	uint32		payload_bytes;
-	uint32		nblocks;
-	uint32		ndocs;
-} GpuirCacheKey;
-
-typedef struct GpuirCacheEntry
-{
-	dlist_node	lru;			/* in cache_lru, most recently used first */
-	GpuirCacheKey key;
-	gpuir_cuda_segment dev;		/* device arrays */
-	uint64		bytes;			/* device bytes of the arrays */
-} GpuirCacheEntry;
-
-/* ---------- a batch ---------- */
-
-/* one request taken from a slot */
-typedef struct GpuirTaken
-{
-	/* copied from the slot under its mutex */
-	int			slotno;
-	uint64		req_id;
-	dsm_handle	handle;
-	uint32		nqueries;
-
-	bool		answered;		/* slot answered (or found withdrawn) */
-	dsm_segment *seg;			/* mapping (pinned: no resource owner) */
-	char	   *base;			/* the request in the mapping, or NULL */
-
-	/* validated local copies */
-	GpuirRequest hdr;
-	GpuirSegmentData *segs;		/* [nsegments] */
-	GpuirReqItem *items;		/* [nqueries * nsegments] */
-	GpuirReqTerm *terms;		/* [nterms] */
-	bool	   *skip;			/* [nitems]: item has no possible result */
-
-	bool		failed;
-	char		detail[sizeof(((GpuirRequest *) NULL)->detail)];
-} GpuirTaken;
-
-typedef struct GpuirBatch
-{
-	GpuirTaken *taken;
-	int			ntaken;
-	int			capacity;
-	uint64		nqueries;		/* sum of the taken requests' nqueries */
-	bool		read_pages;		/* index pages were read (smgr files opened) */
-	bool		restart;		/* the device failed: restart after answering */
-} GpuirBatch;
-
 /* one (request, segment) pair with work for the GPU */
 typedef struct GpuirUnit
 {
@@ -182,14 +101,9 @@ typedef struct GpuirUnit
 
 /* ---------- worker state ---------- */
 
-static MemoryContext cache_cxt;	/* cache entries */
 static MemoryContext batch_cxt;	/* reset after every batch */
 static MemoryContext run_cxt;	/* reset after every run */
 static ResourceOwner worker_owner;	/* buffer pins of page reads */
-
-static dlist_head cache_lru = DLIST_STATIC_INIT(cache_lru);
-static uint64 cache_bytes = 0;	/* device bytes held by cache entries */
-static uint64 cache_budget = 0;
 
 static GpuirBatch *current_batch = NULL;	/* for the exit callback */
 static int	scan_start = 0;		/* first slot of the next scan */
@@ -202,14 +116,15 @@ static struct
 }			log_memory[GPUIR_LOG_MEMORY];
 static int	log_next = 0;
 
-/* ---------- small helpers ---------- */
+/* ---------- failures (gpuirworker_int.h) ---------- */
 
 /*
- * note_failure: record msg as the service's last_error (gpuir_status) and
- * LOG it, at most once per GPUIR_LOG_INTERVAL_MS for the same text.
+ * GpuirWorkerNoteFailure: record msg as the service's last_error
+ * (gpuir_status) and LOG it, at most once per GPUIR_LOG_INTERVAL_MS for the
+ * same text.
  */
-static void
-note_failure(const char *msg)
+void
+GpuirWorkerNoteFailure(const char *msg)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int			i;
@@ -248,11 +163,9 @@ vfail(GpuirTaken *t, const char *fmt, va_list ap)
 	return true;
 }
 
-/* fail_request: mark t FAILED with the first reason given (printf-style) */
-static void fail_request(GpuirTaken *t, const char *fmt,...) pg_attribute_printf(2, 3);
-
-static void
-fail_request(GpuirTaken *t, const char *fmt,...)
+/* GpuirWorkerFail: mark t FAILED with the first reason given (printf-style) */
+void
+GpuirWorkerFail(GpuirTaken *t, const char *fmt,...)
 {
 	va_list		ap;
 
@@ -262,15 +175,15 @@ fail_request(GpuirTaken *t, const char *fmt,...)
 }
 
 /*
- * cuda_failure: describe a failed gpuir_cuda_* call as "what: status:
- * runtime detail" into buf, note it (last_error, rate-limited LOG) and
- * track device health: GPUIR_CUDA_NO_DEVICE, or GPUIR_CUDA_ERROR
+ * GpuirWorkerCudaFailure: describe a failed gpuir_cuda_* call as "what:
+ * status: runtime detail" into buf, note it (last_error, rate-limited LOG)
+ * and track device health: GPUIR_CUDA_NO_DEVICE, or GPUIR_CUDA_ERROR
  * GPUIR_MAX_DEVICE_ERRORS times in a row, asks for a restart once the batch
  * is answered.
  */
-static void
-cuda_failure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
-			 char *buf, size_t buflen)
+void
+GpuirWorkerCudaFailure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
+					   char *buf, size_t buflen)
 {
 	const char *rt = gpuir_cuda_last_error_detail();
 
@@ -279,7 +192,7 @@ cuda_failure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
 		snprintf(buf, buflen, "%s: %s: %s", what, gpuir_cuda_status_string(st), rt);
 	else
 		snprintf(buf, buflen, "%s: %s", what, gpuir_cuda_status_string(st));
-	note_failure(buf);
+	GpuirWorkerNoteFailure(buf);
 
 	if (st == GPUIR_CUDA_NO_DEVICE)
 		b->restart = true;
@@ -287,9 +200,19 @@ cuda_failure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
 		b->restart = true;
 }
 
-/* catch_error: in a PG_CATCH block, undo what an ERROR left and return its message */
-static void
-catch_error(char *buf, size_t buflen)
+/* GpuirWorkerCudaSuccess: a gpuir_cuda_* call succeeded, the device works */
+void
+GpuirWorkerCudaSuccess(void)
+{
+	device_errors = 0;
+}
+
+/*
+ * GpuirWorkerCatchError: in a PG_CATCH block, undo what an ERROR left and
+ * return its message (noted as a failure)
+ */
+void
+GpuirWorkerCatchError(char *buf, size_t buflen)
 {
 	ErrorData  *edata;
 
@@ -306,19 +229,17 @@ catch_error(char *buf, size_t buflen)
 	ResourceOwnerRelease(worker_owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
 
 	strlcpy(buf, edata->message ? edata->message : "unknown error", buflen);
-	note_failure(buf);
+	GpuirWorkerNoteFailure(buf);
 	FreeErrorData(edata);
 }
 
 /*
- * reject: fail t for a malformed request (a bug on the backend side, or a
- * segment that is not a request): the reason also goes to last_error and
- * the log (rate-limited).
+ * GpuirWorkerReject: fail t for a malformed request (a bug on the backend
+ * side, or a segment that is not a request): the reason also goes to
+ * last_error and the log (rate-limited).
  */
-static void reject(GpuirTaken *t, const char *fmt,...) pg_attribute_printf(2, 3);
-
-static void
-reject(GpuirTaken *t, const char *fmt,...)
+void
+GpuirWorkerReject(GpuirTaken *t, const char *fmt,...)
 {
 	va_list		ap;
 	bool		first;
@@ -327,125 +248,7 @@ reject(GpuirTaken *t, const char *fmt,...)
 	first = vfail(t, fmt, ap);
 	va_end(ap);
 	if (first)
-		note_failure(t->detail);
-}
-
-/* ---------- device memory budget ---------- */
-
-/*
- * parse_device_memory: the list cache budget for gpuir.device_memory
- * ("4GB", "512 MB", "1.5GB", "100kB", "1024B", "50%"; units B, kB, MB, GB,
- * TB in any case, K/M/G/T alone too, powers of 1024; a share is of total,
- * the card's bytes).  Returns false, with the reason in why, for anything
- * else (a bare number is rejected as ambiguous), for zero and for shares
- * above 100%.  An amount above total is clamped to total.
- */
-static bool
-parse_device_memory(const char *value, uint64 total, uint64 *budget,
-					char *why, size_t whylen)
-{
-	const char *p = value;
-	double		num = 0.0;
-	bool		digits = false;
-	double		bytes;
-
-	if (p == NULL)
-	{
-		snprintf(why, whylen, "it is not set");
-		return false;
-	}
-	while (isspace((unsigned char) *p))
-		p++;
-	while (isdigit((unsigned char) *p))
-	{
-		num = num * 10.0 + (*p++ - '0');
-		digits = true;
-	}
-	if (*p == '.')
-	{
-		double		f = 0.1;
-
-		p++;
-		while (isdigit((unsigned char) *p))
-		{
-			num += (*p++ - '0') * f;
-			f /= 10.0;
-			digits = true;
-		}
-	}
-	if (!digits)
-	{
-		snprintf(why, whylen, "it does not start with a number");
-		return false;
-	}
-	while (isspace((unsigned char) *p))
-		p++;
-
-	if (*p == '%')
-	{
-		p++;
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p != '\0')
-		{
-			snprintf(why, whylen, "unexpected text after \"%%\"");
-			return false;
-		}
-		if (num <= 0.0 || num > 100.0)
-		{
-			snprintf(why, whylen, "a share must be above 0%% and at most 100%%");
-			return false;
-		}
-		bytes = (double) total * (num / 100.0);
-	}
-	else
-	{
-		char		unit[4];
-		int			n = 0;
-		double		mult;
-
-		while (isalpha((unsigned char) *p) && n < 3)
-			unit[n++] = *p++;
-		unit[n] = '\0';
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p != '\0')
-		{
-			snprintf(why, whylen, "unexpected text after the amount");
-			return false;
-		}
-		if (n == 0)
-		{
-			snprintf(why, whylen, "an amount needs a unit (B, kB, MB, GB or TB)");
-			return false;
-		}
-		if (pg_strcasecmp(unit, "B") == 0)
-			mult = 1.0;
-		else if (pg_strcasecmp(unit, "kB") == 0 || pg_strcasecmp(unit, "k") == 0)
-			mult = 1024.0;
-		else if (pg_strcasecmp(unit, "MB") == 0 || pg_strcasecmp(unit, "M") == 0)
-			mult = 1024.0 * 1024.0;
-		else if (pg_strcasecmp(unit, "GB") == 0 || pg_strcasecmp(unit, "G") == 0)
-			mult = 1024.0 * 1024.0 * 1024.0;
-		else if (pg_strcasecmp(unit, "TB") == 0 || pg_strcasecmp(unit, "T") == 0)
-			mult = 1024.0 * 1024.0 * 1024.0 * 1024.0;
-		else
-		{
-			snprintf(why, whylen, "unknown unit \"%s\" (use B, kB, MB, GB or TB)", unit);
-			return false;
-		}
-		bytes = num * mult;
-	}
-
-	if (bytes > (double) total)
-		bytes = (double) total;
-	if (bytes < 1.0)
-	{
-		snprintf(why, whylen, "the budget would be 0 bytes");
-		return false;
-	}
-	*budget = (uint64) bytes;
-	return true;
+		GpuirWorkerNoteFailure(t->detail);
 }
 
 /* ---------- exit ---------- */
@@ -515,7 +318,7 @@ worker_exit(int code, Datum arg)
 		{
 			GpuirTaken *t = &current_batch->taken[i];
 
-			fail_request(t, "the gpu service is shutting down");
+			GpuirWorkerFail(t, "the gpu service is shutting down");
 			answer(t, false);
 		}
 		current_batch = NULL;
@@ -546,7 +349,6 @@ probe_device(void)
 	int			cc_major = 0,
 				cc_minor = 0;
 	char		reason[256];
-	char		why[128];
 	uint64		budget;
 
 	name[0] = '\0';
@@ -583,16 +385,7 @@ probe_device(void)
 		return false;
 	}
 
-	if (!parse_device_memory(gpuir_device_memory, (uint64) mem, &budget, why, sizeof(why)))
-	{
-		ereport(LOG,
-				(errmsg("invalid value for parameter \"gpuir.device_memory\": \"%s\"",
-						gpuir_device_memory ? gpuir_device_memory : ""),
-				 errdetail("%s", why),
-				 errhint("Use an amount such as '4GB' or a share such as '50%%'; 50%% is used.")));
-		budget = (uint64) mem / 2;
-	}
-	cache_budget = budget;
+	budget = GpuirCacheSetBudget((uint64) mem);
 
 	SpinLockAcquire(&GpuirService->mutex);
 	strlcpy(GpuirService->device_name, name, sizeof(GpuirService->device_name));
@@ -610,473 +403,6 @@ probe_device(void)
 					(unsigned long long) (mem >> 20),
 					(unsigned long long) (budget >> 20))));
 	return true;
-}
-
-/* ---------- the list cache ---------- */
-
-static void
-cache_publish(void)
-{
-	pg_atomic_write_u64(&GpuirService->bytes_cached, cache_bytes);
-}
-
-/* cache_remove: free one entry's device arrays and forget it */
-static void
-cache_remove(GpuirCacheEntry *e)
-{
-	gpuir_cuda_status st;
-
-	dlist_delete(&e->lru);
-	cache_bytes -= e->bytes;
-	st = gpuir_cuda_segment_free(&e->dev);
-	pfree(e);
-	cache_publish();
-	if (st != GPUIR_CUDA_OK)
-	{
-		char		buf[192];
-
-		snprintf(buf, sizeof(buf), "freeing a cached segment: %s", gpuir_cuda_status_string(st));
-		note_failure(buf);
-	}
-}
-
-/* cache_evict_all: free every entry except keep (may be NULL) */
-static void
-cache_evict_all(GpuirCacheEntry *keep)
-{
-	dlist_mutable_iter it;
-
-	dlist_foreach_modify(it, &cache_lru)
-	{
-		GpuirCacheEntry *e = dlist_container(GpuirCacheEntry, lru, it.cur);
-
-		if (e != keep)
-			cache_remove(e);
-	}
-}
-
-/* cache_lookup: the entry for key, moved to the front, or NULL */
-static GpuirCacheEntry *
-cache_lookup(const GpuirCacheKey *key)
-{
-	dlist_iter	it;
-
-	dlist_foreach(it, &cache_lru)
-	{
-		GpuirCacheEntry *e = dlist_container(GpuirCacheEntry, lru, it.cur);
-
-		if (memcmp(&e->key, key, sizeof(GpuirCacheKey)) == 0)
-		{
-			dlist_move_head(&cache_lru, &e->lru);
-			return e;
-		}
-	}
-	return NULL;
-}
-
-/* segment_device_bytes: device bytes gpuir_cuda_segment_upload allocates */
-static uint64
-segment_device_bytes(const GpuirSegmentData *seg)
-{
-	uint64		nb = seg->nblocks;
-
-	return (uint64) seg->streams[GPUIR_S_PAYLOAD].nbytes +
-		nb * sizeof(uint32) +	/* block_last */
-		(nb + 1) * sizeof(uint32) +	/* block_offset */
-		2 * nb * GPUIR_CUDA_BLOCK_IMPACTS * sizeof(uint32) +	/* impacts */
-		(uint64) seg->ndocs * sizeof(uint32);	/* doclen */
-}
-
-/*
- * read_stream: copy a whole segment stream (nbytes from page start, on
- * consecutive pages, GPUIR_PAGE_DATA bytes per page; src/README,
- * "Segments") of the index with relfilenode node into dst.  Each page is
- * pinned and share-locked only while it is checked (GpuirCheckPage's
- * checks) and copied; errors are raised after the page is released.
- * dst holds the stream's nbytes (cache_get checks the sizes against the
- * segment's counts before allocating).  Raises ERRCODE_INDEX_CORRUPTED for
- * a page that is not a stream page of seg (its tag, GpuirCheckStreamTag),
- * and the buffer manager's errors for unreadable blocks.
- */
-static void
-read_stream(GpuirBatch *b, const RelFileNode *node, bool permanent,
-			const GpuirSegmentData *seg, GpuirStreamKind kind, char *dst)
-{
-	GpuirStream stream = seg->streams[kind];
-	uint32		tag = GpuirSegmentTag(seg->generation);
-	uint32		npages = (uint32) (((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA);
-
-	b->read_pages = true;
-	for (uint32 p = 0; p < npages; p++)
-	{
-		BlockNumber blkno = stream.start + p;
-		uint32		off = p * (uint32) GPUIR_PAGE_DATA;
-		uint32		len = Min((uint32) GPUIR_PAGE_DATA, stream.nbytes - off);
-		Buffer		buf;
-		Page		page;
-		const char *bad = NULL;
-		uint16		flags = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		buf = ReadBufferWithoutRelcache(*node, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL, permanent);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (PageIsNew(page) ||
-			PageGetSpecialSize(page) != MAXALIGN(sizeof(GpuirPageOpaqueData)))
-			bad = "unexpected page";
-		else
-		{
-			GpuirPageOpaque opaque = GpuirPageGetOpaque(page);
-
-			flags = opaque->flags;
-			if (opaque->page_id != GPUIR_PAGE_ID || opaque->flags != GPUIR_PAGE_STREAM)
-				bad = "page of the wrong type";
-			else if (opaque->next != tag && opaque->next != GPUIR_UNTAGGED)
-				bad = "page of another segment (reused after its request was given up, or corrupt)";
-			else
-				memcpy(dst + off, PageGetContents(page), len);
-		}
-		UnlockReleaseBuffer(buf);
-		if (bad != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuir index %u/%u/%u: %s (type %u) at block %u",
-							node->spcNode, node->dbNode, node->relNode,
-							bad, flags, blkno)));
-	}
-}
-
-/*
- * cache_get: the resident segment for key (the request's segment seg of
- * index t->hdr.node), uploading it on a miss.  Returns NULL with the reason
- * in why when the segment cannot be made resident (larger than the budget,
- * CUDA failure).  Raises ERRORs of page reads, corrupt block directories
- * and palloc; nothing is left allocated on the device then.
- *
- * Wang et al. 2017 (list caching under a budget, LRU replacement); the
- * host copies live in run_cxt and are freed right after the upload.
- */
-static GpuirCacheEntry *
-cache_get(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
-		  const GpuirSegmentData *seg, char *why, size_t whylen)
-{
-	GpuirCacheEntry *e;
-	uint64		bytes;
-	uint32		nblocks = seg->nblocks;
-	uint32		ndocs = seg->ndocs;
-	uint32		payload_bytes = seg->streams[GPUIR_S_PAYLOAD].nbytes;
-	MemoryContext load_cxt;
-	MemoryContext old;
-	char	   *payload;
-	GpuirBlockHeader *dir;
-	uint32	   *block_last;
-	uint32	   *block_offset;
-	uint32	   *impact_tf;
-	uint32	   *impact_dl;
-	uint32	   *doclen;
-	gpuir_cuda_status st;
-
-	e = cache_lookup(key);
-	if (e != NULL)
-	{
-		pg_atomic_fetch_add_u64(&GpuirService->cache_hits, 1);
-		return e;
-	}
-
-	/* the host copies below are sized by the counts: a stream of another size would overflow them */
-	if (seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) nblocks * sizeof(GpuirBlockHeader) ||
-		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) ndocs * sizeof(uint32))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuir index %u/%u/%u: segment stream sizes do not match the segment directory",
-						t->hdr.node.spcNode, t->hdr.node.dbNode, t->hdr.node.relNode)));
-	bytes = segment_device_bytes(seg);
-	if (bytes > cache_budget)
-	{
-		snprintf(why, whylen, "segment larger than gpuir.device_memory");
-		return NULL;
-	}
-	pg_atomic_fetch_add_u64(&GpuirService->cache_misses, 1);
-
-	/* host copies, structure of arrays (src/README, "Segments") */
-	load_cxt = AllocSetContextCreate(run_cxt, "gpuir segment load", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(load_cxt);
-	payload = palloc_extended(Max(payload_bytes, 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD, payload);
-	dir = palloc_extended(Max((Size) nblocks * sizeof(GpuirBlockHeader), 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR, (char *) dir);
-	doclen = palloc_extended(Max((Size) ndocs * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
-	read_stream(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_DOCLENS, (char *) doclen);
-
-	block_last = palloc_extended(Max((Size) nblocks * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
-	block_offset = palloc_extended(((Size) nblocks + 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	impact_tf = palloc_extended(Max((Size) nblocks * GPUIR_CUDA_BLOCK_IMPACTS * sizeof(uint32), 1),
-								MCXT_ALLOC_HUGE);
-	impact_dl = palloc_extended(Max((Size) nblocks * GPUIR_CUDA_BLOCK_IMPACTS * sizeof(uint32), 1),
-								MCXT_ALLOC_HUGE);
-	StaticAssertStmt(GPUIR_BLOCK_IMPACTS == GPUIR_CUDA_BLOCK_IMPACTS,
-					 "impacts per block differ between src/ and cuda/");
-	for (uint32 i = 0; i < nblocks; i++)
-	{
-		if (dir[i].payload_off > payload_bytes ||
-			(i > 0 && dir[i].payload_off < dir[i - 1].payload_off))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuir index %u/%u/%u: block %u of a segment has payload offset %u out of order or past %u bytes",
-							t->hdr.node.spcNode, t->hdr.node.dbNode, t->hdr.node.relNode,
-							i, dir[i].payload_off, payload_bytes)));
-		block_last[i] = dir[i].last_docid;
-		block_offset[i] = dir[i].payload_off;
-		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
-		{
-			impact_tf[(Size) i * GPUIR_CUDA_BLOCK_IMPACTS + j] = dir[i].impact_tf[j];
-			impact_dl[(Size) i * GPUIR_CUDA_BLOCK_IMPACTS + j] = dir[i].impact_dl[j];
-		}
-	}
-	block_offset[nblocks] = payload_bytes;
-	pfree(dir);
-	MemoryContextSwitchTo(old);
-
-	/* allocated before the upload, so no palloc failure can leak device memory */
-	e = MemoryContextAllocZero(cache_cxt, sizeof(GpuirCacheEntry));
-	e->key = *key;
-	e->bytes = bytes;
-
-	/* least recently used first, until the segment fits the budget */
-	while (cache_bytes + bytes > cache_budget && !dlist_is_empty(&cache_lru))
-		cache_remove(dlist_container(GpuirCacheEntry, lru, dlist_tail_node(&cache_lru)));
-
-	st = gpuir_cuda_segment_upload((const uint8_t *) payload, payload_bytes,
-								   block_last, block_offset, impact_tf, impact_dl,
-								   nblocks, doclen, NULL, ndocs, &e->dev);
-	if (st == GPUIR_CUDA_OOM && !dlist_is_empty(&cache_lru))
-	{
-		cache_evict_all(NULL);
-		st = gpuir_cuda_segment_upload((const uint8_t *) payload, payload_bytes,
-									   block_last, block_offset, impact_tf, impact_dl,
-									   nblocks, doclen, NULL, ndocs, &e->dev);
-	}
-	MemoryContextDelete(load_cxt);
-	if (st != GPUIR_CUDA_OK)
-	{
-		pfree(e);
-		cuda_failure(b, "segment upload", st, why, whylen);
-		return NULL;
-	}
-	device_errors = 0;
-	dlist_push_head(&cache_lru, &e->lru);
-	cache_bytes += bytes;
-	cache_publish();
-	return e;
-}
-
-/* ---------- requests ---------- */
-
-/* range_ok: count elements of elsize bytes at off lie after the header, inside size */
-static bool
-range_ok(uint64 off, uint64 count, uint64 elsize, uint64 size)
-{
-	return off >= sizeof(GpuirRequest) && off <= size && count * elsize <= size - off;
-}
-
-/* stream_ok: a stream of a segment lies on existing block numbers past the metapage */
-static bool
-stream_ok(GpuirStream s)
-{
-	uint64		npages = ((uint64) s.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
-
-	if (npages == 0)
-		return true;
-	return s.start != InvalidBlockNumber && s.start > GPUIR_METAPAGE_BLKNO &&
-		(uint64) s.start + npages - 1 <= MaxBlockNumber;
-}
-
-/*
- * prepare_request: attach t's DSM segment and validate the request: header
- * (magic, counts, kmax <= GPUIR_CUDA_MAX_K, BM25 constants), every array
- * inside the mapping, items (term ranges, k, mode), terms (block ranges
- * inside their segment's nblocks, nblocks = ceil(npostings / 128), finite
- * idf) and the streams of the segments that have work.  Copies header,
- * segments, items and terms into batch_cxt, marks the items with no
- * possible result in t->skip and zeroes every item's count in the request.
- * A problem fails t (detail set); ERRORs (dsm_attach, palloc) propagate to
- * the caller's PG_TRY.
- */
-static void
-prepare_request(GpuirTaken *t)
-{
-	GpuirServiceSlot *slot = &GpuirService->slots[t->slotno];
-	GpuirRequest *h = &t->hdr;
-	bool		ours;
-	Size		size;
-	uint64		nitems;
-
-	/* a withdrawn request needs no answer, and its handle may be gone */
-	SpinLockAcquire(&slot->mutex);
-	ours = slot->req_id == t->req_id && slot->state == GPUIR_SLOT_TAKEN;
-	SpinLockRelease(&slot->mutex);
-	if (!ours)
-	{
-		t->answered = true;
-		t->failed = true;
-		return;
-	}
-
-	t->seg = dsm_attach(t->handle);
-	if (t->seg == NULL)
-	{
-		/* the backend gave up and destroyed the segment */
-		fail_request(t, "request withdrawn");
-		return;
-	}
-	dsm_pin_mapping(t->seg);	/* detached explicitly, never by a resource owner */
-	t->base = dsm_segment_address(t->seg);
-	size = dsm_segment_map_length(t->seg);
-
-	if (size < sizeof(GpuirRequest))
-	{
-		t->base = NULL;			/* not a request: write nothing into it */
-		reject(t, "request segment too small");
-		return;
-	}
-	memcpy(h, t->base, sizeof(GpuirRequest));
-	if (h->magic != GPUIR_REQ_MAGIC)
-	{
-		t->base = NULL;
-		reject(t, "bad request magic");
-		return;
-	}
-	nitems = (uint64) h->nqueries * h->nsegments;
-	if (h->nsegments > GPUIR_MAX_SEGMENTS)
-	{
-		reject(t, "bad request: %u segments", h->nsegments);
-		return;
-	}
-	if (h->kmax < 1 || h->kmax > GPUIR_CUDA_MAX_K)
-	{
-		reject(t, "bad request: kmax %u out of range", h->kmax);
-		return;
-	}
-	if (!isfinite(h->k1) || h->k1 < 0.0f || !isfinite(h->b) || h->b < 0.0f || h->b > 1.0f ||
-		!isfinite(h->avgdl) || h->avgdl <= 0.0f)
-	{
-		reject(t, "bad request: BM25 constants k1 %g, b %g, avgdl %g",
-				h->k1, h->b, h->avgdl);
-		return;
-	}
-	if (!range_ok(h->segs_off, h->nsegments, sizeof(GpuirSegmentData), size) ||
-		!range_ok(h->items_off, nitems, sizeof(GpuirReqItem), size) ||
-		!range_ok(h->terms_off, h->nterms, sizeof(GpuirReqTerm), size) ||
-		!range_ok(h->docids_off, nitems * h->kmax, sizeof(uint32), size) ||
-		!range_ok(h->scores_off, nitems * h->kmax, sizeof(float4), size))
-	{
-		reject(t, "bad request: an array lies outside its %zu-byte segment", size);
-		return;
-	}
-
-	t->segs = palloc(Max(sizeof(GpuirSegmentData) * h->nsegments, 1));
-	memcpy(t->segs, t->base + h->segs_off, sizeof(GpuirSegmentData) * h->nsegments);
-	t->items = palloc_extended(Max(sizeof(GpuirReqItem) * nitems, 1), MCXT_ALLOC_HUGE);
-	memcpy(t->items, t->base + h->items_off, sizeof(GpuirReqItem) * nitems);
-	t->terms = palloc_extended(Max(sizeof(GpuirReqTerm) * (Size) h->nterms, 1), MCXT_ALLOC_HUGE);
-	memcpy(t->terms, t->base + h->terms_off, sizeof(GpuirReqTerm) * (Size) h->nterms);
-	t->skip = palloc_extended(Max(nitems, 1), MCXT_ALLOC_HUGE);
-
-	for (uint32 s = 0; s < h->nsegments; s++)
-	{
-		const GpuirSegmentData *seg = &t->segs[s];
-		bool		used = false;
-
-		for (uint32 q = 0; q < h->nqueries; q++)
-		{
-			uint64		idx = (uint64) q * h->nsegments + s;
-			const GpuirReqItem *it = &t->items[idx];
-			uint32		absent = 0;
-
-			if ((uint64) it->first_term + it->nterms > h->nterms)
-			{
-				reject(t, "bad request: item %llu has terms past %u",
-						(unsigned long long) idx, h->nterms);
-				return;
-			}
-			if (it->k > h->kmax)
-			{
-				reject(t, "bad request: item %llu has k %u above kmax %u",
-						(unsigned long long) idx, it->k, h->kmax);
-				return;
-			}
-			if (it->mode != GPUIR_CUDA_MODE_AND && it->mode != GPUIR_CUDA_MODE_OR &&
-				it->mode != GPUIR_CUDA_MODE_BMW)
-			{
-				reject(t, "bad request: item %llu has mode %d",
-						(unsigned long long) idx, it->mode);
-				return;
-			}
-			for (uint32 i = 0; i < it->nterms; i++)
-			{
-				const GpuirReqTerm *term = &t->terms[it->first_term + i];
-
-				if ((uint64) term->first_block + term->nblocks > seg->nblocks ||
-					term->nblocks != (term->npostings + (uint64) GPUIR_CUDA_BLOCK_SIZE - 1) / GPUIR_CUDA_BLOCK_SIZE ||
-					!isfinite(term->idf))
-				{
-					reject(t, "bad request: term %u of item %llu does not fit segment %u",
-							i, (unsigned long long) idx, s);
-					return;
-				}
-				if (term->nblocks == 0)
-					absent++;
-			}
-
-			/*
-			 * Items the kernel would answer with no document anyway (no
-			 * term, k = 0, an AND with an absent term, all terms absent)
-			 * are not sent; their segment need not be resident for them.
-			 */
-			t->skip[idx] = it->k == 0 || it->nterms == 0 || absent == it->nterms ||
-				(it->mode == GPUIR_CUDA_MODE_AND && absent > 0);
-			if (!t->skip[idx])
-				used = true;
-		}
-		if (used &&
-			((uint64) seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) seg->nblocks * sizeof(GpuirBlockHeader) ||
-			 (uint64) seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32) ||
-			 seg->ndocs > 0xFFFFFFFEu ||
-			 !stream_ok(seg->streams[GPUIR_S_PAYLOAD]) ||
-			 !stream_ok(seg->streams[GPUIR_S_BLOCKDIR]) ||
-			 !stream_ok(seg->streams[GPUIR_S_DOCLENS])))
-		{
-			reject(t, "bad request: segment %u has inconsistent streams", s);
-			return;
-		}
-	}
-
-	/* every item starts with no result */
-	for (uint64 idx = 0; idx < nitems; idx++)
-	{
-		uint32		zero = 0;
-
-		memcpy(t->base + h->items_off + idx * sizeof(GpuirReqItem) + offsetof(GpuirReqItem, count),
-			   &zero, sizeof(uint32));
-	}
-}
-
-/* prepare_request_guarded: prepare_request, an ERROR failing only t */
-static void
-prepare_request_guarded(GpuirTaken *t)
-{
-	PG_TRY();
-	{
-		prepare_request(t);
-	}
-	PG_CATCH();
-	{
-		char		msg[sizeof(t->detail)];
-
-		catch_error(msg, sizeof(msg));
-		fail_request(t, "%s", msg);
-	}
-	PG_END_TRY();
 }
 
 /* ---------- runs: one resident segment, one set of BM25 constants ---------- */
@@ -1100,34 +426,33 @@ unit_cmp(const void *a, const void *b)
 	return (ua->s > ub->s) - (ua->s < ub->s);
 }
 
+/* the arrays of one gpuir_cuda_search_batch call */
+typedef struct GpuirRunArrays
+{
+	uint32		nq;				/* queries (items with work) */
+	uint64		nterms;
+	uint32		kmax;			/* largest k: the output row length */
+	gpuir_cuda_query *queries;	/* [nq] */
+	gpuir_cuda_term *terms;		/* [nterms] */
+	uint32	   *out_docids;		/* [nq * kmax] */
+	float	   *out_scores;		/* [nq * kmax] */
+	uint32	   *out_counts;		/* [nq] */
+} GpuirRunArrays;
+
 /*
- * run_search: the items of units[0 .. n) (same segment key, same BM25
- * constants) of the requests not yet failed, in one gpuir_cuda_search_batch
- * call over the resident segment (Huang et al. 2017: batches of queries
- * per launch).  Writes counts, docIDs and scores into the requests;
- * fails every request of the run when the segment cannot be made resident
- * or the search fails.  ERRORs propagate to run_search_guarded.
+ * run_count: what the live (not failed) requests of units[0 .. n) ask: the
+ * sizes of ra, and in *t0 and *seg0 the first live request and its
+ * segment (NULL when there is none).
  */
 static void
-run_search(GpuirBatch *b, GpuirUnit *units, int n)
+run_count(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra,
+		  GpuirTaken **t0, const GpuirSegmentData **seg0)
 {
-	GpuirTaken *t0 = NULL;
-	const GpuirSegmentData *seg0 = NULL;
-	uint32		nq = 0;
-	uint64		nterms = 0;
-	uint32		kmax = 1;
-	gpuir_cuda_query *queries;
-	gpuir_cuda_term *terms;
-	uint32	   *out_docids;
-	float	   *out_scores;
-	uint32	   *out_counts;
-	GpuirCacheEntry *e;
-	gpuir_cuda_status st;
-	char		why[sizeof(((GpuirRequest *) NULL)->detail)];
-	uint32		qi;
-	uint32		ti;
-
-	/* what the live requests ask */
+	ra->nq = 0;
+	ra->nterms = 0;
+	ra->kmax = 1;
+	*t0 = NULL;
+	*seg0 = NULL;
 	for (int u = 0; u < n; u++)
 	{
 		GpuirTaken *t = &b->taken[units[u].t];
@@ -1135,10 +460,10 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 
 		if (t->failed)
 			continue;
-		if (t0 == NULL)
+		if (*t0 == NULL)
 		{
-			t0 = t;
-			seg0 = &t->segs[s];
+			*t0 = t;
+			*seg0 = &t->segs[s];
 		}
 		for (uint32 q = 0; q < t->hdr.nqueries; q++)
 		{
@@ -1146,33 +471,29 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 
 			if (t->skip[idx])
 				continue;
-			nq++;
-			nterms += t->items[idx].nterms;
-			kmax = Max(kmax, t->items[idx].k);
+			ra->nq++;
+			ra->nterms += t->items[idx].nterms;
+			ra->kmax = Max(ra->kmax, t->items[idx].k);
 		}
 	}
-	if (nq == 0)
-		return;
-	if (nterms > PG_UINT32_MAX)
-	{
-		snprintf(why, sizeof(why), "batch has too many terms");
-		goto fail;
-	}
+}
 
-	e = cache_get(b, &units[0].key, t0, seg0, why, sizeof(why));
-	if (e == NULL)
-		goto fail;
+/* run_fill: allocate ra's arrays and fill its queries and terms from the live items */
+static void
+run_fill(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra)
+{
+	uint32		qi = 0;
+	uint32		ti = 0;
 
-	queries = palloc_extended(sizeof(gpuir_cuda_query) * (Size) nq, MCXT_ALLOC_HUGE);
-	terms = palloc_extended(Max(sizeof(gpuir_cuda_term) * (Size) nterms, 1), MCXT_ALLOC_HUGE);
-	out_docids = palloc_extended(sizeof(uint32) * (Size) nq * kmax, MCXT_ALLOC_HUGE);
-	out_scores = palloc_extended(sizeof(float) * (Size) nq * kmax, MCXT_ALLOC_HUGE);
-	out_counts = palloc_extended(sizeof(uint32) * (Size) nq, MCXT_ALLOC_HUGE);
+	ra->queries = palloc_extended(sizeof(gpuir_cuda_query) * (Size) ra->nq, MCXT_ALLOC_HUGE);
+	ra->terms = palloc_extended(Max(sizeof(gpuir_cuda_term) * (Size) ra->nterms, 1),
+								MCXT_ALLOC_HUGE);
+	ra->out_docids = palloc_extended(sizeof(uint32) * (Size) ra->nq * ra->kmax, MCXT_ALLOC_HUGE);
+	ra->out_scores = palloc_extended(sizeof(float) * (Size) ra->nq * ra->kmax, MCXT_ALLOC_HUGE);
+	ra->out_counts = palloc_extended(sizeof(uint32) * (Size) ra->nq, MCXT_ALLOC_HUGE);
 
 	StaticAssertStmt(sizeof(GpuirReqTerm) == sizeof(gpuir_cuda_term),
 					 "GpuirReqTerm must have gpuir_cuda_term's layout");
-	qi = 0;
-	ti = 0;
 	for (int u = 0; u < n; u++)
 	{
 		GpuirTaken *t = &b->taken[units[u].t];
@@ -1187,42 +508,31 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 
 			if (t->skip[idx])
 				continue;
-			queries[qi].first_term = ti;
-			queries[qi].nterms = it->nterms;
-			queries[qi].k = it->k;
-			queries[qi].mode = it->mode;
+			ra->queries[qi].first_term = ti;
+			ra->queries[qi].nterms = it->nterms;
+			ra->queries[qi].k = it->k;
+			ra->queries[qi].mode = it->mode;
 			for (uint32 i = 0; i < it->nterms; i++)
 			{
 				const GpuirReqTerm *rt = &t->terms[it->first_term + i];
 
-				terms[ti].first_block = rt->first_block;
-				terms[ti].nblocks = rt->nblocks;
-				terms[ti].npostings = rt->npostings;
-				terms[ti].idf = rt->idf;
+				ra->terms[ti].first_block = rt->first_block;
+				ra->terms[ti].nblocks = rt->nblocks;
+				ra->terms[ti].npostings = rt->npostings;
+				ra->terms[ti].idf = rt->idf;
 				ti++;
 			}
 			qi++;
 		}
 	}
+}
 
-	st = gpuir_cuda_search_batch(&e->dev, &units[0].sc, queries, nq, terms, (uint32) nterms,
-								 kmax, out_docids, out_scores, out_counts, NULL);
-	if (st == GPUIR_CUDA_OOM && dlist_head_node(&cache_lru) != dlist_tail_node(&cache_lru))
-	{
-		/* make room for the search's workspace and try once more */
-		cache_evict_all(e);
-		st = gpuir_cuda_search_batch(&e->dev, &units[0].sc, queries, nq, terms, (uint32) nterms,
-									 kmax, out_docids, out_scores, out_counts, NULL);
-	}
-	if (st != GPUIR_CUDA_OK)
-	{
-		cuda_failure(b, "search", st, why, sizeof(why));
-		goto fail;
-	}
-	device_errors = 0;
+/* run_answer: the results of ra, into each live request at [item * kmax ...) */
+static void
+run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *ra)
+{
+	uint32		qi = 0;
 
-	/* the results, into each request at [item * kmax ...) */
-	qi = 0;
 	for (int u = 0; u < n; u++)
 	{
 		GpuirTaken *t = &b->taken[units[u].t];
@@ -1238,21 +548,75 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 
 			if (t->skip[idx])
 				continue;
-			count = Min(out_counts[qi], t->items[idx].k);
+			count = Min(ra->out_counts[qi], t->items[idx].k);
 			memcpy(t->base + h->docids_off + idx * h->kmax * sizeof(uint32),
-				   &out_docids[(Size) qi * kmax], count * sizeof(uint32));
+				   &ra->out_docids[(Size) qi * ra->kmax], count * sizeof(uint32));
 			memcpy(t->base + h->scores_off + idx * h->kmax * sizeof(float4),
-				   &out_scores[(Size) qi * kmax], count * sizeof(float4));
+				   &ra->out_scores[(Size) qi * ra->kmax], count * sizeof(float4));
 			memcpy(t->base + h->items_off + idx * sizeof(GpuirReqItem) + offsetof(GpuirReqItem, count),
 				   &count, sizeof(uint32));
 			qi++;
 		}
 	}
+}
+
+/* run_kernels: gpuir_cuda_search_batch of ra over e's resident segment */
+static gpuir_cuda_status
+run_kernels(GpuirCacheEntry *e, const gpuir_cuda_scoring *sc, GpuirRunArrays *ra)
+{
+	return gpuir_cuda_search_batch(&e->dev, sc, ra->queries, ra->nq, ra->terms,
+								   (uint32) ra->nterms, ra->kmax, ra->out_docids,
+								   ra->out_scores, ra->out_counts, NULL);
+}
+
+/*
+ * run_search: the items of units[0 .. n) (same segment key, same BM25
+ * constants) of the requests not yet failed, in one gpuir_cuda_search_batch
+ * call over the resident segment (Huang et al. 2017: batches of queries
+ * per launch).  Writes counts, docIDs and scores into the requests;
+ * fails every request of the run when the segment cannot be made resident
+ * or the search fails.  ERRORs propagate to run_search_guarded.
+ */
+static void
+run_search(GpuirBatch *b, GpuirUnit *units, int n)
+{
+	GpuirTaken *t0;
+	const GpuirSegmentData *seg0;
+	GpuirRunArrays ra;
+	GpuirCacheEntry *e;
+	gpuir_cuda_status st;
+	char		why[sizeof(((GpuirRequest *) NULL)->detail)];
+
+	run_count(b, units, n, &ra, &t0, &seg0);
+	if (ra.nq == 0)
+		return;
+	if (ra.nterms > PG_UINT32_MAX)
+	{
+		snprintf(why, sizeof(why), "batch has too many terms");
+		goto fail;
+	}
+
+	e = GpuirCacheGet(b, &units[0].key, t0, seg0, why, sizeof(why));
+	if (e == NULL)
+		goto fail;
+	run_fill(b, units, n, &ra);
+
+	st = run_kernels(e, &units[0].sc, &ra);
+	/* out of memory: make room for the search's workspace and try once more */
+	if (st == GPUIR_CUDA_OOM && GpuirCacheEvictOthers(e))
+		st = run_kernels(e, &units[0].sc, &ra);
+	if (st != GPUIR_CUDA_OK)
+	{
+		GpuirWorkerCudaFailure(b, "search", st, why, sizeof(why));
+		goto fail;
+	}
+	GpuirWorkerCudaSuccess();
+	run_answer(b, units, n, &ra);
 	return;
 
 fail:
 	for (int u = 0; u < n; u++)
-		fail_request(&b->taken[units[u].t], "%s", why);
+		GpuirWorkerFail(&b->taken[units[u].t], "%s", why);
 }
 
 /* run_search_guarded: run_search, an ERROR failing the run's requests */
@@ -1269,9 +633,9 @@ run_search_guarded(GpuirBatch *b, GpuirUnit *units, int n)
 	{
 		char		msg[sizeof(((GpuirRequest *) NULL)->detail)];
 
-		catch_error(msg, sizeof(msg));
+		GpuirWorkerCatchError(msg, sizeof(msg));
 		for (int u = 0; u < n; u++)
-			fail_request(&b->taken[units[u].t], "%s", msg);
+			GpuirWorkerFail(&b->taken[units[u].t], "%s", msg);
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
@@ -1292,7 +656,7 @@ run_batch(GpuirBatch *b)
 	int			maxunits = 0;
 
 	for (int i = 0; i < b->ntaken; i++)
-		prepare_request_guarded(&b->taken[i]);
+		GpuirRequestPrepare(&b->taken[i]);
 
 	for (int i = 0; i < b->ntaken; i++)
 		if (!b->taken[i].failed)
@@ -1477,8 +841,7 @@ GpuirWorkerMain(Datum arg)
 
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "gpuir gpu service");
 	worker_owner = CurrentResourceOwner;
-	cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir list cache",
-									  ALLOCSET_SMALL_SIZES);
+	GpuirCacheInit();
 	batch_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir batch",
 									  ALLOCSET_DEFAULT_SIZES);
 	/* not a child of batch_cxt: resetting a context deletes its children */

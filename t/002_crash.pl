@@ -76,7 +76,9 @@ sub crash_during
 
 # ---- 1. immediate stop during bulk inserts (one transaction per row) ----
 {
-	my $script = "SET gpuir.insert_buffer_limit = '64kB';\n";
+	# ON_ERROR_STOP: the INSERT that the stop interrupts fails, and psql must
+	# not go on to echo "committed" for it
+	my $script = "\\set ON_ERROR_STOP on\nSET gpuir.insert_buffer_limit = '64kB';\n";
 	foreach my $id (1001 .. 9000)
 	{
 		$script .= "INSERT INTO docs VALUES ($id, 'uniq$id w" . ($id % 13) .

@@ -1,12 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * ref_topk.h
- *	  The exact CPU reference top-k shared by test/test_cuda_search.c and
- *	  bench/engine_bench.c: the float32 BM25 expression of GpuirBM25
- *	  (src/gpuir.h; compile with -ffp-contract=off so that it rounds like the
- *	  engine and the kernels, which are built with --fmad=false) and a
- *	  bounded heap keeping the k best results by score descending, docID
- *	  ascending (the engine's total order, src/README "Exactness").
+ *	  The exact CPU reference top-k of test/test_cuda_search.c, its
+ *	  oracle: the float32 BM25 expression (bm25; compile with
+ *	  -ffp-contract=off so that it rounds like the engine and the kernels,
+ *	  which are built with --fmad=false) and a bounded heap keeping the k
+ *	  best results by score descending, docID ascending (the engine's total
+ *	  order, src/README "Exactness").
+ *
+ * bm25 is deliberately an independent reference: it re-states the formula
+ * instead of calling the engine's GpuirBM25Expr (src/gpuirlist.h), so that a
+ * change to the engine's expression makes the tests fail rather than move
+ * the oracle with it.  bench/engine_bench scores with GpuirBM25Expr, the
+ * engine's own; it includes this header only for Res and the heap.
  *
  *-------------------------------------------------------------------------
  */

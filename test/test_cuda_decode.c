@@ -2,7 +2,8 @@
  *
  * test_cuda_decode.c
  *	  Standalone test of the GPU posting block decoder against the CPU
- *	  codec (no PostgreSQL): cuda/gpuir_decode.cu vs src/gpuircodec.c.
+ *	  codec (no PostgreSQL): cuda/gpuir_decode.cuh, through the test's
+ *	  decode kernel test/cuda_decode_kernel.cu, vs src/gpuircodec.c.
  *
  * Encodes random posting lists (blocks of 1..128 postings, d-gaps from 0
  * to near 2^32, tf up to thousands and beyond, exceptions in both
@@ -24,6 +25,7 @@
  */
 #include "../src/gpuircodec.h"
 #include "../cuda/gpuir_cuda.h"
+#include "cuda_decode_kernel.h"
 #include "test_util.h"
 
 #include <stdio.h>

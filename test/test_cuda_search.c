@@ -4,7 +4,8 @@
  *	  Standalone test of the GPU batched top-k search (cuda/gpuir_search.cu)
  *	  against a CPU reference (no PostgreSQL).
  *
- * Builds random segments with GpuirCodecEncode: lists of skewed lengths
+ * Builds random segments with the index's list encoder (src/gpuirlist.h):
+ * lists of skewed lengths
  * (1 to about 100k postings, some clustered in a docID window, some through
  * the tile boundaries), tf from 1 to thousands, doc lengths 1..2000 with
  * many repeated values and lists of tf 1 (so that exact score ties are
@@ -22,8 +23,8 @@
  * BMW (block-max pruning) is checked like OR on every segment (mixed
  * batches and BMW-only batches, k from 1 to 1000), including a segment with
  * skewed tf and dl (rare long-tf postings, rare short documents) where the
- * block-max bounds prune; each block gets two impacts (a split of its
- * postings by dl), as the index builds them.  On the large segments the
+ * block-max bounds prune; each block gets the two impacts the index's
+ * encoder computes.  On the large segments the
  * same batch runs as OR and as BMW through gpuir_cuda_search_batch_debug:
  * the outputs must be identical, BMW must decode no more blocks than OR,
  * and the decoded blocks, pruned tiles and sub-ranges and both
@@ -40,6 +41,7 @@
  *-------------------------------------------------------------------------
  */
 #include "../src/gpuircodec.h"
+#include "../src/gpuirlist.h"
 #include "../cuda/gpuir_cuda.h"
 #include "test_util.h"
 #include "ref_topk.h"
@@ -133,24 +135,28 @@ is_deleted(const TestSeg *s, uint32_t d)
 	return s->deleted != NULL && (s->deleted[d >> 3] >> (d & 7)) & 1;
 }
 
-/* encode one list (docs strictly increasing) as blocks of 128 */
+/*
+ * encode one list (docs strictly increasing) as blocks of 128 with the
+ * index's list encoder (src/gpuirlist.h): the same payload, last docIDs and
+ * block-max impacts as CREATE INDEX writes
+ */
 static void
 seg_add_list(TestSeg *s, uint32_t t, const uint32_t *docs, const uint32_t *tfs, uint32_t n)
 {
-	uint32_t	prev = GPUIR_FIRST_PREV_DOCID;
+	GpuirListEncoder e;
+	GpuirDictEntry de;
 
+	/* payload offsets are relative to the list's start (a segment may pass 4 GB) */
+	GpuirListEncoderInit(&e, 1.2, 0.75, 500.0, 0);
 	s->first_block[t] = s->nblocks_total;
-	s->npostings[t] = n;
-	s->nblocks[t] = (n + GPUIR_BLOCK_SIZE - 1) / GPUIR_BLOCK_SIZE;
 	for (uint32_t i = 0; i < n; i += GPUIR_BLOCK_SIZE)
 	{
 		int			m = (n - i < GPUIR_BLOCK_SIZE) ? (int) (n - i) : GPUIR_BLOCK_SIZE;
 		uint32_t	b = s->nblocks_total++;
-		uint32_t	split = s->doclen[docs[i + m / 2]];
-		uint32_t	tf0 = 0,
-					dl0 = UINT32_MAX,
-					tf1 = 0,
-					dl1 = UINT32_MAX;
+		uint32_t	dls[GPUIR_BLOCK_SIZE];
+		uint64_t	base = s->payload_bytes - e.payload_off;
+		GpuirBlockHeader bh;
+		size_t		len;
 
 		if (b + 2 > s->blocks_cap)
 		{
@@ -165,40 +171,27 @@ seg_add_list(TestSeg *s, uint32_t t, const uint32_t *docs, const uint32_t *tfs, 
 			s->payload_cap = s->payload_cap * 2 + (1 << 20);
 			s->payload = xrealloc(s->payload, s->payload_cap);
 		}
-		s->block_offset[b] = (uint32_t) s->payload_bytes;
-		s->payload_bytes += GpuirCodecEncode(docs + i, tfs + i, m, prev,
-											 s->payload + s->payload_bytes);
-		s->block_last[b] = docs[i + m - 1];
-		/*
-		 * two impacts that dominate every posting: (max tf, min dl) of the
-		 * postings with dl below the split, and of the others
-		 */
 		for (int k = 0; k < m; k++)
+			dls[k] = s->doclen[docs[i + k]];
+		len = GpuirListEncodeBlock(&e, docs + i, tfs + i, dls, m, &bh,
+								   s->payload + s->payload_bytes);
+		if (len == 0)
 		{
-			uint32_t	dl = s->doclen[docs[i + k]];
-
-			if (dl < split)
-			{
-				tf0 = tfs[i + k] > tf0 ? tfs[i + k] : tf0;
-				dl0 = dl < dl0 ? dl : dl0;
-			}
-			else
-			{
-				tf1 = tfs[i + k] > tf1 ? tfs[i + k] : tf1;
-				dl1 = dl < dl1 ? dl : dl1;
-			}
+			fprintf(stderr, "list encoder refused a block of term %u\n", t);
+			exit(1);
 		}
-		if (tf0 == 0)
+		s->block_offset[b] = (uint32_t) (base + bh.payload_off);
+		s->payload_bytes += len;
+		s->block_last[b] = bh.last_docid;
+		for (int k = 0; k < GPUIR_BLOCK_IMPACTS; k++)
 		{
-			tf0 = tf1;
-			dl0 = dl1;
+			s->impact_tf[2 * b + k] = bh.impact_tf[k];
+			s->impact_dl[2 * b + k] = bh.impact_dl[k];
 		}
-		s->impact_tf[2 * b] = tf0;
-		s->impact_dl[2 * b] = dl0;
-		s->impact_tf[2 * b + 1] = tf1;
-		s->impact_dl[2 * b + 1] = dl1;
-		prev = docs[i + m - 1];
 	}
+	GpuirListEncoderFinish(&e, &de);
+	s->npostings[t] = de.npostings;
+	s->nblocks[t] = de.nblocks;
 }
 
 /* a tf drawn by the term's tf mode */

@@ -223,7 +223,7 @@ run_merge_reads(bool verified)
 		{
 			GpuirBuilder *b = GpuirBuilderCreate();
 
-			GpuirMergeSegment(b, shim_index, seg);
+			GpuirMergeSegment(b, shim_index, seg, s);
 			if (verified && GpuirBuilderNumDocs(b) != seg->ndocs - seg->ndeleted)
 				shim_fail("segment %u: merged %u live documents, its directory says %u - %u",
 						  s, GpuirBuilderNumDocs(b), seg->ndocs, seg->ndeleted);

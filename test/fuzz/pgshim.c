@@ -698,7 +698,6 @@ enlargeStringInfo(StringInfo str, int needed)
 
 int			gpuir_device = GPUIR_DEVICE_CPU;
 int			gpuir_gpu_min_postings = 0;
-int			gpuir_insert_buffer_limit = 256;
 GpuirServiceShared *GpuirService = NULL;
 
 #define NOT_EMULATED(what) shim_fail("%s called: not emulated for the page readers", what)
@@ -737,12 +736,6 @@ void
 PageInit(Page page, Size pageSize, Size specialSize)
 {
 	NOT_EMULATED("PageInit");
-}
-
-struct varlena *
-pg_detoast_datum_packed(struct varlena *datum)
-{
-	NOT_EMULATED("pg_detoast_datum_packed");
 }
 
 bool
@@ -827,12 +820,6 @@ void
 UnlockPage(Relation relation, BlockNumber blkno, LOCKMODE lockmode)
 {
 	NOT_EMULATED("UnlockPage");
-}
-
-Oid
-GpuirResolveConfig(Relation index)
-{
-	NOT_EMULATED("GpuirResolveConfig");
 }
 
 Relation

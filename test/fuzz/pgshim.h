@@ -1,7 +1,8 @@
 /*
  * pgshim.h: the few PostgreSQL backend services that gpuir's page readers
  * use, emulated in one process so that a libFuzzer target can run the real
- * readers (src/gpuirutils.c, gpuirinsert.c, gpuirquery.c, gpuirverify.c)
+ * readers (src/gpuirutils.c, gpuirbuffer.c, gpuirlistread.c, gpuirengine.c,
+ * gpuirmerge.c, gpuirverify.c)
  * on an index image held in memory (test/fuzz/pgshim.c says what each one
  * does and why it is faithful enough).
  */

@@ -1,19 +1,24 @@
 /*-------------------------------------------------------------------------
  *
- * gpuir_decode.cu
- *	  Batch decoding of gpuir posting blocks on the GPU: the kernel
- *	  gpuir_decode_blocks_kernel and its host launchers.
+ * cuda_decode_kernel.cu
+ *	  Test-only batch decoding of gpuir posting blocks on the GPU: the
+ *	  kernel gpuir_decode_blocks_kernel and its host launchers (contracts
+ *	  in cuda_decode_kernel.h), for test/test_cuda_decode.c, which compares
+ *	  the device decoder (cuda/gpuir_decode.cuh) with the CPU codec.  Not
+ *	  part of gpuir.so: the Makefile's unittest section builds it with the
+ *	  NVCC flags of cuda/.
  *
  * One thread block of 128 threads per posting block (Ding, He, Yan, Suel,
  * WWW 2009, section 6.2); the per-block work is gpuir_decode_block in
- * gpuir_decode.cuh.
+ * cuda/gpuir_decode.cuh, which the search kernels use as well.
  *
  *-------------------------------------------------------------------------
  */
 #include <stdint.h>
 
-#include "gpuir_cuda_internal.cuh"
-#include "gpuir_decode.cuh"
+#include "../cuda/gpuir_cuda_internal.cuh"
+#include "../cuda/gpuir_decode.cuh"
+#include "cuda_decode_kernel.h"
 
 /*
  * gpuir_decode_blocks_kernel: grid of nblocks thread blocks x 128 threads;
@@ -63,7 +68,7 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 
 /*
  * gpuir_cuda_decode_blocks: enqueue gpuir_decode_blocks_kernel on stream;
- * contract in gpuir_cuda.h.
+ * contract in cuda_decode_kernel.h.
  */
 extern "C" gpuir_cuda_status
 gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
@@ -92,14 +97,6 @@ dev_alloc(void **p, size_t bytes)
 	return gpuir_cuda_check(cudaMalloc(p, bytes > 0 ? bytes : 4));
 }
 
-/* drop the error of a best-effort cleanup call, keeping the recorded detail */
-static void
-ignore_error(cudaError_t err)
-{
-	if (err != cudaSuccess)
-		(void) cudaGetLastError();
-}
-
 /* host-to-device copy on stream */
 static gpuir_cuda_status
 to_dev(void *dst, const void *src, size_t bytes, cudaStream_t s)
@@ -116,7 +113,7 @@ to_host(void *dst, const void *src, size_t bytes, cudaStream_t s)
 
 /*
  * gpuir_cuda_decode_blocks_host: copy in, decode, copy out, synchronize;
- * contract in gpuir_cuda.h.  Device buffers are always freed.
+ * contract in cuda_decode_kernel.h.  Device buffers are always freed.
  */
 extern "C" gpuir_cuda_status
 gpuir_cuda_decode_blocks_host(const uint8_t *payload, size_t payload_bytes,
@@ -193,7 +190,7 @@ gpuir_cuda_decode_blocks_host(const uint8_t *payload, size_t payload_bytes,
 done:
 	/* on an early failure wait for enqueued copies before freeing */
 	if (st != GPUIR_CUDA_OK && st != GPUIR_CUDA_CORRUPT)
-		ignore_error(cudaStreamSynchronize(s));
+		gpuir_cuda_ignore_error(cudaStreamSynchronize(s));
 	st2 = GPUIR_CUDA_OK;
 	{
 		void	   *bufs[] = {d_payload, d_offsets, d_bytes, d_prev, d_docids,
@@ -203,7 +200,7 @@ done:
 			if (bufs[i] != NULL && st2 == GPUIR_CUDA_OK)
 				st2 = gpuir_cuda_check(cudaFree(bufs[i]));
 			else if (bufs[i] != NULL)
-				ignore_error(cudaFree(bufs[i]));
+				gpuir_cuda_ignore_error(cudaFree(bufs[i]));
 	}
 	if (st2 != GPUIR_CUDA_OK && (st == GPUIR_CUDA_OK || st == GPUIR_CUDA_CORRUPT))
 		st = st2;

@@ -1,0 +1,665 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu.c
+ *	  engine_bench: the GPU part (steps 1 and 5 to 8 of the header of
+ *	  bench/engine_bench.c): the device and its copy bandwidth, the upload,
+ *	  the exactness check against the CPU reference, the timing grid and
+ *	  its report (table and TSV); also the query logs' statistics.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "engine.h"
+
+#ifdef ENGINE_BENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- query statistics and batches ---------- */
+
+typedef struct LogStats
+{
+	double		mean_terms;
+	double		mean_present;
+	double		mean_postings;
+	double		mean_bytes;
+	uint64_t	no_match_or;	/* queries with no present term */
+	uint64_t	absent_terms;	/* in the vocabulary but never generated */
+} LogStats;
+
+static void
+log_stats(const QLog *l, const Segment *s, LogStats *st)
+{
+	uint64_t	terms = 0,
+				present = 0,
+				post = 0,
+				bytes = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (uint32_t q = 0; q < l->nq; q++)
+	{
+		uint32_t	np = 0;
+
+		for (uint32_t i = l->qoff[q]; i < l->qoff[q + 1]; i++)
+		{
+			uint32_t	v = l->qterm[i];
+
+			terms++;
+			if (v != NO_TERM && s->npost[v] > 0)
+			{
+				np++;
+				post += s->npost[v];
+				bytes += s->tbytes[v];
+			}
+			else if (v != NO_TERM)
+				st->absent_terms++;
+		}
+		present += np;
+		if (np == 0)
+			st->no_match_or++;
+	}
+	if (l->nq > 0)
+	{
+		st->mean_terms = (double) terms / l->nq;
+		st->mean_present = (double) present / l->nq;
+		st->mean_postings = (double) post / l->nq;
+		st->mean_bytes = (double) bytes / l->nq;
+	}
+}
+
+void
+print_query_stats(const QLog *logs, int nlogs, const Segment *s)
+{
+	for (int i = 0; i < nlogs; i++)
+	{
+		LogStats	ls;
+
+		log_stats(&logs[i], s, &ls);
+		printf("queries %s: %u queries (%" PRIu64 " lines; dropped %" PRIu64 " without lexeme, %"
+			   PRIu64 " over %d lexemes), %.2f terms/query, %.2f with a list; %" PRIu64
+			   " lexemes not in the vocabulary, %" PRIu64 " never generated; %" PRIu64
+			   " queries with no list; per query %.2f M postings, %.2f MB of blocks\n",
+			   logs[i].name, logs[i].nq, logs[i].lines, logs[i].dropped_empty,
+			   logs[i].dropped_long, MAX_QUERY_TERMS, ls.mean_terms, ls.mean_present,
+			   logs[i].not_in_vocab, ls.absent_terms, ls.no_match_or, ls.mean_postings / 1e6,
+			   ls.mean_bytes / 1e6);
+	}
+}
+
+typedef struct Batch
+{
+	gpuir_cuda_query *q;
+	gpuir_cuda_term *t;
+	uint32_t	nq;
+	uint32_t	nt;
+	uint32_t	qcap;
+	uint64_t	tcap;
+	uint64_t	postings;
+	uint64_t	blocks;
+	uint64_t	bytes;
+	uint32_t   *docids;
+	float	   *scores;
+	uint32_t   *counts;
+	size_t		outcap;
+} Batch;
+
+/* queries start, start + 1, ... (mod nq) of l, B of them, as one batch */
+static void
+batch_make(Batch *b, const QLog *l, const Segment *s, uint64_t start, uint32_t B, uint32_t k,
+		   int mode)
+{
+	b->nq = 0;
+	b->nt = 0;
+	b->postings = 0;
+	b->blocks = 0;
+	b->bytes = 0;
+	if (B > b->qcap)
+	{
+		b->qcap = B;
+		b->q = xrealloc(b->q, sizeof(gpuir_cuda_query) * B);
+	}
+	for (uint32_t i = 0; i < B; i++)
+	{
+		uint32_t	qi = (uint32_t) ((start + i) % l->nq);
+		uint32_t	n = l->qoff[qi + 1] - l->qoff[qi];
+		gpuir_cuda_query *q = &b->q[b->nq++];
+
+		if (b->nt + n > b->tcap)
+		{
+			b->tcap = b->tcap * 2 + n + 1024;
+			b->t = xrealloc(b->t, sizeof(gpuir_cuda_term) * b->tcap);
+		}
+		q->first_term = b->nt;
+		q->nterms = n;
+		q->k = k;
+		q->mode = mode;
+		for (uint32_t j = 0; j < n; j++)
+		{
+			uint32_t	v = l->qterm[l->qoff[qi] + j];
+			gpuir_cuda_term *t = &b->t[b->nt++];
+
+			if (v == NO_TERM || s->npost[v] == 0)
+			{
+				t->first_block = 0;
+				t->nblocks = 0;
+				t->npostings = 0;
+				t->idf = s->idf_absent;
+				continue;
+			}
+			t->first_block = s->first_block[v];
+			t->nblocks = seg_nblocks(s, v);
+			t->npostings = s->npost[v];
+			t->idf = s->idf[v];
+			b->postings += t->npostings;
+			b->blocks += t->nblocks;
+			b->bytes += s->tbytes[v];
+		}
+	}
+	if ((size_t) B * k > b->outcap)
+	{
+		b->outcap = (size_t) B * k;
+		b->docids = xrealloc(b->docids, sizeof(uint32_t) * b->outcap);
+		b->scores = xrealloc(b->scores, sizeof(float) * b->outcap);
+	}
+	b->counts = xrealloc(b->counts, sizeof(uint32_t) * (b->qcap ? b->qcap : 1));
+}
+
+static void
+batch_free(Batch *b)
+{
+	free(b->q);
+	free(b->t);
+	free(b->docids);
+	free(b->scores);
+	free(b->counts);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---------- device ---------- */
+
+#ifdef ENGINE_BENCH_HAVE_CUDA
+/* device-to-device cudaMemcpy bandwidth; returns 0 or prints why not */
+static int
+measure_copy(GpuInfo *g, size_t bytes, int reps)
+{
+	void	   *a = NULL,
+			   *b = NULL;
+	cudaEvent_t e0 = NULL,
+				e1 = NULL;
+	float		ms = 0;
+	cudaError_t e;
+
+	if ((e = cudaMalloc(&a, bytes)) != cudaSuccess ||
+		(e = cudaMalloc(&b, bytes)) != cudaSuccess ||
+		(e = cudaMemset(a, 1, bytes)) != cudaSuccess ||
+		(e = cudaMemset(b, 0, bytes)) != cudaSuccess ||
+		(e = cudaEventCreate(&e0)) != cudaSuccess ||
+		(e = cudaEventCreate(&e1)) != cudaSuccess ||
+		(e = cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice)) != cudaSuccess ||
+		(e = cudaEventRecord(e0, 0)) != cudaSuccess)
+		goto fail;
+	for (int i = 0; i < reps; i++)
+		if ((e = cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice,
+								 0)) != cudaSuccess)
+			goto fail;
+	if ((e = cudaEventRecord(e1, 0)) != cudaSuccess ||
+		(e = cudaEventSynchronize(e1)) != cudaSuccess ||
+		(e = cudaEventElapsedTime(&ms, e0, e1)) != cudaSuccess)
+		goto fail;
+	g->copy_one = (double) bytes * reps / (ms * 1e-3) / 1e9;
+	g->copy_rw = 2.0 * g->copy_one;
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	cudaFree(a);
+	cudaFree(b);
+	return 0;
+fail:
+	printf("copy bandwidth: not measured (%s: %s)\n", cudaGetErrorName(e), cudaGetErrorString(e));
+	if (e0)
+		cudaEventDestroy(e0);
+	if (e1)
+		cudaEventDestroy(e1);
+	if (a)
+		cudaFree(a);
+	if (b)
+		cudaFree(b);
+	(void) cudaGetLastError();
+	return -1;
+}
+
+static void
+gpu_mem_line(const char *when)
+{
+	size_t		fr = 0,
+				tot = 0;
+
+	if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+		printf("GPU memory %s: %.2f GB used of %.2f GB\n", when, gb(tot - fr), gb(tot));
+}
+#endif
+
+int
+probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
+{
+	int			ndev = 0;
+	int			have_gpu;
+	gpuir_cuda_status st;
+
+	memset(g, 0, sizeof(*g));
+	st = gpuir_cuda_device_count(&ndev);
+	have_gpu = (st == GPUIR_CUDA_OK && ndev > 0);
+	if (have_gpu)
+		st = gpuir_cuda_device_info(0, g->name, sizeof(g->name), &g->mem, &g->major, &g->minor);
+	if (!have_gpu || st != GPUIR_CUDA_OK)
+	{
+		if (st == GPUIR_CUDA_NO_DEVICE && gpuir_cuda_last_error_detail()[0] != '\0')
+			snprintf(nodev, nodevlen, "%s", gpuir_cuda_last_error_detail());
+		else
+			snprintf(nodev, nodevlen, "%s%s%s", gpuir_cuda_status_string(st),
+					 gpuir_cuda_last_error_detail()[0] ? ": " : "",
+					 gpuir_cuda_last_error_detail());
+		snprintf(g->name, sizeof(g->name), "none");
+		return 0;
+	}
+	printf("device: %s (device 0 of %d), compute capability %d.%d, %.2f GB\n", g->name, ndev,
+		   g->major, g->minor, gb(g->mem));
+#ifdef ENGINE_BENCH_HAVE_CUDA
+	if (o->copy_mib > 0 && measure_copy(g, (size_t) o->copy_mib << 20, 10) == 0)
+		printf("copy bandwidth: device-to-device cudaMemcpy of %u MiB x 10: %.1f GB/s counting "
+			   "bytes read + bytes written (2 x bytes / time; the %%copy columns use it), "
+			   "%.1f GB/s counting bytes copied / time\n", o->copy_mib, g->copy_rw, g->copy_one);
+#else
+	(void) o;
+#endif
+	return 1;
+}
+
+/* gpuir_cuda_segment_upload of the segment, timed; returns 0, or 1 after saying why not */
+int
+upload_segment(const Segment *s, gpuir_cuda_segment *dev)
+{
+	double		t0 = now_s();
+	gpuir_cuda_status st;
+
+	st = gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
+								   s->impact_tf, s->impact_dl, s->nblocks, s->doclen, NULL,
+								   s->ndocs, dev);
+	if (st != GPUIR_CUDA_OK)
+	{
+		printf("engine_bench: segment upload failed: %s (%s)\n",
+			   gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
+		return 1;
+	}
+	printf("upload: %.2f s (%.2f GB of payload, directory and doclen)\n", now_s() - t0,
+		   gb(s->payload_bytes + (uint64_t) s->nblocks * 24 + (uint64_t) s->ndocs * 4));
+#ifdef ENGINE_BENCH_HAVE_CUDA
+	gpu_mem_line("after upload");
+#endif
+	return 0;
+}
+
+/* ---------- exactness and timing ---------- */
+
+/* the search call: the debug variant (block counters) where it exists */
+static gpuir_cuda_status
+search(const gpuir_cuda_segment *dev, const Segment *s, Batch *b, uint32_t kmax,
+	   gpuir_cuda_search_stats *stats)
+{
+#ifdef ENGINE_BENCH_HAVE_CUDA
+	if (stats != NULL)
+		return gpuir_cuda_search_batch_debug(dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax,
+											 b->docids, b->scores, b->counts, NULL, stats);
+#endif
+	if (stats != NULL)
+		memset(stats, 0, sizeof(*stats));
+	return gpuir_cuda_search_batch(dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax,
+								   b->docids, b->scores, b->counts, NULL);
+}
+
+/* the exactness check of one (log, mode, k); returns the mismatching queries */
+static uint64_t
+check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, const LogRef *r,
+			 int mode, uint32_t k, Batch *b, int *gpu_error)
+{
+	gpuir_cuda_search_stats st;
+	gpuir_cuda_status rc;
+	uint64_t	bad = 0;
+	int			am = (mode == GPUIR_CUDA_MODE_AND);
+	int			printed = 0;
+	double		t0;
+
+	if (r->n == 0)
+		return 0;
+	batch_make(b, l, s, 0, r->n, k, mode);
+	memset(b->docids, 0xA5, sizeof(uint32_t) * (size_t) r->n * k);
+	memset(b->scores, 0xA5, sizeof(float) * (size_t) r->n * k);
+	t0 = now_s();
+	rc = search(dev, s, b, k, &st);
+	if (rc != GPUIR_CUDA_OK)
+	{
+		printf("check %s %s k=%u: GPU search failed: %s (%s)\n", l->name, mode_names[mode], k,
+			   gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
+		*gpu_error = 1;
+		return r->n;
+	}
+	for (uint32_t q = 0; q < r->n; q++)
+	{
+		uint32_t	want = r->cnt[am][q] < k ? r->cnt[am][q] : k;
+		const Res  *ref = r->res[am][q];
+		const uint32_t *gd = b->docids + (size_t) q * k;
+		const float *gs = b->scores + (size_t) q * k;
+		int			where = -1;
+
+		if (b->counts[q] != want)
+			where = -2;
+		for (uint32_t i = 0; where == -1 && i < k; i++)
+		{
+			if (i < want)
+			{
+				if (gd[i] != ref[i].doc || memcmp(&gs[i], &ref[i].score, sizeof(float)) != 0)
+					where = (int) i;
+			}
+			else if (gd[i] != 0 || gs[i] != 0.0f)
+				where = (int) i;
+		}
+		if (where == -1)
+			continue;
+		bad++;
+		if (printed++ < 5)
+		{
+			if (where == -2)
+				printf("MISMATCH %s %s k=%u query %s: GPU %u results, CPU %u\n", l->name,
+					   mode_names[mode], k, l->qid[q], b->counts[q], want);
+			else
+				printf("MISMATCH %s %s k=%u query %s rank %d: GPU (%u, %.9g), CPU (%u, %.9g)\n",
+					   l->name, mode_names[mode], k, l->qid[q], where, gd[where],
+					   (double) gs[where], where < (int) want ? ref[where].doc : 0,
+					   where < (int) want ? (double) ref[where].score : 0.0);
+		}
+	}
+	printf("check %-12s %-3s k=%-4u %u queries: %s; %.1f ms; blocks decoded %" PRIu64
+		   " (of %" PRIu64 " in the lists)",
+		   l->name, mode_names[mode], k, r->n, bad ? "MISMATCH" : "exact", (now_s() - t0) * 1e3,
+		   st.blocks_decoded, b->blocks);
+	if (mode == GPUIR_CUDA_MODE_BMW)
+		printf("; BMW queries %" PRIu64 ", tiles pruned %" PRIu64 " of %" PRIu64
+			   ", sub-ranges pruned %" PRIu64, st.bmw_queries, st.tiles_pruned,
+			   (uint64_t) r->n * ((s->ndocs + 8191) / 8192), st.subranges_pruned);
+	if (bad)
+		printf("; %" PRIu64 " of %u queries differ", bad, r->n);
+	printf("\n");
+	fflush(stdout);
+	return bad;
+}
+
+/* one timed configuration */
+static void
+run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *row,
+		   const Options *o, double prev_rate, Batch *b)
+{
+	uint64_t	pos = 0;
+	double		elapsed = 0,
+				last = 0;
+	gpuir_cuda_status rc;
+	uint32_t	B = row->B;
+
+	/* estimate one batch from the previous batch size's postings/s */
+	batch_make(b, l, s, 0, B, row->k, row->mode);
+	if (prev_rate > 0 && b->postings / prev_rate > o->max_batch_s)
+	{
+		snprintf(row->note, sizeof(row->note),
+				 "skipped: one batch estimated at %.1f s (> --max-batch-s %.3g)",
+				 b->postings / prev_rate, o->max_batch_s);
+		return;
+	}
+	/* warm-up */
+	batch_make(b, l, s, 0, B < 16 ? B : 16, row->k, row->mode);
+	rc = search(dev, s, b, row->k, NULL);
+	if (rc != GPUIR_CUDA_OK)
+	{
+		snprintf(row->note, sizeof(row->note), "error: %s (%s)", gpuir_cuda_status_string(rc),
+				 gpuir_cuda_last_error_detail());
+		return;
+	}
+	for (;;)
+	{
+		double		t0;
+
+		batch_make(b, l, s, pos, B, row->k, row->mode);
+		t0 = now_s();
+		rc = search(dev, s, b, row->k, NULL);
+		last = now_s() - t0;
+		if (rc != GPUIR_CUDA_OK)
+		{
+			snprintf(row->note, sizeof(row->note), "error: %s (%s)",
+					 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
+			row->ran = 0;
+			return;
+		}
+		elapsed += last;
+		row->ran = 1;
+		row->batches++;
+		row->queries += B;
+		row->postings += b->postings;
+		row->bytes += b->bytes;
+		for (uint32_t i = 0; i < B; i++)
+			row->results += b->counts[i];
+		pos = (pos + B) % l->nq;
+		if (elapsed >= o->min_time || elapsed + last > o->max_time)
+			break;
+	}
+	row->secs = elapsed;
+}
+
+static void
+print_row_header(void)
+{
+	printf("%-14s %-4s %5s %6s %8s %7s %7s %10s %10s %9s %7s %6s %7s %6s %7s  %s\n",
+		   "log", "mode", "k", "B", "queries", "batches", "secs", "queries/s", "batch_ms",
+		   "Mpost/s", "GB/s", "%copy", "+dl", "BMW/OR", "results", "note");
+}
+
+static double
+row_bmw_ratio(const Row *rows, int nrows, const Row *r)
+{
+	if (r->mode != GPUIR_CUDA_MODE_BMW || !r->ran)
+		return 0;
+	for (int i = 0; i < nrows; i++)
+	{
+		const Row  *x = &rows[i];
+
+		if (x->log == r->log && x->mode == GPUIR_CUDA_MODE_OR && x->k == r->k &&
+			x->B == r->B && x->ran && x->secs > 0 && r->secs > 0)
+			return (r->queries / r->secs) / (x->queries / x->secs);
+	}
+	return 0;
+}
+
+static void
+print_row(const Row *r, const QLog *logs, const GpuInfo *g, double ratio)
+{
+	char		rat[16] = "";
+
+	if (ratio > 0)
+		snprintf(rat, sizeof(rat), "%.2f", ratio);
+	if (!r->ran)
+	{
+		printf("%-14s %-4s %5u %6u %8s %7s %7s %10s %10s %9s %7s %6s %7s %6s %7s  %s\n",
+			   logs[r->log].name, mode_names[r->mode], r->k, r->B, "-", "-", "-", "-", "-", "-",
+			   "-", "-", "-", "-", "-", r->note);
+		return;
+	}
+	printf("%-14s %-4s %5u %6u %8" PRIu64 " %7" PRIu64 " %7.3f %10.1f %10.3f %9.0f %7.1f %6.1f "
+		   "%7.1f %6s %7.1f  %s\n",
+		   logs[r->log].name, mode_names[r->mode], r->k, r->B, r->queries, r->batches, r->secs,
+		   r->queries / r->secs, r->secs / r->batches * 1e3, r->postings / 1e6 / r->secs,
+		   gb(r->bytes) / r->secs,
+		   g->copy_rw > 0 ? 100.0 * gb(r->bytes) / r->secs / g->copy_rw : 0.0,
+		   gb(r->bytes + 4 * r->postings) / r->secs, rat,
+		   (double) r->results / r->queries, r->note);
+	fflush(stdout);
+}
+
+int
+check_exactness(const gpuir_cuda_segment *dev, const Segment *s, const QLog *logs, int nlogs,
+				const Options *o, uint32_t kref)
+{
+	uint64_t	bad = 0;
+	int			gpu_error = 0;
+	int			need[2] = {0, 0};
+	Batch		batch;
+
+	memset(&batch, 0, sizeof(batch));
+	for (int m = 0; m < o->nmodes; m++)
+		need[o->modes[m] == GPUIR_CUDA_MODE_AND] = 1;
+	for (int li = 0; li < nlogs; li++)
+	{
+		LogRef		r;
+
+		memset(&r, 0, sizeof(r));
+		logref_compute(&r, &logs[li], s, o, kref, need);
+		for (int m = 0; m < o->nmodes; m++)
+			for (int ki = 0; ki < o->nks; ki++)
+				bad += check_config(dev, s, &logs[li], &r, o->modes[m], o->ks[ki], &batch,
+									&gpu_error);
+		logref_free(&r);
+	}
+	printf("exactness: %s (%" PRIu64 " mismatching query results)\n",
+		   bad ? "FAILED" : "every checked query identical to the CPU reference "
+		   "(docIDs and score bits)", bad);
+	batch_free(&batch);
+	return (bad || gpu_error) ? 1 : 0;
+}
+
+Row *
+timing_grid(const gpuir_cuda_segment *dev, const Segment *s, const QLog *logs, int nlogs,
+			const Options *o, const GpuInfo *g, int *nrows, int *failed)
+{
+	int			nconf = nlogs * o->nmodes * o->nks * o->nbatches;
+	Row		   *rows = xcalloc((size_t) nconf, sizeof(Row));
+	Batch		batch;
+
+	memset(&batch, 0, sizeof(batch));
+	*nrows = 0;
+	printf("\ntiming grid: %d configurations; about %.0f s to %.0f s of search time "
+		   "(--min-time %.3g, --max-time %.3g per configuration, but a configuration runs at "
+		   "least one batch: one large batch can take up to --max-batch-s %.3g s; those "
+		   "estimated above it are skipped), plus one warm-up batch of <= 16 queries each\n",
+		   nconf, nconf * o->min_time, nconf * o->max_time, o->min_time, o->max_time,
+		   o->max_batch_s);
+	printf("(GB/s: compressed block bytes of the query terms' lists per second; %%copy: "
+		   "of the copy r+w bandwidth %.1f GB/s; +dl: also 4 bytes of doclen per posting)\n",
+		   g->copy_rw);
+	print_row_header();
+	for (int li = 0; li < nlogs; li++)
+	{
+		if (logs[li].nq == 0)
+			continue;
+		for (int m = 0; m < o->nmodes; m++)
+			for (int ki = 0; ki < o->nks; ki++)
+			{
+				double		rate = 0;
+
+				for (int bi = 0; bi < o->nbatches; bi++)
+				{
+					Row		   *r = &rows[(*nrows)++];
+
+					r->log = li;
+					r->mode = o->modes[m];
+					r->k = o->ks[ki];
+					r->B = o->batches[bi];
+					run_config(dev, s, &logs[li], r, o, rate, &batch);
+					if (r->ran && r->secs > 0)
+						rate = r->postings / r->secs;
+					print_row(r, logs, g, row_bmw_ratio(rows, *nrows, r));
+					if (!r->ran && strncmp(r->note, "error", 5) == 0)
+						*failed = 1;
+				}
+			}
+	}
+	batch_free(&batch);
+	return rows;
+}
+
+/* BMW against OR: queries/s of each BMW row and of the OR row of its log, k and B */
+void
+print_bmw_summary(const Row *rows, int nrows, const QLog *logs)
+{
+	int			header = 0;
+
+	for (int i = 0; i < nrows; i++)
+	{
+		double		ratio = row_bmw_ratio(rows, nrows, &rows[i]);
+
+		if (ratio <= 0)
+			continue;
+		if (!header++)
+			printf("\nBMW vs OR (queries/s):\n%-14s %5s %6s %12s %12s %8s\n", "log", "k", "B",
+				   "OR", "BMW", "BMW/OR");
+		for (int j = 0; j < nrows; j++)
+			if (rows[j].mode == GPUIR_CUDA_MODE_OR && rows[j].log == rows[i].log &&
+				rows[j].k == rows[i].k && rows[j].B == rows[i].B)
+				printf("%-14s %5u %6u %12.1f %12.1f %8.2f\n", logs[rows[i].log].name,
+					   rows[i].k, rows[i].B, rows[j].queries / rows[j].secs,
+					   rows[i].queries / rows[i].secs, ratio);
+	}
+}
+
+/* ---------- report ---------- */
+
+void
+write_tsv(const char *path, const Row *rows, int nrows, const QLog *logs, const GpuInfo *g,
+		  const Segment *s)
+{
+	FILE	   *f = fopen(path, "w");
+
+	if (f == NULL)
+	{
+		printf("cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "log\tmode\tk\tbatch\tqueries\tbatches\tseconds\tqueries_per_s\tbatch_ms\t"
+			"postings\tpostings_per_s\tpayload_bytes\tpayload_GBps\tpct_copy_rw\t"
+			"pct_copy_bytes\tpayload_dl_GBps\tbmw_over_or\tmean_results\tnote\tdevice\t"
+			"copy_rw_GBps\tcopy_bytes_GBps\tdocs\ttotal_postings\tsegment_payload_bytes\n");
+	for (int i = 0; i < nrows; i++)
+	{
+		const Row  *r = &rows[i];
+		double		ratio = row_bmw_ratio(rows, nrows, r);
+
+		if (r->ran)
+		{
+			double		bw = gb(r->bytes) / r->secs;
+
+			fprintf(f, "%s\t%s\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%.6f\t%.3f\t%.6f\t%" PRIu64
+					"\t%.6g\t%" PRIu64 "\t%.4f\t%.3f\t%.3f\t%.4f\t",
+					logs[r->log].name, mode_names[r->mode], r->k, r->B, r->queries, r->batches,
+					r->secs, r->queries / r->secs, r->secs / r->batches * 1e3, r->postings,
+					r->postings / r->secs, r->bytes, bw,
+					g->copy_rw > 0 ? 100.0 * bw / g->copy_rw : 0.0,
+					g->copy_one > 0 ? 100.0 * bw / g->copy_one : 0.0,
+					gb(r->bytes + 4 * r->postings) / r->secs);
+			if (ratio > 0)
+				fprintf(f, "%.4f", ratio);
+			fprintf(f, "\t%.3f\t%s\t", (double) r->results / r->queries, r->note);
+		}
+		else
+		{
+			/* the 14 measurement columns empty */
+			fprintf(f, "%s\t%s\t%u\t%u\t", logs[r->log].name, mode_names[r->mode], r->k, r->B);
+			for (int c = 0; c < 14; c++)
+				fputc('\t', f);
+			fprintf(f, "%s\t", r->note);
+		}
+		fprintf(f, "%s\t%.2f\t%.2f\t%u\t%" PRIu64 "\t%" PRIu64 "\n", g->name, g->copy_rw,
+				g->copy_one, s->ndocs, s->npostings, s->payload_bytes);
+	}
+	fclose(f);
+	printf("wrote %s (%d rows)\n", path, nrows);
+}
+

@@ -1,0 +1,583 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_search_tile.cuh
+ *	  Device routines of the search's tile kernel (gpuir_search.cu): one
+ *	  thread block of 128 threads scores one (query, tile) pair, a tile
+ *	  being GPUIR_TILE_DOCS consecutive docIDs of the segment, with the OR,
+ *	  BMW or AND algorithm, in shared memory (GpuirTileSmem).
+ *
+ * The algorithms, their sources and why the scores are exact are described
+ * at the top of gpuir_search.cu.  Included by gpuir_search.cu only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_SEARCH_TILE_CUH
+#define GPUIR_SEARCH_TILE_CUH
+
+#include <stdint.h>
+
+#include "gpuir_cuda_internal.cuh"
+#include "gpuir_decode.cuh"
+#include "gpuir_topk.cuh"
+
+#define GPUIR_SEARCH_THREADS	GPUIR_DECODE_THREADS	/* tile kernel: 128 */
+#define GPUIR_TILE_DOCS			8192	/* docIDs per tile */
+#define GPUIR_TILE_WORDS		(GPUIR_TILE_DOCS / 32)	/* bitmap words per tile */
+#define GPUIR_TILE_FIRST_CACHE	GPUIR_SEARCH_THREADS	/* terms whose first block is cached */
+#define GPUIR_BMW_SUB_DOCS		(GPUIR_TILE_DOCS / GPUIR_SEARCH_THREADS)	/* 64 */
+#define GPUIR_BMW_ALIVE_WORDS	(GPUIR_SEARCH_THREADS / 32)	/* live sub-range bitmap */
+#define GPUIR_BOUND_SLACK_DEV	1.0001	/* GPUIR_BOUND_SLACK of src/gpuir.h */
+
+static_assert(GPUIR_TILE_DOCS % (32 * GPUIR_SEARCH_THREADS) == 0,
+			  "tile items must divide evenly among the threads");
+static_assert(GPUIR_BMW_SUB_DOCS % 32 == 0 && GPUIR_BMW_SUB_DOCS <= GPUIR_BLOCK_SIZE,
+			  "a BMW sub-range is whole bitmap words and overlaps at most two blocks");
+
+/* shared memory of the tile kernel (about 39 KB) */
+struct GpuirTileSmem
+{
+	float		acc[GPUIR_TILE_DOCS];	/* score accumulators */
+	uint32_t	cur[GPUIR_TILE_WORDS];	/* OR: matched; AND: candidates */
+	uint32_t	nxt[GPUIR_TILE_WORDS];	/* AND: candidates in the current list */
+	uint32_t	first[GPUIR_TILE_FIRST_CACHE];	/* first overlapping block of term j */
+	union
+	{
+		GpuirDecodeTempStorage dec;
+		GpuirSelectTempStorage<GPUIR_SEARCH_THREADS> sel;
+	}			u;
+	uint32_t	total;			/* valid documents in the tile */
+	uint32_t	base;			/* first candidate slot of the tile */
+	uint32_t	pos;			/* candidate slots handed out */
+	uint32_t	alive[GPUIR_BMW_ALIVE_WORDS];	/* BMW: live sub-ranges */
+	uint32_t	ndec;			/* blocks decoded (debug statistics) */
+	unsigned long long kmin;	/* BMW: smallest key kept by the tile */
+};
+
+/* debug statistics (gpuir_cuda_search_stats), device side */
+struct GpuirSearchDevStats
+{
+	unsigned long long blocks_decoded;
+	unsigned long long tiles_pruned;
+	unsigned long long subranges_pruned;
+};
+
+/* ---------- device helpers ---------- */
+
+/*
+ * gpuir_bm25: one term's contribution, the float32 expression of GpuirBM25
+ * (src/gpuir.h) operation by operation, rounded to nearest at each step.
+ */
+__device__ static inline float
+gpuir_bm25(float idf, uint32_t tf, uint32_t dl, const gpuir_cuda_scoring &sc)
+{
+	float		tff = __uint2float_rn(tf);
+	float		norm = __fmul_rn(sc.k1, __fadd_rn(__fsub_rn(1.0f, sc.b),
+												  __fmul_rn(sc.b, __fdiv_rn(__uint2float_rn(dl),
+																			sc.avgdl))));
+
+	return __fdiv_rn(__fmul_rn(idf, __fmul_rn(tff, __fadd_rn(sc.k1, 1.0f))),
+					 __fadd_rn(tff, norm));
+}
+
+/*
+ * gpuir_block_bound: the block-max bound of block b for a term of idf >= 0:
+ * the larger of GpuirBM25Bound (src/gpuir.h, double) over the block's
+ * GPUIR_CUDA_BLOCK_IMPACTS impacts; +infinity rather than NaN (0 / 0 from
+ * a malformed impact), so that a bad impact never prunes.
+ */
+__device__ static inline double
+gpuir_block_bound(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc, float idf,
+				  uint32_t b)
+{
+	double		m = 0.0;
+
+	for (int i = 0; i < GPUIR_CUDA_BLOCK_IMPACTS; i++)
+	{
+		const double tff = (double) seg.impact_tf[(size_t) b * GPUIR_CUDA_BLOCK_IMPACTS + i];
+		const double dl = (double) seg.impact_dl[(size_t) b * GPUIR_CUDA_BLOCK_IMPACTS + i];
+		const double norm = (double) sc.k1 * ((1.0 - (double) sc.b) +
+											 (double) sc.b * (dl / (double) sc.avgdl));
+		double		v = (double) idf * (tff * ((double) sc.k1 + 1.0)) / (tff + norm);
+
+		if (isnan(v))
+			v = (double) INFINITY;
+		m = fmax(m, v);
+	}
+	return m;
+}
+
+/*
+ * gpuir_first_block: the first block b of the list [fb, end) whose last
+ * docID is >= lo (binary search on block_last; end if none), if that block
+ * may hold a docID below hi, else end.  Every thread may call it (same
+ * addresses: broadcast loads).
+ */
+__device__ static inline uint32_t
+gpuir_first_block(const uint32_t *__restrict__ block_last, uint32_t fb, uint32_t end,
+				  uint32_t lo, uint32_t hi)
+{
+	uint32_t	l = fb,
+				h = end;
+
+	while (l < h)
+	{
+		uint32_t	mid = l + (h - l) / 2;
+
+		if (block_last[mid] < lo)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	if (l < end && l > fb && block_last[l - 1] >= hi - 1)
+		return end;				/* its docIDs start at or after hi */
+	return l;
+}
+
+/* is any bit of bits[a .. z] (inclusive, tile offsets) set?  Block-wide. */
+__device__ static inline bool
+gpuir_bits_any(const uint32_t *bits, uint32_t a, uint32_t z)
+{
+	const uint32_t wa = a >> 5,
+				wz = z >> 5;
+	bool		any = false;
+
+	if (a <= z)
+		for (uint32_t w = wa + threadIdx.x; w <= wz; w += GPUIR_SEARCH_THREADS)
+		{
+			uint32_t	v = bits[w];
+
+			if (w == wa)
+				v &= ~0u << (a & 31);
+			if (w == wz)
+				v &= ~0u >> (31 - (z & 31));
+			any |= (v != 0);
+		}
+	return __syncthreads_or(any) != 0;
+}
+
+/*
+ * gpuir_tile_decode: decode block b of a list (blocks [fb, fb + nblocks),
+ * npostings postings) with the calling thread block, checked as the CPU
+ * reader checks it (GpuirListDecodeBlock, src/gpuirlist.h): the extent lies
+ * inside the payload and is at most GPUIR_BLOCK_MAX_BYTES, the block
+ * decodes, holds 128 postings (the list's last block: the rest) and ends at
+ * block_last[b] < ndocs.
+ * Returns the count (same in every thread; *doc, *tf of posting threadIdx.x)
+ * or GPUIR_CUDA_BLOCK_CORRUPT.  Ends with a barrier, so ts is free again.
+ */
+__device__ static int
+gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t b,
+				  bool want_tfs, GpuirDecodeTempStorage &ts, uint32_t *doc, uint32_t *tf)
+{
+	const uint32_t fb = term.first_block;
+	const uint32_t off = seg.block_offset[b];
+	const uint32_t end = seg.block_offset[b + 1];
+	const uint32_t last = seg.block_last[b];
+	const uint32_t prev = (b > fb) ? seg.block_last[b - 1] : GPUIR_FIRST_PREV_DOCID;
+	const int	expect = (b + 1 < fb + term.nblocks) ? GPUIR_CUDA_BLOCK_SIZE
+		: (int) (term.npostings - (uint32_t) GPUIR_CUDA_BLOCK_SIZE * (term.nblocks - 1));
+	int			n;
+	bool		bad;
+
+	/* uniform: every thread read the same directory entries */
+	if (end < off || end > seg.payload_bytes || end - off > GPUIR_BLOCK_MAX_BYTES ||
+		last >= seg.ndocs || (b > fb && last <= prev))
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	n = gpuir_decode_block(seg.payload + off, end - off, prev, true, want_tfs, ts, doc, tf);
+	if (n != expect)
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	bad = ((int) threadIdx.x == n - 1 && *doc != last);
+	if (__syncthreads_or(bad))
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	return n;
+}
+
+/* is any sub-range sa .. sz (inclusive) of the live bitmap alive? */
+__device__ static inline bool
+gpuir_alive_any(const uint32_t *alive, uint32_t sa, uint32_t sz)
+{
+	for (uint32_t w = sa >> 5; w <= (sz >> 5); w++)
+	{
+		uint32_t	v = alive[w];
+
+		if (w == (sa >> 5))
+			v &= ~0u << (sa & 31);
+		if (w == (sz >> 5))
+			v &= ~0u >> (31 - (sz & 31));
+		if (v != 0)
+			return true;
+	}
+	return false;
+}
+
+/* what gpuir_tile_term does with the postings of a list inside the tile */
+enum GpuirTilePass
+{
+	GPUIR_PASS_OR,				/* add contributions, set match bits */
+	GPUIR_PASS_BMW,				/* OR, decoding only blocks with a live sub-range */
+	GPUIR_PASS_FIRST,			/* AND, shortest list: candidates = its docIDs */
+	GPUIR_PASS_FILTER,			/* AND, longer list: keep candidates it holds */
+	GPUIR_PASS_SCORE			/* AND, survivors: add contributions */
+};
+
+/*
+ * gpuir_tile_term: one list's pass over the tile [lo, hi), starting at its
+ * first overlapping block first.  Blocks whose docID range holds no
+ * candidate are skipped undecoded in the FILTER and SCORE passes (Parallel
+ * Merge Find); in the BMW pass, blocks whose docID range in the tile lies
+ * in dead sub-ranges only (sm.alive).  Within the pass each docID is
+ * handled by one thread, so the
+ * accumulator updates need no atomics.  Returns false if a block is
+ * corrupt.
+ */
+template <int PASS>
+__device__ static bool
+gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+				const gpuir_cuda_term &term, uint32_t first, uint32_t lo, uint32_t hi,
+				GpuirTileSmem &sm)
+{
+	const uint32_t fb = term.first_block;
+	const uint32_t end = fb + term.nblocks;
+
+	for (uint32_t b = first; b < end; b++)
+	{
+		uint32_t	prev = (b > fb) ? seg.block_last[b - 1] : 0;
+		uint32_t	doc,
+					tf;
+		int			n;
+
+		if (b > fb && prev >= hi - 1)
+			break;				/* this block and the next start at or after hi */
+		if (PASS == GPUIR_PASS_FILTER || PASS == GPUIR_PASS_SCORE)
+		{
+			uint32_t	a = (b > fb && prev >= lo) ? prev + 1 - lo : 0;
+			uint32_t	last = seg.block_last[b];
+			uint32_t	z = ((last < hi - 1) ? last : hi - 1) - lo;
+
+			if (!gpuir_bits_any(sm.cur, a, z))
+				continue;
+		}
+		if (PASS == GPUIR_PASS_BMW)
+		{
+			uint32_t	a = (b > fb && prev >= lo) ? prev + 1 - lo : 0;
+			uint32_t	last = seg.block_last[b];
+			uint32_t	z = ((last < hi - 1) ? last : hi - 1) - lo;
+
+			/* uniform: sm.alive changes only between terms, behind barriers */
+			if (!gpuir_alive_any(sm.alive, a / GPUIR_BMW_SUB_DOCS, z / GPUIR_BMW_SUB_DOCS))
+				continue;
+		}
+		n = gpuir_tile_decode(seg, term, b,
+							  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW ||
+							  PASS == GPUIR_PASS_SCORE,
+							  sm.u.dec, &doc, &tf);
+		if (n < 0)
+			return false;
+		if (threadIdx.x == 0)
+			sm.ndec++;
+		if ((int) threadIdx.x < n && doc >= lo && doc < hi)
+		{
+			const uint32_t i = doc - lo;
+			const uint32_t bit = 1u << (i & 31);
+
+			if (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW)
+			{
+				sm.acc[i] = __fadd_rn(sm.acc[i], gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
+				atomicOr(&sm.cur[i >> 5], bit);
+			}
+			else if (PASS == GPUIR_PASS_FIRST)
+				atomicOr(&sm.nxt[i >> 5], bit);
+			else if (PASS == GPUIR_PASS_FILTER)
+			{
+				if (sm.cur[i >> 5] & bit)
+					atomicOr(&sm.nxt[i >> 5], bit);
+			}
+			else if (sm.cur[i >> 5] & bit)
+				sm.acc[i] = __fadd_rn(sm.acc[i], gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
+		}
+	}
+	return true;
+}
+
+/* the first block of term j of the query in the tile (cached for j < 128) */
+__device__ static inline uint32_t
+gpuir_term_first(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t j,
+				 uint32_t lo, uint32_t hi, const GpuirTileSmem &sm)
+{
+	if (j < GPUIR_TILE_FIRST_CACHE)
+		return sm.first[j];
+	return gpuir_first_block(seg.block_last, term.first_block,
+							 term.first_block + term.nblocks, lo, hi);
+}
+
+/*
+ * gpuir_tile_scan_terms: every thread takes some terms, finds their first
+ * overlapping blocks (cached in sm.first), and reports whether any term
+ * (want_all false) or every term (want_all true) reaches the tile.
+ */
+__device__ static bool
+gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, uint32_t nt,
+					  uint32_t lo, uint32_t hi, bool want_all, GpuirTileSmem &sm)
+{
+	bool		any = false,
+				missing = false;
+
+	for (uint32_t j = threadIdx.x; j < nt; j += GPUIR_SEARCH_THREADS)
+	{
+		const gpuir_cuda_term term = qt[j];
+		const uint32_t end = term.first_block + term.nblocks;
+		uint32_t	first = end;
+
+		if (term.nblocks > 0)
+			first = gpuir_first_block(seg.block_last, term.first_block, end, lo, hi);
+		if (j < GPUIR_TILE_FIRST_CACHE)
+			sm.first[j] = first;
+		if (first < end)
+			any = true;
+		else
+			missing = true;
+	}
+	if (want_all)
+		return __syncthreads_or(missing) == 0;
+	return __syncthreads_or(any) != 0;
+}
+
+/*
+ * gpuir_tile_or: accumulate the OR scores of the tile; 1 when some document
+ * matched (sm.cur, sm.acc), 0 when no list reaches the tile, -1 corrupt.
+ */
+__device__ static int
+gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+			  const gpuir_cuda_term *qt, uint32_t nt, uint32_t lo, uint32_t hi,
+			  GpuirTileSmem &sm)
+{
+	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
+		return 0;
+	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
+		sm.acc[i] = 0.0f;
+	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
+		sm.cur[w] = 0;
+	__syncthreads();
+	/* query term order: the order of the float additions */
+	for (uint32_t j = 0; j < nt; j++)
+	{
+		const gpuir_cuda_term term = qt[j];
+		uint32_t	first;
+
+		if (term.nblocks == 0)
+			continue;
+		first = gpuir_term_first(seg, term, j, lo, hi, sm);
+		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, sm))
+			return -1;
+	}
+	__syncthreads();
+	return 1;
+}
+
+/*
+ * gpuir_bmw_refresh: BMW's live sub-ranges against the query's current
+ * threshold *thr: thread t's sub-range (bound ub, liveness mine) dies when
+ * ub * GPUIR_BOUND_SLACK is strictly below the threshold, and stays dead
+ * (the threshold never falls).  Publishes the bitmap in sm.alive; returns
+ * whether any sub-range is alive.  Block-wide, with barriers before (every
+ * thread is done reading sm.alive) and after (the bitmap is visible).
+ */
+__device__ static bool
+gpuir_bmw_refresh(double ub, bool &mine, const uint32_t *thr, GpuirTileSmem &sm)
+{
+	const float th = gpuir_threshold_read(thr);
+	unsigned	bits;
+
+	__syncthreads();
+	if (mine && ub * GPUIR_BOUND_SLACK_DEV < (double) th)
+		mine = false;
+	bits = __ballot_sync(0xFFFFFFFFu, mine);
+	if ((threadIdx.x & 31) == 0)
+		sm.alive[threadIdx.x >> 5] = bits;
+	return __syncthreads_or(mine) != 0;
+}
+
+/*
+ * gpuir_tile_bmw: the OR scores of the tile with block-max pruning (see the
+ * file header): thread t bounds sub-range t (docIDs lo + 64 t .., at most
+ * two blocks per list, binary search from the list's first block in the
+ * tile), then the terms are scored in query order, decoding only blocks
+ * that overlap a live sub-range, and the documents of sub-ranges dead at
+ * the end are cleared from sm.cur.  1 when some sub-range survived (sm.cur,
+ * sm.acc; sm.cur may be empty), 0 when no list reaches the tile or every
+ * sub-range was pruned, -1 corrupt.  stats (debug, may be NULL) counts
+ * pruned tiles and sub-ranges.
+ */
+__device__ static int
+gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+			   const gpuir_cuda_term *qt, uint32_t nt, uint32_t lo, uint32_t hi,
+			   const uint32_t *thr, GpuirSearchDevStats *stats, GpuirTileSmem &sm)
+{
+	const uint32_t slo = lo + threadIdx.x * (uint32_t) GPUIR_BMW_SUB_DOCS;
+	const uint32_t shi = (slo < hi && hi - slo > GPUIR_BMW_SUB_DOCS)
+		? slo + GPUIR_BMW_SUB_DOCS : hi;
+	double		ub = 0.0;
+	bool		mine = (slo < hi);
+
+	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
+		return 0;
+	for (uint32_t j = 0; mine && j < nt; j++)
+	{
+		const gpuir_cuda_term term = qt[j];
+		const uint32_t fb = term.first_block;
+		const uint32_t end = fb + term.nblocks;
+		uint32_t	first,
+					b;
+		double		m = 0.0;
+
+		if (term.nblocks == 0)
+			continue;
+		first = gpuir_term_first(seg, term, j, lo, hi, sm);
+		if (first >= end)
+			continue;
+		for (b = gpuir_first_block(seg.block_last, first, end, slo, shi); b < end; b++)
+		{
+			if (b > fb && seg.block_last[b - 1] >= shi - 1)
+				break;			/* this block and the next start at or after shi */
+			m = fmax(m, gpuir_block_bound(seg, sc, term.idf, b));
+		}
+		ub += m;
+	}
+	if (!gpuir_bmw_refresh(ub, mine, thr, sm))
+	{
+		if (stats != NULL && threadIdx.x == 0)
+			atomicAdd(&stats->tiles_pruned, 1ull);
+		return 0;
+	}
+	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
+		sm.acc[i] = 0.0f;
+	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
+		sm.cur[w] = 0;
+	__syncthreads();
+	/* query term order: the order of the float additions */
+	for (uint32_t j = 0; j < nt; j++)
+	{
+		const gpuir_cuda_term term = qt[j];
+		uint32_t	first;
+		bool		any;
+
+		if (term.nblocks == 0)
+			continue;
+		first = gpuir_term_first(seg, term, j, lo, hi, sm);
+		if (!gpuir_tile_term<GPUIR_PASS_BMW>(seg, sc, term, first, lo, hi, sm))
+			return -1;
+		any = gpuir_bmw_refresh(ub, mine, thr, sm);
+		if (!any)
+			break;
+	}
+	{
+		const uint32_t dead = __syncthreads_count(slo < hi && !mine);
+
+		if (stats != NULL && threadIdx.x == 0 && dead > 0)
+			atomicAdd(&stats->subranges_pruned, (unsigned long long) dead);
+	}
+	/* drop the documents of dead sub-ranges (partial scores, or none) */
+	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
+	{
+		const uint32_t sub = w * 32 / GPUIR_BMW_SUB_DOCS;
+
+		if (!((sm.alive[sub >> 5] >> (sub & 31)) & 1))
+			sm.cur[w] = 0;
+	}
+	__syncthreads();
+	return 1;
+}
+
+/*
+ * gpuir_tile_and: Parallel Merge Find over the tile, then scoring of the
+ * survivors in query term order; 1 when some document holds every term
+ * (sm.cur, sm.acc), 0 when none, -1 corrupt.  order[0 .. nt) is the
+ * query's term indexes from the shortest list to the longest.
+ */
+__device__ static int
+gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+			   const gpuir_cuda_term *qt, const uint32_t *order, uint32_t nt,
+			   uint32_t lo, uint32_t hi, GpuirTileSmem &sm)
+{
+	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, true, sm))
+		return 0;
+	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
+		sm.nxt[w] = 0;
+	__syncthreads();
+	for (uint32_t jj = 0; jj < nt; jj++)
+	{
+		const uint32_t j = order[jj];
+		const gpuir_cuda_term term = qt[j];
+		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
+		bool		ok,
+					any = false;
+
+		if (jj == 0)
+			ok = gpuir_tile_term<GPUIR_PASS_FIRST>(seg, sc, term, first, lo, hi, sm);
+		else
+			ok = gpuir_tile_term<GPUIR_PASS_FILTER>(seg, sc, term, first, lo, hi, sm);
+		if (!ok)
+			return -1;
+		__syncthreads();
+		for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
+		{
+			uint32_t	v = sm.nxt[w];
+
+			sm.cur[w] = v;
+			sm.nxt[w] = 0;
+			any |= (v != 0);
+		}
+		if (!__syncthreads_or(any))
+			return 0;			/* intersection empty in this tile */
+	}
+	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
+		sm.acc[i] = 0.0f;
+	__syncthreads();
+	for (uint32_t j = 0; j < nt; j++)
+	{
+		const gpuir_cuda_term term = qt[j];
+		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
+
+		if (!gpuir_tile_term<GPUIR_PASS_SCORE>(seg, sc, term, first, lo, hi, sm))
+			return -1;
+	}
+	__syncthreads();
+	return 1;
+}
+
+/*
+ * gpuir_tile_drop_deleted: clear the deleted docIDs of the tile starting at
+ * lo from the match bitmap sm.cur and add the matches left to sm.total
+ * (zero before the call).  Ends with a barrier, so sm.total is final.
+ */
+__device__ static void
+gpuir_tile_drop_deleted(const gpuir_cuda_segment &seg, uint32_t lo, GpuirTileSmem &sm)
+{
+	uint32_t	cnt = 0;
+
+	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
+	{
+		uint32_t	v = sm.cur[w];
+
+		if (v != 0 && seg.deleted != NULL)
+		{
+			const uint64_t byte0 = ((uint64_t) lo + 32 * w) >> 3;
+			const uint64_t nbytes = ((uint64_t) seg.ndocs + 7) >> 3;
+			uint32_t	del = 0;
+
+			for (int j = 0; j < 4; j++)
+				if (byte0 + j < nbytes)
+					del |= (uint32_t) seg.deleted[byte0 + j] << (8 * j);
+			v &= ~del;
+			sm.cur[w] = v;
+		}
+		cnt += __popc(v);
+	}
+	for (int s = 16; s > 0; s >>= 1)
+		cnt += __shfl_down_sync(0xFFFFFFFFu, cnt, s);
+	if ((threadIdx.x & 31) == 0 && cnt > 0)
+		atomicAdd(&sm.total, cnt);
+	__syncthreads();
+}
+
+#endif							/* GPUIR_SEARCH_TILE_CUH */

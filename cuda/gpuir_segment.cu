@@ -1,0 +1,142 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_segment.cu
+ *	  Resident segments: gpuir_cuda_segment_upload copies a segment's
+ *	  posting data to device memory, gpuir_cuda_segment_free releases it
+ *	  (contracts in gpuir_cuda.h).  The GPU service's list cache keeps
+ *	  segments resident between batches (Ding et al. 2009, section 5).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "gpuir_cuda_internal.cuh"
+
+/* cudaMalloc + synchronous copy of bytes (NULL src: nothing allocated) */
+static gpuir_cuda_status
+upload_array(const void *src, size_t bytes, const void **dst)
+{
+	void	   *p = NULL;
+	gpuir_cuda_status st;
+
+	*dst = NULL;
+	if (src == NULL)
+		return GPUIR_CUDA_OK;
+	st = gpuir_cuda_check(cudaMalloc(&p, bytes > 0 ? bytes : 4));
+	if (st != GPUIR_CUDA_OK)
+		return st;
+	if (bytes > 0)
+	{
+		st = gpuir_cuda_check(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
+		if (st != GPUIR_CUDA_OK)
+		{
+			gpuir_cuda_ignore_error(cudaFree(p));
+			return st;
+		}
+	}
+	*dst = p;
+	return GPUIR_CUDA_OK;
+}
+
+/*
+ * gpuir_cuda_segment_upload: validate, then one cudaMalloc and copy per
+ * array; contract in gpuir_cuda.h.
+ */
+extern "C" gpuir_cuda_status
+gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
+						  const uint32_t *block_last, const uint32_t *block_offset,
+						  const uint32_t *impact_tf, const uint32_t *impact_dl,
+						  uint32_t nblocks, const uint32_t *doclen, const uint8_t *deleted,
+						  uint32_t ndocs, gpuir_cuda_segment *dev)
+{
+	gpuir_cuda_segment s;
+	gpuir_cuda_status st;
+	const size_t nb = nblocks;
+	const size_t nimp = nb * GPUIR_CUDA_BLOCK_IMPACTS;
+	static const uint32_t zero_offset = 0;
+
+	if (dev == NULL)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	memset(dev, 0, sizeof(*dev));
+	if ((payload == NULL && payload_bytes > 0) || payload_bytes > UINT32_MAX ||
+		(nblocks > 0 && (payload == NULL || block_last == NULL || block_offset == NULL)) ||
+		((impact_tf == NULL) != (impact_dl == NULL)) ||
+		(ndocs > 0 && doclen == NULL) || ndocs > 0xFFFFFFFEu)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	if (block_offset != NULL)
+	{
+		for (uint32_t b = 0; b < nblocks; b++)
+			if (block_offset[b] > block_offset[b + 1])
+				return GPUIR_CUDA_CORRUPT;
+		if (block_offset[nblocks] != payload_bytes)
+			return GPUIR_CUDA_CORRUPT;
+	}
+	else if (payload_bytes != 0)
+		return GPUIR_CUDA_CORRUPT;
+
+	memset(&s, 0, sizeof(s));
+	s.payload_bytes = payload_bytes;
+	s.ndocs = ndocs;
+	s.nblocks = nblocks;
+	{
+		const void *p;
+
+		if ((st = upload_array(payload ? payload : (const void *) &zero_offset,
+							   payload_bytes, &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.payload = (const uint8_t *) p;
+		if ((st = upload_array(block_last ? (const void *) block_last : &zero_offset,
+							   nb * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.block_last = (const uint32_t *) p;
+		if ((st = upload_array(block_offset ? block_offset : &zero_offset,
+							   (nb + 1) * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.block_offset = (const uint32_t *) p;
+		if ((st = upload_array(impact_tf, nimp * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.impact_tf = (const uint32_t *) p;
+		if ((st = upload_array(impact_dl, nimp * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.impact_dl = (const uint32_t *) p;
+		if ((st = upload_array(doclen ? (const void *) doclen : &zero_offset,
+							   (size_t) ndocs * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.doclen = (const uint32_t *) p;
+		if ((st = upload_array(deleted, ((size_t) ndocs + 7) / 8, &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.deleted = (const uint8_t *) p;
+	}
+	*dev = s;
+	return GPUIR_CUDA_OK;
+
+fail:
+	(void) gpuir_cuda_segment_free(&s);
+	return st;
+}
+
+/* gpuir_cuda_segment_free: contract in gpuir_cuda.h */
+extern "C" gpuir_cuda_status
+gpuir_cuda_segment_free(gpuir_cuda_segment *dev)
+{
+	gpuir_cuda_status st = GPUIR_CUDA_OK;
+
+	if (dev == NULL)
+		return GPUIR_CUDA_OK;
+	{
+		const void *bufs[] = {dev->payload, dev->block_last, dev->block_offset,
+							  dev->impact_tf, dev->impact_dl, dev->doclen, dev->deleted};
+
+		for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+			if (bufs[i] != NULL)
+			{
+				gpuir_cuda_status s2 = gpuir_cuda_check(cudaFree((void *) bufs[i]));
+
+				if (st == GPUIR_CUDA_OK)
+					st = s2;
+			}
+	}
+	memset(dev, 0, sizeof(*dev));
+	return st;
+}

@@ -1,0 +1,889 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirengine.c
+ *	  The CPU query engine: exact top-k BM25 by document-at-a-time
+ *	  processing over cursors on the compressed posting blocks, with the
+ *	  modes AND, OR (exhaustive), WAND, Block-Max WAND and AND-then-OR.
+ *	  It is also the oracle the GPU engine is checked against.  Routing to
+ *	  the GPU service and merging its answers are gpuirquery.c's.
+ *
+ * Sources:
+ *	- Broder, Carmel, Herscovici, Soffer, Zien, "Efficient query evaluation
+ *	  using a two-level retrieval process", CIKM 2003 (WAND, section 3).
+ *	- Ding & Suel, "Faster top-k document retrieval using block-max
+ *	  indexes", SIGIR 2011 (BMW, section 4, Algorithm 2).
+ *	- Ding, He, Yan, Suel, WWW 2009, section 8.3 (AND, then OR when the
+ *	  conjunction yields fewer than k results).
+ *
+ * Exactness: one float32 formula (GpuirBM25), each document's score summed
+ * in the query's term order whatever the mode, bounds computed in double and
+ * inflated by GPUIR_BOUND_SLACK, pruning only when a bound is strictly below
+ * the k-th score, and a total order (score descending, heap TID ascending)
+ * in the top-k heap: OR, WAND and BMW return the same rows and scores.
+ * Candidates enter the heap only if not deleted by VACUUM and visible to the
+ * snapshot, so k visible rows come back when dead entries exist.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gpuirengine.h"
+
+GpuirQueryStats GpuirLastQueryStats;
+
+/* a query's cursor over one term's posting list in one segment */
+typedef struct Cursor
+{
+	int			term;			/* index into GpuirQuery.terms */
+	float4		idf;
+	double		ub;				/* list-level score bound */
+	double	   *bmax;			/* block-max score bound of each block */
+	int			blk;			/* block of the current posting (nblocks: done) */
+	int			sblk;			/* block reached by shallow moves (BMW) */
+	int			pos;			/* posting in the decoded block */
+	bool		lazy;			/* in block blk, not decoded: doc is a lower bound */
+	uint32		doc;			/* current docID or GPUIR_DOC_END */
+	GpuirListCursor list;		/* the list's headers and decoded block */
+} Cursor;
+
+/* ---------- top-k heap ---------- */
+
+static inline bool
+heap_worse(const GpuirResult *a, const GpuirResult *b)
+{
+	return GpuirResultBetter(b->score, (ItemPointer) &b->tid, a->score, (ItemPointer) &a->tid);
+}
+
+static void
+heap_sift_down(GpuirResult *h, int n, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			worst = i;
+		GpuirResult tmp;
+
+		if (l < n && heap_worse(&h[l], &h[worst]))
+			worst = l;
+		if (l + 1 < n && heap_worse(&h[l + 1], &h[worst]))
+			worst = l + 1;
+		if (worst == i)
+			return;
+		tmp = h[i];
+		h[i] = h[worst];
+		h[worst] = tmp;
+		i = worst;
+	}
+}
+
+static void
+heap_push(GpuirQuery *q, const GpuirResult *r)
+{
+	if (q->nheap < q->k)
+	{
+		int			i = q->nheap++;
+
+		q->topk[i] = *r;
+		while (i > 0 && heap_worse(&q->topk[i], &q->topk[(i - 1) / 2]))
+		{
+			GpuirResult tmp = q->topk[i];
+
+			q->topk[i] = q->topk[(i - 1) / 2];
+			q->topk[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+	}
+	else
+	{
+		q->topk[0] = *r;
+		heap_sift_down(q->topk, q->nheap, 0);
+	}
+}
+
+/* the score a candidate must reach to be considered (0 while the heap is not full) */
+static inline float4
+threshold(GpuirQuery *q)
+{
+	return q->nheap < q->k ? 0.0f : q->topk[0].score;
+}
+
+/* may a document whose score is at most bound still enter the top-k? */
+static inline bool
+bound_passes(GpuirQuery *q, double bound)
+{
+	return bound * GPUIR_BOUND_SLACK >= (double) threshold(q);
+}
+
+/*
+ * GpuirQueryConsider: offer a scored candidate; it enters the heap when it
+ * beats the worst kept result, is not marked deleted (from_segment: look
+ * segdoc up in the segment's deleted bitmap; buffer documents were filtered
+ * already) and is visible to the query's snapshot.
+ */
+void
+GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_segment)
+{
+	GpuirResult r;
+	bool		call_again = false;
+	bool		all_dead = false;
+	ItemPointerData fetch_tid;
+
+	if (q->nheap == q->k &&
+		!GpuirResultBetter(score, tid, q->topk[0].score, &q->topk[0].tid))
+		return;
+	if (from_segment)
+	{
+		uint8		byte;
+
+		GpuirStreamRead(&q->del, segdoc / 8, &byte, 1);
+		if (byte & (1 << (segdoc % 8)))
+			return;
+	}
+	/*
+	 * A live entry's TID is inside the table (VACUUM marks an entry before
+	 * the table can be truncated, and the table is locked): a TID from a
+	 * corrupt page must not reach the table AM.
+	 */
+	if (ItemPointerGetBlockNumberNoCheck(tid) >= q->heap_nblocks ||
+		ItemPointerGetOffsetNumberNoCheck(tid) < FirstOffsetNumber)
+		GpuirCorrupt(q->index, "heap TID outside the table");
+	fetch_tid = *tid;
+	if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
+								 &call_again, &all_dead))
+		return;
+	r.score = score;
+	r.tid = *tid;
+	r.heap_tid = q->slot->tts_tid;
+	ExecClearTuple(q->slot);
+	heap_push(q, &r);
+}
+
+/* ---------- cursors ---------- */
+
+/*
+ * The query's cursors move over a list's blocks (GpuirListCursor,
+ * gpuirlistread.c, which checks and decodes them) document by document.
+ */
+
+/* cursor_decode: decode block blk of c's list (the one reader's checks) */
+static void
+cursor_decode(Cursor *c, int blk)
+{
+	GpuirListDecode(&c->list, (uint32) blk, false);
+	GpuirLastQueryStats.blocks_decoded++;
+}
+
+/*
+ * cursor_next_geq: move to the first posting with docID >= target, skipping
+ * whole blocks by their last docID.  With lazy, a move into another block
+ * does not decode it: the cursor's doc becomes target, a lower bound of its
+ * real docID, until cursor_materialize (WAND and BMW only need docIDs when a
+ * document may be scored, Ding & Suel 2011, section 4).
+ */
+static void
+cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target, bool lazy)
+{
+	int			b = c->blk;
+	int			lo,
+				hi;
+
+	if (c->doc >= target)
+		return;
+	if (c->list.dir[b].last_docid < target)
+	{
+		b = (int) GpuirListSeek(&c->list, (uint32) b + 1, target);
+		if (b >= (int) c->list.nblocks)
+		{
+			c->blk = c->list.nblocks;
+			c->lazy = false;
+			c->doc = GPUIR_DOC_END;
+			return;
+		}
+	}
+	c->blk = b;
+	if (c->list.decoded != b)
+	{
+		if (lazy)
+		{
+			c->lazy = true;
+			c->doc = target;
+			return;
+		}
+		cursor_decode(c, b);
+		c->pos = 0;
+	}
+	c->lazy = false;
+	lo = c->pos;
+	hi = c->list.n - 1;			/* docs[n-1] = last_docid >= target */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (c->list.docs[mid] < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	c->pos = lo;
+	c->doc = c->list.docs[lo];
+}
+
+/* cursor_materialize: decode a lazy cursor's block to find its real docID */
+static void
+cursor_materialize(GpuirQuery *q, Cursor *c)
+{
+	uint32		target = c->doc;
+
+	if (!c->lazy)
+		return;
+	cursor_decode(c, c->blk);
+	c->lazy = false;
+	c->pos = 0;
+	while (c->list.docs[c->pos] < target)	/* docs[n-1] = last_docid >= target */
+		c->pos++;
+	c->doc = c->list.docs[c->pos];
+}
+
+static void
+cursor_next(GpuirQuery *q, Cursor *c)
+{
+	Assert(!c->lazy);
+	if (c->doc == GPUIR_DOC_END)
+		return;
+	if (++c->pos < c->list.n)
+	{
+		c->doc = c->list.docs[c->pos];
+		return;
+	}
+	if (c->blk + 1 >= (int) c->list.nblocks)
+	{
+		c->blk = c->list.nblocks;
+		c->doc = GPUIR_DOC_END;
+		return;
+	}
+	c->blk++;
+	cursor_decode(c, c->blk);
+	c->pos = 0;
+	c->doc = c->list.docs[0];
+}
+
+/*
+ * cursor_block_bound: shallow move (Ding & Suel 2011, section 4): the
+ * block-max bound of the block that would hold target, found from the block
+ * headers without decoding; *last = that block's last docID.
+ */
+static double
+cursor_block_bound(Cursor *c, uint32 target, uint32 *last)
+{
+	int			b = Max(c->sblk, c->blk);
+
+	while (b < (int) c->list.nblocks && c->list.dir[b].last_docid < target)
+		b++;
+	c->sblk = b;
+	if (b >= (int) c->list.nblocks)
+	{
+		*last = GPUIR_DOC_END - 1;
+		return 0.0;
+	}
+	*last = c->list.dir[b].last_docid;
+	return c->bmax[b];
+}
+
+/*
+ * cursor_open: a cursor on term's list de in the query's current segment
+ * (number s), on its first posting; the block-max bound of every block is
+ * computed from the headers with the query's N, avgdl and idf.
+ */
+static void
+cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de)
+{
+	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL);
+	c->term = term;
+	c->idf = q->terms[term].idf;
+	c->bmax = palloc(sizeof(double) * c->list.nblocks);
+	for (uint32 i = 0; i < c->list.nblocks; i++)
+	{
+		c->bmax[i] = 0.0;
+		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
+			c->bmax[i] = Max(c->bmax[i], GpuirBM25Bound(c->idf, c->list.dir[i].impact_tf[j],
+														c->list.dir[i].impact_dl[j], &q->sc));
+		/* the list bound is the largest block bound: tighter than (max tf, min dl) */
+		c->ub = (i == 0) ? c->bmax[0] : Max(c->ub, c->bmax[i]);
+	}
+	c->blk = 0;
+	c->sblk = 0;
+	c->lazy = false;
+	cursor_decode(c, 0);
+	c->pos = 0;
+	c->doc = c->list.docs[0];
+}
+
+static void
+cursor_close(Cursor *c)
+{
+	int			reached = (c->doc == GPUIR_DOC_END) ? (int) c->list.nblocks : c->blk + 1;
+
+	/* blocks passed over by their headers alone */
+	GpuirLastQueryStats.blocks_skipped += Max(reached - (int) c->list.ndecoded, 0);
+	GpuirListClose(&c->list);
+	pfree(c->bmax);
+}
+
+/* ---------- scoring within a segment ---------- */
+
+/* score doc over the cursors positioned on it, in term order */
+static void
+score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
+{
+	uint32		dl;
+	float4		score = 0.0f;
+	ItemPointerData tid;
+
+	GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
+	for (int i = 0; i < ncur; i++)
+		if (cur[i]->doc == doc)
+			score += GpuirBM25(cur[i]->idf, GpuirListTf(&cur[i]->list, cur[i]->pos), dl, &q->sc);
+	GpuirLastQueryStats.docs_scored++;
+	if (q->nheap == q->k && score < q->topk[0].score)
+		return;
+	GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(ItemPointerData));
+	GpuirQueryConsider(q, &tid, score, doc, true);
+}
+
+static int
+cursor_df_cmp(const void *a, const void *b)
+{
+	uint32		na = (*(Cursor *const *) a)->list.npostings;
+	uint32		nb = (*(Cursor *const *) b)->list.npostings;
+
+	return (na > nb) - (na < nb);
+}
+
+/* AND: every term; lists from shortest to longest, skipping by block last docIDs */
+static void
+run_and(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	Cursor	  **ord = palloc(sizeof(Cursor *) * ncur);
+	uint32		d;
+
+	memcpy(ord, cur, sizeof(Cursor *) * ncur);
+	qsort(ord, ncur, sizeof(Cursor *), cursor_df_cmp);
+	d = ord[0]->doc;
+	while (d != GPUIR_DOC_END)
+	{
+		int			i;
+
+		GpuirQueryTick(q);
+		for (i = 1; i < ncur; i++)
+		{
+			cursor_next_geq(q, ord[i], d, false);
+			if (ord[i]->doc != d)
+				break;
+		}
+		if (i == ncur)
+		{
+			score_doc(q, cur, ncur, d);
+			cursor_next(q, ord[0]);
+		}
+		else
+		{
+			if (ord[i]->doc == GPUIR_DOC_END)
+				break;
+			cursor_next_geq(q, ord[0], ord[i]->doc, false);
+		}
+		d = ord[0]->doc;
+	}
+	pfree(ord);
+}
+
+/* OR: exhaustive disjunctive scoring of every document of every list */
+static void
+run_or(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	for (;;)
+	{
+		uint32		d = GPUIR_DOC_END;
+
+		GpuirQueryTick(q);
+		for (int i = 0; i < ncur; i++)
+			d = Min(d, cur[i]->doc);
+		if (d == GPUIR_DOC_END)
+			break;
+		score_doc(q, cur, ncur, d);
+		for (int i = 0; i < ncur; i++)
+			if (cur[i]->doc == d)
+				cursor_next(q, cur[i]);
+	}
+}
+
+/* keep ord sorted by current docID (insertion sort: few terms, nearly sorted) */
+static void
+sort_by_doc(Cursor **ord, int n)
+{
+	for (int i = 1; i < n; i++)
+	{
+		Cursor	   *c = ord[i];
+		int			j = i - 1;
+
+		while (j >= 0 && ord[j]->doc > c->doc)
+		{
+			ord[j + 1] = ord[j];
+			j--;
+		}
+		ord[j + 1] = c;
+	}
+}
+
+/*
+ * find the pivot (Broder et al. 2003): the first cursor in docID order at
+ * which the summed list bounds may reach the threshold; -1 when none.
+ */
+static int
+find_pivot(GpuirQuery *q, Cursor **ord, int n)
+{
+	double		acc = 0.0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (ord[i]->doc == GPUIR_DOC_END)
+			return -1;
+		acc += ord[i]->ub;
+		if (bound_passes(q, acc))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * cursor_next_lazy: the next posting; past the end of the decoded block the
+ * cursor enters the next block lazily (doc = a lower bound, no decoding).
+ */
+static void
+cursor_next_lazy(GpuirQuery *q, Cursor *c)
+{
+	Assert(!c->lazy);
+	if (c->doc == GPUIR_DOC_END)
+		return;
+	if (c->pos + 1 < c->list.n)
+	{
+		c->doc = c->list.docs[++c->pos];
+		return;
+	}
+	if (c->blk + 1 >= (int) c->list.nblocks)
+	{
+		c->blk = c->list.nblocks;
+		c->doc = GPUIR_DOC_END;
+		return;
+	}
+	c->blk++;
+	c->lazy = true;
+	c->doc = c->list.dir[c->blk - 1].last_docid + 1;
+}
+
+/* score the pivot document and advance every cursor on it (lazily) */
+static void
+evaluate_pivot(GpuirQuery *q, Cursor **cur, int ncur, Cursor **ord, uint32 pd)
+{
+	score_doc(q, cur, ncur, pd);
+	for (int i = 0; i < ncur && ord[i]->doc == pd; i++)
+		cursor_next_lazy(q, ord[i]);
+}
+
+/*
+ * materialize_group: decode the lazy cursors whose lower bound is pd (ord is
+ * sorted, so they are a prefix); returns true when all of them really are on
+ * pd, false when one moved past it (the caller re-sorts and loops).
+ */
+static bool
+materialize_group(GpuirQuery *q, Cursor **ord, int n, uint32 pd)
+{
+	bool		all = true;
+
+	for (int i = 0; i < n && ord[i]->doc == pd; i++)
+	{
+		cursor_materialize(q, ord[i]);
+		if (ord[i]->doc != pd)
+			all = false;
+	}
+	return all;
+}
+
+/*
+ * run_wand: WAND (Broder et al. 2003, section 3.1) with list-level bounds,
+ * or, with block_max, Block-Max WAND (Ding & Suel 2011, section 4,
+ * Algorithm 2): after the pivot, the block-max bounds of the blocks holding
+ * it (shallow moves over block headers) must reach the threshold too, else
+ * every cursor of the pivot group jumps past the end of those blocks.
+ */
+static void
+run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
+{
+	Cursor	  **ord = palloc(sizeof(Cursor *) * ncur);
+
+	memcpy(ord, cur, sizeof(Cursor *) * ncur);
+	for (;;)
+	{
+		int			p;
+		uint32		pd;
+
+		GpuirQueryTick(q);
+		sort_by_doc(ord, ncur);
+		p = find_pivot(q, ord, ncur);
+		if (p < 0)
+			break;
+		pd = ord[p]->doc;
+		/* every cursor on the pivot document joins the pivot group */
+		while (p + 1 < ncur && ord[p + 1]->doc == pd)
+			p++;
+
+		if (block_max)
+		{
+			double		bsum = 0.0;
+			uint32		next = (p + 1 < ncur) ? ord[p + 1]->doc : GPUIR_DOC_END;
+
+			for (int i = 0; i <= p; i++)
+			{
+				uint32		last;
+
+				bsum += cursor_block_bound(ord[i], pd, &last);
+				next = Min(next, last + 1);
+			}
+			if (!bound_passes(q, bsum))
+			{
+				/*
+				 * No document before the end of the current blocks (nor
+				 * before the next list's docID) can reach the threshold: skip
+				 * past them without decoding.
+				 */
+				for (int i = 0; i <= p; i++)
+					cursor_next_geq(q, ord[i], next, true);
+				continue;
+			}
+		}
+
+		if (ord[0]->doc == pd)
+		{
+			if (materialize_group(q, ord, ncur, pd))
+				evaluate_pivot(q, cur, ncur, ord, pd);
+		}
+		else
+		{
+			/* move the cursors before the pivot up to it */
+			for (int i = 0; i <= p && ord[i]->doc < pd; i++)
+				cursor_next_geq(q, ord[i], pd, true);
+		}
+	}
+	pfree(ord);
+}
+
+/* run the mode over segment s */
+static void
+run_segment(GpuirQuery *q, int s, GpuirMode mode)
+{
+	Cursor	   *cursors = palloc(sizeof(Cursor) * q->nterms);
+	Cursor	  **cur = palloc(sizeof(Cursor *) * q->nterms);
+	int			ncur = 0;
+
+	q->seg = &q->meta.segments[s];
+	for (int t = 0; t < q->nterms; t++)
+	{
+		GpuirDictEntry *de = &q->entries[s * q->nterms + t];
+
+		if (de->npostings == 0)
+		{
+			if (mode == GPUIR_MODE_AND)
+				goto done;		/* a missing term: no conjunctive match here */
+			continue;
+		}
+		cursor_open(q, &cursors[ncur], s, t, de);
+		cur[ncur] = &cursors[ncur];
+		ncur++;
+	}
+	if (ncur == 0)
+		goto done;
+
+	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
+	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
+	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
+	switch (mode)
+	{
+		case GPUIR_MODE_AND:
+			run_and(q, cur, ncur);
+			break;
+		case GPUIR_MODE_OR:
+			run_or(q, cur, ncur);
+			break;
+		case GPUIR_MODE_WAND:
+			run_wand(q, cur, ncur, false);
+			break;
+		case GPUIR_MODE_BMW:
+		case GPUIR_MODE_AND_OR:
+			run_wand(q, cur, ncur, true);
+			break;
+	}
+	GpuirStreamReaderEnd(&q->tids);
+	GpuirStreamReaderEnd(&q->dls);
+	GpuirStreamReaderEnd(&q->del);
+done:
+	for (int i = 0; i < ncur; i++)
+		cursor_close(cur[i]);
+	pfree(cursors);
+	pfree(cur);
+}
+
+/* ---------- the insert buffer ---------- */
+
+static void
+collect_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
+			   uint64 offset, void *arg)
+{
+	GpuirQuery	   *q = arg;
+	BufDoc	   *bd;
+	int			j = 0;
+
+	if (rec->flags & GPUIR_REC_DELETED)
+		return;
+	if (q->nbufdocs == q->bufcap)
+	{
+		q->bufcap = Max(64, q->bufcap * 2);
+		q->bufdocs = q->bufdocs ? repalloc(q->bufdocs, sizeof(BufDoc) * q->bufcap)
+			: palloc(sizeof(BufDoc) * q->bufcap);
+	}
+	bd = &q->bufdocs[q->nbufdocs];
+	bd->tfs = NULL;
+	bd->nmatch = 0;
+	/* merge the record's sorted lexemes with the sorted query terms */
+	for (int t = 0; t < q->nterms && j < doc->nterms;)
+	{
+		int			c = GpuirLexemeCmp(q->terms[t].lexeme, q->terms[t].len,
+									   doc->terms[j].lexeme, doc->terms[j].len);
+
+		if (c == 0)
+		{
+			if (bd->tfs == NULL)
+				bd->tfs = palloc0(sizeof(uint32) * q->nterms);
+			bd->tfs[t] = doc->terms[j].tf;
+			bd->nmatch++;
+			q->terms[t].df++;
+			t++;
+			j++;
+		}
+		else if (c < 0)
+			t++;
+		else
+			j++;
+	}
+	if (bd->nmatch > 0)
+	{
+		bd->tid = rec->tid;
+		bd->dl = rec->dl;
+		q->nbufdocs++;
+	}
+}
+
+/*
+ * GpuirQueryRunBuffer: score the insert buffer's documents that hold a query
+ * term (collected by GpuirQueryPrepare) in mode's sense (AND: all terms)
+ * and offer them to the top-k heap.
+ */
+void
+GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode)
+{
+	for (int i = 0; i < q->nbufdocs; i++)
+	{
+		BufDoc	   *bd = &q->bufdocs[i];
+		float4		score = 0.0f;
+
+		GpuirQueryTick(q);
+		if (mode == GPUIR_MODE_AND && bd->nmatch < q->nterms)
+			continue;
+		for (int t = 0; t < q->nterms; t++)
+			if (bd->tfs[t] > 0)
+				score += GpuirBM25(q->terms[t].idf, bd->tfs[t], bd->dl, &q->sc);
+		GpuirLastQueryStats.docs_scored++;
+		GpuirQueryConsider(q, &bd->tid, score, 0, false);
+	}
+}
+
+/* ---------- the query ---------- */
+
+/* look up every query term in segment s's dictionary (binary search) */
+static void
+lookup_terms(GpuirQuery *q, int s)
+{
+	GpuirSegmentData *seg = &q->meta.segments[s];
+	GpuirStreamReader dict;
+	GpuirStreamReader lex;
+	char		buf[2048];
+
+	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
+		GpuirCorrupt(q->index, "segment stream sizes do not match the segment directory");
+	GpuirStreamReaderInit(&dict, q->index, seg, GPUIR_S_DICT);
+	GpuirStreamReaderInit(&lex, q->index, seg, GPUIR_S_LEXEMES);
+	for (int t = 0; t < q->nterms; t++)
+	{
+		GpuirDictEntry *out = &q->entries[s * q->nterms + t];
+		int64		lo = 0,
+					hi = (int64) seg->nterms - 1;
+
+		memset(out, 0, sizeof(GpuirDictEntry));
+		while (lo <= hi)
+		{
+			int64		mid = lo + (hi - lo) / 2;
+			GpuirDictEntry de;
+			int			c;
+
+			GpuirStreamRead(&dict, mid * sizeof(GpuirDictEntry), &de, sizeof(de));
+			if (de.lexeme_len > sizeof(buf))
+				GpuirCorrupt(q->index, "dictionary lexeme too long");
+			GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
+			c = GpuirLexemeCmp(q->terms[t].lexeme, q->terms[t].len, buf, de.lexeme_len);
+			if (c == 0)
+			{
+				if (de.df > 0)
+				{
+					*out = de;
+					q->terms[t].df += de.df;
+				}
+				break;
+			}
+			if (c < 0)
+				hi = mid - 1;
+			else
+				lo = mid + 1;
+		}
+	}
+	GpuirStreamReaderEnd(&dict);
+	GpuirStreamReaderEnd(&lex);
+}
+
+static int
+result_cmp(const void *a, const void *b)
+{
+	const GpuirResult *ra = a;
+	const GpuirResult *rb = b;
+
+	if (GpuirResultBetter(ra->score, (ItemPointer) &ra->tid, rb->score, (ItemPointer) &rb->tid))
+		return -1;
+	if (GpuirResultBetter(rb->score, (ItemPointer) &rb->tid, ra->score, (ItemPointer) &ra->tid))
+		return 1;
+	return 0;
+}
+
+/* GpuirQueryRunAll: the CPU engine in mode over every segment and the buffer */
+void
+GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode)
+{
+	q->nheap = 0;
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+		run_segment(q, s, mode);
+	GpuirQueryRunBuffer(q, mode);
+}
+
+/* ---------- preparing, running and finishing a query ---------- */
+
+/*
+ * GpuirQueryPrepare: tokenize the query, take the metapage and insert buffer
+ * snapshot, look the terms up in every segment and compute the global df
+ * and idf.  Afterwards q->ready says whether anything can match.
+ */
+void
+GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
+			  const char *query, int querylen, int k)
+{
+	GpuirDocTerms qdoc;
+	char	   *bufdata;
+
+	memset(q, 0, sizeof(*q));
+	q->index = index;
+	q->heap = heap;
+	q->snapshot = snapshot;
+	q->k = k;
+
+	bufdata = GpuirBufferSnapshot(index, &q->meta, NULL);
+	GpuirTokenize(q->meta.cfg_id, query, querylen, &qdoc);
+	if (qdoc.nterms > GPUIR_MAX_QUERY_TERMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuir query has %d distinct lexemes, more than the limit of %d",
+						qdoc.nterms, GPUIR_MAX_QUERY_TERMS)));
+	q->nterms = qdoc.nterms;
+	q->terms = palloc0(sizeof(QTerm) * Max(q->nterms, 1));
+	for (int t = 0; t < q->nterms; t++)
+	{
+		q->terms[t].lexeme = qdoc.terms[t].lexeme;
+		q->terms[t].len = qdoc.terms[t].len;
+	}
+	if (q->nterms == 0 || q->meta.ndocs == 0)
+		return;
+
+	/* global statistics: df over every segment and the buffer */
+	GpuirBufferForEach(index, bufdata, q->meta.buf_nbytes, collect_bufdoc, q);
+
+	/*
+	 * q->bufdocs holds copies of what the query needs from the buffer:
+	 * free the buffer's bytes now, not with the query, else a batch keeps a
+	 * copy of the whole buffer per query (and a canceled batch spends its
+	 * time returning that memory).
+	 */
+	pfree(bufdata);
+	q->entries = palloc0(sizeof(GpuirDictEntry) * Max(q->meta.nsegments, 1) * q->nterms);
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+		lookup_terms(q, s);
+	q->sc.k1 = q->meta.k1;
+	q->sc.b = q->meta.b;
+	q->sc.N = q->meta.ndocs;
+	q->sc.avgdl = (float4) ((double) q->meta.total_dl / (double) q->meta.ndocs);
+	for (int t = 0; t < q->nterms; t++)
+		q->terms[t].idf = GpuirIdf(q->sc.N, Min(q->terms[t].df, q->sc.N));
+
+	q->topk = palloc(sizeof(GpuirResult) * k);
+	q->heap_nblocks = RelationGetNumberOfBlocks(heap);
+	q->fetch = table_index_fetch_begin(heap);
+	q->slot = table_slot_create(heap, NULL);
+	q->ready = true;
+}
+
+/* GpuirQueryRunCpu: the CPU engine */
+void
+GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode)
+{
+	if (mode == GPUIR_MODE_AND_OR)
+	{
+		GpuirQueryRunAll(q, GPUIR_MODE_AND);
+		if (q->nheap < q->k)
+			GpuirQueryRunAll(q, GPUIR_MODE_BMW);
+	}
+	else
+		GpuirQueryRunAll(q, mode);
+}
+
+/*
+ * GpuirQueryFinish: release the heap access and return the results, best
+ * first, palloc'd in memory context target.
+ */
+int
+GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results)
+{
+	int			n = q->ready ? q->nheap : 0;
+
+	if (q->ready)
+	{
+		table_index_fetch_end(q->fetch);
+		ExecDropSingleTupleTableSlot(q->slot);
+	}
+	*results = MemoryContextAlloc(target, sizeof(GpuirResult) * Max(n, 1));
+	if (n > 0)
+	{
+		memcpy(*results, q->topk, sizeof(GpuirResult) * n);
+		qsort(*results, n, sizeof(GpuirResult), result_cmp);
+	}
+	return n;
+}
+

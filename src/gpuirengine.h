@@ -1,0 +1,101 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirengine.h
+ *	  The CPU query engine's state, shared by the engine (gpuirengine.c),
+ *	  the search entry points with GPU routing (gpuirquery.c) and the
+ *	  remembered scoring of <@> (gpuirremember.c).  Private to src/.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIRENGINE_H
+#define GPUIRENGINE_H
+
+#include "access/relscan.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+
+#include "gpuir.h"
+
+/* a query term: a distinct lexeme of the query, in lexeme order */
+typedef struct QTerm
+{
+	char	   *lexeme;
+	uint16		len;
+	uint64		df;				/* global: all segments + buffer */
+	float4		idf;
+} QTerm;
+
+/* a document of the insert buffer that holds at least one query term */
+typedef struct BufDoc
+{
+	ItemPointerData tid;
+	uint32		dl;
+	uint32	   *tfs;			/* per query term, 0 when absent */
+	int			nmatch;
+} BufDoc;
+
+/*
+ * One query being answered: its terms with global df and idf, the metapage
+ * and insert buffer as of its start, every segment's dictionary entries of
+ * its terms, and the top-k heap.
+ */
+typedef struct GpuirQuery
+{
+	Relation	index;
+	Relation	heap;
+	Snapshot	snapshot;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	BlockNumber heap_nblocks;	/* the table's size after the buffer snapshot */
+	GpuirScoring sc;
+	QTerm	   *terms;
+	int			nterms;
+	GpuirMetaPageData meta;
+	GpuirDictEntry *entries;	/* [segment * nterms + term], npostings 0 = absent */
+	BufDoc	   *bufdocs;
+	int			nbufdocs;
+	int			bufcap;
+	/* top-k heap: heap[0] is the worst kept result */
+	GpuirResult *topk;
+	int			nheap;
+	int			k;
+	/* per-segment readers */
+	GpuirSegmentData *seg;
+	GpuirStreamReader tids;
+	GpuirStreamReader dls;
+	GpuirStreamReader del;
+	uint64		iterations;
+	bool		ready;			/* prepared, and something may match */
+} GpuirQuery;
+
+/* is (score a, tid a) a better result than b? (score desc, then TID asc) */
+static inline bool
+GpuirResultBetter(float4 sa, ItemPointer ta, float4 sb, ItemPointer tb)
+{
+	if (sa != sb)
+		return sa > sb;
+	return ItemPointerCompare(ta, tb) < 0;
+}
+
+/* called once per iteration of every mode's loop: honours query cancel */
+static inline void
+GpuirQueryTick(GpuirQuery *q)
+{
+	if ((++q->iterations & 1023) == 0)
+		CHECK_FOR_INTERRUPTS();
+}
+
+/* gpuirengine.c (each function's comment is at its definition) */
+extern void GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
+							  const char *query, int querylen, int k);
+extern void GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode);
+extern void GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode);
+extern void GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode);
+extern void GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc,
+							   bool from_segment);
+extern int	GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results);
+
+/* gpuirremember.c */
+extern void GpuirRememberScoring(const GpuirQuery *q, const char *query, int querylen);
+
+#endif							/* GPUIRENGINE_H */

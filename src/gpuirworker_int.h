@@ -1,0 +1,118 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirworker_int.h
+ *	  Private declarations of the GPU service worker, shared by its files
+ *	  only:
+ *
+ *	  gpuirworker.c		startup, the main loop, batching, runs and answers;
+ *						failure reporting (note, fail, reject)
+ *	  gpuirrequest.c	validation of a request in its DSM segment
+ *	  gpuircache.c		the list cache: segments resident on the device,
+ *						the budget of gpuir.device_memory
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIRWORKER_INT_H
+#define GPUIRWORKER_INT_H
+
+#include "postgres.h"
+
+#include "lib/ilist.h"
+#include "storage/dsm.h"
+#include "storage/relfilenode.h"
+
+#include "gpuirservice.h"
+#include "../cuda/gpuir_cuda.h"
+
+/*
+ * A cached segment's identity.  Zeroed before being filled (padding
+ * included), so keys compare with memcmp.  A key names one segment: its
+ * generation is unique within the relation file (a merge or relocation
+ * writes its segment under the metapage's next generation), and its
+ * PAYLOAD, BLOCKDIR and DOCLENS streams never change once written (the
+ * DELETED bitmap and dictionary df, which VACUUM updates, are not
+ * uploaded).  So equal keys mean equal bytes while
+ * the relfilenode lives, and a cached entry stays valid for as long as
+ * requests name its key.  The segment's pages do not stay its own: once a
+ * merge has replaced it and no snapshot can see it any more, they go to
+ * the free space map and a later merge may reuse them for a new segment,
+ * which has another generation, hence another key (src/README, "Free space
+ * map").  The entry of a replaced segment is then never hit again and
+ * ages out of the LRU list.
+ */
+typedef struct GpuirCacheKey
+{
+	RelFileNode node;
+	uint64		generation;
+	BlockNumber payload_start;
+	BlockNumber blockdir_start;
+	BlockNumber doclens_start;
+	uint32		payload_bytes;
+	uint32		nblocks;
+	uint32		ndocs;
+} GpuirCacheKey;
+
+typedef struct GpuirCacheEntry
+{
+	dlist_node	lru;			/* in the cache's LRU list, most recent first */
+	GpuirCacheKey key;
+	gpuir_cuda_segment dev;		/* device arrays */
+	uint64		bytes;			/* device bytes of the arrays */
+} GpuirCacheEntry;
+
+/* one request taken from a slot */
+typedef struct GpuirTaken
+{
+	/* copied from the slot under its mutex */
+	int			slotno;
+	uint64		req_id;
+	dsm_handle	handle;
+	uint32		nqueries;
+
+	bool		answered;		/* slot answered (or found withdrawn) */
+	dsm_segment *seg;			/* mapping (pinned: no resource owner) */
+	char	   *base;			/* the request in the mapping, or NULL */
+
+	/* validated local copies */
+	GpuirRequest hdr;
+	GpuirSegmentData *segs;		/* [nsegments] */
+	GpuirReqItem *items;		/* [nqueries * nsegments] */
+	GpuirReqTerm *terms;		/* [nterms] */
+	bool	   *skip;			/* [nitems]: item has no possible result */
+
+	bool		failed;
+	char		detail[sizeof(((GpuirRequest *) NULL)->detail)];
+} GpuirTaken;
+
+/* a batch: the requests taken together */
+typedef struct GpuirBatch
+{
+	GpuirTaken *taken;
+	int			ntaken;
+	int			capacity;
+	uint64		nqueries;		/* sum of the taken requests' nqueries */
+	bool		read_pages;		/* index pages were read (smgr files opened) */
+	bool		restart;		/* the device failed: restart after answering */
+} GpuirBatch;
+
+/* gpuirworker.c: failures */
+extern void GpuirWorkerNoteFailure(const char *msg);
+extern void GpuirWorkerFail(GpuirTaken *t, const char *fmt,...) pg_attribute_printf(2, 3);
+extern void GpuirWorkerReject(GpuirTaken *t, const char *fmt,...) pg_attribute_printf(2, 3);
+extern void GpuirWorkerCudaFailure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
+								   char *buf, size_t buflen);
+extern void GpuirWorkerCudaSuccess(void);
+extern void GpuirWorkerCatchError(char *buf, size_t buflen);
+
+/* gpuirrequest.c */
+extern void GpuirRequestPrepare(GpuirTaken *t);
+
+/* gpuircache.c */
+extern void GpuirCacheInit(void);
+extern uint64 GpuirCacheSetBudget(uint64 device_total);
+extern GpuirCacheEntry *GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key,
+									  const GpuirTaken *t, const GpuirSegmentData *seg,
+									  char *why, size_t whylen);
+extern bool GpuirCacheEvictOthers(GpuirCacheEntry *keep);
+
+#endif							/* GPUIRWORKER_INT_H */
