@@ -75,7 +75,7 @@ RESET default_text_search_config;
 -- the index depends on its text search configuration: dropping it fails
 -- (2BP01) unless CASCADE, which drops the index too; REINDEX keeps one record
 CREATE TEXT SEARCH CONFIGURATION bi_cfg (COPY = english);
-CREATE INDEX bi_cfg_idx ON bi_docs USING gpuir (body) WITH (text_config = 'bi_cfg');
+CREATE INDEX bi_cfg_idx ON bi_docs USING gpuir (body) WITH (text_config = 'public.bi_cfg');
 REINDEX INDEX bi_cfg_idx;
 SELECT count(*) AS cfg_dependencies FROM pg_depend
 WHERE objid = 'bi_cfg_idx'::regclass AND refclassid = 'pg_ts_config'::regclass;

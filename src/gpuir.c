@@ -118,9 +118,11 @@ bytea *
 gpuiroptions(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
-		{"text_config", RELOPT_TYPE_STRING, offsetof(GpuirOptions, text_config_offset)},
-		{"k1", RELOPT_TYPE_REAL, offsetof(GpuirOptions, k1)},
-		{"b", RELOPT_TYPE_REAL, offsetof(GpuirOptions, b)},
+		/* designated: 18 added a field (isset_offset) that gpuir leaves 0 */
+		{.optname = "text_config", .opttype = RELOPT_TYPE_STRING,
+		.offset = offsetof(GpuirOptions, text_config_offset)},
+		{.optname = "k1", .opttype = RELOPT_TYPE_REAL, .offset = offsetof(GpuirOptions, k1)},
+		{.optname = "b", .opttype = RELOPT_TYPE_REAL, .offset = offsetof(GpuirOptions, b)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, gpuir_relopt_kind,

@@ -26,6 +26,7 @@
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
+#include "gpuircompat.h"
 #include "gpuircodec.h"
 #include "gpuirlist.h"
 

@@ -247,7 +247,7 @@ GpuirBufferAppend(Relation index, ItemPointer tid, const GpuirDocTerms *doc)
 	Buffer		lanebuf;
 
 	rec = record_build(tid, doc, &len);
-	lanebuf = lane_lock(index, MyBackendId % GPUIR_INSERT_LANES);
+	lanebuf = lane_lock(index, (GpuirBackendSlot() + 1) % GPUIR_INSERT_LANES);
 	lane_append(index, lanebuf, rec, len, doc->dl);
 	UnlockReleaseBuffer(lanebuf);
 }

@@ -174,7 +174,7 @@ gpuirbuildempty(Relation index)
 	PageSetChecksumInplace(page, GPUIR_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, GPUIR_METAPAGE_BLKNO,
 			  (char *) page, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+	log_newpage(&GpuirSmgrFile(index), INIT_FORKNUM,
 				GPUIR_METAPAGE_BLKNO, page, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

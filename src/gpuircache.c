@@ -328,7 +328,7 @@ segment_device_bytes(const GpuirSegmentData *seg)
  * replaced segment's pages (src/README, "Free space map").
  */
 static void
-read_stream(GpuirBatch *b, const RelFileNode *node, bool permanent,
+read_stream(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
 			const GpuirSegmentData *seg, GpuirStreamKind kind, char *dst)
 {
 	GpuirStream stream = seg->streams[kind];
@@ -370,7 +370,7 @@ read_stream(GpuirBatch *b, const RelFileNode *node, bool permanent,
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("gpuir index %u/%u/%u: %s (type %u) at block %u",
-							node->spcNode, node->dbNode, node->relNode,
+							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
 							bad, flags, blkno)));
 	}
 }
@@ -398,7 +398,7 @@ static void
 load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 			 GpuirSegmentHost *h)
 {
-	const RelFileNode *node = &t->hdr.node;
+	const GpuirRelFile *node = &t->hdr.node;
 	uint32		nblocks = seg->nblocks;
 	uint32		ndocs = seg->ndocs;
 	uint32		payload_bytes = seg->streams[GPUIR_S_PAYLOAD].nbytes;
@@ -425,7 +425,7 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
-							node->spcNode, node->dbNode, node->relNode, i, why)));
+							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node), i, why)));
 		h->block_last[i] = dir[i].last_docid;
 		h->block_offset[i] = dir[i].payload_off;
 		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
@@ -481,7 +481,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("gpuir index %u/%u/%u: segment stream sizes do not match the segment directory",
-						t->hdr.node.spcNode, t->hdr.node.dbNode, t->hdr.node.relNode)));
+						GPUIR_RELFILE_SPC(t->hdr.node), GPUIR_RELFILE_DB(t->hdr.node), GPUIR_RELFILE_REL(t->hdr.node))));
 	bytes = segment_device_bytes(seg);
 	if (bytes > cache_budget)
 	{

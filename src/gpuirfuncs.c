@@ -257,7 +257,7 @@ gpuir_merge(PG_FUNCTION_ARGS)
 				 errmsg("recovery is in progress"),
 				 errhint("gpuir indexes cannot be merged during recovery.")));
 	(void) gpuir_index_table(indexoid);
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!gpuir_ownercheck(indexoid))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
 	index = GpuirOpenIndex(indexoid, RowExclusiveLock);
 	GpuirMerge(index, GPUIR_MERGE_FULL, true);

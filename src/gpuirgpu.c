@@ -76,7 +76,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	req->nqueries = nq;
 	req->nterms = nterms;
 	req->kmax = kmax;
-	req->node = index->rd_node;
+	req->node = GpuirRelationFile(index);
 	req->permanent = index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
 	req->k1 = sc->k1;
 	req->b = sc->b;

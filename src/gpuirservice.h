@@ -30,7 +30,6 @@
 #include "port/atomics.h"
 #include "storage/dsm.h"
 #include "storage/latch.h"
-#include "storage/relfilenode.h"
 #include "storage/spin.h"
 
 #include "gpuir.h"
@@ -157,7 +156,7 @@ typedef struct GpuirRequest
 	uint32		nqueries;
 	uint32		nterms;
 	uint32		kmax;
-	RelFileNode node;			/* the index's relation file */
+	GpuirRelFile node;			/* the index's relation file */
 	bool		permanent;		/* RELPERSISTENCE_PERMANENT (buffer reads) */
 	float4		k1;
 	float4		b;

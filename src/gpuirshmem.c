@@ -107,8 +107,8 @@ GpuirServiceReady(void)
 {
 	bool		ready;
 
-	if (GpuirService == NULL || MyBackendId == InvalidBackendId ||
-		MyBackendId > GpuirService->nslots)
+	if (GpuirService == NULL || GpuirBackendSlot() < 0 ||
+		GpuirBackendSlot() >= (int) GpuirService->nslots)
 		return false;
 	SpinLockAcquire(&GpuirService->mutex);
 	ready = GpuirService->worker_pid != 0 && GpuirService->worker_latch != NULL &&
@@ -160,7 +160,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 		snprintf(why, whylen, "the gpu service is not running");
 		return false;
 	}
-	slot = &GpuirService->slots[MyBackendId - 1];
+	slot = &GpuirService->slots[GpuirBackendSlot()];
 	req->status = GPUIR_REQ_PENDING;
 	pg_write_barrier();
 

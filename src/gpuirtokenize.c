@@ -21,7 +21,10 @@
 /*
  * GpuirResolveConfig: the text search configuration named by the index's
  * text_config option, or default_text_search_config.  Raises 42704
- * (undefined_object) for an unknown configuration.
+ * (undefined_object) for an unknown configuration.  From PostgreSQL 17 on,
+ * CREATE INDEX and REINDEX run with search_path = pg_catalog, pg_temp, so an
+ * unqualified name finds only the built-in configurations: the error then
+ * says to schema-qualify it.
  */
 Oid
 GpuirResolveConfig(Relation index)
@@ -31,8 +34,16 @@ GpuirResolveConfig(Relation index)
 	if (opts && opts->text_config_offset != 0)
 	{
 		char	   *name = (char *) opts + opts->text_config_offset;
+		List	   *names = gpuir_qualified_name_list(name);
+		Oid			cfg = get_ts_config_oid(names, true);
 
-		return get_ts_config_oid(stringToQualifiedNameList(name), false);
+		if (!OidIsValid(cfg))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("text search configuration \"%s\" does not exist", name),
+					 list_length(names) == 1 ?
+					 errhint("CREATE INDEX and REINDEX look names up with search_path = pg_catalog, pg_temp on PostgreSQL 17 and later: schema-qualify the configuration, e.g. text_config = 'public.%s'.", name) : 0));
+		return cfg;
 	}
 	return getTSCurrentConfig(true);
 }

@@ -103,7 +103,7 @@ vacuum_segment(Relation index, const GpuirSegmentData *seg, uint32 segno, VacSta
 	for (uint32 d = 0; d < seg->ndocs; d++)
 	{
 		if ((d & 4095) == 0)
-			vacuum_delay_point();
+			gpuir_vacuum_delay_point();
 		if (!(del[d / 8] & (1 << (d % 8))) &&
 			vs->callback(&tids[d], vs->callback_state))
 		{

@@ -153,6 +153,8 @@ GpuirWorkerNoteFailure(const char *msg)
 }
 
 /* vfail: mark t FAILED with the first reason given; false if it already was */
+static bool vfail(GpuirTaken *t, const char *fmt, va_list ap) pg_attribute_printf(2, 0);
+
 static bool
 vfail(GpuirTaken *t, const char *fmt, va_list ap)
 {
@@ -224,7 +226,7 @@ GpuirWorkerCatchError(char *buf, size_t buflen)
 	LWLockReleaseAll();
 	ConditionVariableCancelSleep();
 	pgstat_report_wait_end();
-	AbortBufferIO();
+	gpuir_abort_buffer_io();
 	UnlockBuffers();
 	ResourceOwnerRelease(worker_owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
 
@@ -307,7 +309,7 @@ static void
 worker_exit(int code, Datum arg)
 {
 	LWLockReleaseAll();
-	AbortBufferIO();
+	gpuir_abort_buffer_io();
 	UnlockBuffers();
 	if (worker_owner != NULL)
 		ResourceOwnerRelease(worker_owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
@@ -714,7 +716,7 @@ run_batch(GpuirBatch *b)
 
 	/* the next batch opens files afresh: no descriptor of a dropped relation lingers */
 	if (b->read_pages)
-		smgrcloseall();
+		gpuir_smgr_close_all();
 
 	for (int i = 0; i < b->ntaken; i++)
 		answer(&b->taken[i], true);

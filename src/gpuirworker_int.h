@@ -19,7 +19,6 @@
 
 #include "lib/ilist.h"
 #include "storage/dsm.h"
-#include "storage/relfilenode.h"
 
 #include "gpuirservice.h"
 #include "../cuda/gpuir_cuda.h"
@@ -42,7 +41,7 @@
  */
 typedef struct GpuirCacheKey
 {
-	RelFileNode node;
+	GpuirRelFile node;
 	uint64		generation;
 	BlockNumber payload_start;
 	BlockNumber blockdir_start;

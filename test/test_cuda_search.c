@@ -215,6 +215,13 @@ random_tf(int mode)
 	}
 }
 
+/*
+ * seg_build: a random segment after spec (doc lengths, deletions, every
+ * term's list by its length, tf and docID-window modes), its lists decoded
+ * back for the CPU reference (seg_upload sends it to the device).  Long
+ * because it reads as one recipe, step after step, each a few lines; no
+ * step is used elsewhere.
+ */
 static void
 seg_build(TestSeg *s, const SegSpec *spec)
 {
