@@ -14,6 +14,7 @@
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -22,6 +23,8 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
+#include "utils/syscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -59,11 +62,54 @@ search_args(int32 k, text *modetext)
 	return GpuirParseMode(text_to_cstring(modetext));
 }
 
-/* open_search: lock the index's table, then the index (42809 unless gpuir) */
+/*
+ * check_read_access: may the current user read what fname reveals of the
+ * index's table heapoid (its rows' ctids and scores, or statistics of its
+ * text)?  Requires SELECT on the table or on the indexed column, as
+ * pg_stats does, raising 42501 otherwise; and, since these functions bypass
+ * the planner that adds row-level security quals, refuses a table whose
+ * policies apply to the user (42501, with a hint naming the ORDER BY form,
+ * which the planner filters by the policies).  Checked before any lock is
+ * taken on the table.
+ */
 static void
-open_search(Oid indexoid, Relation *heap, Relation *index)
+check_read_access(const char *fname, Oid indexoid, Oid heapoid)
 {
-	*heap = table_open(gpuir_index_table(indexoid), AccessShareLock);
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	AttrNumber	att = InvalidAttrNumber;
+
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_index ind = (Form_pg_index) GETSTRUCT(tup);
+
+		if (ind->indnatts >= 1)
+			att = ind->indkey.values[0];
+		ReleaseSysCache(tup);
+	}
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		(att == InvalidAttrNumber ||
+		 pg_attribute_aclcheck(heapoid, att, GetUserId(), ACL_SELECT) != ACLCHECK_OK))
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
+	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s cannot apply the row-level security policies of table \"%s\"",
+						fname, get_rel_name(heapoid)),
+				 errhint("Query the table instead: SELECT ... FROM %s ORDER BY column <@> 'query' LIMIT k returns only the rows its policies let you see.",
+						 get_rel_name(heapoid))));
+}
+
+/*
+ * open_search: check the caller's access for fname (check_read_access),
+ * lock the index's table, then the index (42809 unless gpuir)
+ */
+static void
+open_search(const char *fname, Oid indexoid, Relation *heap, Relation *index)
+{
+	Oid			heapoid = gpuir_index_table(indexoid);
+
+	check_read_access(fname, indexoid, heapoid);
+	*heap = table_open(heapoid, AccessShareLock);
 	*index = GpuirOpenIndex(indexoid, AccessShareLock);
 }
 
@@ -105,9 +151,11 @@ PG_FUNCTION_INFO_V1(gpuir_search);
  *
  * The k (1..100000) visible rows of the index's table with the highest BM25
  * score for query, best first, ties by ctid.  mode: and, or, wand, bmw,
- * and_or (GpuirSearch in gpuirquery.c has the algorithms and sources).
+ * and_or (GpuirSearch in gpuirquery.c routes; gpuirengine.c has the
+ * algorithms and sources).
  * ctid is the visible row version's.  Errors: 22023 for k or mode, 42809 for
- * a relation that is not a gpuir index.
+ * a relation that is not a gpuir index, 42501 without SELECT on the table or
+ * the indexed column, or under row-level security (check_read_access).
  */
 Datum
 gpuir_search(PG_FUNCTION_ARGS)
@@ -123,7 +171,7 @@ gpuir_search(PG_FUNCTION_ARGS)
 	int			n;
 
 	InitMaterializedSRF(fcinfo, 0);
-	open_search(indexoid, &heap, &index);
+	open_search("gpuir_search", indexoid, &heap, &index);
 	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
 					VARSIZE_ANY_EXHDR(query), k, mode, false, &results);
 	put_results(rsinfo, results, n, 0);
@@ -179,7 +227,7 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 		pos[nq++] = i + 1;
 	}
 
-	open_search(indexoid, &heap, &index);
+	open_search("gpuir_search_batch", indexoid, &heap, &index);
 	results = palloc(sizeof(GpuirResult *) * Max(nq, 1));
 	counts = palloc(sizeof(int) * Max(nq, 1));
 	GpuirSearchBatch(index, heap, GetActiveSnapshot(), texts, nq, k, mode, results, counts);
@@ -199,7 +247,8 @@ PG_FUNCTION_INFO_V1(gpuir_query_terms);
  * configuration, in the order scores are summed, with their global document
  * frequency and BM25 idf (ln(1 + (N - df + 0.5) / (df + 0.5))).  The sum of
  * df is the number of postings the query's lists hold (what gpuir.device =
- * auto compares with gpuir.gpu_min_postings).  Errors: 42809.
+ * auto compares with gpuir.gpu_min_postings).  Errors: 42809, 42501
+ * (check_read_access).
  */
 Datum
 gpuir_query_terms(PG_FUNCTION_ARGS)
@@ -215,7 +264,7 @@ gpuir_query_terms(PG_FUNCTION_ARGS)
 	int			n;
 
 	InitMaterializedSRF(fcinfo, 0);
-	open_search(indexoid, &heap, &index);
+	open_search("gpuir_query_terms", indexoid, &heap, &index);
 	n = GpuirQueryTerms(index, heap, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query),
 						&lexemes, &dfs, &idfs);
 	for (int i = 0; i < n; i++)
@@ -315,7 +364,7 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	open_search(indexoid, &heap, &index);
+	open_search("gpuir_index_info", indexoid, &heap, &index);
 	bufdata = GpuirBufferSnapshot(index, &meta, NULL);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, info_record, &st);
 	for (uint32 s = 0; s < meta.nsegments; s++)
