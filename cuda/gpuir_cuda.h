@@ -251,7 +251,7 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * gpuir_cuda_search_batch: exact top-k of a batch of queries over one
  * resident segment: each query's k best non-deleted docIDs by score
  * descending, ties by docID ascending, scores bit-identical to the CPU
- * engine (src/gpuirquery.c) on the same segment.
+ * engine (src/gpuirengine.c) on the same segment.
  *
  * Algorithms (cuda/gpuir_search.cu has the details):
  *	OR		exhaustive score accumulation organised by docID range (Ding et

@@ -5,7 +5,7 @@
  *	  (score, docID) and a block-wide radix select over such keys.
  *
  * A result is ordered by score descending, then docID ascending (the CPU
- * engine's total order, src/gpuirquery.c).  Both fit in one unsigned
+ * engine's total order, src/gpuirengine.c).  Both fit in one unsigned
  * 64-bit key whose natural order is that order reversed:
  *
  *	key = score_key(score) << 32 | ~docID

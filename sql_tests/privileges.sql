@@ -3,7 +3,9 @@
 -- indexed column), 42501 otherwise; and they refuse a table whose row-level
 -- security policies apply to the caller (42501), since only the planner's
 -- path (ORDER BY col <@> q) filters rows by the policies
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuir;
+RESET client_min_messages;
 CREATE TABLE priv_docs (id int, owner_name text, body text, secret text);
 INSERT INTO priv_docs VALUES
 	(1, 'alice', 'the river runs under the old stone bridge', 's1'),

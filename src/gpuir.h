@@ -548,6 +548,8 @@ extern void GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 							 GpuirResult **results, int *counts);
 extern int	GpuirQueryTerms(Relation index, Relation heap, const char *query, int querylen,
 							char ***lexemes, int64 **dfs, float4 **idfs);
+
+/* gpuirremember.c */
 extern bool GpuirRememberedScore(const char *query, int querylen,
 								 const char *doc, int doclen, float4 *score);
 

@@ -182,7 +182,10 @@ extern bool GpuirServiceReady(void);
 extern bool GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen);
 extern void GpuirServiceCount(bool gpu, bool fallback);
 
-/* gpuirgpu.c: one query's part of a GPU request and its answer */
+/*
+ * gpuirclient.c: the backend side of the GPU service, one query's part of a
+ * request and its answer
+ */
 typedef struct GpuirGpuQuery
 {
 	int			nterms;

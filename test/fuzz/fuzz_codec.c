@@ -61,7 +61,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(GpuirCodecDecode(in, len, prev, NULL, NULL) == in[0] + 1);
 	{
 		/*
-		 * The query path (gpuirquery.c) decodes only the docIDs, then reads
+		 * The query path (gpuirengine.c) decodes only the docIDs, then reads
 		 * tfs with GpuirCodecTf: on a block that passed GpuirCodecBlockBytes,
 		 * that must stay inside the block's own bytes even when the tf section
 		 * is corrupt (value unchecked then), and match a tf-section decode.

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * gpuirgpu.c
+ * gpuirclient.c
  *	  The backend's side of a GPU query: turn prepared queries (terms, idf,
  *	  each segment's dictionary entries) into a request for the GPU service,
  *	  hand it over, and copy the per-segment top-k candidates back.
