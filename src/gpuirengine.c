@@ -250,15 +250,21 @@ cursor_materialize(GpuirQuery *q, Cursor *c)
 	c->doc = c->list.docs[c->pos];
 }
 
-static void
-cursor_next(GpuirQuery *q, Cursor *c)
+/*
+ * cursor_next: the next posting.  Past the end of the decoded block the
+ * cursor enters the next block: decoded at once, or with lazy (WAND, BMW)
+ * not decoded, its doc a lower bound of the block's first docID until
+ * cursor_materialize.
+ */
+static inline void
+cursor_next(GpuirQuery *q, Cursor *c, bool lazy)
 {
 	Assert(!c->lazy);
 	if (c->doc == GPUIR_DOC_END)
 		return;
-	if (++c->pos < c->list.n)
+	if (c->pos + 1 < c->list.n)
 	{
-		c->doc = c->list.docs[c->pos];
+		c->doc = c->list.docs[++c->pos];
 		return;
 	}
 	if (c->blk + 1 >= (int) c->list.nblocks)
@@ -268,6 +274,12 @@ cursor_next(GpuirQuery *q, Cursor *c)
 		return;
 	}
 	c->blk++;
+	if (lazy)
+	{
+		c->lazy = true;
+		c->doc = c->list.dir[c->blk - 1].last_docid + 1;
+		return;
+	}
 	cursor_decode(c, c->blk);
 	c->pos = 0;
 	c->doc = c->list.docs[0];
@@ -389,7 +401,7 @@ run_and(GpuirQuery *q, Cursor **cur, int ncur)
 		if (i == ncur)
 		{
 			score_doc(q, cur, ncur, d);
-			cursor_next(q, ord[0]);
+			cursor_next(q, ord[0], false);
 		}
 		else
 		{
@@ -418,7 +430,7 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
 		score_doc(q, cur, ncur, d);
 		for (int i = 0; i < ncur; i++)
 			if (cur[i]->doc == d)
-				cursor_next(q, cur[i]);
+				cursor_next(q, cur[i], false);
 	}
 }
 
@@ -460,39 +472,13 @@ find_pivot(GpuirQuery *q, Cursor **ord, int n)
 	return -1;
 }
 
-/*
- * cursor_next_lazy: the next posting; past the end of the decoded block the
- * cursor enters the next block lazily (doc = a lower bound, no decoding).
- */
-static void
-cursor_next_lazy(GpuirQuery *q, Cursor *c)
-{
-	Assert(!c->lazy);
-	if (c->doc == GPUIR_DOC_END)
-		return;
-	if (c->pos + 1 < c->list.n)
-	{
-		c->doc = c->list.docs[++c->pos];
-		return;
-	}
-	if (c->blk + 1 >= (int) c->list.nblocks)
-	{
-		c->blk = c->list.nblocks;
-		c->doc = GPUIR_DOC_END;
-		return;
-	}
-	c->blk++;
-	c->lazy = true;
-	c->doc = c->list.dir[c->blk - 1].last_docid + 1;
-}
-
 /* score the pivot document and advance every cursor on it (lazily) */
 static void
 evaluate_pivot(GpuirQuery *q, Cursor **cur, int ncur, Cursor **ord, uint32 pd)
 {
 	score_doc(q, cur, ncur, pd);
 	for (int i = 0; i < ncur && ord[i]->doc == pd; i++)
-		cursor_next_lazy(q, ord[i]);
+		cursor_next(q, ord[i], true);
 }
 
 /*

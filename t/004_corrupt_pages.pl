@@ -20,9 +20,10 @@
 # nothing fails, results may differ (a changed lexeme byte, k1): counted and
 # noted, not asserted.  Finally the pristine files give the first results.
 #
-# Data checksums are off (initdb's default in PostgreSQL 15; checked
-# below), so PostgreSQL's buffer manager checks page headers only and
-# gpuir's own checks must catch the rest.
+# Data checksums are off (initdb's default up to PostgreSQL 17; 18 turns
+# them on, so the cluster is initialized with --no-data-checksums there;
+# checked below), so PostgreSQL's buffer manager checks page headers only
+# and gpuir's own checks must catch the rest.
 #
 # Environment:
 #   GPUIR_FUZZ_ITERATIONS  number of corrupted iterations (default 40)
@@ -53,7 +54,7 @@ my $verbose = $ENV{GPUIR_FUZZ_VERBOSE} // 0;
 my %allowed = (XX002 => 1, XX001 => 1);
 
 my $node = PostgreSQL::Test::Cluster->new('main');
-$node->init;
+$node->init(extra => ($node->pg_version >= 18 ? ['--no-data-checksums'] : []));
 $node->start;
 
 # ---- 1. the table, the index, the statements and their pristine results ----
