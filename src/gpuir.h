@@ -504,7 +504,6 @@ extern void GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
 typedef void (*GpuirRecordFn) (const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 							  uint64 offset, void *arg);
 extern uint64 GpuirBufferedBytes(Relation index, const GpuirMetaPageData *meta);
-extern char *GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages);
 extern void GpuirMetaGetChain(const GpuirMetaPageData *meta, GpuirChain *chain);
 extern void GpuirMetaSetChain(GpuirMetaPageData *meta, const GpuirChain *chain);
 extern int	GpuirChainRemovePrefix(Relation index, GenericXLogState *state, GpuirChain *c,

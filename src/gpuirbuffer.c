@@ -315,7 +315,7 @@ GpuirMetaSetChain(GpuirMetaPageData *meta, const GpuirChain *chain)
  * the chain's pages holding them (GpuirBufferPages of them, see
  * GpuirBufferSpan).
  */
-char *
+static char *
 GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 {
 	uint64		nbytes = chain->nbytes;
