@@ -143,6 +143,17 @@ typedef struct gpuir_cuda_scoring
  *								and dl >= impact_dl[i] for some of its i
  *	doclen[ndocs]				dl of each docID
  *	deleted[(ndocs + 7) / 8]	bit d set: docID d is deleted; may be NULL
+ *
+ * and, in host memory (malloc'd by the upload, freed with the segment), the
+ * block directory's checks as prefix counts, so that a search checks each
+ * list it uses in O(1) instead of walking its blocks on every call:
+ *	h_bad[nblocks + 1]			h_bad[b]: blocks before b whose last docID is
+ *								not below ndocs or whose extent is not 8 ..
+ *								GPUIR_BLOCK_MAX_BYTES bytes
+ *	h_desc[nblocks + 1]			h_desc[b]: blocks b' < b, b' > 0, whose last
+ *								docID is not above block b' - 1's
+ * A list of blocks [f, f + n) passes when h_bad[f + n] == h_bad[f] and
+ * h_desc[f + n] == h_desc[f + 1] (no descent inside the list).
  */
 #define GPUIR_CUDA_BLOCK_IMPACTS	GPUIR_BLOCK_IMPACTS	/* src/gpuirlist.h */
 
@@ -158,6 +169,8 @@ typedef struct gpuir_cuda_segment
 	const uint8_t *deleted;
 	uint32_t	ndocs;
 	uint32_t	nblocks;
+	uint32_t   *h_bad;			/* host memory */
+	uint32_t   *h_desc;			/* host memory */
 } gpuir_cuda_segment;
 
 /* one query term: its posting list in the segment (blocks first_block ..) */
@@ -220,7 +233,11 @@ typedef struct gpuir_cuda_query
  *	deleted[(ndocs + 7) / 8]	VACUUM's bitmap (bit d % 8 of byte d / 8
  *								set: docID d deleted), or NULL for none
  *	ndocs						documents, 0 .. 0xFFFFFFFE
- * Output: *dev (device pointers; every field zeroed on failure).
+ * Output: *dev (device pointers, and the host prefix counts of the block
+ * directory's checks; every field zeroed on failure).  A block that fails a
+ * directory check (last docID, extent, order within a list) does not fail
+ * the upload: the searches whose lists hold it return GPUIR_CUDA_CORRUPT,
+ * the others are answered.
  * Returns GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (NULL dev, a required
  * array NULL, only one impact array, payload_bytes or ndocs too large),
  * GPUIR_CUDA_CORRUPT (block_offset decreasing or its last entry not
@@ -241,7 +258,7 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_upload(const uint8_t 
 
 /*
  * gpuir_cuda_segment_free: cudaFree every array of a segment filled by
- * gpuir_cuda_segment_upload and zero *dev.  A zeroed (or already freed)
+ * gpuir_cuda_segment_upload (and free its host prefix counts) and zero *dev.  A zeroed (or already freed)
  * segment and NULL are no-ops.  Returns GPUIR_CUDA_OK, or the status of the
  * first failing cudaFree (the other arrays are still freed).
  */
@@ -306,14 +323,19 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * out_scores[q * kmax + i] for i < out_counts[q] (= min(k, documents that
  * qualify)), best first; slots past out_counts[q] are set to 0.
  *
- * The call is synchronous: it allocates a workspace with cudaMalloc
- * (queries, candidates; batches whose candidates would take more than 256
- * MiB run in several chunks of two launches), uploads the query arrays,
- * launches on stream, copies the results back, synchronizes and frees the
- * workspace.  Every list a query uses is checked like the CPU engine checks
- * it (block last docIDs increasing and below ndocs, block extents inside
- * the payload, each decoded block with 128 postings except a list's last,
- * ending at its block_last).
+ * The call is synchronous: it stages the query arrays in a pinned host
+ * buffer, copies them into a device workspace with one asynchronous copy,
+ * launches on stream (batches whose candidates would take more than 256
+ * MiB run in several chunks), copies the results back into the pinned
+ * buffer with one copy and synchronizes.  The workspace and the pinned
+ * buffer belong to the calling thread and are kept between calls (grown
+ * when a call needs more, CUB's temporary-storage pattern), so a call
+ * allocates nothing once they are large enough; gpuir_cuda_workspace_release
+ * frees them.  Every list a query uses is checked like the CPU engine
+ * checks it: its block directory on the host before the launch (the
+ * segment's prefix counts: last docIDs increasing and below ndocs, extents
+ * inside the payload), its blocks as they are decoded (128 postings except
+ * a list's last, ending at its block_last).
  *
  * Returns GPUIR_CUDA_OK; GPUIR_CUDA_INVALID_ARGUMENT (NULL pointer with
  * nqueries > 0, kmax or a k out of range, a term or block range outside its
@@ -334,6 +356,15 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch(const gpuir_cuda
 												 float *out_scores,
 												 uint32_t *out_counts,
 												 void *stream);
+
+/*
+ * gpuir_cuda_workspace_release: free the calling thread's search workspace
+ * (device arena and pinned host buffer, see gpuir_cuda_search_batch); the
+ * next search allocates it again.  For a caller that needs the device
+ * memory back (after GPUIR_CUDA_OOM) or is done searching.  Returns
+ * GPUIR_CUDA_OK or the status of the first failing free.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_workspace_release(void);
 
 /*
  * Debugging and testing only (src/ does not call it): counters of one

@@ -99,3 +99,10 @@ gpuir_cuda_search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring 
 		return GPUIR_CUDA_OK;
 	return no_device();
 }
+
+/* gpuir_cuda_workspace_release: there is no workspace */
+gpuir_cuda_status
+gpuir_cuda_workspace_release(void)
+{
+	return GPUIR_CUDA_OK;
+}

@@ -2,9 +2,9 @@
  *
  * gpuir_search.cu
  *	  Batched exact top-k BM25 search over one resident segment on the GPU:
- *	  the kernels (check, BMW bound and order, tile, final top-k) and the
- *	  host side of gpuir_cuda_search_batch (contracts in gpuir_cuda.h):
- *	  validation, the plan of chunks, the workspace and the launches.  The
+ *	  the kernels (BMW bound and order, tile, final top-k) and the host side
+ *	  of gpuir_cuda_search_batch (contracts in gpuir_cuda.h): validation,
+ *	  the list checks, the plan of chunks, the workspace and the launches.  The
  *	  tile kernel's device routines (OR, BMW, AND over one tile) are in
  *	  gpuir_search_tile.cuh, segment residency in gpuir_segment.cu.
  *
@@ -134,37 +134,6 @@ struct GpuirSearchWork
 /* ---------- kernels ---------- */
 
 /*
- * gpuir_search_check_kernel: one thread block per list used by the batch
- * (terms[ref[blockIdx.x]]): the block header rules of GpuirListCheckHeader
- * (src/gpuirlist.h), last docIDs increasing and below ndocs and block
- * extents inside the payload of 8 .. GPUIR_BLOCK_MAX_BYTES bytes, but for
- * the 4-byte alignment of offsets, which the decoder does not need.  Sets
- * *corrupt on failure; the tile kernel then does nothing.
- */
-__global__ void
-gpuir_search_check_kernel(gpuir_cuda_segment seg, const gpuir_cuda_term *__restrict__ terms,
-						  const uint32_t *__restrict__ ref, uint32_t *corrupt)
-{
-	const gpuir_cuda_term term = terms[ref[blockIdx.x]];
-	const uint32_t end = term.first_block + term.nblocks;
-	bool		bad = false;
-
-	for (uint32_t b = term.first_block + threadIdx.x; b < end; b += blockDim.x)
-	{
-		uint32_t	last = seg.block_last[b];
-		uint32_t	off = seg.block_offset[b];
-		uint32_t	next = seg.block_offset[b + 1];
-
-		if (last >= seg.ndocs || (b > term.first_block && last <= seg.block_last[b - 1]) ||
-			next < off || next > seg.payload_bytes || next - off < GPUIR_BLOCK_HEADER ||
-			next - off > GPUIR_BLOCK_MAX_BYTES)
-			bad = true;
-	}
-	if (bad)
-		atomicOr(corrupt, 1u);
-}
-
-/*
  * gpuir_search_bound_kernel: BMW step 1, grid of nwork * ntiles thread
  * blocks of 128 threads; block x bounds tile x % ntiles for query work[x /
  * ntiles] (nothing for other modes): tile_ub[bmw * ntiles + tile] = the sum
@@ -192,7 +161,7 @@ gpuir_search_bound_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	if (qw.mode != GPUIR_CUDA_MODE_BMW)
 		return;
 	if (*(const volatile uint32_t *) corrupt)
-		return;					/* a list failed the check kernel */
+		return;					/* an earlier chunk found a corrupt block */
 	for (uint32_t j = warp; j < qw.nterms; j += GPUIR_SEARCH_THREADS / 32)
 	{
 		const gpuir_cuda_term term = qt[j];
@@ -340,7 +309,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	int			r;
 
 	if (*(volatile uint32_t *) corrupt)
-		return;					/* a list failed the check kernel */
+		return;					/* a corrupt block was found: the batch fails */
 	if (bmw)
 	{
 		/* the whole tile bounded below the threshold: thread 0's read decides */
@@ -556,7 +525,8 @@ search_args_valid(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	if (seg->ndocs > 0xFFFFFFFEu || seg->payload_bytes > UINT32_MAX ||
 		(seg->ndocs > 0 && seg->doclen == NULL) ||
 		(seg->nblocks > 0 && (seg->payload == NULL || seg->block_last == NULL ||
-							  seg->block_offset == NULL)))
+							  seg->block_offset == NULL || seg->h_bad == NULL ||
+							  seg->h_desc == NULL)))
 		return false;
 	for (uint32_t i = 0; i < nterms; i++)
 		if (!term_valid(&terms[i], seg))
@@ -590,7 +560,6 @@ struct GpuirSearchPlan
 	uint8_t    *chunk_bmw;		/* [nchunks]: chunk has a BMW query */
 	uint32_t	nwork;
 	uint32_t	norder;
-	uint32_t	nref;			/* lists used (the check kernel's grid) */
 	uint32_t	nchunks;
 	uint32_t	nbmw;			/* BMW queries: rows of tile_ub, tile_order */
 	uint64_t	chunk_keys;		/* candidate keys of the last chunk so far */
@@ -733,22 +702,31 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 			return st;
 	}
 	p->chunk_start[p->nchunks] = p->nwork;
+	/* the block directory of every list used, from the segment's prefix counts */
 	for (uint32_t i = 0; i < nterms; i++)
-		p->nref += p->used[i];
+	{
+		const uint32_t f = terms[i].first_block;
+		const uint32_t e = f + terms[i].nblocks;
+
+		if (p->used[i] &&
+			(seg->h_bad[e] != seg->h_bad[f] || seg->h_desc[e] != seg->h_desc[f + 1]))
+			return GPUIR_CUDA_CORRUPT;
+	}
 	return GPUIR_CUDA_OK;
 }
 
 /*
- * The workspace: one device arena of sub-arrays at these byte offsets; the
- * inputs [0, o_count) are staged in one host buffer and copied at once,
- * [o_count, o_cand) is zeroed.
+ * The workspace of a call: sub-arrays of the device arena at these byte
+ * offsets.  The inputs [0, o_count) are staged in the pinned host buffer
+ * and copied with one copy, [o_count, o_cand) is zeroed, and the outputs
+ * [o_corrupt, o_thr) come back with one copy into the pinned buffer at
+ * h_out (after the staged inputs).
  */
 struct GpuirSearchLayout
 {
 	size_t		o_work,
 				o_terms,
 				o_order,
-				o_ref,
 				o_count,
 				o_corrupt,
 				o_docids,
@@ -760,6 +738,8 @@ struct GpuirSearchLayout
 				o_tord,
 				o_cand,
 				total;
+	size_t		h_out,			/* outputs in the pinned buffer */
+				h_total;
 };
 
 /* search_layout: the workspace of plan p */
@@ -772,50 +752,112 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_work = 0;
 	l->o_terms = align256(l->o_work + sizeof(GpuirSearchWork) * p->nwork);
 	l->o_order = align256(l->o_terms + sizeof(gpuir_cuda_term) * nterms);
-	l->o_ref = align256(l->o_order + sizeof(uint32_t) * p->norder);
-	l->o_count = align256(l->o_ref + sizeof(uint32_t) * p->nref);	/* end of the inputs */
+	l->o_count = align256(l->o_order + sizeof(uint32_t) * p->norder);	/* end of the inputs */
 	l->o_corrupt = align256(l->o_count + sizeof(uint32_t) * p->nwork);
 	l->o_docids = align256(l->o_corrupt + sizeof(uint32_t));
 	l->o_scores = align256(l->o_docids + sizeof(uint32_t) * nout);
 	l->o_counts = align256(l->o_scores + sizeof(float) * nout);
-	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);
+	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);	/* end of the outputs */
 	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
 	l->o_tub = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_tord = align256(l->o_tub + sizeof(float) * (size_t) p->nbmw * p->ntiles);
 	l->o_cand = align256(l->o_tord + sizeof(uint32_t) * (size_t) p->nbmw * p->ntiles);
 	l->total = l->o_cand + sizeof(uint64_t) * p->max_chunk_keys;
+	l->h_out = l->o_count;
+	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 }
 
 /*
- * search_stage: the staged inputs [0, o_count) of the workspace in a new
- * host buffer (malloc; NULL when out of memory): work items, terms, AND
- * orders and the indexes of the lists used.
+ * The calling thread's workspace, kept between calls: a device arena and a
+ * pinned host buffer, each grown (freed and allocated again, half as large
+ * again as asked) when a call needs more.  Calls are synchronous, so no
+ * work of an earlier call is in flight when it is replaced.
  */
-static uint8_t *
-search_stage(const GpuirSearchPlan *p, const GpuirSearchLayout *l,
+static thread_local struct
+{
+	uint8_t    *dev;
+	size_t		dev_cap;
+	uint8_t    *host;
+	size_t		host_cap;
+}			ws;
+
+/* ws_reserve: make the workspace hold dev_bytes and host_bytes */
+static gpuir_cuda_status
+ws_reserve(size_t dev_bytes, size_t host_bytes)
+{
+	gpuir_cuda_status st;
+
+	if (dev_bytes > ws.dev_cap)
+	{
+		size_t		cap = std::max(dev_bytes + dev_bytes / 2, (size_t) 1 << 20);
+
+		if (ws.dev != NULL)
+			gpuir_cuda_ignore_error(cudaFree(ws.dev));
+		ws.dev = NULL;
+		ws.dev_cap = 0;
+		if ((st = gpuir_cuda_check(cudaMalloc((void **) &ws.dev, cap))) != GPUIR_CUDA_OK)
+		{
+			/* no headroom: exactly what is asked */
+			if ((st = gpuir_cuda_check(cudaMalloc((void **) &ws.dev, dev_bytes))) != GPUIR_CUDA_OK)
+				return st;
+			cap = dev_bytes;
+		}
+		ws.dev_cap = cap;
+	}
+	if (host_bytes > ws.host_cap)
+	{
+		size_t		cap = std::max(host_bytes + host_bytes / 2, (size_t) 1 << 16);
+
+		if (ws.host != NULL)
+			gpuir_cuda_ignore_error(cudaFreeHost(ws.host));
+		ws.host = NULL;
+		ws.host_cap = 0;
+		if ((st = gpuir_cuda_check(cudaMallocHost((void **) &ws.host, cap))) != GPUIR_CUDA_OK)
+			return st;
+		ws.host_cap = cap;
+	}
+	return GPUIR_CUDA_OK;
+}
+
+/* gpuir_cuda_workspace_release: contract in gpuir_cuda.h */
+extern "C" gpuir_cuda_status
+gpuir_cuda_workspace_release(void)
+{
+	gpuir_cuda_status st = GPUIR_CUDA_OK;
+
+	if (ws.dev != NULL)
+		st = gpuir_cuda_check(cudaFree(ws.dev));
+	if (ws.host != NULL)
+	{
+		gpuir_cuda_status st2 = gpuir_cuda_check(cudaFreeHost(ws.host));
+
+		if (st == GPUIR_CUDA_OK)
+			st = st2;
+	}
+	ws.dev = ws.host = NULL;
+	ws.dev_cap = ws.host_cap = 0;
+	return st;
+}
+
+/*
+ * search_stage: the inputs [0, o_count) of the workspace, staged in host
+ * (the pinned buffer): work items, terms and AND orders.
+ */
+static void
+search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
 			 const gpuir_cuda_term *terms, uint32_t nterms)
 {
-	uint8_t    *host = (uint8_t *) malloc(l->o_count > 0 ? l->o_count : 1);
-	uint32_t   *ref;
-
-	if (host == NULL)
-		return NULL;
 	memcpy(host + l->o_work, p->work, sizeof(GpuirSearchWork) * p->nwork);
 	if (nterms > 0)
 		memcpy(host + l->o_terms, terms, sizeof(gpuir_cuda_term) * nterms);
 	if (p->norder > 0)
 		memcpy(host + l->o_order, p->order, sizeof(uint32_t) * p->norder);
-	ref = (uint32_t *) (host + l->o_ref);
-	for (uint32_t i = 0, r = 0; i < nterms; i++)
-		if (p->used[i])
-			ref[r++] = i;
-	return host;
 }
 
 /*
- * search_launch: enqueue the kernels on s over the workspace arena: the
- * check kernel, then per chunk (BMW: bound and order kernels) the tile and
- * final kernels.  Returns the launch status.
+ * search_launch: enqueue the kernels on s over the workspace arena: per
+ * chunk (BMW: bound and order kernels) the tile and final kernels.
+ * Returns the launch status.
  */
 static gpuir_cuda_status
 search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
@@ -837,14 +879,6 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	gpuir_cuda_status st;
 
-	if (p->nref > 0)
-	{
-		gpuir_search_check_kernel<<<p->nref, 128, 0, s>>>(dseg, d_terms,
-														  (const uint32_t *) (arena + l->o_ref),
-														  d_corrupt);
-		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-			return st;
-	}
 	for (uint32_t c = 0; c < p->nchunks; c++)
 	{
 		const uint32_t w0 = p->chunk_start[c];
@@ -878,9 +912,9 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 
 /*
  * search_batch: gpuir_cuda_search_batch with optional debug statistics
- * (stats may be NULL): validate, plan chunks, upload the query arrays, run
- * check / (BMW: bound / order) / tile / final kernels, copy back; contract
- * in gpuir_cuda.h.
+ * (stats may be NULL): validate, plan chunks and check the lists, stage
+ * and upload the query arrays, run (BMW: bound / order) / tile / final
+ * kernels, copy back; contract in gpuir_cuda.h.
  */
 static gpuir_cuda_status
 search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
@@ -893,10 +927,7 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	const size_t nout = (size_t) nqueries * kmax;
 	GpuirSearchPlan plan;
 	GpuirSearchLayout l;
-	uint8_t    *host = NULL;
-	uint8_t    *arena = NULL;
-	GpuirSearchDevStats hstats;
-	uint32_t	corrupt = 0;
+	const uint8_t *out;
 	gpuir_cuda_status st;
 
 	if (stats != NULL)
@@ -911,63 +942,51 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	if ((st = plan_batch(&plan, seg, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK)
 		goto done;
 	search_layout(&l, &plan, nqueries, nterms, kmax);
-	if ((host = search_stage(&plan, &l, terms, nterms)) == NULL)
-	{
-		st = GPUIR_CUDA_OOM;
+	if ((st = ws_reserve(l.total, l.h_total)) != GPUIR_CUDA_OK)
 		goto done;
-	}
+	search_stage(ws.host, &plan, &l, terms, nterms);
 
-	if ((st = gpuir_cuda_check(cudaMalloc((void **) &arena, l.total))) != GPUIR_CUDA_OK)
-		goto done;
 	if ((l.o_count > 0 &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(arena, host, l.o_count, cudaMemcpyHostToDevice,
-												s))) != GPUIR_CUDA_OK) ||
-		(st = gpuir_cuda_check(cudaMemsetAsync(arena + l.o_count, 0, l.o_cand - l.o_count,
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(ws.dev, ws.host, l.o_count,
+												cudaMemcpyHostToDevice, s))) != GPUIR_CUDA_OK) ||
+		(st = gpuir_cuda_check(cudaMemsetAsync(ws.dev + l.o_count, 0, l.o_cand - l.o_count,
 											   s))) != GPUIR_CUDA_OK)
-		goto done;
-	if ((st = search_launch(seg, sc, &plan, &l, arena, kmax, stats != NULL, s)) != GPUIR_CUDA_OK)
-		goto done;
+		goto fail;
+	if ((st = search_launch(seg, sc, &plan, &l, ws.dev, kmax, stats != NULL, s)) != GPUIR_CUDA_OK)
+		goto fail;
 
-	/* ---- results ---- */
-	if ((st = gpuir_cuda_check(cudaMemcpyAsync(&corrupt, arena + l.o_corrupt, sizeof(uint32_t),
-											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_check(cudaMemcpyAsync(out_docids, arena + l.o_docids,
-											   sizeof(uint32_t) * nout,
-											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_check(cudaMemcpyAsync(out_scores, arena + l.o_scores,
-											   sizeof(float) * nout,
-											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_check(cudaMemcpyAsync(out_counts, arena + l.o_counts,
-											   sizeof(uint32_t) * nqueries,
+	/* ---- results: [o_corrupt, o_thr) in one copy, then the statistics ---- */
+	if ((st = gpuir_cuda_check(cudaMemcpyAsync(ws.host + l.h_out, ws.dev + l.o_corrupt,
+											   l.o_thr - l.o_corrupt,
 											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
 		(stats != NULL &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(&hstats, arena + l.o_stats, sizeof(hstats),
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(ws.host + l.h_out + (l.o_thr - l.o_corrupt),
+												ws.dev + l.o_stats, sizeof(GpuirSearchDevStats),
 												cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK) ||
 		(st = gpuir_cuda_check(cudaStreamSynchronize(s))) != GPUIR_CUDA_OK)
-		goto done;
-	if (corrupt)
+		goto fail;
+	out = ws.host + l.h_out - l.o_corrupt;	/* device offset o in the arena is out + o */
+	memcpy(out_docids, out + l.o_docids, sizeof(uint32_t) * nout);
+	memcpy(out_scores, out + l.o_scores, sizeof(float) * nout);
+	memcpy(out_counts, out + l.o_counts, sizeof(uint32_t) * nqueries);
+	if (*(const uint32_t *) (out + l.o_corrupt))
 		st = GPUIR_CUDA_CORRUPT;
 	if (stats != NULL)
 	{
+		GpuirSearchDevStats hstats;
+
+		memcpy(&hstats, out + l.o_thr, sizeof(hstats));
 		stats->blocks_decoded = hstats.blocks_decoded;
 		stats->tiles_pruned = hstats.tiles_pruned;
 		stats->subranges_pruned = hstats.subranges_pruned;
 		stats->bmw_queries = plan.nbmw;
 	}
+	goto done;
 
+fail:
+	/* wait for enqueued work before the workspace may be reused */
+	gpuir_cuda_ignore_error(cudaStreamSynchronize(s));
 done:
-	if (arena != NULL)
-	{
-		gpuir_cuda_status st2;
-
-		/* on an early failure wait for enqueued work before freeing */
-		if (st != GPUIR_CUDA_OK && st != GPUIR_CUDA_CORRUPT)
-			gpuir_cuda_ignore_error(cudaStreamSynchronize(s));
-		st2 = gpuir_cuda_check(cudaFree(arena));
-		if (st == GPUIR_CUDA_OK)
-			st = st2;
-	}
-	free(host);
 	plan_free(&plan);
 	return st;
 }

@@ -9,6 +9,7 @@
  *-------------------------------------------------------------------------
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuir_cuda_internal.cuh"
@@ -40,8 +41,38 @@ upload_array(const void *src, size_t bytes, const void **dst)
 }
 
 /*
- * gpuir_cuda_segment_upload: validate, then one cudaMalloc and copy per
- * array; contract in gpuir_cuda.h.
+ * directory_checks: the host prefix counts h_bad and h_desc of s (contract
+ * in gpuir_cuda.h) over a block directory whose offsets are non-decreasing
+ * and end at payload_bytes; false when out of memory.
+ */
+static bool
+directory_checks(gpuir_cuda_segment *s, const uint32_t *block_last,
+				 const uint32_t *block_offset)
+{
+	const uint32_t nb = s->nblocks;
+
+	s->h_bad = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nb + 1));
+	s->h_desc = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nb + 1));
+	if (s->h_bad == NULL || s->h_desc == NULL)
+		return false;
+	s->h_bad[0] = 0;
+	s->h_desc[0] = 0;
+	for (uint32_t b = 0; b < nb; b++)
+	{
+		const uint32_t ext = block_offset[b + 1] - block_offset[b];
+		const bool	bad = block_last[b] >= s->ndocs || ext < GPUIR_BLOCK_HEADER ||
+			ext > GPUIR_BLOCK_MAX_BYTES;
+		const bool	desc = b > 0 && block_last[b] <= block_last[b - 1];
+
+		s->h_bad[b + 1] = s->h_bad[b] + (bad ? 1 : 0);
+		s->h_desc[b + 1] = s->h_desc[b] + (desc ? 1 : 0);
+	}
+	return true;
+}
+
+/*
+ * gpuir_cuda_segment_upload: validate, the directory's prefix counts, then
+ * one cudaMalloc and copy per array; contract in gpuir_cuda.h.
  */
 extern "C" gpuir_cuda_status
 gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
@@ -79,6 +110,11 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 	s.payload_bytes = payload_bytes;
 	s.ndocs = ndocs;
 	s.nblocks = nblocks;
+	if (!directory_checks(&s, block_last, block_offset))
+	{
+		st = GPUIR_CUDA_OOM;
+		goto fail;
+	}
 	{
 		const void *p;
 
@@ -137,6 +173,8 @@ gpuir_cuda_segment_free(gpuir_cuda_segment *dev)
 					st = s2;
 			}
 	}
+	free(dev->h_bad);
+	free(dev->h_desc);
 	memset(dev, 0, sizeof(*dev));
 	return st;
 }

@@ -11,3 +11,12 @@ COMMENT ON FUNCTION gpuir_verify(regclass) IS
 -- like contrib/amcheck: reading every page of an index is for superusers
 -- unless granted
 REVOKE ALL ON FUNCTION gpuir_verify(regclass) FROM PUBLIC;
+
+-- GPU service observability ------------------------------------------------
+
+CREATE FUNCTION gpuir_gpu_stages(
+	OUT stage text, OUT events bigint, OUT total_ms float8, OUT mean_us float8)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION gpuir_gpu_stages() IS
+	'time the GPU service spent per stage of a request (queue, window, prepare, cache, search, answer, round_trip) since the server started';

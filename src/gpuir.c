@@ -25,7 +25,7 @@ PG_MODULE_MAGIC;
 int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
 int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
-int			gpuir_batch_window = 1;
+double		gpuir_batch_window = 0.0;
 char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
 int			gpuir_gpu_timeout = 10000;
@@ -94,10 +94,11 @@ _PG_init(void)
 							"Queries the GPU service gathers into one batch at most.",
 							NULL, &gpuir_max_batch, 256, 1, 10000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("gpuir.batch_window",
-							"Time the GPU service waits for more queries before running a batch.",
-							NULL, &gpuir_batch_window, 1, 0, 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpuir.batch_window",
+							 "Longest time the GPU service waits, under load, for more queries before running a batch.",
+							 "0 runs every batch as soon as the service is free, with the queries that have arrived.",
+							 &gpuir_batch_window, 0.0, 0.0, 1000.0,
+							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	/* the GPU service exists only when gpuir is preloaded */
 	if (process_shared_preload_libraries_in_progress)
 	{

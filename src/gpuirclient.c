@@ -2,7 +2,8 @@
  *
  * gpuirclient.c
  *	  The backend's side of a GPU query: turn prepared queries (terms, idf,
- *	  each segment's dictionary entries) into a request for the GPU service,
+ *	  each segment's dictionary entries) into a request for the GPU service
+ *	  (in the backend's slot area, or a DSM segment when it does not fit),
  *	  hand it over, and copy the per-segment top-k candidates back.
  *
  * The GPU ranks each segment's documents exactly like the CPU engine but
@@ -63,13 +64,12 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	size += MAXALIGN(sizeof(uint32) * (Size) nitems * kmax);
 	size += MAXALIGN(sizeof(float4) * (Size) nitems * kmax);
 
-	seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
-	if (seg == NULL)
+	req = GpuirServiceRequestArea(size, &seg);
+	if (req == NULL)
 	{
 		snprintf(why, whylen, "no dynamic shared memory segment is left for the request");
 		return false;
 	}
-	req = dsm_segment_address(seg);
 	memset(req, 0, sizeof(GpuirRequest));
 	req->magic = GPUIR_REQ_MAGIC;
 	req->nsegments = nseg;
@@ -142,6 +142,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 			}
 		}
 	}
-	dsm_detach(seg);
+	if (seg != NULL)
+		dsm_detach(seg);
 	return ok;
 }

@@ -2,8 +2,8 @@
  *
  * gpuirrequest.c
  *	  The GPU service worker's validation of a request (gpuirservice.h): the
- *	  request's DSM segment is attached, its header and arrays are validated
- *	  and copied to local memory.  The worker never trusts an offset or
+ *	  request is mapped (its slot's area, or its DSM segment attached), its
+ *	  header and arrays are validated and copied to local memory.  The worker never trusts an offset or
  *	  count it has not checked against the mapping's length; a request that
  *	  fails here is answered FAILED and the backend uses the CPU engine.
  *
@@ -37,7 +37,8 @@ stream_ok(GpuirStream s)
 }
 
 /*
- * attach_request: attach t's DSM segment and copy its header into t->hdr.
+ * attach_request: map t's request (the slot's area, or attach its DSM
+ * segment) and copy its header into t->hdr.
  * False, with t answered (withdrawn) or failed, when there is no request
  * to validate.
  */
@@ -53,9 +54,24 @@ attach_request(GpuirTaken *t)
 	SpinLockRelease(&slot->mutex);
 	if (!ours)
 	{
+		GpuirWorkerReleaseArea(t);
 		t->answered = true;
 		t->failed = true;
 		return false;
+	}
+
+	if (t->in_area)
+	{
+		t->base = GpuirServiceSlotArea(t->slotno);
+		t->size = GPUIR_SLOT_AREA;
+		memcpy(&t->hdr, t->base, sizeof(GpuirRequest));
+		if (t->hdr.magic != GPUIR_REQ_MAGIC)
+		{
+			t->base = NULL;
+			GpuirWorkerReject(t, "bad request magic");
+			return false;
+		}
+		return true;
 	}
 
 	t->seg = dsm_attach(t->handle);
@@ -67,8 +83,9 @@ attach_request(GpuirTaken *t)
 	}
 	dsm_pin_mapping(t->seg);	/* detached explicitly, never by a resource owner */
 	t->base = dsm_segment_address(t->seg);
+	t->size = dsm_segment_map_length(t->seg);
 
-	if (dsm_segment_map_length(t->seg) < sizeof(GpuirRequest))
+	if (t->size < sizeof(GpuirRequest))
 	{
 		t->base = NULL;			/* not a request: write nothing into it */
 		GpuirWorkerReject(t, "request segment too small");
@@ -227,13 +244,11 @@ static void
 prepare_request(GpuirTaken *t)
 {
 	GpuirRequest *h = &t->hdr;
-	Size		size;
 	uint64		nitems;
 
 	if (!attach_request(t))
 		return;
-	size = dsm_segment_map_length(t->seg);
-	if (!check_header(t, size))
+	if (!check_header(t, t->size))
 		return;
 	nitems = (uint64) h->nqueries * h->nsegments;
 

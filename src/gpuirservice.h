@@ -7,11 +7,13 @@
  *
  * Protocol (src/README, "GPU service"):
  *	1. A backend writes a request (segments, queries, terms with idf and list
- *	   locations, k) into a DSM segment it creates, puts its handle in its
- *	   slot, sets the slot READY and sets the worker's latch.
+ *	   locations, k) into its slot's area when it fits and the worker does
+ *	   not hold the area, else into a DSM segment it creates (its handle in
+ *	   the slot), sets the slot READY and sets the worker's latch.
  *	2. The worker gathers the READY slots of all backends (up to
- *	   gpuir.max_batch queries, or what arrived within gpuir.batch_window),
- *	   marks them TAKEN, attaches their segments, makes the segments'
+ *	   gpuir.max_batch queries; it runs a batch as soon as it is free, with
+ *	   what has arrived: gpuir.batch_window only bounds a wait under load),
+ *	   marks them TAKEN, maps their requests, makes the segments'
  *	   posting data resident on the GPU (reading the index pages itself
  *	   through the buffer manager), runs the batch, writes each request's
  *	   top-k into its segment and marks the slot DONE (if the request id is
@@ -31,6 +33,7 @@
 #include "storage/dsm.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
+#include "utils/timestamp.h"
 
 #include "gpuir.h"
 
@@ -56,7 +59,7 @@ typedef enum GpuirDeviceChoice
 
 extern int	gpuir_device;
 extern int	gpuir_max_batch;
-extern int	gpuir_batch_window;
+extern double gpuir_batch_window;
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_gpu_timeout;
@@ -77,13 +80,43 @@ typedef enum GpuirDeviceState
 
 typedef struct GpuirServiceSlot
 {
-	slock_t		mutex;			/* protects state, req_id, handle */
+	slock_t		mutex;			/* protects the fields below */
 	int			state;
 	uint64		req_id;			/* bumped by the backend for every request */
-	dsm_handle	handle;
+	dsm_handle	handle;			/* the request's DSM segment, or
+								 * DSM_HANDLE_INVALID: in the slot's area */
 	Latch	   *latch;			/* the backend's latch */
 	uint32		nqueries;		/* queries in the request (for batching) */
+	bool		area_busy;		/* the worker holds a request in the slot's
+								 * area (set when taken, cleared when
+								 * answered): the backend must not write it */
+	TimestampTz submitted;		/* when the request was set READY */
 } GpuirServiceSlot;
+
+/*
+ * Every slot has an area of GPUIR_SLOT_AREA bytes in the service's shared
+ * memory for a request that fits (a few queries with small k: no DSM
+ * segment is created and attached per request); larger requests travel in
+ * a DSM segment of their own.
+ */
+#define GPUIR_SLOT_AREA		(16 * 1024)
+
+/*
+ * Stages of a GPU request whose time the service adds up (gpuir_gpu_stages):
+ * the worker's, per request or per batch, and the backend's round trip.
+ */
+typedef enum GpuirStage
+{
+	GPUIR_STAGE_QUEUE,			/* request: READY until taken by the worker */
+	GPUIR_STAGE_WINDOW,			/* batch: first take until the batch runs */
+	GPUIR_STAGE_PREPARE,		/* batch: requests mapped and validated */
+	GPUIR_STAGE_CACHE,			/* run: list cache lookups (and uploads) */
+	GPUIR_STAGE_SEARCH,			/* run: gpuir_cuda_search_batch (staging,
+								 * copies, kernels, synchronisation) */
+	GPUIR_STAGE_ANSWER,			/* batch: results written, backends woken */
+	GPUIR_STAGE_ROUND_TRIP,		/* request, backend: submit until answered */
+	GPUIR_NSTAGES
+} GpuirStage;
 
 typedef struct GpuirServiceShared
 {
@@ -107,6 +140,8 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 cpu_queries;	/* answered by the CPU engine */
 	pg_atomic_uint64 fallbacks;	/* meant for the GPU, answered by the CPU */
 	pg_atomic_uint64 errors;
+	pg_atomic_uint64 stage_us[GPUIR_NSTAGES];	/* microseconds per stage */
+	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	int			nslots;
 	GpuirServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } GpuirServiceShared;
@@ -179,8 +214,11 @@ typedef struct GpuirRequest
 /* gpuirshmem.c */
 extern void GpuirServiceInit(void);
 extern bool GpuirServiceReady(void);
+extern char *GpuirServiceSlotArea(int slotno);
+extern GpuirRequest *GpuirServiceRequestArea(Size size, dsm_segment **seg);
 extern bool GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen);
 extern void GpuirServiceCount(bool gpu, bool fallback);
+extern void GpuirServiceStage(GpuirStage stage, TimestampTz from, TimestampTz to);
 
 /*
  * gpuirclient.c: the backend side of the GPU service, one query's part of a

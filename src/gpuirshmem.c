@@ -30,11 +30,26 @@ GpuirServiceShared *GpuirService = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/* bytes of the header and slots; the slots' request areas follow */
+static Size
+slots_size(void)
+{
+	return MAXALIGN(add_size(offsetof(GpuirServiceShared, slots),
+							 mul_size(MaxBackends, sizeof(GpuirServiceSlot))));
+}
+
 static Size
 service_size(void)
 {
-	return add_size(offsetof(GpuirServiceShared, slots),
-					mul_size(MaxBackends, sizeof(GpuirServiceSlot)));
+	return add_size(slots_size(), mul_size(MaxBackends, GPUIR_SLOT_AREA));
+}
+
+/* GpuirServiceSlotArea: the request area of slot slotno (GPUIR_SLOT_AREA bytes) */
+char *
+GpuirServiceSlotArea(int slotno)
+{
+	Assert(slotno >= 0 && slotno < GpuirService->nslots);
+	return (char *) GpuirService + slots_size() + (Size) slotno * GPUIR_SLOT_AREA;
 }
 
 static void
@@ -68,6 +83,11 @@ gpuir_shmem_startup(void)
 		pg_atomic_init_u64(&GpuirService->cpu_queries, 0);
 		pg_atomic_init_u64(&GpuirService->fallbacks, 0);
 		pg_atomic_init_u64(&GpuirService->errors, 0);
+		for (int i = 0; i < GPUIR_NSTAGES; i++)
+		{
+			pg_atomic_init_u64(&GpuirService->stage_us[i], 0);
+			pg_atomic_init_u64(&GpuirService->stage_n[i], 0);
+		}
 		GpuirService->nslots = MaxBackends;
 		for (int i = 0; i < MaxBackends; i++)
 			SpinLockInit(&GpuirService->slots[i].mutex);
@@ -128,6 +148,50 @@ GpuirServiceCount(bool gpu, bool fallback)
 		pg_atomic_fetch_add_u64(&GpuirService->fallbacks, 1);
 }
 
+/*
+ * GpuirServiceStage: add one event of stage, from..to, to the service's
+ * stage times (gpuir_gpu_stages)
+ */
+void
+GpuirServiceStage(GpuirStage stage, TimestampTz from, TimestampTz to)
+{
+	if (GpuirService == NULL)
+		return;
+	pg_atomic_fetch_add_u64(&GpuirService->stage_us[stage], to > from ? (uint64) (to - from) : 0);
+	pg_atomic_fetch_add_u64(&GpuirService->stage_n[stage], 1);
+}
+
+/*
+ * GpuirServiceRequestArea: memory for a request of size bytes: the
+ * backend's slot area when the request fits and the worker does not hold
+ * the area (*seg = NULL), else a new DSM segment (*seg).  NULL when no DSM
+ * segment is left.  The caller detaches *seg when it is not NULL.
+ */
+GpuirRequest *
+GpuirServiceRequestArea(Size size, dsm_segment **seg)
+{
+	*seg = NULL;
+	if (size <= GPUIR_SLOT_AREA && GpuirServiceReady())
+	{
+		int			slotno = GpuirBackendSlot();
+		GpuirServiceSlot *slot = &GpuirService->slots[slotno];
+		bool		busy;
+
+		/*
+		 * The worker sets area_busy only when it takes a READY request of
+		 * this slot, and this backend has none READY now: a false read
+		 * stays false while the request is written.
+		 */
+		SpinLockAcquire(&slot->mutex);
+		busy = slot->area_busy;
+		SpinLockRelease(&slot->mutex);
+		if (!busy)
+			return (GpuirRequest *) GpuirServiceSlotArea(slotno);
+	}
+	*seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	return *seg != NULL ? (GpuirRequest *) dsm_segment_address(*seg) : NULL;
+}
+
 /* take the request back if the worker has not taken it yet */
 static void
 withdraw(GpuirServiceSlot *slot, uint64 id)
@@ -139,8 +203,9 @@ withdraw(GpuirServiceSlot *slot, uint64 id)
 }
 
 /*
- * GpuirServiceRun: hand the request in seg (mapped at req) to the worker and
- * wait for its answer.  Returns true when the worker answered it (req->status
+ * GpuirServiceRun: hand the request at req (in seg, or in the slot's area
+ * when seg is NULL: GpuirServiceRequestArea) to the worker and wait for its
+ * answer.  Returns true when the worker answered it (req->status
  * GPUIR_REQ_OK, results in the segment); false, with the reason in why, when
  * the worker is absent or died, did not answer within gpuir.gpu_timeout, or
  * failed: the caller then uses the CPU engine.  Query cancel and
@@ -166,9 +231,10 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 	SpinLockAcquire(&slot->mutex);
 	id = ++slot->req_id;
-	slot->handle = dsm_segment_handle(seg);
+	slot->handle = seg != NULL ? dsm_segment_handle(seg) : DSM_HANDLE_INVALID;
 	slot->latch = MyLatch;
 	slot->nqueries = req->nqueries;
+	slot->submitted = start;
 	slot->state = GPUIR_SLOT_READY;
 	SpinLockRelease(&slot->mutex);
 
@@ -232,6 +298,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 		pg_atomic_fetch_add_u64(&GpuirService->errors, 1);
 		return false;
 	}
+	GpuirServiceStage(GPUIR_STAGE_ROUND_TRIP, start, GetCurrentTimestamp());
 	return true;
 }
 
@@ -336,4 +403,59 @@ gpuir_status(PG_FUNCTION_ARGS)
 	values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->fallbacks));
 	values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->errors));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(gpuir_gpu_stages);
+
+/*
+ * gpuir_gpu_stages() RETURNS SETOF record (stage text, events bigint,
+ * total_ms float8, mean_us float8): the time the GPU service's requests
+ * spent in each stage since the server started, to see where a GPU query's
+ * round trip goes (bench/README.md, "The request path"):
+ *	queue		per request: submitted until the worker took it
+ *	window		per batch: first request taken until the batch ran
+ *				(gpuir.batch_window under load)
+ *	prepare		per batch: requests mapped and validated
+ *	cache		per run (one segment): list cache lookup, with the reads
+ *				and the upload of a segment that was not resident
+ *	search		per run: gpuir_cuda_search_batch (staging, copies,
+ *				kernels, synchronisation)
+ *	answer		per batch: results written into the requests, backends
+ *				woken
+ *	round_trip	per request answered, measured by the backend: submitted
+ *				until it saw the answer
+ * Times are wall clock (microsecond resolution).  Without gpuir in
+ * shared_preload_libraries every row has 0 events.
+ */
+Datum
+gpuir_gpu_stages(PG_FUNCTION_ARGS)
+{
+	static const char *const names[GPUIR_NSTAGES] = {
+		"queue", "window", "prepare", "cache", "search", "answer", "round_trip"
+	};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < GPUIR_NSTAGES; i++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+		uint64		us = 0,
+					n = 0;
+
+		if (GpuirService != NULL)
+		{
+			us = pg_atomic_read_u64(&GpuirService->stage_us[i]);
+			n = pg_atomic_read_u64(&GpuirService->stage_n[i]);
+		}
+		values[0] = CStringGetTextDatum(names[i]);
+		values[1] = Int64GetDatum((int64) n);
+		values[2] = Float8GetDatum((double) us / 1000.0);
+		if (n > 0)
+			values[3] = Float8GetDatum((double) us / (double) n);
+		else
+			nulls[3] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

@@ -17,17 +17,23 @@
  *				the postmaster restart the worker in a loop); else compute
  *				the list cache's budget from gpuir.device_memory and set
  *				device_state READY.
- *	batching	READY slots are marked TAKEN, up to gpuir.max_batch queries
- *				(a single larger request still forms a batch on its own);
- *				while there is room, READY slots arriving within
- *				gpuir.batch_window ms join the batch (Huang et al. 2017
- *				and Wang et al. 2017: batches of queries per launch; the
- *				scan of the slots starts where the last full batch
- *				stopped, so no backend starves).
- *	requests	each request's DSM segment is attached, its header and
- *				arrays are validated and copied to local memory
+ *	batching	as soon as the worker is free, the READY slots are marked
+ *				TAKEN, up to gpuir.max_batch queries (a single larger
+ *				request still forms a batch on its own): continuous
+ *				batching, the batch is what arrived while the last one
+ *				ran.  Under load (fewer queries ready than the last batch
+ *				held) READY slots arriving within gpuir.batch_window ms
+ *				may join (Huang et al. 2017 and Wang et al. 2017: batches
+ *				of queries per launch; the scan of the slots starts where
+ *				the last full batch stopped, so no backend starves).
+ *	requests	each request is mapped (its slot's area, which the worker
+ *				holds until it answers, or its DSM segment), its header
+ *				and arrays are validated and copied to local memory
  *				(gpuirrequest.c); a request that fails here is answered
  *				FAILED and the backend uses the CPU engine.
+ *	stages		the time of each stage (queue, window, prepare, cache,
+ *				search, answer) is added to shared counters that
+ *				gpuir_gpu_stages() shows.
  *	list cache	a segment's PAYLOAD, BLOCKDIR and DOCLENS streams are read
  *				from the index pages, checked and uploaded, and stay
  *				resident under the budget, least recently used first out
@@ -253,6 +259,24 @@ GpuirWorkerReject(GpuirTaken *t, const char *fmt,...)
 		GpuirWorkerNoteFailure(t->detail);
 }
 
+/*
+ * GpuirWorkerReleaseArea: give the slot's area back to its backend without
+ * an answer (t was withdrawn): the worker writes nothing there any more
+ */
+void
+GpuirWorkerReleaseArea(GpuirTaken *t)
+{
+	GpuirServiceSlot *slot = &GpuirService->slots[t->slotno];
+
+	if (!t->in_area)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->area_busy = false;
+	SpinLockRelease(&slot->mutex);
+	t->in_area = false;
+	t->base = NULL;
+}
+
 /* ---------- exit ---------- */
 
 /*
@@ -287,7 +311,14 @@ answer(GpuirTaken *t, bool detach)
 		slot->state = GPUIR_SLOT_DONE;
 		latch = slot->latch;
 	}
+	if (t->in_area)
+		slot->area_busy = false;
 	SpinLockRelease(&slot->mutex);
+	if (t->in_area)
+	{
+		t->in_area = false;
+		t->base = NULL;			/* the backend may write the area again */
+	}
 	if (latch != NULL)
 		SetLatch(latch);
 	if (detach && t->seg != NULL)
@@ -587,6 +618,8 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 	GpuirRunArrays ra;
 	GpuirCacheEntry *e;
 	gpuir_cuda_status st;
+	TimestampTz t_start,
+				t_end;
 	char		why[sizeof(((GpuirRequest *) NULL)->detail)];
 
 	run_count(b, units, n, &ra, &t0, &seg0);
@@ -598,15 +631,28 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 		goto fail;
 	}
 
+	t_start = GetCurrentTimestamp();
 	e = GpuirCacheGet(b, &units[0].key, t0, seg0, why, sizeof(why));
+	t_end = GetCurrentTimestamp();
+	GpuirServiceStage(GPUIR_STAGE_CACHE, t_start, t_end);
 	if (e == NULL)
 		goto fail;
 	run_fill(b, units, n, &ra);
 
+	t_start = t_end;
 	st = run_kernels(e, &units[0].sc, &ra);
-	/* out of memory: make room for the search's workspace and try once more */
-	if (st == GPUIR_CUDA_OOM && GpuirCacheEvictOthers(e))
+	/*
+	 * out of memory: give the search workspace back, make room beside the
+	 * segment and try once more
+	 */
+	if (st == GPUIR_CUDA_OOM)
+	{
+		(void) gpuir_cuda_workspace_release();
+		(void) GpuirCacheEvictOthers(e);
 		st = run_kernels(e, &units[0].sc, &ra);
+	}
+	t_end = GetCurrentTimestamp();
+	GpuirServiceStage(GPUIR_STAGE_SEARCH, t_start, t_end);
 	if (st != GPUIR_CUDA_OK)
 	{
 		GpuirWorkerCudaFailure(b, "search", st, why, sizeof(why));
@@ -614,6 +660,7 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 	}
 	GpuirWorkerCudaSuccess();
 	run_answer(b, units, n, &ra);
+	b->answer_us += GetCurrentTimestamp() - t_end;
 	return;
 
 fail:
@@ -657,8 +704,11 @@ run_batch(GpuirBatch *b)
 	int			nunits = 0;
 	int			maxunits = 0;
 
+	TimestampTz t_start = GetCurrentTimestamp();
+
 	for (int i = 0; i < b->ntaken; i++)
 		GpuirRequestPrepare(&b->taken[i]);
+	GpuirServiceStage(GPUIR_STAGE_PREPARE, t_start, GetCurrentTimestamp());
 
 	for (int i = 0; i < b->ntaken; i++)
 		if (!b->taken[i].failed)
@@ -718,8 +768,11 @@ run_batch(GpuirBatch *b)
 	if (b->read_pages)
 		gpuir_smgr_close_all();
 
+	t_start = GetCurrentTimestamp();
 	for (int i = 0; i < b->ntaken; i++)
 		answer(&b->taken[i], true);
+	/* the answer stage: these wake-ups and the runs' result copies */
+	GpuirServiceStage(GPUIR_STAGE_ANSWER, t_start - b->answer_us, GetCurrentTimestamp());
 
 	pg_atomic_fetch_add_u64(&GpuirService->batches, 1);
 	pg_atomic_fetch_add_u64(&GpuirService->batched_queries, b->nqueries);
@@ -744,6 +797,7 @@ take_ready(GpuirBatch *b)
 		GpuirServiceSlot *slot = &GpuirService->slots[idx];
 		GpuirTaken *t;
 		bool		full = false;
+		TimestampTz submitted = 0;
 
 		/* unlocked peek; the state is checked again under the mutex */
 		if (*((volatile int *) &slot->state) != GPUIR_SLOT_READY)
@@ -769,11 +823,23 @@ take_ready(GpuirBatch *b)
 				t->req_id = slot->req_id;
 				t->handle = slot->handle;
 				t->nqueries = slot->nqueries;
+				t->in_area = (slot->handle == DSM_HANDLE_INVALID);
+				if (t->in_area)
+					slot->area_busy = true;
+				submitted = slot->submitted;
 				b->ntaken++;
 				b->nqueries += t->nqueries;
 			}
 		}
 		SpinLockRelease(&slot->mutex);
+		if (submitted != 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			GpuirServiceStage(GPUIR_STAGE_QUEUE, submitted, now);
+			if (b->first_take == 0)
+				b->first_take = now;
+		}
 
 		if (full || b->nqueries >= (uint64) gpuir_max_batch)
 		{
@@ -785,38 +851,37 @@ take_ready(GpuirBatch *b)
 }
 
 /*
- * gather_batch: take what is READY now and, while there is room, what
- * arrives within gpuir.batch_window ms (waiting on the worker's latch,
- * which backends set when they submit).  Returns false when nothing was
- * taken.  The batch is current_batch from the first take, so that an exit
- * during the window answers it.
+ * gather_batch: take what is READY now (continuous batching: the worker is
+ * free, so the batch runs at once with what has arrived).  Under load, when
+ * fewer queries are ready than the last batch held (its backends are
+ * likely about to send their next ones), it waits up to gpuir.batch_window
+ * ms for more, polling the slots every 20 us, while there is room.
+ * Returns false when nothing was taken.  The batch is current_batch from
+ * the first take, so that an exit during the window answers it.
  */
 static bool
 gather_batch(GpuirBatch *b)
 {
+	static uint64 last_nqueries = 0;
 	TimestampTz deadline;
 	bool		full;
 
 	full = take_ready(b);
 	if (b->ntaken == 0)
 		return false;
-	if (full || gpuir_batch_window <= 0)
-		return true;
-
-	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), gpuir_batch_window);
-	for (;;)
+	if (!full && gpuir_batch_window > 0 && b->nqueries < last_nqueries)
 	{
-		long		ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
-
-		if (ms <= 0)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if (take_ready(b))
-			break;
+		deadline = b->first_take + (TimestampTz) (gpuir_batch_window * 1000.0);
+		while (b->nqueries < last_nqueries && GetCurrentTimestamp() < deadline)
+		{
+			pg_usleep(20);
+			CHECK_FOR_INTERRUPTS();
+			if (take_ready(b))
+				break;
+		}
 	}
+	last_nqueries = b->nqueries;
+	GpuirServiceStage(GPUIR_STAGE_WINDOW, b->first_take, GetCurrentTimestamp());
 	return true;
 }
 
@@ -869,6 +934,7 @@ GpuirWorkerMain(Datum arg)
 			slot->state = GPUIR_SLOT_DONE;
 			latch = slot->latch;
 		}
+		slot->area_busy = false;	/* that worker writes nothing any more */
 		SpinLockRelease(&slot->mutex);
 		if (latch != NULL)
 			SetLatch(latch);

@@ -6,7 +6,7 @@
  *
  *	  gpuirworker.c		startup, the main loop, batching, runs and answers;
  *						failure reporting (note, fail, reject)
- *	  gpuirrequest.c	validation of a request in its DSM segment
+ *	  gpuirrequest.c	validation of a request (slot area or DSM segment)
  *	  gpuircache.c		the list cache: segments resident on the device,
  *						the budget of gpuir.device_memory
  *
@@ -68,9 +68,13 @@ typedef struct GpuirTaken
 	dsm_handle	handle;
 	uint32		nqueries;
 
+	bool		in_area;		/* the request is in the slot's area, which
+								 * the worker holds (area_busy) until it
+								 * answers; else in the DSM segment handle */
 	bool		answered;		/* slot answered (or found withdrawn) */
 	dsm_segment *seg;			/* mapping (pinned: no resource owner) */
-	char	   *base;			/* the request in the mapping, or NULL */
+	char	   *base;			/* the request (slot area or mapping), or NULL */
+	Size		size;			/* bytes at base */
 
 	/* validated local copies */
 	GpuirRequest hdr;
@@ -92,6 +96,8 @@ typedef struct GpuirBatch
 	uint64		nqueries;		/* sum of the taken requests' nqueries */
 	bool		read_pages;		/* index pages were read (smgr files opened) */
 	bool		restart;		/* the device failed: restart after answering */
+	TimestampTz first_take;		/* when its first request was taken */
+	int64		answer_us;		/* time its runs spent writing results */
 } GpuirBatch;
 
 /* gpuirworker.c: failures */
@@ -102,6 +108,7 @@ extern void GpuirWorkerCudaFailure(GpuirBatch *b, const char *what, gpuir_cuda_s
 								   char *buf, size_t buflen);
 extern void GpuirWorkerCudaSuccess(void);
 extern void GpuirWorkerCatchError(char *buf, size_t buflen);
+extern void GpuirWorkerReleaseArea(GpuirTaken *t);
 
 /* gpuirrequest.c */
 extern void GpuirRequestPrepare(GpuirTaken *t);
