@@ -20,3 +20,11 @@ CREATE FUNCTION gpuir_gpu_stages(
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION gpuir_gpu_stages() IS
 	'time the GPU service spent per stage of a request (queue, window, prepare, cache, search, answer, round_trip) since the server started';
+
+-- The ordering operator's function ------------------------------------------
+
+-- Its value is the score that the gpuir index scan which returned the row
+-- computed (session state for the statement: STABLE, not IMMUTABLE), and a
+-- NULL query must reach the index scan (which returns no rows) rather than
+-- fold to a NULL sort key that orders nothing.
+ALTER FUNCTION gpuir_bm25_order(text, text) STABLE CALLED ON NULL INPUT;

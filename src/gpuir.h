@@ -538,19 +538,26 @@ extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);
 	ConditionalLockPage((index), GPUIR_METAPAGE_BLKNO, ExclusiveLock)
 #define GpuirUnlockMerge(index)	UnlockPage((index), GPUIR_METAPAGE_BLKNO, ExclusiveLock)
 
+/* gpuirremember.c: score sources, the <@> values of index scans */
+typedef struct GpuirScoreSource GpuirScoreSource;
+extern GpuirScoreSource *GpuirScoreSourceCreate(void);
+extern void GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap,
+								Snapshot snapshot, const char *query, int querylen);
+extern void GpuirScoreSourceReturned(GpuirScoreSource *src, const GpuirResult *results, int n);
+extern void GpuirScoreSourceEnd(GpuirScoreSource *src);
+extern bool GpuirScoreOf(const char *query, int querylen,
+						 const char *doc, int doclen, float4 *score);
+
 /* gpuirquery.c */
 extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 						const char *query, int querylen, int k, GpuirMode mode,
-						bool remember, GpuirResult **results);
+						GpuirScoreSource *src, GpuirResult **results);
 extern void GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 							 text **texts, int nq, int k, GpuirMode mode,
 							 GpuirResult **results, int *counts);
 extern int	GpuirQueryTerms(Relation index, Relation heap, const char *query, int querylen,
 							char ***lexemes, int64 **dfs, float4 **idfs);
 
-/* gpuirremember.c */
-extern bool GpuirRememberedScore(const char *query, int querylen,
-								 const char *doc, int doclen, float4 *score);
 
 /*
  * GpuirBM25: the BM25 contribution of one term to one document, float32,

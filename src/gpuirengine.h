@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * gpuirengine.h
- *	  The CPU query engine's state, shared by the engine (gpuirengine.c),
- *	  the search entry points with GPU routing (gpuirquery.c) and the
- *	  remembered scoring of <@> (gpuirremember.c).  Private to src/.
+ *	  The CPU query engine's state, shared by the engine (gpuirengine.c)
+ *	  and the search entry points with GPU routing (gpuirquery.c).
+ *	  Private to src/.
  *
  *-------------------------------------------------------------------------
  */
@@ -95,7 +95,5 @@ extern void GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uin
 							   bool from_segment);
 extern int	GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results);
 
-/* gpuirremember.c */
-extern void GpuirRememberScoring(const GpuirQuery *q, const char *query, int querylen);
 
 #endif							/* GPUIRENGINE_H */

@@ -173,7 +173,7 @@ gpuir_search(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	open_search("gpuir_search", indexoid, &heap, &index);
 	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
-					VARSIZE_ANY_EXHDR(query), k, mode, false, &results);
+					VARSIZE_ANY_EXHDR(query), k, mode, NULL, &results);
 	put_results(rsinfo, results, n, 0);
 	close_search(heap, index);
 	return (Datum) 0;
@@ -418,23 +418,32 @@ PG_FUNCTION_INFO_V1(gpuir_bm25_order);
 /*
  * gpuir_bm25_order(doc text, query text) RETURNS float8, the function of the
  * <@> operator: minus the BM25 score of doc for query.  The score needs the
- * collection statistics of a gpuir index (N, avgdl, df), so it is available
- * for the query of this session's last gpuir index scan, whose ORDER BY
- * evaluates it for every row it returns; otherwise it raises 0A000.
+ * collection statistics of a gpuir index (N, avgdl, df), so it is the score
+ * that the open gpuir index scan of this query which returned the row
+ * computed (GpuirScoreOf: each scan's own statistics, whatever the plan);
+ * a NULL doc gives NULL.  Raises 0A000 for a row no such scan returned
+ * (the operator evaluated outside ORDER BY column <@> query on a gpuir
+ * index) or one that two scans with different statistics could have
+ * returned.
  */
 Datum
 gpuir_bm25_order(PG_FUNCTION_ARGS)
 {
-	text	   *doc = PG_GETARG_TEXT_PP(0);
-	text	   *query = PG_GETARG_TEXT_PP(1);
+	text	   *doc;
+	text	   *query;
 	float4		score;
 
-	if (GpuirRememberedScore(VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query),
-							 VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &score))
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	doc = PG_GETARG_TEXT_PP(0);
+	query = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
+	if (query != NULL &&
+		GpuirScoreOf(VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query),
+					 VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &score))
 		PG_RETURN_FLOAT8(-(float8) score);
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("the <@> operator can only be used as ORDER BY column <@> query with a gpuir index"),
-			 errhint("Create a gpuir index on the column, or call gpuir_search() to get scores.")));
+			 errmsg("the <@> value of this row is not known: no gpuir index scan of this query returned it"),
+			 errhint("Use <@> as ORDER BY column <@> query on a column with a gpuir index (its value in the select list is the score of that scan), or call gpuir_search() for scores.")));
 	PG_RETURN_NULL();
 }

@@ -1,123 +1,276 @@
 /*-------------------------------------------------------------------------
  *
  * gpuirremember.c
- *	  The scoring context of this backend's last gpuir index scan, which
- *	  the <@> function uses to give the score of the rows the scan returns.
+ *	  Score sources: the rows each open gpuir index scan has returned and
+ *	  their scores, which the <@> function uses to give a row the score
+ *	  that the scan which returned it computed.
+ *
+ * The executor evaluates col <@> query in the select list (and as the
+ * ORDER BY key it projects) from the row's column value and the query
+ * alone, and does not pass on the index scan's ORDER BY values.  So every
+ * open index scan keeps a score source: its query text and the results it
+ * has returned, best first.  GpuirScoreOf finds the row among them by its
+ * text: each returned row's indexed value is fetched once (through the
+ * index's heap, following HOT chains, with the scan's snapshot; with
+ * FormIndexDatum, so expression indexes work too) and kept as a 64-bit hash
+ * with its score.  A row returned by one scan gets that scan's score; a row
+ * no open scan of the query returned is not known; a text that scans with
+ * different scores returned (identical documents in two indexes with other
+ * statistics) is ambiguous.  Both raise errors rather than give a number
+ * from another scan.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "lib/ilist.h"
+#include "nodes/execnodes.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
-#include "gpuirengine.h"
+#include "gpuir.h"
 
-/*
- * The scoring context of the last index scan of this backend (query text,
- * configuration, BM25 constants and idf of each query term), kept in
- * TopMemoryContext so that the <@> operator can give the score of the rows
- * that scan returns (GpuirRememberedScore).
- */
-typedef struct RememberedScoring
+/* a returned row: the hash of its indexed text and its score */
+typedef struct ReturnedRow
 {
+	uint64		hash;			/* key */
+	float4		score;
+	bool		ambiguous;		/* rows of this hash with other scores */
+} ReturnedRow;
+
+struct GpuirScoreSource
+{
+	dlist_node	node;
+	MemoryContextCallback cb;
+	MemoryContext cxt;			/* what Set allocates (reset by each Set) */
+	bool		set;			/* the fields below are valid */
 	char	   *query;
 	int			querylen;
-	Oid			cfg_id;
-	GpuirScoring sc;
-	int			nterms;
-	char	  **lexemes;
-	uint16	   *lens;
-	float4	   *idf;
-} RememberedScoring;
+	Relation	index;			/* the scan's, open while it runs */
+	Relation	heap;
+	Snapshot	snapshot;
+	const GpuirResult *results; /* [nreturned]: returned so far, the scan's */
+	int			nreturned;
+	int			nhashed;		/* results[0 .. nhashed) are in rows */
+	HTAB	   *rows;			/* ReturnedRow by hash, in cxt */
+	/* fetching a returned row's indexed value, in cxt, made when first needed */
+	IndexInfo  *ii;
+	EState	   *estate;
+	TupleTableSlot *slot;
+	IndexFetchTableData *fetch;
+};
 
+static dlist_head score_sources = DLIST_STATIC_INIT(score_sources);
 
+/* source_release: end the heap fetch state of src, if any */
+static void
+source_release(GpuirScoreSource *src)
+{
+	if (src->fetch != NULL)
+		table_index_fetch_end(src->fetch);
+	if (src->slot != NULL)
+		ExecDropSingleTupleTableSlot(src->slot);
+	if (src->estate != NULL)
+		FreeExecutorState(src->estate);
+	src->fetch = NULL;
+	src->slot = NULL;
+	src->estate = NULL;
+	src->ii = NULL;
+}
 
-static RememberedScoring *remembered = NULL;
+/* source_unlink: memory context callback, the scan's memory is going */
+static void
+source_unlink(void *arg)
+{
+	GpuirScoreSource *src = (GpuirScoreSource *) arg;
+
+	dlist_delete(&src->node);
+	/* no fetch state is left on error: its buffers and slots go with the transaction */
+}
 
 /*
- * GpuirRememberScoring: keep q's scoring context (query text, configuration,
- * BM25 constants, idf per term) for GpuirRememberedScore.
+ * GpuirScoreSourceCreate: a new score source in CurrentMemoryContext (the
+ * scan's), on the backend's list until that context is reset or deleted.
+ */
+GpuirScoreSource *
+GpuirScoreSourceCreate(void)
+{
+	GpuirScoreSource *src = palloc0(sizeof(GpuirScoreSource));
+
+	src->cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir score source",
+									 ALLOCSET_SMALL_SIZES);
+	src->cb.func = source_unlink;
+	src->cb.arg = src;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &src->cb);
+	dlist_push_head(&score_sources, &src->node);
+	return src;
+}
+
+/*
+ * GpuirScoreSourceSet: src is now a scan of query over index (of heap) with
+ * snapshot, with no row returned yet.  The relations and the snapshot must
+ * stay valid until the next Set or GpuirScoreSourceEnd.
  */
 void
-GpuirRememberScoring(const GpuirQuery *q, const char *query, int querylen)
+GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap, Snapshot snapshot,
+					const char *query, int querylen)
 {
-	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-	RememberedScoring *r;
+	MemoryContext old;
+	HASHCTL		ctl;
 
-	if (remembered)
-	{
-		for (int t = 0; t < remembered->nterms; t++)
-			pfree(remembered->lexemes[t]);
-		pfree(remembered->query);
-		if (remembered->nterms > 0)
-		{
-			pfree(remembered->lexemes);
-			pfree(remembered->lens);
-			pfree(remembered->idf);
-		}
-		pfree(remembered);
-		remembered = NULL;
-	}
-	r = palloc0(sizeof(RememberedScoring));
-	r->query = palloc(Max(querylen, 1));
-	memcpy(r->query, query, querylen);
-	r->querylen = querylen;
-	r->cfg_id = q->meta.cfg_id;
-	r->sc = q->sc;
-	r->nterms = q->nterms;
-	if (q->nterms > 0)
-	{
-		r->lexemes = palloc(sizeof(char *) * q->nterms);
-		r->lens = palloc(sizeof(uint16) * q->nterms);
-		r->idf = palloc(sizeof(float4) * q->nterms);
-	}
-	for (int t = 0; t < q->nterms; t++)
-	{
-		r->lexemes[t] = palloc(Max(q->terms[t].len, 1));
-		memcpy(r->lexemes[t], q->terms[t].lexeme, q->terms[t].len);
-		r->lens[t] = q->terms[t].len;
-		r->idf[t] = q->terms[t].idf;
-	}
-	remembered = r;
+	source_release(src);
+	MemoryContextReset(src->cxt);
+	old = MemoryContextSwitchTo(src->cxt);
+	src->query = palloc(Max(querylen, 1));
+	memcpy(src->query, query, querylen);
+	src->querylen = querylen;
+	src->index = index;
+	src->heap = heap;
+	src->snapshot = snapshot;
+	src->results = NULL;
+	src->nreturned = 0;
+	src->nhashed = 0;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(ReturnedRow);
+	ctl.hcxt = src->cxt;
+	src->rows = hash_create("gpuir returned rows", 64, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	src->set = true;
 	MemoryContextSwitchTo(old);
 }
 
 /*
- * GpuirRememberedScore: the BM25 score of document doc for query with the
- * statistics of this backend's last gpuir index scan, if that scan ran the
- * same query text (returns false otherwise).  The document is tokenized
- * again, so the value is exact for any row, with the same float32 formula
- * and term order as the engine.
+ * GpuirScoreSourceReturned: the scan has returned results[0 .. n) (best
+ * first; a longer array of the same scan keeps the same prefix).  The array
+ * stays the scan's and must live until the next call.
  */
-bool
-GpuirRememberedScore(const char *query, int querylen, const char *doc, int doclen,
-					 float4 *score)
+void
+GpuirScoreSourceReturned(GpuirScoreSource *src, const GpuirResult *results, int n)
 {
-	GpuirDocTerms dt;
-	float4		s = 0.0f;
-	int			j = 0;
-
-	if (remembered == NULL || remembered->querylen != querylen ||
-		memcmp(remembered->query, query, querylen) != 0)
-		return false;
-	GpuirTokenize(remembered->cfg_id, doc, doclen, &dt);
-	for (int t = 0; t < remembered->nterms && j < dt.nterms;)
-	{
-		int			c = GpuirLexemeCmp(remembered->lexemes[t], remembered->lens[t],
-									   dt.terms[j].lexeme, dt.terms[j].len);
-
-		if (c == 0)
-		{
-			s += GpuirBM25(remembered->idf[t], dt.terms[j].tf, dt.dl, &remembered->sc);
-			t++;
-			j++;
-		}
-		else if (c < 0)
-			t++;
-		else
-			j++;
-	}
-	*score = s;
-	return true;
+	src->results = results;
+	src->nreturned = n;
+	if (n < src->nhashed)
+		src->nhashed = n;		/* a shorter prefix: rows hashed stay right */
 }
 
+/*
+ * GpuirScoreSourceEnd: the scan ends (its relations and results go): src
+ * answers nothing any more, and its fetch state is released.
+ */
+void
+GpuirScoreSourceEnd(GpuirScoreSource *src)
+{
+	source_release(src);
+	src->set = false;
+	src->results = NULL;
+	src->nreturned = 0;
+	src->nhashed = 0;
+}
+
+/* text_hash: the hash of a document's text */
+static uint64
+text_hash(const char *doc, int doclen)
+{
+	return hash_bytes_extended((const unsigned char *) doc, doclen, 0);
+}
+
+/*
+ * hash_returned: put the rows src returned but has not hashed yet into
+ * src->rows: fetch each one's indexed value (the HOT chain from its TID,
+ * the scan's snapshot) and hash its text.
+ */
+static void
+hash_returned(GpuirScoreSource *src)
+{
+	MemoryContext old = MemoryContextSwitchTo(src->cxt);
+
+	if (src->fetch == NULL)
+	{
+		src->ii = BuildIndexInfo(src->index);
+		src->estate = CreateExecutorState();
+		src->slot = table_slot_create(src->heap, NULL);
+		GetPerTupleExprContext(src->estate)->ecxt_scantuple = src->slot;
+		src->fetch = table_index_fetch_begin(src->heap);
+	}
+	for (; src->nhashed < src->nreturned; src->nhashed++)
+	{
+		const GpuirResult *r = &src->results[src->nhashed];
+		ItemPointerData tid = r->tid;
+		bool		call_again = false;
+		bool		all_dead = false;
+		Datum		value;
+		bool		isnull;
+		ReturnedRow *row;
+		bool		found;
+
+		if (!table_index_fetch_tuple(src->fetch, &tid, src->snapshot, src->slot,
+									 &call_again, &all_dead))
+			continue;			/* not visible (cannot happen for a returned row) */
+		ResetPerTupleExprContext(src->estate);
+		FormIndexDatum(src->ii, src->slot, src->estate, &value, &isnull);
+		if (!isnull)
+		{
+			text	   *t = DatumGetTextPP(value);
+
+			row = hash_search(src->rows, &(uint64) {text_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t))},
+							  HASH_ENTER, &found);
+			if (!found)
+			{
+				row->score = r->score;
+				row->ambiguous = false;
+			}
+			else if (row->score != r->score)
+				row->ambiguous = true;
+		}
+		ExecClearTuple(src->slot);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * GpuirScoreOf: the score of the row whose indexed text is doc, as the open
+ * gpuir index scan of query (same text) that returned it computed it.
+ * Returns false when no open scan of this query returned a row with this
+ * text.  Raises 0A000 when scans (or rows of one scan) with different
+ * scores returned this text, so that a row never gets another scan's
+ * score.
+ */
+bool
+GpuirScoreOf(const char *query, int querylen, const char *doc, int doclen, float4 *score)
+{
+	dlist_iter	it;
+	bool		found = false;
+	bool		ambiguous = false;
+	uint64		h = text_hash(doc, doclen);
+
+	dlist_foreach(it, &score_sources)
+	{
+		GpuirScoreSource *src = dlist_container(GpuirScoreSource, node, it.cur);
+		ReturnedRow *row;
+
+		if (!src->set || src->nreturned == 0 || src->querylen != querylen ||
+			memcmp(src->query, query, querylen) != 0)
+			continue;
+		if (src->nhashed < src->nreturned)
+			hash_returned(src);
+		row = hash_search(src->rows, &h, HASH_FIND, NULL);
+		if (row == NULL)
+			continue;
+		if (row->ambiguous || (found && row->score != *score))
+			ambiguous = true;
+		*score = row->score;
+		found = true;
+	}
+	if (ambiguous)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the <@> value of a row is ambiguous: gpuir index scans of this query returned the same text with different scores"),
+				 errhint("Identical documents in indexes with different statistics score differently; use gpuir_search() on each index for their scores.")));
+	return found;
+}

@@ -8,7 +8,9 @@
  * for more, recomputes with twice the k and returns the results after those
  * already returned (same snapshot, same total order, so the earlier results
  * are a prefix).  Only documents holding at least one query term are
- * returned, at most GPUIR_MAX_K of them.
+ * returned, at most GPUIR_MAX_K of them.  The scan's score source
+ * (gpuirremember.c) lets the <@> operator give each returned row the score
+ * this scan computed for it.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +29,7 @@
 typedef struct GpuirScanOpaqueData
 {
 	MemoryContext cxt;			/* holds results */
+	GpuirScoreSource *src;		/* the <@> values of the returned rows */
 	GpuirResult *results;
 	int			nresults;
 	int			next;			/* next result to return */
@@ -44,6 +47,7 @@ gpuirbeginscan(Relation index, int nkeys, int norderbys)
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir scan",
 									ALLOCSET_DEFAULT_SIZES);
+	so->src = GpuirScoreSourceCreate();
 	scan->opaque = so;
 	/* the AM provides the ORDER BY value arrays */
 	scan->xs_orderbyvals = palloc0(sizeof(Datum) * Max(norderbys, 1));
@@ -62,6 +66,7 @@ gpuirrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 	MemoryContextReset(so->cxt);
+	GpuirScoreSourceReturned(so->src, NULL, 0);
 	so->results = NULL;
 	so->nresults = 0;
 	so->next = 0;
@@ -98,7 +103,7 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 		old = MemoryContextSwitchTo(so->cxt);
 		so->nresults = GpuirSearch(scan->indexRelation, scan->heapRelation,
 								   scan->xs_snapshot, VARDATA_ANY(query),
-								   VARSIZE_ANY_EXHDR(query), k, GPUIR_MODE_BMW, true,
+								   VARSIZE_ANY_EXHDR(query), k, GPUIR_MODE_BMW, so->src,
 								   &so->results);
 		MemoryContextSwitchTo(old);
 		so->k = k;
@@ -108,6 +113,7 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 		return false;
 
 	r = &so->results[so->next++];
+	GpuirScoreSourceReturned(so->src, so->results, so->next);
 	scan->xs_heaptid = r->tid;
 	scan->xs_recheck = false;
 	scan->xs_recheckorderby = false;
@@ -121,6 +127,7 @@ gpuirendscan(IndexScanDesc scan)
 {
 	GpuirScanOpaque so = (GpuirScanOpaque) scan->opaque;
 
+	GpuirScoreSourceEnd(so->src);	/* it stays listed until the scan's memory goes */
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 	scan->opaque = NULL;
