@@ -28,3 +28,13 @@ COMMENT ON FUNCTION gpuir_gpu_stages() IS
 -- NULL query must reach the index scan (which returns no rows) rather than
 -- fold to a NULL sort key that orders nothing.
 ALTER FUNCTION gpuir_bm25_order(text, text) STABLE CALLED ON NULL INPUT;
+
+CREATE FUNCTION gpuir_route(
+	OUT mode text, OUT k text, OUT postings_from bigint,
+	OUT cpu_mean_us float8, OUT cpu_samples bigint,
+	OUT gpu_mean_us float8, OUT gpu_samples bigint,
+	OUT routed_cpu bigint, OUT routed_gpu bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION gpuir_route() IS
+	'the cost model of gpuir.device = auto: per query class, the mean time on each device and the queries sent to each';

@@ -102,3 +102,10 @@ SELECT count(*) FROM gpuir_search('in_empty_idx', 'anything');
 DROP TABLE in_docs, in_queries, in_empty;
 DROP FUNCTION in_expect();
 DROP FUNCTION in_agree();
+
+-- the GPU service's stage times and auto's cost model: one row per stage;
+-- the model's cells (none, or CPU times where the service runs without a GPU)
+SELECT stage, events >= 0 AS counted, (events = 0) = (mean_us IS NULL) AS mean_iff_events
+FROM gpuir_gpu_stages();
+SELECT count(*) FILTER (WHERE gpu_samples > 0 OR routed_gpu > 0) AS gpu_cells_without_gpu
+FROM gpuir_route() WHERE NOT EXISTS (SELECT 1 FROM gpuir_status() WHERE memory IS NOT NULL);

@@ -79,11 +79,11 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",
 							 "Where gpuir queries run: auto, gpu or cpu.",
-							 "auto sends queries whose posting lists hold at least gpuir.gpu_min_postings postings (ten times as many for wand and bmw) to the GPU service, others to the CPU engine.",
+							 "auto sends each query to the device a cost model of recent query times expects to answer it first (queries whose lists hold fewer than gpuir.gpu_min_postings postings stay on the CPU).",
 							 &gpuir_device, GPUIR_DEVICE_AUTO, device_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_min_postings",
-							"Postings a query's lists must hold for gpuir.device = auto to send it to the GPU.",
+							"Postings a query's lists must hold for gpuir.device = auto to consider the GPU.",
 							NULL, &gpuir_gpu_min_postings, GPUIR_DEFAULT_GPU_MIN_POSTINGS, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_timeout",

@@ -4,7 +4,7 @@
  *	  The search entry points (GpuirSearch, GpuirSearchBatch,
  *	  GpuirQueryTerms): a query is prepared by the CPU engine
  *	  (gpuirengine.c), routed to the GPU service or the CPU engine
- *	  (gpuir.device, gpuir.gpu_min_postings), and the GPU's per-segment
+ *	  (gpuir.device; auto: gpuirroute.c's cost model), and the GPU's per-segment
  *	  candidates are merged into an exact top-k here, or the CPU answers.
  *
  *-------------------------------------------------------------------------
@@ -31,14 +31,23 @@ gpu_k(int k)
 	return (uint32) Min(GPUIR_CUDA_MAX_K, 2 * k + 16);
 }
 
+/* query_postings: the postings q's lists hold, over all segments */
+static uint64
+query_postings(const GpuirQuery *q)
+{
+	uint64		postings = 0;
+
+	for (uint32 i = 0; i < q->meta.nsegments * q->nterms; i++)
+		postings += q->entries[i].npostings;
+	return postings;
+}
+
 /*
  * gpu_wanted: should q go to the GPU service?  gpuir.device = cpu never;
- * gpu whenever the service runs; auto when the query's posting lists hold
- * at least gpuir.gpu_min_postings postings, GPUIR_AUTO_PRUNED_FACTOR times
- * as many for wand and bmw (Huang et al. 2017: length-based CPU/GPU
- * assignment; the threshold is measured, see gpuirservice.h).  k above
- * GPUIR_CUDA_MAX_K and temporary indexes (local buffers the worker cannot
- * read) stay on the CPU.
+ * gpu whenever the service runs; auto as the cost model says
+ * (gpuirroute.c: the device expected to answer first, from the times of
+ * recent queries of the same class on each).  k above GPUIR_CUDA_MAX_K and
+ * temporary indexes (local buffers the worker cannot read) stay on the CPU.
  */
 static bool
 gpu_wanted(GpuirQuery *q, GpuirMode mode)
@@ -47,17 +56,7 @@ gpu_wanted(GpuirQuery *q, GpuirMode mode)
 		q->k > GPUIR_CUDA_MAX_K || RelationUsesLocalBuffers(q->index))
 		return false;
 	if (gpuir_device == GPUIR_DEVICE_AUTO)
-	{
-		uint64		postings = 0;
-		uint64		threshold = (uint64) gpuir_gpu_min_postings;
-
-		if (mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW)
-			threshold *= GPUIR_AUTO_PRUNED_FACTOR;
-		for (uint32 i = 0; i < q->meta.nsegments * q->nterms; i++)
-			postings += q->entries[i].npostings;
-		if (postings < threshold)
-			return false;
-	}
+		return GpuirServiceReady() && GpuirRouteToGpu(mode, q->k, query_postings(q));
 	return true;
 }
 
@@ -148,6 +147,8 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 	int			ng = 0;
 	bool		answered = false;
 
+	TimestampTz t0;
+
 	for (int i = 0; i < n; i++)
 	{
 		if (gpu_wanted(qs[i], mode))
@@ -157,12 +158,16 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 		}
 		else if (qs[i]->ready)
 		{
+			t0 = GetCurrentTimestamp();
 			GpuirQueryRunCpu(qs[i], mode);
 			GpuirServiceCount(false, false);
+			GpuirRouteObserve(mode, qs[i]->k, query_postings(qs[i]), GPUIR_ROUTE_CPU,
+							  (double) (GetCurrentTimestamp() - t0));
 		}
 	}
 	if (ng == 0)
 		return;
+	t0 = GetCurrentTimestamp();
 
 	if (GpuirServiceReady())
 	{
@@ -205,6 +210,17 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 			GpuirQueryRunCpu(q, mode);
 			GpuirServiceCount(false, GpuirService != NULL);
 		}
+	}
+
+	/*
+	 * the cost model's GPU time of each query: the request's share, the
+	 * merges and any fallback (what choosing the GPU cost)
+	 */
+	{
+		double		us = (double) (GetCurrentTimestamp() - t0) / ng;
+
+		for (int i = 0; i < ng; i++)
+			GpuirRouteObserve(mode, gq[i]->k, query_postings(gq[i]), GPUIR_ROUTE_GPU, us);
 	}
 }
 

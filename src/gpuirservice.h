@@ -46,16 +46,14 @@ typedef enum GpuirDeviceChoice
 } GpuirDeviceChoice;
 
 /*
- * gpuir.device = auto: a query goes to the GPU when its posting lists hold at
- * least gpuir.gpu_min_postings postings, GPUIR_AUTO_PRUNED_FACTOR times as
- * many for wand and bmw, whose pruning keeps the CPU faster for longer.
- * Measured with scripts/gpu-check (threshold step) on an H100, one session,
- * k = 10, gpuir.batch_window = 1 ms: the GPU answers in about 1.4-1.6 ms
- * whatever the length; the CPU's exhaustive OR passes that at about 10,000
- * postings, its BMW was still faster (1.0 ms) at 31,000-100,000 postings.
+ * gpuir.device = auto: queries whose posting lists hold fewer than
+ * gpuir.gpu_min_postings postings stay on the CPU; the others go to the
+ * device the cost model (gpuirroute.c) expects to answer first.  A GPU
+ * request's round trip is at least about 0.1 ms (H100, 2026-11-25,
+ * bench/results/2026-11-25-h100-request-path.md), which the CPU engine
+ * beats on lists of a few thousand postings.
  */
-#define GPUIR_DEFAULT_GPU_MIN_POSTINGS	10000
-#define GPUIR_AUTO_PRUNED_FACTOR		10
+#define GPUIR_DEFAULT_GPU_MIN_POSTINGS	2000
 
 extern int	gpuir_device;
 extern int	gpuir_max_batch;
@@ -118,6 +116,19 @@ typedef enum GpuirStage
 	GPUIR_NSTAGES
 } GpuirStage;
 
+/* gpuir.device = auto's cost model (gpuirroute.c): one cell */
+#define GPUIR_ROUTE_BUCKETS		40	/* postings classes: floor(log2(postings + 1)) */
+#define GPUIR_ROUTE_CPU			0
+#define GPUIR_ROUTE_GPU			1
+
+typedef struct GpuirRouteCell
+{
+	pg_atomic_uint32 mean_us[2];	/* float4 bits: mean time per device */
+	pg_atomic_uint32 samples[2];	/* times folded into each mean */
+	pg_atomic_uint64 routed[2];		/* queries auto sent to each device */
+	pg_atomic_uint64 decisions;		/* choices by the means (exploration) */
+} GpuirRouteCell;
+
 typedef struct GpuirServiceShared
 {
 	slock_t		mutex;			/* protects the fields up to the counters */
@@ -142,6 +153,8 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 errors;
 	pg_atomic_uint64 stage_us[GPUIR_NSTAGES];	/* microseconds per stage */
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
+	/* the auto cost model: mode class x k class x postings class */
+	GpuirRouteCell route[3][2][GPUIR_ROUTE_BUCKETS];
 	int			nslots;
 	GpuirServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } GpuirServiceShared;
@@ -242,6 +255,10 @@ extern bool GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 
 /* gpuirworker.c */
 extern PGDLLEXPORT void GpuirWorkerMain(Datum arg);
+
+/* gpuirroute.c */
+extern bool GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings);
+extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int device, double us);
 
 /*
  * gpuircache.c: the syntax of gpuir.device_memory, shared by its check hook
