@@ -32,7 +32,7 @@ ALTER FUNCTION gpuir_bm25_order(text, text) STABLE CALLED ON NULL INPUT;
 CREATE FUNCTION gpuir_route(
 	OUT mode text, OUT k text, OUT postings_from bigint,
 	OUT cpu_mean_us float8, OUT cpu_samples bigint,
-	OUT gpu_mean_us float8, OUT gpu_samples bigint,
+	OUT gpu_mean_us float8, OUT gpu_samples bigint, OUT gpu_cpu_mean_us float8,
 	OUT routed_cpu bigint, OUT routed_gpu bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;

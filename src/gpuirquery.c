@@ -135,12 +135,26 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 }
 
 /*
- * run_queries: answer the prepared queries qs[0..n) of one index, those the
+ * run_cpu_observed: answer q on the CPU engine, its CPU time folded into
+ * auto's cost model
+ */
+static void
+run_cpu_observed(GpuirQuery *q, GpuirMode mode)
+{
+	double		cpu0 = GpuirRouteCpuTime();
+
+	GpuirQueryRunCpu(q, mode);
+	GpuirServiceCount(false, false);
+	GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU, GpuirRouteCpuTime() - cpu0);
+}
+
+/*
+ * run_queries_counted: answer the prepared queries qs[0..n) of one index, those the
  * GPU should take in one request to the GPU service, the others and every
  * fallback on the CPU.  A fallback is logged once per request.
  */
 static void
-run_queries(GpuirQuery **qs, int n, GpuirMode mode)
+run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 {
 	GpuirGpuQuery *g = palloc0(sizeof(GpuirGpuQuery) * Max(n, 1));
 	GpuirQuery **gq = palloc(sizeof(GpuirQuery *) * Max(n, 1));
@@ -148,6 +162,7 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 	bool		answered = false;
 
 	TimestampTz t0;
+	double		cpu0;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -157,17 +172,12 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 			gq[ng++] = qs[i];
 		}
 		else if (qs[i]->ready)
-		{
-			t0 = GetCurrentTimestamp();
-			GpuirQueryRunCpu(qs[i], mode);
-			GpuirServiceCount(false, false);
-			GpuirRouteObserve(mode, qs[i]->k, query_postings(qs[i]), GPUIR_ROUTE_CPU,
-							  (double) (GetCurrentTimestamp() - t0));
-		}
+			run_cpu_observed(qs[i], mode);
 	}
 	if (ng == 0)
 		return;
 	t0 = GetCurrentTimestamp();
+	cpu0 = GpuirRouteCpuTime();
 
 	if (GpuirServiceReady())
 	{
@@ -213,15 +223,41 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 	}
 
 	/*
-	 * the cost model's GPU time of each query: the request's share, the
-	 * merges and any fallback (what choosing the GPU cost)
+	 * the cost model's GPU times of each query: the request's share, the
+	 * merges and any fallback (what choosing the GPU cost), in wall time
+	 * and in this backend's CPU time
 	 */
 	{
 		double		us = (double) (GetCurrentTimestamp() - t0) / ng;
+		double		cpu_us = (GpuirRouteCpuTime() - cpu0) / ng;
 
 		for (int i = 0; i < ng; i++)
-			GpuirRouteObserve(mode, gq[i]->k, query_postings(gq[i]), GPUIR_ROUTE_GPU, us);
+		{
+			uint64		postings = query_postings(gq[i]);
+
+			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU, us);
+			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU_CPU, cpu_us);
+		}
 	}
+}
+
+/*
+ * run_queries: run_queries_counted, the backend counted among those in a
+ * gpuir search meanwhile (auto's measure of the cores' load)
+ */
+static void
+run_queries(GpuirQuery **qs, int n, GpuirMode mode)
+{
+	GpuirRouteActiveBegin();
+	PG_TRY();
+	{
+		run_queries_counted(qs, n, mode);
+	}
+	PG_FINALLY();
+	{
+		GpuirRouteActiveEnd();
+	}
+	PG_END_TRY();
 }
 
 /*

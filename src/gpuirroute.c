@@ -12,27 +12,46 @@
  *	k class			k <= 100, k > 100
  *	postings class	floor(log2(postings + 1)) of the postings the query's
  *					lists hold, 0 .. GPUIR_ROUTE_BUCKETS - 1
- * Each cell keeps, per device, an exponentially weighted mean (weight
- * 1/GPUIR_ROUTE_EWMA) of the wall time of the queries of that class that
- * the device answered, as the backend saw it: the CPU engine's run, or the
- * GPU request's round trip (queueing and batching included) and the
- * candidates' merge, divided among the request's queries.  Both means
- * therefore follow the load: a longer GPU queue or busier cores make that
- * device's times grow, and the traffic moves to the other, so that under
- * load both devices work at once.
+ * Each cell keeps exponentially weighted means (weight 1/GPUIR_ROUTE_EWMA)
+ * of what the queries of that class cost:
+ *	CPU		the CPU time of the CPU engine's run (the backend's own processor
+ *			time, so a run that other processes preempted counts what it
+ *			used, not how long it waited);
+ *	GPU		the wall time of a GPU request as the backend saw it: the round
+ *			trip (queueing and batching included), the candidates' merge and
+ *			any fallback, divided among the request's queries;
+ *	GPU_CPU	the backend's CPU time over the same span: what a GPU query
+ *			costs the cores.
  *
- * A query goes to the device whose mean is lower.  A device with fewer
- * than GPUIR_ROUTE_MIN_SAMPLES samples in the cell is tried first, and
- * one query in GPUIR_ROUTE_EXPLORE of a cell goes to the other device, so
- * that both means stay current.  Queries whose lists hold fewer than
- * gpuir.gpu_min_postings postings stay on the CPU.  Results are the same on
- * either device, so routing affects speed only.  The cells are read and
- * written without locks: a lost update of a mean costs nothing.
+ * The choice, for a query of a cell where both devices have samples:
+ *	- the cores are oversubscribed (more backends in a gpuir search than
+ *	  GPUIR_ROUTE_SATURATED times the online processors): the device that
+ *	  costs the cores less, CPU against GPU_CPU.  Every query waits for a
+ *	  core then, the GPU service's worker too, so the cores' time is what
+ *	  throughput follows: long OR and BMW queries go to the GPU, short AND
+ *	  ones stay on the CPU, and both devices work.  (Measured on an H100
+ *	  with 16 cores and 64 pgbench clients: by the wall times alone most
+ *	  queries went to the CPU, whose CPU times stay low while the GPU round
+ *	  trips it slows down grow, for half the GPU's throughput:
+ *	  bench/results/2026-11-25-h100-request-path.md.)
+ *	- otherwise the device with the lower time, CPU against GPU: the answer
+ *	  that comes first.
+ * A device with fewer than GPUIR_ROUTE_MIN_SAMPLES samples in the cell is
+ * tried first, and one query in GPUIR_ROUTE_EXPLORE of a cell goes to the
+ * other device (one in GPUIR_ROUTE_EXPLORE_FAR when its mean is more than
+ * GPUIR_ROUTE_FAR times higher: a long query on the slow device costs many
+ * fast ones), so that both means stay current.  Queries whose lists hold
+ * fewer than gpuir.gpu_min_postings postings stay on the CPU.  Results are
+ * the same on either device, so routing affects speed only.  The cells are
+ * read and written without locks: a lost update of a mean costs nothing.
  * gpuir_route() shows the table.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <time.h>
+#include <unistd.h>
 
 #include "fmgr.h"
 #include "funcapi.h"
@@ -42,7 +61,10 @@
 
 #define GPUIR_ROUTE_EWMA			16	/* a new time weighs 1/16 */
 #define GPUIR_ROUTE_MIN_SAMPLES		4
-#define GPUIR_ROUTE_EXPLORE			32
+#define GPUIR_ROUTE_EXPLORE			64
+#define GPUIR_ROUTE_EXPLORE_FAR		1024
+#define GPUIR_ROUTE_FAR				3.0
+#define GPUIR_ROUTE_SATURATED		1.5
 
 /* route_cell: the cell of a query, or NULL without the GPU service */
 static GpuirRouteCell *
@@ -106,9 +128,24 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 		gpu = false;
 	else
 	{
-		gpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU]) < read_mean(&c->mean_us[GPUIR_ROUTE_CPU]);
+		static double ncores = 0;
+		float4		mcpu = read_mean(&c->mean_us[GPUIR_ROUTE_CPU]);
+		float4		mgpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU]);
+		bool		cores_full;
+		uint64		every;
+
+		if (ncores <= 0)
+			ncores = Max(1, (double) sysconf(_SC_NPROCESSORS_ONLN));
+		cores_full = (double) pg_atomic_read_u32(&GpuirService->active) >
+			GPUIR_ROUTE_SATURATED * ncores;
+		if (cores_full && pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) > 0)
+			gpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]) < mcpu;
+		else
+			gpu = mgpu < mcpu;
 		/* explore: now and then the other device, to keep its mean current */
-		if (pg_atomic_fetch_add_u64(&c->decisions, 1) % GPUIR_ROUTE_EXPLORE == 0)
+		every = (gpu ? mcpu > GPUIR_ROUTE_FAR * mgpu : mgpu > GPUIR_ROUTE_FAR * mcpu)
+			? GPUIR_ROUTE_EXPLORE_FAR : GPUIR_ROUTE_EXPLORE;
+		if (pg_atomic_fetch_add_u64(&c->decisions, 1) % every == every - 1)
 			gpu = !gpu;
 	}
 	pg_atomic_fetch_add_u64(&c->routed[gpu ? GPUIR_ROUTE_GPU : GPUIR_ROUTE_CPU], 1);
@@ -116,12 +153,12 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 }
 
 /*
- * GpuirRouteObserve: a query of this mode, k and postings took us
- * microseconds on the device (GPUIR_ROUTE_CPU or _GPU): fold it into the
- * cell's mean for that device.
+ * GpuirRouteObserve: a query of this mode, k and postings cost us
+ * microseconds of what (GPUIR_ROUTE_CPU, _GPU or _GPU_CPU): fold it into
+ * the cell's mean of that.
  */
 void
-GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int device, double us)
+GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us)
 {
 	GpuirRouteCell *c = route_cell(mode, k, postings);
 	uint32		n;
@@ -129,15 +166,44 @@ GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int device, double us)
 
 	if (c == NULL)
 		return;
-	n = pg_atomic_read_u32(&c->samples[device]);
-	mean = read_mean(&c->mean_us[device]);
+	n = pg_atomic_read_u32(&c->samples[what]);
+	mean = read_mean(&c->mean_us[what]);
 	if (n == 0)
 		mean = (float4) us;
 	else
 		mean += ((float4) us - mean) / (float4) Min(n + 1, GPUIR_ROUTE_EWMA);
-	write_mean(&c->mean_us[device], mean);
+	write_mean(&c->mean_us[what], mean);
 	if (n < PG_UINT32_MAX)
-		pg_atomic_write_u32(&c->samples[device], n + 1);
+		pg_atomic_write_u32(&c->samples[what], n + 1);
+}
+
+/* GpuirRouteCpuTime: this process's CPU time in microseconds */
+double
+GpuirRouteCpuTime(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0.0;
+	return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+/*
+ * GpuirRouteActiveBegin / End: a backend enters / leaves a gpuir search
+ * (End must follow Begin also on error)
+ */
+void
+GpuirRouteActiveBegin(void)
+{
+	if (GpuirService != NULL)
+		pg_atomic_fetch_add_u32(&GpuirService->active, 1);
+}
+
+void
+GpuirRouteActiveEnd(void)
+{
+	if (GpuirService != NULL)
+		pg_atomic_fetch_sub_u32(&GpuirService->active, 1);
 }
 
 PG_FUNCTION_INFO_V1(gpuir_route);
@@ -145,11 +211,13 @@ PG_FUNCTION_INFO_V1(gpuir_route);
 /*
  * gpuir_route() RETURNS SETOF record (mode text, k text, postings_from
  * bigint, cpu_mean_us float8, cpu_samples bigint, gpu_mean_us float8,
- * gpu_samples bigint, routed_cpu bigint, routed_gpu bigint): the cells of
+ * gpu_samples bigint, gpu_cpu_mean_us float8, routed_cpu bigint,
+ * routed_gpu bigint): the cells of
  * gpuir.device = auto's cost model that have seen a query: mode class
  * (and, or, pruned), k class ('<=100', '>100'), the least postings of the
  * class (its postings reach up to twice that), each device's mean time and
- * samples, and the queries auto sent to each.  No rows without the GPU
+ * samples, the backend's mean CPU time of a GPU query, and the queries
+ * auto sent to each device.  No rows without the GPU
  * service.
  */
 Datum
@@ -167,8 +235,8 @@ gpuir_route(PG_FUNCTION_ARGS)
 			for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)
 			{
 				GpuirRouteCell *c = &GpuirService->route[m][kc][b];
-				Datum		values[9];
-				bool		nulls[9] = {false};
+				Datum		values[10];
+				bool		nulls[10] = {false};
 				uint32		nc = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
 				uint32		ng = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
 				uint64		rc = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
@@ -185,8 +253,10 @@ gpuir_route(PG_FUNCTION_ARGS)
 				values[5] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU]));
 				nulls[5] = (ng == 0);
 				values[6] = Int64GetDatum((int64) ng);
-				values[7] = Int64GetDatum((int64) rc);
-				values[8] = Int64GetDatum((int64) rg);
+				values[7] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]));
+				nulls[7] = (pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) == 0);
+				values[8] = Int64GetDatum((int64) rc);
+				values[9] = Int64GetDatum((int64) rg);
 				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			}
 	return (Datum) 0;

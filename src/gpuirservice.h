@@ -118,13 +118,14 @@ typedef enum GpuirStage
 
 /* gpuir.device = auto's cost model (gpuirroute.c): one cell */
 #define GPUIR_ROUTE_BUCKETS		40	/* postings classes: floor(log2(postings + 1)) */
-#define GPUIR_ROUTE_CPU			0
-#define GPUIR_ROUTE_GPU			1
+#define GPUIR_ROUTE_CPU			0	/* CPU engine: its CPU time */
+#define GPUIR_ROUTE_GPU			1	/* GPU: the request's wall time */
+#define GPUIR_ROUTE_GPU_CPU		2	/* GPU: the backend's CPU time meanwhile */
 
 typedef struct GpuirRouteCell
 {
-	pg_atomic_uint32 mean_us[2];	/* float4 bits: mean time per device */
-	pg_atomic_uint32 samples[2];	/* times folded into each mean */
+	pg_atomic_uint32 mean_us[3];	/* float4 bits: mean of each GPUIR_ROUTE_* */
+	pg_atomic_uint32 samples[3];	/* times folded into each mean */
 	pg_atomic_uint64 routed[2];		/* queries auto sent to each device */
 	pg_atomic_uint64 decisions;		/* choices by the means (exploration) */
 } GpuirRouteCell;
@@ -153,6 +154,7 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 errors;
 	pg_atomic_uint64 stage_us[GPUIR_NSTAGES];	/* microseconds per stage */
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
+	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
 	/* the auto cost model: mode class x k class x postings class */
 	GpuirRouteCell route[3][2][GPUIR_ROUTE_BUCKETS];
 	int			nslots;
@@ -258,7 +260,10 @@ extern PGDLLEXPORT void GpuirWorkerMain(Datum arg);
 
 /* gpuirroute.c */
 extern bool GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings);
-extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int device, double us);
+extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us);
+extern double GpuirRouteCpuTime(void);
+extern void GpuirRouteActiveBegin(void);
+extern void GpuirRouteActiveEnd(void);
 
 /*
  * gpuircache.c: the syntax of gpuir.device_memory, shared by its check hook
