@@ -109,3 +109,30 @@ SELECT stage, events >= 0 AS counted, (events = 0) = (mean_us IS NULL) AS mean_i
 FROM gpuir_gpu_stages();
 SELECT count(*) FILTER (WHERE gpu_samples > 0 OR routed_gpu > 0) AS gpu_cells_without_gpu
 FROM gpuir_route() WHERE NOT EXISTS (SELECT 1 FROM gpuir_status() WHERE memory IS NOT NULL);
+
+-- gpuir scans count in pg_stat_user_indexes: an ORDER BY scan, gpuir_search,
+-- gpuir_search_batch (one scan per query)
+CREATE TABLE st_docs (id int, body text);
+INSERT INTO st_docs SELECT i, 'w' || i % 7 || ' w' || i % 11 FROM generate_series(1, 300) i;
+CREATE INDEX st_idx ON st_docs USING gpuir (body) WITH (text_config = 'english');
+SELECT pg_stat_force_next_flush();
+SELECT count(*) FROM (SELECT id FROM st_docs ORDER BY body <@> 'w1 w2' LIMIT 5) x;
+SELECT count(*) FROM gpuir_search('st_idx', 'w3', 4);
+SELECT count(*) FROM gpuir_search_batch('st_idx', ARRAY['w4', 'w5 w6'], 3);
+SELECT pg_stat_force_next_flush();
+SELECT idx_scan, idx_tup_read FROM pg_stat_user_indexes WHERE indexrelname = 'st_idx';
+
+-- ALTER INDEX ... SET (k1 / b) takes effect only with REINDEX: queries are
+-- refused until then (55000), not answered with the old constants
+ALTER INDEX st_idx SET (k1 = 2.0);
+\set VERBOSITY terse
+SELECT count(*) FROM gpuir_search('st_idx', 'w3', 4);
+SELECT id FROM st_docs ORDER BY body <@> 'w3' LIMIT 1;
+\set VERBOSITY default
+REINDEX INDEX st_idx;
+SELECT count(*) FROM gpuir_search('st_idx', 'w3', 4);
+ALTER INDEX st_idx RESET (k1);
+\set VERBOSITY terse
+SELECT count(*) FROM gpuir_search('st_idx', 'w3', 4);
+\set VERBOSITY default
+DROP TABLE st_docs;

@@ -400,6 +400,7 @@ extern void GpuirInitPage(Page page, uint16 type);
 extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
 extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);
 extern void GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta);
+extern void GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta);
 extern Buffer GpuirNewBuffer(Relation index);
 extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type);
 extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag);

@@ -793,6 +793,7 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->k = k;
 
 	bufdata = GpuirBufferSnapshot(index, &q->meta, NULL);
+	GpuirCheckOptions(index, &q->meta);
 	GpuirTokenize(q->meta.cfg_id, query, querylen, &qdoc);
 	if (qdoc.nterms > GPUIR_MAX_QUERY_TERMS)
 		ereport(ERROR,

@@ -18,6 +18,7 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -153,7 +154,9 @@ PG_FUNCTION_INFO_V1(gpuir_search);
  * score for query, best first, ties by ctid.  mode: and, or, wand, bmw,
  * and_or (GpuirSearch in gpuirquery.c routes; gpuirengine.c has the
  * algorithms and sources).
- * ctid is the visible row version's.  Errors: 22023 for k or mode, 42809 for
+ * ctid is the visible row version's.  Counts one scan of the index and its
+ * rows in pg_stat_user_indexes (idx_scan, idx_tup_read; gpuir_search_batch:
+ * one scan per query).  Errors: 22023 for k or mode, 42809 for
  * a relation that is not a gpuir index, 42501 without SELECT on the table or
  * the indexed column, or under row-level security (check_read_access).
  */
@@ -174,6 +177,8 @@ gpuir_search(PG_FUNCTION_ARGS)
 	open_search("gpuir_search", indexoid, &heap, &index);
 	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
 					VARSIZE_ANY_EXHDR(query), k, mode, NULL, &results);
+	pgstat_count_index_scan(index);
+	pgstat_count_index_tuples(index, n);
 	put_results(rsinfo, results, n, 0);
 	close_search(heap, index);
 	return (Datum) 0;
@@ -232,7 +237,11 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 	counts = palloc(sizeof(int) * Max(nq, 1));
 	GpuirSearchBatch(index, heap, GetActiveSnapshot(), texts, nq, k, mode, results, counts);
 	for (int q = 0; q < nq; q++)
+	{
+		pgstat_count_index_scan(index);
+		pgstat_count_index_tuples(index, counts[q]);
 		put_results(rsinfo, results[q], counts[q], pos[q]);
+	}
 	close_search(heap, index);
 	return (Datum) 0;
 }

@@ -18,6 +18,7 @@
 
 #include "access/relscan.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/float.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -99,6 +100,8 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 
 		if (so->k >= GPUIR_MAX_K)
 			return false;
+		if (so->k == 0)
+			pgstat_count_index_scan(scan->indexRelation);	/* rows: index_getnext_tid */
 		MemoryContextReset(so->cxt);
 		old = MemoryContextSwitchTo(so->cxt);
 		so->nresults = GpuirSearch(scan->indexRelation, scan->heapRelation,

@@ -20,6 +20,8 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -127,6 +129,32 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 		GpuirCorrupt(index, "metapage k1 or b out of range");
 	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
 		GpuirCorrupt(index, "the metapage's text search configuration does not exist");
+}
+
+/*
+ * GpuirCheckOptions: raise 55000 (object_not_in_prerequisite_state) when the
+ * index's k1 or b reloptions differ from the values it was built with (the
+ * metapage's): ALTER INDEX ... SET changed them, and they take effect only
+ * when REINDEX rebuilds the lists' impacts and the metapage.  A query must
+ * not silently use other constants than its options say.
+ */
+void
+GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta)
+{
+	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
+	float4		k1 = opts ? (float4) opts->k1 : (float4) GPUIR_DEFAULT_K1;
+	float4		b = opts ? (float4) opts->b : (float4) GPUIR_DEFAULT_B;
+
+	if (k1 != meta->k1 || b != meta->b)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("options of gpuir index \"%s\" were changed after it was built",
+						RelationGetRelationName(index)),
+				 errdetail("The index was built with k1 = %g, b = %g; its options now say k1 = %g, b = %g.",
+						   meta->k1, meta->b, k1, b),
+				 errhint("Run REINDEX INDEX %s to use the new options, or ALTER INDEX to set them back.",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+													RelationGetRelationName(index)))));
 }
 
 /*
