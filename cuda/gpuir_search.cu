@@ -781,42 +781,45 @@ static thread_local struct
 	size_t		host_cap;
 }			ws;
 
+/*
+ * ws_grow: make the buffer *p of *cap bytes hold bytes: free it and
+ * allocate half as large again as asked (at least min_bytes), or, when
+ * that fails, exactly bytes; pinned host memory or device memory
+ */
+static gpuir_cuda_status
+ws_grow(uint8_t **p, size_t *cap, size_t bytes, size_t min_bytes, bool pinned)
+{
+	size_t		want = std::max(bytes + bytes / 2, min_bytes);
+	gpuir_cuda_status st;
+
+	if (bytes <= *cap)
+		return GPUIR_CUDA_OK;
+	if (*p != NULL)
+		gpuir_cuda_ignore_error(pinned ? cudaFreeHost(*p) : cudaFree(*p));
+	*p = NULL;
+	*cap = 0;
+	for (int attempt = 0; attempt < 2; attempt++, want = bytes)
+	{
+		st = gpuir_cuda_check(pinned ? cudaMallocHost((void **) p, want)
+							  : cudaMalloc((void **) p, want));
+		if (st == GPUIR_CUDA_OK)
+		{
+			*cap = want;
+			break;
+		}
+	}
+	return st;
+}
+
 /* ws_reserve: make the workspace hold dev_bytes and host_bytes */
 static gpuir_cuda_status
 ws_reserve(size_t dev_bytes, size_t host_bytes)
 {
-	gpuir_cuda_status st;
+	gpuir_cuda_status st = ws_grow(&ws.dev, &ws.dev_cap, dev_bytes, (size_t) 1 << 20, false);
 
-	if (dev_bytes > ws.dev_cap)
-	{
-		size_t		cap = std::max(dev_bytes + dev_bytes / 2, (size_t) 1 << 20);
-
-		if (ws.dev != NULL)
-			gpuir_cuda_ignore_error(cudaFree(ws.dev));
-		ws.dev = NULL;
-		ws.dev_cap = 0;
-		if ((st = gpuir_cuda_check(cudaMalloc((void **) &ws.dev, cap))) != GPUIR_CUDA_OK)
-		{
-			/* no headroom: exactly what is asked */
-			if ((st = gpuir_cuda_check(cudaMalloc((void **) &ws.dev, dev_bytes))) != GPUIR_CUDA_OK)
-				return st;
-			cap = dev_bytes;
-		}
-		ws.dev_cap = cap;
-	}
-	if (host_bytes > ws.host_cap)
-	{
-		size_t		cap = std::max(host_bytes + host_bytes / 2, (size_t) 1 << 16);
-
-		if (ws.host != NULL)
-			gpuir_cuda_ignore_error(cudaFreeHost(ws.host));
-		ws.host = NULL;
-		ws.host_cap = 0;
-		if ((st = gpuir_cuda_check(cudaMallocHost((void **) &ws.host, cap))) != GPUIR_CUDA_OK)
-			return st;
-		ws.host_cap = cap;
-	}
-	return GPUIR_CUDA_OK;
+	if (st == GPUIR_CUDA_OK)
+		st = ws_grow(&ws.host, &ws.host_cap, host_bytes, (size_t) 1 << 16, true);
+	return st;
 }
 
 /* gpuir_cuda_workspace_release: contract in gpuir_cuda.h */

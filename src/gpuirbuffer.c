@@ -235,9 +235,49 @@ lane_lock(Relation index, int i)
 }
 
 /*
- * GpuirBufferAppend: append doc, the tokenized row at heap TID tid, to this
- * backend's insert lane (backend ID mod GPUIR_INSERT_LANES), so sessions on
- * different lanes append at once.
+ * lane_try_lock: the header page of the first existing insert lane, in lane
+ * order, that can be locked exclusively without waiting; InvalidBuffer when
+ * every existing lane is busy (or none exists yet).
+ */
+static Buffer
+lane_try_lock(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	BlockNumber lanes[GPUIR_INSERT_LANES];
+	BlockNumber nblocks;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	GpuirCheckPage(index, BufferGetPage(metabuf), GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
+	memcpy(lanes, GpuirPageGetMeta(BufferGetPage(metabuf))->lane_page, sizeof(lanes));
+	UnlockReleaseBuffer(metabuf);
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (int i = 0; i < GPUIR_INSERT_LANES; i++)
+	{
+		Buffer		lanebuf;
+
+		if (lanes[i] == 0)
+			continue;
+		if (lanes[i] == GPUIR_METAPAGE_BLKNO || lanes[i] >= nblocks)
+			GpuirCorrupt(index, "insert lane header is outside the index");
+		lanebuf = ReadBuffer(index, lanes[i]);
+		if (ConditionalLockBuffer(lanebuf))
+		{
+			GpuirCheckPage(index, BufferGetPage(lanebuf), lanes[i], GPUIR_PAGE_LANE);
+			return lanebuf;
+		}
+		ReleaseBuffer(lanebuf);
+	}
+	return InvalidBuffer;
+}
+
+/*
+ * GpuirBufferAppend: append doc, the tokenized row at heap TID tid, to an
+ * insert lane: the first existing lane, in lane order, that is free now,
+ * so that inserts one after another keep to the same lane (and its pages)
+ * whatever backend makes them; when every lane is busy, this backend's own
+ * (backend number mod GPUIR_INSERT_LANES), created on first use, waiting
+ * for it: sessions inserting at once spread over the lanes and append in
+ * parallel.
  */
 void
 GpuirBufferAppend(Relation index, ItemPointer tid, const GpuirDocTerms *doc)
@@ -247,7 +287,9 @@ GpuirBufferAppend(Relation index, ItemPointer tid, const GpuirDocTerms *doc)
 	Buffer		lanebuf;
 
 	rec = record_build(tid, doc, &len);
-	lanebuf = lane_lock(index, (GpuirBackendSlot() + 1) % GPUIR_INSERT_LANES);
+	lanebuf = lane_try_lock(index);
+	if (!BufferIsValid(lanebuf))
+		lanebuf = lane_lock(index, (GpuirBackendSlot() + 1) % GPUIR_INSERT_LANES);
 	lane_append(index, lanebuf, rec, len, doc->dl);
 	UnlockReleaseBuffer(lanebuf);
 }

@@ -64,32 +64,25 @@ attach_request(GpuirTaken *t)
 	{
 		t->base = GpuirServiceSlotArea(t->slotno);
 		t->size = GPUIR_SLOT_AREA;
-		memcpy(&t->hdr, t->base, sizeof(GpuirRequest));
-		if (t->hdr.magic != GPUIR_REQ_MAGIC)
+	}
+	else
+	{
+		t->seg = dsm_attach(t->handle);
+		if (t->seg == NULL)
 		{
-			t->base = NULL;
-			GpuirWorkerReject(t, "bad request magic");
+			/* the backend gave up and destroyed the segment */
+			GpuirWorkerFail(t, "request withdrawn");
 			return false;
 		}
-		return true;
-	}
-
-	t->seg = dsm_attach(t->handle);
-	if (t->seg == NULL)
-	{
-		/* the backend gave up and destroyed the segment */
-		GpuirWorkerFail(t, "request withdrawn");
-		return false;
-	}
-	dsm_pin_mapping(t->seg);	/* detached explicitly, never by a resource owner */
-	t->base = dsm_segment_address(t->seg);
-	t->size = dsm_segment_map_length(t->seg);
-
-	if (t->size < sizeof(GpuirRequest))
-	{
-		t->base = NULL;			/* not a request: write nothing into it */
-		GpuirWorkerReject(t, "request segment too small");
-		return false;
+		dsm_pin_mapping(t->seg);	/* detached explicitly, never by a resource owner */
+		t->base = dsm_segment_address(t->seg);
+		t->size = dsm_segment_map_length(t->seg);
+		if (t->size < sizeof(GpuirRequest))
+		{
+			t->base = NULL;		/* not a request: write nothing into it */
+			GpuirWorkerReject(t, "request segment too small");
+			return false;
+		}
 	}
 	memcpy(&t->hdr, t->base, sizeof(GpuirRequest));
 	if (t->hdr.magic != GPUIR_REQ_MAGIC)
