@@ -26,8 +26,12 @@ COMMENT ON FUNCTION gpuir_gpu_stages() IS
 -- Its value is the score that the gpuir index scan which returned the row
 -- computed (session state for the statement: STABLE, not IMMUTABLE), and a
 -- NULL query must reach the index scan (which returns no rows) rather than
--- fold to a NULL sort key that orders nothing.
-ALTER FUNCTION gpuir_bm25_order(text, text) STABLE CALLED ON NULL INPUT;
+-- fold to a NULL sort key that orders nothing.  COST 100 (a hash lookup per
+-- row, with a heap fetch per returned row): the index scan's own costs are
+-- tiny, so a scan and sort, which evaluates it for every row, still loses;
+-- 0.1.0's COST 100000 priced ORDER BY ... LIMIT 1000 at 250,000 and made
+-- PostgreSQL JIT-compile a 1000-row index scan.
+ALTER FUNCTION gpuir_bm25_order(text, text) STABLE CALLED ON NULL INPUT COST 100;
 
 CREATE FUNCTION gpuir_route(
 	OUT mode text, OUT k text, OUT postings_from bigint,

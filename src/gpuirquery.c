@@ -159,8 +159,8 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	GpuirGpuQuery *g = palloc0(sizeof(GpuirGpuQuery) * Max(n, 1));
 	GpuirQuery **gq = palloc(sizeof(GpuirQuery *) * Max(n, 1));
 	int			ng = 0;
+	bool		sent = false;
 	bool		answered = false;
-
 	TimestampTz t0;
 	double		cpu0;
 
@@ -183,6 +183,7 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	{
 		char		why[256];
 
+		sent = true;
 		answered = GpuirGpuSearch(gq[0]->index, &gq[0]->meta, &gq[0]->sc, g, ng,
 								  why, sizeof(why));
 		if (!answered)
@@ -223,10 +224,11 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	}
 
 	/*
-	 * the cost model's GPU times of each query: the request's share, the
-	 * merges and any fallback (what choosing the GPU cost), in wall time
-	 * and in this backend's CPU time
+	 * the cost model's GPU times of each query sent to the service: the
+	 * request's share, the merges and any fallback (what choosing the GPU
+	 * cost), in wall time and in this backend's CPU time
 	 */
+	if (sent)
 	{
 		double		us = (double) (GetCurrentTimestamp() - t0) / ng;
 		double		cpu_us = (GpuirRouteCpuTime() - cpu0) / ng;
