@@ -143,7 +143,7 @@ FUZZ_REPLAYS = $(FUZZ_TARGETS:%=test/fuzz/replay_%)
 EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds test/fuzz/*.probe
 # the page readers are the real src/ files, on test/fuzz/pgshim.c's backend services
 FUZZ_PAGES_SRCS = test/fuzz/pgshim.c src/gpuirutils.c src/gpuirbuffer.c src/gpuirquery.c src/gpuirmerge.c \
-	src/gpuirengine.c src/gpuirremember.c \
+	src/gpuirengine.c \
 	src/gpuirlist.c src/gpuirlistread.c \
 	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c
 FUZZ_PAGES_DEPS = $(FUZZ_PAGES_SRCS) test/fuzz/pgshim.h src/gpuir.h src/gpuirservice.h src/gpuirlist.h \

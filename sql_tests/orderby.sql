@@ -111,3 +111,15 @@ SELECT 'amber' <@> 'amber';
 
 DROP TABLE ob_docs, ob_queries, ob_deleted;
 DROP FUNCTION ob_compare(text);
+
+-- a filter that rejects more than the 100000 best rows: an error (54000), not
+-- too few rows; with 100000 or fewer matches in all, the scan ends normally
+CREATE TABLE ob_many (id int, body text);
+INSERT INTO ob_many SELECT i, 'common w' || i % 13 FROM generate_series(1, 100002) i;
+CREATE INDEX ob_many_idx ON ob_many USING gpuir (body) WITH (text_config = 'english');
+ANALYZE ob_many;
+\set VERBOSITY terse
+SELECT id FROM ob_many WHERE id < 0 ORDER BY body <@> 'common' LIMIT 1;
+\set VERBOSITY default
+SELECT count(*) FROM (SELECT id FROM ob_many WHERE id < 0 ORDER BY body <@> 'w5' LIMIT 1) x;
+DROP TABLE ob_many;

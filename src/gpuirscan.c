@@ -8,7 +8,8 @@
  * for more, recomputes with twice the k and returns the results after those
  * already returned (same snapshot, same total order, so the earlier results
  * are a prefix).  Only documents holding at least one query term are
- * returned, at most GPUIR_MAX_K of them.  The scan's score source
+ * returned, at most GPUIR_MAX_K of them: asked for more (a selective
+ * filter above the scan), it raises 54000 rather than end early.  The scan's score source
  * (gpuirremember.c) lets the <@> operator give each returned row the score
  * this scan computed for it.
  *
@@ -95,11 +96,12 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->next >= so->nresults && !so->exhausted)
 	{
 		text	   *query = DatumGetTextPP(scan->orderByData[0].sk_argument);
-		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K : Min(so->k * 2, GPUIR_MAX_K);
+		/* the last step asks for one more than GPUIR_MAX_K: are there more? */
+		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K : Min(so->k * 2, GPUIR_MAX_K + 1);
 		MemoryContext old;
 
-		if (so->k >= GPUIR_MAX_K)
-			return false;
+		if (so->k > GPUIR_MAX_K)
+			return false;		/* cannot happen: next would have raised */
 		if (so->k == 0)
 			pgstat_count_index_scan(scan->indexRelation);	/* rows: index_getnext_tid */
 		MemoryContextReset(so->cxt);
@@ -114,6 +116,14 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (so->next >= so->nresults)
 		return false;
+	if (so->next >= GPUIR_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuir index scan of \"%s\" needs more than its %d best rows",
+						RelationGetRelationName(scan->indexRelation), GPUIR_MAX_K),
+				 errdetail("A filter or join above the scan rejected the first %d rows it returned.",
+						   GPUIR_MAX_K),
+				 errhint("Rank the rows that pass the filter with gpuir_search() and a larger share of the index, or filter with an index on the other column first.")));
 
 	r = &so->results[so->next++];
 	GpuirScoreSourceReturned(so->src, so->results, so->next);

@@ -324,6 +324,15 @@ errfinish(const char *filename, int lineno, const char *funcname)
 	siglongjmp(*PG_exception_stack, 1);
 }
 
+/* PG_RE_THROW (PG_FINALLY blocks), as elog.c: back to the enclosing try block */
+void
+pg_re_throw(void)
+{
+	if (PG_exception_stack == NULL)
+		shim_fail("re-throw outside a try block: %s", shim_error_msg);
+	siglongjmp(*PG_exception_stack, 1);
+}
+
 /* ---------- interrupts, recovery, catalogs ---------- */
 
 volatile sig_atomic_t InterruptPending = false;
@@ -352,6 +361,19 @@ bool
 SearchSysCacheExists(int cacheId, Datum key1, Datum key2, Datum key3, Datum key4)
 {
 	return true;
+}
+
+/* names for messages (GpuirCheckOptions' hint) */
+char *
+get_namespace_name(Oid nspid)
+{
+	return psprintf("namespace%u", nspid);
+}
+
+const char *
+quote_qualified_identifier(const char *qualifier, const char *ident)
+{
+	return psprintf("%s.%s", qualifier ? qualifier : "", ident);
 }
 
 Snapshot
@@ -459,6 +481,14 @@ LockBuffer(Buffer buffer, int mode)
 	buffer_block(buffer);
 }
 
+/* an exclusive lock (inserts only) */
+bool
+ConditionalLockBuffer(Buffer buffer)
+{
+	shim_fail("exclusive lock on block %u: a reader does not write", buffer_block(buffer));
+	return false;
+}
+
 void
 ReleaseBuffer(Buffer buffer)
 {
@@ -542,6 +572,9 @@ ExecDropSingleTupleTableSlot(TupleTableSlot *slot)
 
 /* ---------- setup ---------- */
 
+/* the index's reloptions (shim_begin) */
+static GpuirOptions index_options;
+
 void
 shim_begin(const uint8_t *data, size_t size, BlockNumber nheap)
 {
@@ -579,6 +612,18 @@ shim_begin(const uint8_t *data, size_t size, BlockNumber nheap)
 	LocalBufferBlockPointers = (Block *) pages;
 	CurrentMemoryContext = &shim_context;
 	PG_exception_stack = NULL;
+
+	/*
+	 * the index's options are those its metapage was built with (the
+	 * readers are under test, not ALTER INDEX: GpuirCheckOptions passes)
+	 */
+	index_rel.rd_options = NULL;
+	if (index_nblocks > 0)
+	{
+		index_options.k1 = GpuirPageGetMeta(pages[0])->k1;
+		index_options.b = GpuirPageGetMeta(pages[0])->b;
+		index_rel.rd_options = (bytea *) &index_options;
+	}
 }
 
 void
@@ -832,6 +877,42 @@ bool
 GpuirServiceReady(void)
 {
 	return false;
+}
+
+/* auto's cost model (gpuirroute.c): no GPU service, nothing to learn */
+bool
+GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
+{
+	return false;
+}
+
+void
+GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us)
+{
+}
+
+double
+GpuirRouteCpuTime(void)
+{
+	return 0.0;
+}
+
+void
+GpuirRouteActiveBegin(void)
+{
+}
+
+void
+GpuirRouteActiveEnd(void)
+{
+}
+
+/* score sources (gpuirremember.c): only index scans make them */
+void
+GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap, Snapshot snapshot,
+					const char *query, int querylen)
+{
+	NOT_EMULATED("GpuirScoreSourceSet");
 }
 
 void
