@@ -98,6 +98,25 @@ COMMIT;
 -- the cursor's values above are the reference scores of sc_a
 SELECT id, -score AS s FROM sc_ref('sc_a_idx', 'sc_a', 'birch') ORDER BY score DESC, id LIMIT 12;
 
+-- the shapes that work: no LIMIT (every matching row, best first), score
+-- arithmetic, DISTINCT ON over a ranked subquery; values checked
+SELECT count(*) AS rows,
+       count(*) = (SELECT count(*) FROM gpuir_search('sc_a_idx', 'ilex', 100000)) AS all_matches,
+       count(*) FILTER (WHERE -x.s <> r.score) AS wrong,
+       bool_and(x.s2 = 2 * r.score) AS doubled
+FROM (SELECT id, body <@> 'ilex' AS s, -(body <@> 'ilex') * 2 AS s2 FROM sc_a ORDER BY body <@> 'ilex') x
+JOIN sc_ref('sc_a_idx', 'sc_a', 'ilex') r USING (id);
+SELECT count(*) AS groups, count(*) FILTER (WHERE -y.s <> r.score) AS wrong
+FROM (SELECT DISTINCT ON (id % 5) id, s
+      FROM (SELECT id, body <@> 'hazel' AS s FROM sc_a ORDER BY body <@> 'hazel' LIMIT 40) x
+      ORDER BY id % 5, s) y
+JOIN sc_ref('sc_a_idx', 'sc_a', 'hazel') r USING (id);
+-- shapes PostgreSQL sorts itself (rows no scan ranked): 0A000
+\set VERBOSITY terse
+SELECT id FROM sc_b ORDER BY body <@> 'fir', id LIMIT 3;
+SELECT id, -(body <@> 'fir') AS score FROM sc_b ORDER BY score DESC LIMIT 3;
+\set VERBOSITY default
+
 -- identical documents in two indexes with other statistics score differently:
 -- a statement whose scans both return such a text is refused (0A000)
 CREATE TABLE sc_c (id int, body text);
