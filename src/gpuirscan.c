@@ -5,7 +5,9 @@
  *
  * The executor does not tell the index its LIMIT, so the scan computes the
  * top GPUIR_SCAN_INITIAL_K with Block-Max WAND and, when the executor asks
- * for more, recomputes with twice the k and returns the results after those
+ * for more, recomputes with GPUIR_SCAN_GROWTH times the k (10, 100, 1000,
+ * ...: the common LIMITs take one or two restarts, and a top-k costs far
+ * less than k times a top-1) and returns the results after those
  * already returned (same snapshot, same total order, so the earlier results
  * are a prefix).  Only documents holding at least one query term are
  * returned, at most GPUIR_MAX_K of them: asked for more (a selective
@@ -27,6 +29,7 @@
 #include "gpuir.h"
 
 #define GPUIR_SCAN_INITIAL_K	10
+#define GPUIR_SCAN_GROWTH		10
 
 typedef struct GpuirScanOpaqueData
 {
@@ -97,7 +100,8 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		text	   *query = DatumGetTextPP(scan->orderByData[0].sk_argument);
 		/* the last step asks for one more than GPUIR_MAX_K: are there more? */
-		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K : Min(so->k * 2, GPUIR_MAX_K + 1);
+		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K :
+			(int) Min((int64) so->k * GPUIR_SCAN_GROWTH, GPUIR_MAX_K + 1);
 		MemoryContext old;
 
 		if (so->k > GPUIR_MAX_K)
