@@ -208,6 +208,7 @@ hash_returned(GpuirScoreSource *src)
 		bool		isnull;
 		ReturnedRow *row;
 		bool		found;
+		uint64		h;
 
 		if (!table_index_fetch_tuple(src->fetch, &tid, src->snapshot, src->slot,
 									 &call_again, &all_dead))
@@ -216,10 +217,13 @@ hash_returned(GpuirScoreSource *src)
 		FormIndexDatum(src->ii, src->slot, src->estate, &value, &isnull);
 		if (!isnull)
 		{
+			/* detoasted in the per-tuple memory, reset for every row */
+			MemoryContext tmp = MemoryContextSwitchTo(GetPerTupleMemoryContext(src->estate));
 			text	   *t = DatumGetTextPP(value);
 
-			row = hash_search(src->rows, &(uint64) {text_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t))},
-							  HASH_ENTER, &found);
+			h = text_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+			MemoryContextSwitchTo(tmp);
+			row = hash_search(src->rows, &h, HASH_ENTER, &found);
 			if (!found)
 			{
 				row->score = r->score;
