@@ -552,7 +552,7 @@ extern bool GpuirScoreOf(const char *query, int querylen,
 /* gpuirquery.c */
 extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 						const char *query, int querylen, int k, GpuirMode mode,
-						GpuirScoreSource *src, GpuirResult **results);
+						GpuirResult **results);
 extern void GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 							 text **texts, int nq, int k, GpuirMode mode,
 							 GpuirResult **results, int *counts);

@@ -176,7 +176,7 @@ gpuir_search(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	open_search("gpuir_search", indexoid, &heap, &index);
 	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
-					VARSIZE_ANY_EXHDR(query), k, mode, NULL, &results);
+					VARSIZE_ANY_EXHDR(query), k, mode, &results);
 	pgstat_count_index_scan(index);
 	pgstat_count_index_tuples(index, n);
 	put_results(rsinfo, results, n, 0);

@@ -271,15 +271,14 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
  * Returns the number of results (0..k) and *results, palloc'd in the
  * caller's memory context.  Runs on the GPU service or the CPU engine
  * (gpuir.device; same results).  Fills GpuirLastQueryStats (CPU work
- * only); with a score source src (not NULL), makes src a source of this
- * query's scores (GpuirScoreOf).
+ * only).
  * Raises ERRCODE_INDEX_CORRUPTED on corrupt pages and 54000 for more than
  * GPUIR_MAX_QUERY_TERMS distinct query lexemes.
  */
 int
 GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 			const char *query, int querylen, int k, GpuirMode mode,
-			GpuirScoreSource *src, GpuirResult **results)
+			GpuirResult **results)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext cxt = AllocSetContextCreate(caller, "gpuir query", ALLOCSET_DEFAULT_SIZES);
@@ -291,8 +290,6 @@ GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 	memset(&GpuirLastQueryStats, 0, sizeof(GpuirLastQueryStats));
 	GpuirQueryPrepare(&q, index, heap, snapshot, query, querylen, k);
 	run_queries(&qp, 1, mode);
-	if (src != NULL)
-		GpuirScoreSourceSet(src, index, heap, snapshot, query, querylen);
 	n = GpuirQueryFinish(&q, caller, results);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

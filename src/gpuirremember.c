@@ -147,21 +147,23 @@ GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap, Snapsh
 
 /*
  * GpuirScoreSourceReturned: the scan has returned results[0 .. n) (best
- * first; a longer array of the same scan keeps the same prefix).  The array
- * stays the scan's and must live until the next call.
+ * first; n never shrinks between two GpuirScoreSourceSet: a restart of the
+ * scan with a larger k returns the same rows first, so the rows hashed so
+ * far stay right).  The array stays the scan's and must live until the
+ * next call.
  */
 void
 GpuirScoreSourceReturned(GpuirScoreSource *src, const GpuirResult *results, int n)
 {
+	Assert(n >= src->nhashed);
 	src->results = results;
 	src->nreturned = n;
-	if (n < src->nhashed)
-		src->nhashed = n;		/* a shorter prefix: rows hashed stay right */
 }
 
 /*
- * GpuirScoreSourceEnd: the scan ends (its relations and results go): src
- * answers nothing any more, and its fetch state is released.
+ * GpuirScoreSourceEnd: the scan ends, or is rescanned (its relations or
+ * results go): src answers nothing until the next GpuirScoreSourceSet, and
+ * its fetch state is released.
  */
 void
 GpuirScoreSourceEnd(GpuirScoreSource *src)

@@ -55,6 +55,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "storage/ipc.h"
 #include "utils/builtins.h"
 
 #include "gpuirservice.h"
@@ -188,22 +189,45 @@ GpuirRouteCpuTime(void)
 	return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
 }
 
+/* is this backend counted in GpuirService->active? */
+static bool active_counted = false;
+
+/* active_exit: a backend leaving in the middle of a search (FATAL) */
+static void
+active_exit(int code, Datum arg)
+{
+	GpuirRouteActiveEnd();
+}
+
 /*
- * GpuirRouteActiveBegin / End: a backend enters / leaves a gpuir search
- * (End must follow Begin also on error)
+ * GpuirRouteActiveBegin / End: a backend enters / leaves a gpuir search.
+ * End must follow Begin also on error; a backend that exits in between
+ * (FATAL, which unwinds no try block) is uncounted by a before_shmem_exit
+ * callback, so the count never keeps a backend that left.
  */
 void
 GpuirRouteActiveBegin(void)
 {
-	if (GpuirService != NULL)
-		pg_atomic_fetch_add_u32(&GpuirService->active, 1);
+	static bool callback = false;
+
+	if (GpuirService == NULL || active_counted)
+		return;
+	if (!callback)
+	{
+		before_shmem_exit(active_exit, (Datum) 0);
+		callback = true;
+	}
+	pg_atomic_fetch_add_u32(&GpuirService->active, 1);
+	active_counted = true;
 }
 
 void
 GpuirRouteActiveEnd(void)
 {
-	if (GpuirService != NULL)
-		pg_atomic_fetch_sub_u32(&GpuirService->active, 1);
+	if (GpuirService == NULL || !active_counted)
+		return;
+	pg_atomic_fetch_sub_u32(&GpuirService->active, 1);
+	active_counted = false;
 }
 
 PG_FUNCTION_INFO_V1(gpuir_route);
@@ -223,15 +247,15 @@ PG_FUNCTION_INFO_V1(gpuir_route);
 Datum
 gpuir_route(PG_FUNCTION_ARGS)
 {
-	static const char *const modes[3] = {"and", "or", "pruned"};
-	static const char *const ks[2] = {"<=100", ">100"};
+	static const char *const modes[GPUIR_ROUTE_MODES] = {"and", "or", "pruned"};
+	static const char *const ks[GPUIR_ROUTE_KCLASSES] = {"<=100", ">100"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (GpuirService == NULL)
 		return (Datum) 0;
-	for (int m = 0; m < 3; m++)
-		for (int kc = 0; kc < 2; kc++)
+	for (int m = 0; m < GPUIR_ROUTE_MODES; m++)
+		for (int kc = 0; kc < GPUIR_ROUTE_KCLASSES; kc++)
 			for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)
 			{
 				GpuirRouteCell *c = &GpuirService->route[m][kc][b];

@@ -71,7 +71,7 @@ gpuirrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 	MemoryContextReset(so->cxt);
-	GpuirScoreSourceReturned(so->src, NULL, 0);
+	GpuirScoreSourceEnd(so->src);	/* until the next query's first computation */
 	so->results = NULL;
 	so->nresults = 0;
 	so->next = 0;
@@ -104,16 +104,18 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 			(int) Min((int64) so->k * GPUIR_SCAN_GROWTH, GPUIR_MAX_K + 1);
 		MemoryContext old;
 
-		if (so->k > GPUIR_MAX_K)
-			return false;		/* cannot happen: next would have raised */
 		if (so->k == 0)
+		{
 			pgstat_count_index_scan(scan->indexRelation);	/* rows: index_getnext_tid */
+			/* a restart returns the same rows first: the source keeps what it hashed */
+			GpuirScoreSourceSet(so->src, scan->indexRelation, scan->heapRelation,
+								scan->xs_snapshot, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
+		}
 		MemoryContextReset(so->cxt);
 		old = MemoryContextSwitchTo(so->cxt);
 		so->nresults = GpuirSearch(scan->indexRelation, scan->heapRelation,
 								   scan->xs_snapshot, VARDATA_ANY(query),
-								   VARSIZE_ANY_EXHDR(query), k, GPUIR_MODE_BMW, so->src,
-								   &so->results);
+								   VARSIZE_ANY_EXHDR(query), k, GPUIR_MODE_BMW, &so->results);
 		MemoryContextSwitchTo(old);
 		so->k = k;
 		so->exhausted = so->nresults < k;

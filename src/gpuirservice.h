@@ -121,12 +121,16 @@ typedef enum GpuirStage
 #define GPUIR_ROUTE_CPU			0	/* CPU engine: its CPU time */
 #define GPUIR_ROUTE_GPU			1	/* GPU: the request's wall time */
 #define GPUIR_ROUTE_GPU_CPU		2	/* GPU: the backend's CPU time meanwhile */
+#define GPUIR_ROUTE_MEASURES	3	/* the means above */
+#define GPUIR_ROUTE_DEVICES		2	/* CPU, GPU */
+#define GPUIR_ROUTE_MODES		3	/* and, or, pruned (wand, bmw) */
+#define GPUIR_ROUTE_KCLASSES	2	/* k <= 100, k > 100 */
 
 typedef struct GpuirRouteCell
 {
-	pg_atomic_uint32 mean_us[3];	/* float4 bits: mean of each GPUIR_ROUTE_* */
-	pg_atomic_uint32 samples[3];	/* times folded into each mean */
-	pg_atomic_uint64 routed[2];		/* queries auto sent to each device */
+	pg_atomic_uint32 mean_us[GPUIR_ROUTE_MEASURES];	/* float4 bits: mean of each GPUIR_ROUTE_* */
+	pg_atomic_uint32 samples[GPUIR_ROUTE_MEASURES];	/* times folded into each mean */
+	pg_atomic_uint64 routed[GPUIR_ROUTE_DEVICES];		/* queries auto sent to each device */
 	pg_atomic_uint64 decisions;		/* choices by the means (exploration) */
 } GpuirRouteCell;
 
@@ -156,7 +160,7 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
 	/* the auto cost model: mode class x k class x postings class */
-	GpuirRouteCell route[3][2][GPUIR_ROUTE_BUCKETS];
+	GpuirRouteCell route[GPUIR_ROUTE_MODES][GPUIR_ROUTE_KCLASSES][GPUIR_ROUTE_BUCKETS];
 	int			nslots;
 	GpuirServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } GpuirServiceShared;

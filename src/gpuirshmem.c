@@ -89,18 +89,18 @@ gpuir_shmem_startup(void)
 			pg_atomic_init_u64(&GpuirService->stage_n[i], 0);
 		}
 		pg_atomic_init_u32(&GpuirService->active, 0);
-		for (int m = 0; m < 3; m++)
-			for (int kc = 0; kc < 2; kc++)
+		for (int m = 0; m < GPUIR_ROUTE_MODES; m++)
+			for (int kc = 0; kc < GPUIR_ROUTE_KCLASSES; kc++)
 				for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)
 				{
 					GpuirRouteCell *c = &GpuirService->route[m][kc][b];
 
-					for (int d = 0; d < 3; d++)
+					for (int d = 0; d < GPUIR_ROUTE_MEASURES; d++)
 					{
 						pg_atomic_init_u32(&c->mean_us[d], 0);
 						pg_atomic_init_u32(&c->samples[d], 0);
 					}
-					for (int d = 0; d < 2; d++)
+					for (int d = 0; d < GPUIR_ROUTE_DEVICES; d++)
 						pg_atomic_init_u64(&c->routed[d], 0);
 					pg_atomic_init_u64(&c->decisions, 0);
 				}

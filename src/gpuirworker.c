@@ -260,8 +260,8 @@ GpuirWorkerReject(GpuirTaken *t, const char *fmt,...)
 }
 
 /*
- * GpuirWorkerReleaseArea: give the slot's area back to its backend without
- * an answer (t was withdrawn): the worker writes nothing there any more
+ * GpuirWorkerReleaseArea: give the slot's area back to its backend, once t
+ * is answered or found withdrawn: the worker writes nothing there any more
  */
 void
 GpuirWorkerReleaseArea(GpuirTaken *t)
@@ -311,14 +311,8 @@ answer(GpuirTaken *t, bool detach)
 		slot->state = GPUIR_SLOT_DONE;
 		latch = slot->latch;
 	}
-	if (t->in_area)
-		slot->area_busy = false;
 	SpinLockRelease(&slot->mutex);
-	if (t->in_area)
-	{
-		t->in_area = false;
-		t->base = NULL;			/* the backend may write the area again */
-	}
+	GpuirWorkerReleaseArea(t);	/* the backend may write the area again */
 	if (latch != NULL)
 		SetLatch(latch);
 	if (detach && t->seg != NULL)

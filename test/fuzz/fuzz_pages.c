@@ -184,7 +184,7 @@ run_query(const char *query, GpuirMode mode, bool verified, GpuirResult **res)
 	PG_exception_stack = &jb;
 	if (sigsetjmp(jb, 0) == 0)
 		n = GpuirSearch(shim_index, shim_heap, NULL, query, (int) strlen(query),
-						FUZZ_K, mode, false, res);
+						FUZZ_K, mode, res);
 	else
 	{
 		check_error("GpuirSearch");

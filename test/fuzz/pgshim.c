@@ -907,13 +907,6 @@ GpuirRouteActiveEnd(void)
 {
 }
 
-/* score sources (gpuirremember.c): only index scans make them */
-void
-GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap, Snapshot snapshot,
-					const char *query, int querylen)
-{
-	NOT_EMULATED("GpuirScoreSourceSet");
-}
 
 void
 GpuirServiceCount(bool gpu, bool fallback)
