@@ -42,3 +42,37 @@ CREATE FUNCTION gpuir_route(
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION gpuir_route() IS
 	'the cost model of gpuir.device = auto: per query class, the mean time on each device and the queries sent to each';
+
+-- tsquery in ------------------------------------------------------------------
+
+-- The rows of to_tsvector(cfg, column) @@ query (cfg: the index's
+-- configuration), ranked by BM25 over the query's positive lexemes; mode is
+-- the algorithm of its | parts (or, wand, bmw).
+CREATE FUNCTION gpuir_search(index regclass, query tsquery, k integer DEFAULT 10,
+							 mode text DEFAULT 'bmw')
+	RETURNS TABLE (ctid tid, score real)
+	AS 'MODULE_PATHNAME', 'gpuir_search_tsquery' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuir_search(regclass, tsquery, integer, text) IS
+	'top-k visible rows matching a tsquery (as to_tsvector(cfg, column) @@ query) by BM25 over its positive lexemes, best first, ties by ctid; modes or, wand, bmw';
+
+CREATE FUNCTION gpuir_search_batch(index regclass, queries tsquery[], k integer DEFAULT 10,
+								   mode text DEFAULT 'bmw')
+	RETURNS TABLE (query_no integer, ctid tid, score real)
+	AS 'MODULE_PATHNAME', 'gpuir_search_batch_tsquery' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuir_search_batch(regclass, tsquery[], integer, text) IS
+	'gpuir_search for every element of an array of tsqueries, sent to the GPU service as one batch per engine mode';
+
+CREATE FUNCTION gpuir_bm25_order(text, tsquery) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuir_bm25_order_tsquery'
+	LANGUAGE C STABLE CALLED ON NULL INPUT PARALLEL SAFE COST 100;
+
+CREATE OPERATOR <@> (
+	LEFTARG = text,
+	RIGHTARG = tsquery,
+	FUNCTION = gpuir_bm25_order
+);
+COMMENT ON OPERATOR <@> (text, tsquery) IS
+	'minus the BM25 score of a document for a tsquery (its positive lexemes); usable only as ORDER BY col <@> tsquery on a gpuir index, which returns only the rows the tsquery matches';
+
+ALTER OPERATOR FAMILY gpuir_text_ops USING gpuir
+	ADD OPERATOR 2 <@> (text, tsquery) FOR ORDER BY float_ops;

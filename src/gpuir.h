@@ -23,6 +23,7 @@
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "tsearch/ts_type.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -549,12 +550,62 @@ extern void GpuirScoreSourceEnd(GpuirScoreSource *src);
 extern bool GpuirScoreOf(const char *query, int querylen,
 						 const char *doc, int doclen, float4 *score);
 
+/*
+ * What a search ranks by (GpuirQueryInput): either text, a bag of words
+ * tokenized with the index's configuration (each distinct lexeme counts
+ * once: plainto_tsquery's words, ORed), or words[0..nwords), lexemes taken
+ * as they are (a tsquery's positive ones, gpuirtsquery.c), a prefix word
+ * standing for every indexed lexeme that begins with it.  filter, when set,
+ * is a further condition each returned row must pass (a tsquery's NOT,
+ * phrase and weight operators), called with filter_arg and the visible heap
+ * row in slot; the score stays BM25 over the words.
+ */
+typedef struct GpuirQueryWord
+{
+	const char *lexeme;
+	int			len;
+	bool		prefix;			/* lexeme:* */
+} GpuirQueryWord;
+
+typedef bool (*GpuirRowFilter) (void *arg, TupleTableSlot *slot);
+
+typedef struct GpuirQueryInput
+{
+	const char *text;			/* NULL: words */
+	int			textlen;
+	const GpuirQueryWord *words;
+	int			nwords;
+	GpuirRowFilter filter;		/* NULL: every row holding a word */
+	void	   *filter_arg;
+} GpuirQueryInput;
+
+/* GpuirQueryInputText: *in ranks by the bag of words text[0..len) */
+static inline void
+GpuirQueryInputText(GpuirQueryInput *in, const char *text, int len)
+{
+	memset(in, 0, sizeof(*in));
+	in->text = text;
+	in->textlen = len;
+}
+
+/* operator strategies of gpuir operator classes: ORDER BY col <@> query */
+#define GPUIR_STRATEGY_TEXT		1	/* <@> (text, text): a bag of words */
+#define GPUIR_STRATEGY_TSQUERY	2	/* <@> (text, tsquery) */
+
+/* gpuirtsquery.c: a tsquery's lexemes and row filter */
+typedef struct GpuirTsQueryPlan GpuirTsQueryPlan;
+extern GpuirTsQueryPlan *GpuirTsQueryPlanMake(TSQuery query, Relation index, GpuirMode mode,
+											  const char *modename);
+extern const GpuirQueryInput *GpuirTsQueryPlanInput(const GpuirTsQueryPlan *p, GpuirMode *mode);
+extern void GpuirTsQueryPlanEnd(GpuirTsQueryPlan *p);
+extern char *GpuirTsQueryKey(TSQuery query, int *len);
+
 /* gpuirquery.c */
 extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
-						const char *query, int querylen, int k, GpuirMode mode,
+						const GpuirQueryInput *in, int k, GpuirMode mode,
 						GpuirResult **results);
 extern void GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
-							 text **texts, int nq, int k, GpuirMode mode,
+							 const GpuirQueryInput *in, int nq, int k, GpuirMode mode,
 							 GpuirResult **results, int *counts);
 extern int	GpuirQueryTerms(Relation index, Relation heap, const char *query, int querylen,
 							char ***lexemes, int64 **dfs, float4 **idfs);

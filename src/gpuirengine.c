@@ -124,7 +124,9 @@ bound_passes(GpuirQuery *q, double bound)
  * GpuirQueryConsider: offer a scored candidate; it enters the heap when it
  * beats the worst kept result, is not marked deleted (from_segment: look
  * segdoc up in the segment's deleted bitmap; buffer documents were filtered
- * already) and is visible to the query's snapshot.
+ * already), is visible to the query's snapshot and passes the query's row
+ * filter (a tsquery's operators).  The heap holds only rows that pass, so
+ * its k-th score is a true threshold for WAND and BMW.
  */
 void
 GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_segment)
@@ -157,6 +159,11 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 	if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
 								 &call_again, &all_dead))
 		return;
+	if (q->filter != NULL && !q->filter(q->filter_arg, q->slot))
+	{
+		ExecClearTuple(q->slot);
+		return;
+	}
 	r.score = score;
 	r.tid = *tid;
 	r.heap_tid = q->slot->tts_tid;
@@ -772,18 +779,246 @@ GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode)
 	GpuirQueryRunBuffer(q, mode);
 }
 
+/* ---------- query words: tokenized text, or lexemes with prefixes expanded ---------- */
+
+/* a growing array of lexemes (pointers into memory that lives with the query) */
+typedef struct LexemeSet
+{
+	GpuirTerm  *terms;			/* tf unused */
+	int			n;
+	int			cap;
+	const GpuirQueryInput *in;
+} LexemeSet;
+
+static int
+term_cmp(const void *a, const void *b)
+{
+	const GpuirTerm *ta = a;
+	const GpuirTerm *tb = b;
+
+	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
+}
+
+/* lexeme_set_unique: sort set's lexemes and drop repeats */
+static void
+lexeme_set_unique(LexemeSet *set)
+{
+	int			n = 0;
+
+	if (set->n > 1)
+		qsort(set->terms, set->n, sizeof(GpuirTerm), term_cmp);
+	for (int i = 0; i < set->n; i++)
+		if (n == 0 || term_cmp(&set->terms[n - 1], &set->terms[i]) != 0)
+			set->terms[n++] = set->terms[i];
+	set->n = n;
+}
+
+/*
+ * too_many_lexemes: raise 54000 for a query of more than
+ * GPUIR_MAX_QUERY_TERMS distinct lexemes (n of them, or at least n), naming
+ * a prefix of the query if it has one
+ */
+static void
+too_many_lexemes(const LexemeSet *set, bool at_least)
+{
+	const GpuirQueryWord *prefix = NULL;
+
+	for (int w = 0; set->in->text == NULL && w < set->in->nwords; w++)
+		if (set->in->words[w].prefix)
+			prefix = &set->in->words[w];
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("gpuir query has %s%d distinct lexemes, more than the limit of %d",
+					at_least ? "at least " : "", set->n, GPUIR_MAX_QUERY_TERMS),
+			 prefix != NULL ?
+			 errhint("A prefix such as \"%.*s:*\" stands for every indexed lexeme that begins with it: use longer prefixes.",
+					 prefix->len, prefix->lexeme) : 0));
+}
+
+/*
+ * lexeme_set_add: add lexeme[0..len) (copied when copy); repeats are
+ * dropped now and then, so that the set stays within a few times the
+ * limit, and more than GPUIR_MAX_QUERY_TERMS distinct lexemes raise 54000
+ */
+static void
+lexeme_set_add(LexemeSet *set, const char *lexeme, int len, bool copy)
+{
+	if (set->n == set->cap)
+	{
+		lexeme_set_unique(set);
+		if (set->n > GPUIR_MAX_QUERY_TERMS)
+			too_many_lexemes(set, true);
+		if (set->n * 2 >= set->cap)
+		{
+			set->cap = Max(64, set->cap * 2);
+			set->terms = set->terms ? repalloc(set->terms, sizeof(GpuirTerm) * set->cap)
+				: palloc(sizeof(GpuirTerm) * set->cap);
+		}
+	}
+	if (copy)
+	{
+		char	   *c = palloc(Max(len, 1));
+
+		memcpy(c, lexeme, len);
+		lexeme = c;
+	}
+	set->terms[set->n].lexeme = (char *) lexeme;
+	set->terms[set->n].len = len;
+	set->terms[set->n].tf = 0;
+	set->n++;
+}
+
+static inline bool
+has_prefix(const char *lexeme, int len, const GpuirQueryWord *w)
+{
+	return len >= w->len && memcmp(lexeme, w->lexeme, w->len) == 0;
+}
+
+/* expand_segment: the lexemes of segment s that begin with w (df > 0) */
+static void
+expand_segment(GpuirQuery *q, int s, const GpuirQueryWord *w, LexemeSet *set)
+{
+	GpuirSegmentData *seg = &q->meta.segments[s];
+	GpuirStreamReader dict;
+	GpuirStreamReader lex;
+	char		buf[2048];
+	int64		lo = 0,
+				hi = (int64) seg->nterms;
+
+	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
+		GpuirCorrupt(q->index, "segment stream sizes do not match the segment directory");
+	GpuirStreamReaderInit(&dict, q->index, seg, GPUIR_S_DICT);
+	GpuirStreamReaderInit(&lex, q->index, seg, GPUIR_S_LEXEMES);
+	/* the first entry >= w: lexemes beginning with w follow it (byte order) */
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		GpuirDictEntry de;
+
+		GpuirStreamRead(&dict, mid * sizeof(GpuirDictEntry), &de, sizeof(de));
+		if (de.lexeme_len > sizeof(buf))
+			GpuirCorrupt(q->index, "dictionary lexeme too long");
+		GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
+		if (GpuirLexemeCmp(buf, de.lexeme_len, w->lexeme, w->len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int64 i = lo; i < (int64) seg->nterms; i++)
+	{
+		GpuirDictEntry de;
+
+		GpuirQueryTick(q);
+		GpuirStreamRead(&dict, i * sizeof(GpuirDictEntry), &de, sizeof(de));
+		if (de.lexeme_len > sizeof(buf))
+			GpuirCorrupt(q->index, "dictionary lexeme too long");
+		GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
+		if (!has_prefix(buf, de.lexeme_len, w))
+			break;
+		if (de.df > 0)
+			lexeme_set_add(set, buf, de.lexeme_len, true);
+	}
+	GpuirStreamReaderEnd(&dict);
+	GpuirStreamReaderEnd(&lex);
+}
+
+typedef struct ExpandBuffer
+{
+	const GpuirQueryInput *in;
+	LexemeSet  *set;
+} ExpandBuffer;
+
+/* expand_bufdoc: the lexemes of a live insert buffer record that begin with a prefix word */
+static void
+expand_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
+			  uint64 offset, void *arg)
+{
+	ExpandBuffer *eb = arg;
+
+	if (rec->flags & GPUIR_REC_DELETED)
+		return;
+	for (int w = 0; w < eb->in->nwords; w++)
+	{
+		const GpuirQueryWord *word = &eb->in->words[w];
+
+		if (!word->prefix)
+			continue;
+		for (int j = 0; j < doc->nterms; j++)
+			if (has_prefix(doc->terms[j].lexeme, doc->terms[j].len, word))
+				lexeme_set_add(eb->set, doc->terms[j].lexeme, doc->terms[j].len, true);
+	}
+}
+
+/*
+ * query_words: the distinct lexemes of in, sorted, into q->terms: text
+ * tokenized with the index's configuration, or the words as given with
+ * each prefix expanded through every segment's dictionary and the insert
+ * buffer (bufdata, the snapshot GpuirQueryPrepare took: every row visible
+ * to the query's snapshot is in it or in a segment).
+ */
+static void
+query_words(GpuirQuery *q, const GpuirQueryInput *in, const char *bufdata)
+{
+	LexemeSet	set = {0};
+
+	set.in = in;
+
+	if (in->text != NULL)
+	{
+		GpuirDocTerms qdoc;
+
+		GpuirTokenize(q->meta.cfg_id, in->text, in->textlen, &qdoc);
+		for (int t = 0; t < qdoc.nterms; t++)
+			lexeme_set_add(&set, qdoc.terms[t].lexeme, qdoc.terms[t].len, false);
+	}
+	else
+	{
+		for (int w = 0; w < in->nwords; w++)
+		{
+			const GpuirQueryWord *word = &in->words[w];
+
+			if (!word->prefix)
+			{
+				lexeme_set_add(&set, word->lexeme, word->len, false);
+				continue;
+			}
+			for (uint32 s = 0; s < q->meta.nsegments; s++)
+				expand_segment(q, s, word, &set);
+		}
+		for (int w = 0; w < in->nwords; w++)
+			if (in->words[w].prefix)
+			{
+				ExpandBuffer eb = {in, &set};
+
+				GpuirBufferForEach(q->index, bufdata, q->meta.buf_nbytes, expand_bufdoc, &eb);
+				break;
+			}
+	}
+	lexeme_set_unique(&set);
+	if (set.n > GPUIR_MAX_QUERY_TERMS)
+		too_many_lexemes(&set, false);
+	q->nterms = set.n;
+	q->terms = palloc0(sizeof(QTerm) * Max(q->nterms, 1));
+	for (int t = 0; t < q->nterms; t++)
+	{
+		q->terms[t].lexeme = set.terms[t].lexeme;
+		q->terms[t].len = set.terms[t].len;
+	}
+}
+
 /* ---------- preparing, running and finishing a query ---------- */
 
 /*
- * GpuirQueryPrepare: tokenize the query, take the metapage and insert buffer
- * snapshot, look the terms up in every segment and compute the global df
- * and idf.  Afterwards q->ready says whether anything can match.
+ * GpuirQueryPrepare: take the metapage and insert buffer snapshot, find the
+ * query's lexemes (query_words), look them up in every segment and compute
+ * the global df and idf.  Afterwards q->ready says whether anything can
+ * match.  Raises 54000 for more than GPUIR_MAX_QUERY_TERMS distinct
+ * lexemes (prefixes expanded).
  */
 void
 GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
-			  const char *query, int querylen, int k)
+				  const GpuirQueryInput *in, int k)
 {
-	GpuirDocTerms qdoc;
 	char	   *bufdata;
 
 	memset(q, 0, sizeof(*q));
@@ -791,22 +1026,12 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->heap = heap;
 	q->snapshot = snapshot;
 	q->k = k;
+	q->filter = in->filter;
+	q->filter_arg = in->filter_arg;
 
 	bufdata = GpuirBufferSnapshot(index, &q->meta, NULL);
 	GpuirCheckOptions(index, &q->meta);
-	GpuirTokenize(q->meta.cfg_id, query, querylen, &qdoc);
-	if (qdoc.nterms > GPUIR_MAX_QUERY_TERMS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuir query has %d distinct lexemes, more than the limit of %d",
-						qdoc.nterms, GPUIR_MAX_QUERY_TERMS)));
-	q->nterms = qdoc.nterms;
-	q->terms = palloc0(sizeof(QTerm) * Max(q->nterms, 1));
-	for (int t = 0; t < q->nterms; t++)
-	{
-		q->terms[t].lexeme = qdoc.terms[t].lexeme;
-		q->terms[t].len = qdoc.terms[t].len;
-	}
+	query_words(q, in, bufdata);
 	if (q->nterms == 0 || q->meta.ndocs == 0)
 		return;
 

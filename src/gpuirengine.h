@@ -65,6 +65,8 @@ typedef struct GpuirQuery
 	GpuirStreamReader dls;
 	GpuirStreamReader del;
 	uint64		iterations;
+	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
+	void	   *filter_arg;
 	bool		ready;			/* prepared, and something may match */
 } GpuirQuery;
 
@@ -87,7 +89,7 @@ GpuirQueryTick(GpuirQuery *q)
 
 /* gpuirengine.c (each function's comment is at its definition) */
 extern void GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapshot,
-							  const char *query, int querylen, int k);
+							  const GpuirQueryInput *in, int k);
 extern void GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode);

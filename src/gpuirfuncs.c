@@ -144,6 +144,107 @@ put_results(ReturnSetInfo *rsinfo, const GpuirResult *results, int n, int query_
 	}
 }
 
+/*
+ * search_put: answer in (NULL: a query no row can match) with GpuirSearch,
+ * count the scan and its rows, and put them into rsinfo
+ */
+static void
+search_put(ReturnSetInfo *rsinfo, Relation heap, Relation index,
+		   const GpuirQueryInput *in, int k, GpuirMode mode)
+{
+	GpuirResult *results = NULL;
+	int			n = 0;
+
+	if (in != NULL)
+		n = GpuirSearch(index, heap, GetActiveSnapshot(), in, k, mode, &results);
+	pgstat_count_index_scan(index);
+	pgstat_count_index_tuples(index, n);
+	put_results(rsinfo, results, n, 0);
+}
+
+/*
+ * search_batch_put: answer ins[0..nq) (NULL entries: queries no row can
+ * match) with GpuirSearchBatch, one request per distinct mode of modes[],
+ * count one scan per query, and put the rows of query i as query_no pos[i]
+ */
+static void
+search_batch_put(ReturnSetInfo *rsinfo, Relation heap, Relation index,
+				 const GpuirQueryInput **ins, const GpuirMode *modes, const int *pos,
+				 int nq, int k)
+{
+	GpuirResult **results = palloc0(sizeof(GpuirResult *) * Max(nq, 1));
+	int		   *counts = palloc0(sizeof(int) * Max(nq, 1));
+	GpuirQueryInput *group = palloc(sizeof(GpuirQueryInput) * Max(nq, 1));
+	int		   *member = palloc(sizeof(int) * Max(nq, 1));
+	bool	   *done = palloc0(sizeof(bool) * Max(nq, 1));
+
+	for (int first = 0; first < nq; first++)
+	{
+		GpuirResult **gres;
+		int		   *gcounts;
+		int			ng = 0;
+
+		if (done[first])
+			continue;
+		for (int i = first; i < nq; i++)
+			if (!done[i] && modes[i] == modes[first])
+			{
+				done[i] = true;
+				if (ins[i] == NULL)
+					continue;
+				group[ng] = *ins[i];
+				member[ng++] = i;
+			}
+		if (ng == 0)
+			continue;
+		gres = palloc(sizeof(GpuirResult *) * ng);
+		gcounts = palloc(sizeof(int) * ng);
+		GpuirSearchBatch(index, heap, GetActiveSnapshot(), group, ng, k, modes[first],
+						 gres, gcounts);
+		for (int g = 0; g < ng; g++)
+		{
+			results[member[g]] = gres[g];
+			counts[member[g]] = gcounts[g];
+		}
+	}
+	for (int q = 0; q < nq; q++)
+	{
+		pgstat_count_index_scan(index);
+		pgstat_count_index_tuples(index, counts[q]);
+		put_results(rsinfo, results[q], counts[q], pos[q]);
+	}
+}
+
+/*
+ * batch_elements: the non-NULL elements of a one-dimensional array of
+ * element type elemtype (22023 for more dimensions); *pos receives each
+ * one's 1-based position.  Returns their number.
+ */
+static int
+batch_elements(ArrayType *arr, Oid elemtype, Datum **elems, int **pos)
+{
+	Datum	   *all;
+	bool	   *nulls;
+	int			nall;
+	int			n = 0;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queries must be a one-dimensional array")));
+	deconstruct_array(arr, elemtype, -1, false, TYPALIGN_INT, &all, &nulls, &nall);
+	*elems = palloc(sizeof(Datum) * Max(nall, 1));
+	*pos = palloc(sizeof(int) * Max(nall, 1));
+	for (int i = 0; i < nall; i++)
+	{
+		if (nulls[i])
+			continue;
+		(*elems)[n] = all[i];
+		(*pos)[n++] = i + 1;
+	}
+	return n;
+}
+
 PG_FUNCTION_INFO_V1(gpuir_search);
 
 /*
@@ -151,9 +252,10 @@ PG_FUNCTION_INFO_V1(gpuir_search);
  *		RETURNS TABLE (ctid tid, score real)
  *
  * The k (1..100000) visible rows of the index's table with the highest BM25
- * score for query, best first, ties by ctid.  mode: and, or, wand, bmw,
- * and_or (GpuirSearch in gpuirquery.c routes; gpuirengine.c has the
- * algorithms and sources).
+ * score for query (a bag of words: each distinct lexeme of it under the
+ * index's configuration, ORed, as plainto_tsquery's would be ANDed), best
+ * first, ties by ctid.  mode: and, or, wand, bmw, and_or (GpuirSearch in
+ * gpuirquery.c routes; gpuirengine.c has the algorithms and sources).
  * ctid is the visible row version's.  Counts one scan of the index and its
  * rows in pg_stat_user_indexes (idx_scan, idx_tup_read; gpuir_search_batch:
  * one scan per query).  Errors: 22023 for k or mode, 42809 for
@@ -170,16 +272,53 @@ gpuir_search(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	heap;
 	Relation	index;
-	GpuirResult *results;
-	int			n;
+	GpuirQueryInput in;
 
 	InitMaterializedSRF(fcinfo, 0);
 	open_search("gpuir_search", indexoid, &heap, &index);
-	n = GpuirSearch(index, heap, GetActiveSnapshot(), VARDATA_ANY(query),
-					VARSIZE_ANY_EXHDR(query), k, mode, &results);
-	pgstat_count_index_scan(index);
-	pgstat_count_index_tuples(index, n);
-	put_results(rsinfo, results, n, 0);
+	GpuirQueryInputText(&in, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
+	search_put(rsinfo, heap, index, &in, k, mode);
+	close_search(heap, index);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(gpuir_search_tsquery);
+
+/*
+ * gpuir_search(index regclass, query tsquery, k integer, mode text)
+ *		RETURNS TABLE (ctid tid, score real)
+ *
+ * The k best of the visible rows that match query as
+ * to_tsvector(cfg, column) @@ query does (cfg: the index's text search
+ * configuration; &, |, !, phrases <-> and <N>, prefixes :*, weights), by
+ * BM25 over the query's positive lexemes (gpuirtsquery.c), best first, ties
+ * by ctid.  mode (or, wand, bmw) is the algorithm for the query's |
+ * parts; a query whose positive lexemes are all required runs as AND.  An
+ * empty query (only stopwords) returns no rows.  Errors as the text form,
+ * and: 22023 for mode and or and_or, 0A000 for a query true of rows that
+ * hold none of its positive lexemes (!a), 54000 when prefixes expand past
+ * 1024 lexemes.
+ */
+Datum
+gpuir_search_tsquery(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	TSQuery		query = PG_GETARG_TSQUERY(1);
+	int32		k = PG_GETARG_INT32(2);
+	text	   *modetext = PG_GETARG_TEXT_PP(3);
+	GpuirMode	mode = search_args(k, modetext);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	heap;
+	Relation	index;
+	GpuirTsQueryPlan *plan;
+	const GpuirQueryInput *in;
+
+	InitMaterializedSRF(fcinfo, 0);
+	open_search("gpuir_search", indexoid, &heap, &index);
+	plan = GpuirTsQueryPlanMake(query, index, mode, text_to_cstring(modetext));
+	in = GpuirTsQueryPlanInput(plan, &mode);
+	search_put(rsinfo, heap, index, in, k, mode);
+	GpuirTsQueryPlanEnd(plan);
 	close_search(heap, index);
 	return (Datum) 0;
 }
@@ -208,40 +347,74 @@ gpuir_search_batch(PG_FUNCTION_ARGS)
 	Relation	heap;
 	Relation	index;
 	Datum	   *elems;
-	bool	   *elemnulls;
-	int			nelems;
-	text	  **texts;
 	int		   *pos;
-	int			nq = 0;
-	GpuirResult **results;
-	int		   *counts;
+	int			nq;
+	GpuirQueryInput *ins;
+	const GpuirQueryInput **inp;
+	GpuirMode  *modes;
 
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("queries must be a one-dimensional array")));
 	InitMaterializedSRF(fcinfo, 0);
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elemnulls, &nelems);
-	texts = palloc(sizeof(text *) * Max(nelems, 1));
-	pos = palloc(sizeof(int) * Max(nelems, 1));
-	for (int i = 0; i < nelems; i++)
+	nq = batch_elements(arr, TEXTOID, &elems, &pos);
+	ins = palloc(sizeof(GpuirQueryInput) * Max(nq, 1));
+	inp = palloc(sizeof(GpuirQueryInput *) * Max(nq, 1));
+	modes = palloc(sizeof(GpuirMode) * Max(nq, 1));
+	for (int i = 0; i < nq; i++)
 	{
-		if (elemnulls[i])
-			continue;
-		texts[nq] = DatumGetTextPP(elems[i]);
-		pos[nq++] = i + 1;
-	}
+		text	   *t = DatumGetTextPP(elems[i]);
 
-	open_search("gpuir_search_batch", indexoid, &heap, &index);
-	results = palloc(sizeof(GpuirResult *) * Max(nq, 1));
-	counts = palloc(sizeof(int) * Max(nq, 1));
-	GpuirSearchBatch(index, heap, GetActiveSnapshot(), texts, nq, k, mode, results, counts);
-	for (int q = 0; q < nq; q++)
-	{
-		pgstat_count_index_scan(index);
-		pgstat_count_index_tuples(index, counts[q]);
-		put_results(rsinfo, results[q], counts[q], pos[q]);
+		GpuirQueryInputText(&ins[i], VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+		inp[i] = &ins[i];
+		modes[i] = mode;
 	}
+	open_search("gpuir_search_batch", indexoid, &heap, &index);
+	search_batch_put(rsinfo, heap, index, inp, modes, pos, nq, k);
+	close_search(heap, index);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(gpuir_search_batch_tsquery);
+
+/*
+ * gpuir_search_batch(index regclass, queries tsquery[], k integer, mode text)
+ *		RETURNS TABLE (query_no integer, ctid tid, score real)
+ *
+ * gpuir_search(index, tsquery, k, mode) for every element of queries, as
+ * gpuir_search_batch's text form (one request per engine mode: queries
+ * whose positive lexemes are all required run as AND).  Errors as both.
+ */
+Datum
+gpuir_search_batch_tsquery(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+	int32		k = PG_GETARG_INT32(2);
+	text	   *modetext = PG_GETARG_TEXT_PP(3);
+	GpuirMode	mode = search_args(k, modetext);
+	char	   *modename = text_to_cstring(modetext);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	heap;
+	Relation	index;
+	Datum	   *elems;
+	int		   *pos;
+	int			nq;
+	GpuirTsQueryPlan **plans;
+	const GpuirQueryInput **inp;
+	GpuirMode  *modes;
+
+	InitMaterializedSRF(fcinfo, 0);
+	nq = batch_elements(arr, TSQUERYOID, &elems, &pos);
+	plans = palloc(sizeof(GpuirTsQueryPlan *) * Max(nq, 1));
+	inp = palloc(sizeof(GpuirQueryInput *) * Max(nq, 1));
+	modes = palloc(sizeof(GpuirMode) * Max(nq, 1));
+	open_search("gpuir_search_batch", indexoid, &heap, &index);
+	for (int i = 0; i < nq; i++)
+	{
+		plans[i] = GpuirTsQueryPlanMake(DatumGetTSQuery(elems[i]), index, mode, modename);
+		inp[i] = GpuirTsQueryPlanInput(plans[i], &modes[i]);
+	}
+	search_batch_put(rsinfo, heap, index, inp, modes, pos, nq, k);
+	for (int i = 0; i < nq; i++)
+		GpuirTsQueryPlanEnd(plans[i]);
 	close_search(heap, index);
 	return (Datum) 0;
 }
@@ -422,6 +595,24 @@ gpuir_last_query_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
+/*
+ * order_value: the <@> value of the row whose indexed text is doc, for the
+ * query whose score-source key is key[0..keylen) (GpuirScoreOf), or 0A000
+ */
+static float8
+order_value(text *doc, const char *key, int keylen)
+{
+	float4		score;
+
+	if (GpuirScoreOf(key, keylen, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &score))
+		return -(float8) score;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("the <@> value of this row is not known: no gpuir index scan of this query returned it"),
+			 errhint("Use <@> as ORDER BY column <@> query on a column with a gpuir index (its value in the select list is the score of that scan), or call gpuir_search() for scores.")));
+	return 0;
+}
+
 PG_FUNCTION_INFO_V1(gpuir_bm25_order);
 
 /*
@@ -438,21 +629,35 @@ PG_FUNCTION_INFO_V1(gpuir_bm25_order);
 Datum
 gpuir_bm25_order(PG_FUNCTION_ARGS)
 {
-	text	   *doc;
 	text	   *query;
-	float4		score;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	doc = PG_GETARG_TEXT_PP(0);
-	query = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
-	if (query != NULL &&
-		GpuirScoreOf(VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query),
-					 VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &score))
-		PG_RETURN_FLOAT8(-(float8) score);
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("the <@> value of this row is not known: no gpuir index scan of this query returned it"),
-			 errhint("Use <@> as ORDER BY column <@> query on a column with a gpuir index (its value in the select list is the score of that scan), or call gpuir_search() for scores.")));
-	PG_RETURN_NULL();
+	if (PG_ARGISNULL(1))
+		(void) order_value(PG_GETARG_TEXT_PP(0), NULL, -1);
+	query = PG_GETARG_TEXT_PP(1);
+	PG_RETURN_FLOAT8(order_value(PG_GETARG_TEXT_PP(0), VARDATA_ANY(query),
+								 VARSIZE_ANY_EXHDR(query)));
+}
+
+PG_FUNCTION_INFO_V1(gpuir_bm25_order_tsquery);
+
+/*
+ * gpuir_bm25_order_tsquery(doc text, query tsquery) RETURNS float8: the
+ * <@> operator of a tsquery, as gpuir_bm25_order (the score of the open
+ * gpuir index scan of this tsquery that returned the row: BM25 over the
+ * query's positive lexemes, gpuirtsquery.c).
+ */
+Datum
+gpuir_bm25_order_tsquery(PG_FUNCTION_ARGS)
+{
+	char	   *key;
+	int			keylen;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	if (PG_ARGISNULL(1))
+		(void) order_value(PG_GETARG_TEXT_PP(0), NULL, -1);
+	key = GpuirTsQueryKey(PG_GETARG_TSQUERY(1), &keylen);
+	PG_RETURN_FLOAT8(order_value(PG_GETARG_TEXT_PP(0), key, keylen));
 }

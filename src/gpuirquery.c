@@ -263,21 +263,20 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 }
 
 /*
- * GpuirSearch: the top-k documents of index for query, best first (score
- * descending, heap TID ascending), visible to snapshot and not deleted.
- *
- * query[0..querylen) is tokenized with the index's text search
- * configuration; each distinct lexeme counts once.  k is 1..GPUIR_MAX_K.
- * Returns the number of results (0..k) and *results, palloc'd in the
- * caller's memory context.  Runs on the GPU service or the CPU engine
- * (gpuir.device; same results).  Fills GpuirLastQueryStats (CPU work
- * only).
+ * GpuirSearch: the top-k documents of index for in (GpuirQueryInput: a bag
+ * of words, or a tsquery's words with its row filter), best first (score
+ * descending, heap TID ascending), visible to snapshot, not deleted and
+ * passing in's filter.  The score is BM25 over the query's distinct
+ * lexemes.  k is 1..GPUIR_MAX_K.  Returns the number of results (0..k) and
+ * *results, palloc'd in the caller's memory context.  Runs on the GPU
+ * service or the CPU engine (gpuir.device; same results).  Fills
+ * GpuirLastQueryStats (CPU work only).
  * Raises ERRCODE_INDEX_CORRUPTED on corrupt pages and 54000 for more than
- * GPUIR_MAX_QUERY_TERMS distinct query lexemes.
+ * GPUIR_MAX_QUERY_TERMS distinct query lexemes (prefixes expanded).
  */
 int
 GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
-			const char *query, int querylen, int k, GpuirMode mode,
+			const GpuirQueryInput *in, int k, GpuirMode mode,
 			GpuirResult **results)
 {
 	MemoryContext caller = CurrentMemoryContext;
@@ -288,7 +287,7 @@ GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 	int			n;
 
 	memset(&GpuirLastQueryStats, 0, sizeof(GpuirLastQueryStats));
-	GpuirQueryPrepare(&q, index, heap, snapshot, query, querylen, k);
+	GpuirQueryPrepare(&q, index, heap, snapshot, in, k);
 	run_queries(&qp, 1, mode);
 	n = GpuirQueryFinish(&q, caller, results);
 	MemoryContextSwitchTo(old);
@@ -297,14 +296,14 @@ GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 }
 
 /*
- * GpuirSearchBatch: GpuirSearch for the queries texts[0..nq) of one index,
+ * GpuirSearchBatch: GpuirSearch for the queries in[0..nq) of one index,
  * sent to the GPU service as one request (the service batches it with the
  * requests of other backends).  results[i] and counts[i] receive query i's
  * answer, palloc'd in the caller's memory context.
  */
 void
 GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
-				 text **texts, int nq, int k, GpuirMode mode,
+				 const GpuirQueryInput *in, int nq, int k, GpuirMode mode,
 				 GpuirResult **results, int *counts)
 {
 	MemoryContext caller = CurrentMemoryContext;
@@ -318,8 +317,7 @@ GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 	for (int i = 0; i < nq; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		GpuirQueryPrepare(&qs[i], index, heap, snapshot, VARDATA_ANY(texts[i]),
-					  VARSIZE_ANY_EXHDR(texts[i]), k);
+		GpuirQueryPrepare(&qs[i], index, heap, snapshot, &in[i], k);
 		qp[i] = &qs[i];
 	}
 	run_queries(qp, nq, mode);
@@ -344,9 +342,11 @@ GpuirQueryTerms(Relation index, Relation heap, const char *query, int querylen,
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	GpuirQuery	q;
+	GpuirQueryInput in;
 	int			n;
 
-	GpuirQueryPrepare(&q, index, heap, GetActiveSnapshot(), query, querylen, 1);
+	GpuirQueryInputText(&in, query, querylen);
+	GpuirQueryPrepare(&q, index, heap, GetActiveSnapshot(), &in, 1);
 	n = q.nterms;
 	*lexemes = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
 	*dfs = MemoryContextAlloc(caller, sizeof(int64) * Max(n, 1));

@@ -9,7 +9,9 @@
  * ...: the common LIMITs take one or two restarts, and a top-k costs far
  * less than k times a top-1) and returns the results after those
  * already returned (same snapshot, same total order, so the earlier results
- * are a prefix).  Only documents holding at least one query term are
+ * are a prefix).  The ORDER BY argument is text (a bag of words,
+ * operator strategy 1) or a tsquery (strategy 2: only its matching rows,
+ * gpuirtsquery.c).  Only documents holding at least one query term are
  * returned, at most GPUIR_MAX_K of them: asked for more (a selective
  * filter above the scan), it raises 54000 rather than end early.  The scan's score source
  * (gpuirremember.c) lets the <@> operator give each returned row the score
@@ -98,24 +100,49 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (so->next >= so->nresults && !so->exhausted)
 	{
-		text	   *query = DatumGetTextPP(scan->orderByData[0].sk_argument);
+		Datum		arg = scan->orderByData[0].sk_argument;
 		/* the last step asks for one more than GPUIR_MAX_K: are there more? */
 		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K :
 			(int) Min((int64) so->k * GPUIR_SCAN_GROWTH, GPUIR_MAX_K + 1);
 		MemoryContext old;
+		GpuirQueryInput textin;
+		const GpuirQueryInput *in;
+		GpuirMode	mode = GPUIR_MODE_BMW;
+		GpuirTsQueryPlan *plan = NULL;
+		const char *key;
+		int			keylen;
 
+		MemoryContextReset(so->cxt);
+		old = MemoryContextSwitchTo(so->cxt);
+		if (scan->orderByData[0].sk_strategy == GPUIR_STRATEGY_TSQUERY)
+		{
+			TSQuery		query = DatumGetTSQuery(arg);
+
+			plan = GpuirTsQueryPlanMake(query, scan->indexRelation, mode, "bmw");
+			in = GpuirTsQueryPlanInput(plan, &mode);
+			key = GpuirTsQueryKey(query, &keylen);
+		}
+		else
+		{
+			text	   *query = DatumGetTextPP(arg);
+
+			GpuirQueryInputText(&textin, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
+			in = &textin;
+			key = VARDATA_ANY(query);
+			keylen = VARSIZE_ANY_EXHDR(query);
+		}
 		if (so->k == 0)
 		{
 			pgstat_count_index_scan(scan->indexRelation);	/* rows: index_getnext_tid */
 			/* a restart returns the same rows first: the source keeps what it hashed */
 			GpuirScoreSourceSet(so->src, scan->indexRelation, scan->heapRelation,
-								scan->xs_snapshot, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
+								scan->xs_snapshot, key, keylen);
 		}
-		MemoryContextReset(so->cxt);
-		old = MemoryContextSwitchTo(so->cxt);
-		so->nresults = GpuirSearch(scan->indexRelation, scan->heapRelation,
-								   scan->xs_snapshot, VARDATA_ANY(query),
-								   VARSIZE_ANY_EXHDR(query), k, GPUIR_MODE_BMW, &so->results);
+		so->nresults = in == NULL ? 0 :
+			GpuirSearch(scan->indexRelation, scan->heapRelation, scan->xs_snapshot,
+						in, k, mode, &so->results);
+		if (plan != NULL)
+			GpuirTsQueryPlanEnd(plan);
 		MemoryContextSwitchTo(old);
 		so->k = k;
 		so->exhausted = so->nresults < k;

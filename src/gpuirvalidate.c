@@ -19,8 +19,9 @@
 #include "gpuir.h"
 
 /*
- * gpuirvalidate: a gpuir operator class has exactly ordering operators of
- * strategy 1 (col <@> query) and no support functions.  Reports problems as
+ * gpuirvalidate: a gpuir operator class has only ordering operators, of
+ * strategy 1 (col <@> text query) or 2 (col <@> tsquery), and no support
+ * functions.  Reports problems as
  * INFO, like the core access methods, and returns whether it is valid.
  */
 bool
@@ -41,7 +42,9 @@ gpuirvalidate(Oid opclassoid)
 	{
 		Form_pg_amop oprform = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 
-		if (oprform->amopstrategy != 1 || oprform->amoppurpose != AMOP_ORDER)
+		if ((oprform->amopstrategy != GPUIR_STRATEGY_TEXT &&
+			 oprform->amopstrategy != GPUIR_STRATEGY_TSQUERY) ||
+			oprform->amoppurpose != AMOP_ORDER)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

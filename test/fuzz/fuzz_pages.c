@@ -180,11 +180,12 @@ run_query(const char *query, GpuirMode mode, bool verified, GpuirResult **res)
 {
 	sigjmp_buf	jb;
 	volatile int n = -1;
+	GpuirQueryInput in;
 
+	GpuirQueryInputText(&in, query, (int) strlen(query));
 	PG_exception_stack = &jb;
 	if (sigsetjmp(jb, 0) == 0)
-		n = GpuirSearch(shim_index, shim_heap, NULL, query, (int) strlen(query),
-						FUZZ_K, mode, res);
+		n = GpuirSearch(shim_index, shim_heap, NULL, &in, FUZZ_K, mode, res);
 	else
 	{
 		check_error("GpuirSearch");
