@@ -76,3 +76,17 @@ COMMENT ON OPERATOR <@> (text, tsquery) IS
 
 ALTER OPERATOR FAMILY gpuir_text_ops USING gpuir
 	ADD OPERATOR 2 <@> (text, tsquery) FOR ORDER BY float_ops;
+
+-- Snippets ------------------------------------------------------------------
+
+CREATE FUNCTION gpuir_headline(index regclass, doc text, query tsquery, options text DEFAULT '')
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'gpuir_headline_tsquery' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuir_headline(regclass, text, tsquery, text) IS
+	'ts_headline of a document for a tsquery with the gpuir index''s text search configuration';
+
+CREATE FUNCTION gpuir_headline(index regclass, doc text, query text, options text DEFAULT '')
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'gpuir_headline' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuir_headline(regclass, text, text, text) IS
+	'ts_headline of a document for a text query (its lexemes ORed) with the gpuir index''s text search configuration';

@@ -59,57 +59,59 @@ INSERT INTO tq_queries VALUES
 --
 CREATE FUNCTION tq_check(k int)
 RETURNS TABLE (qid int, ref_rows bigint, mismatches bigint) LANGUAGE sql AS $$
-  WITH lex AS (
-    SELECT d.ctid AS rid, l.lexeme, array_length(l.positions, 1)::float8 AS tf
-    FROM tq_docs d, unnest(to_tsvector('english', d.body)) l),
+  WITH tv AS (SELECT d.ctid AS rid, to_tsvector('english', d.body) AS v FROM tq_docs d),
+  lex AS (
+    SELECT tv.rid, l.lexeme, array_length(l.positions, 1)::float8 AS tf
+    FROM tv, unnest(tv.v) l),
   doc AS (SELECT rid, sum(tf) AS dl FROM lex GROUP BY rid),
   st AS (SELECT count(*)::float8 AS n, avg(dl) AS avgdl FROM doc),
   df AS (SELECT lexeme, count(*)::float8 AS df FROM lex GROUP BY lexeme),
   qlex AS (  -- the index's lexemes each query's positive lexemes stand for
     SELECT DISTINCT q.qid, df.lexeme FROM tq_queries q, unnest(q.pos) p, df
     WHERE df.lexeme = p OR (p LIKE '%*' AND df.lexeme LIKE rtrim(p, '*') || '%')),
-  ref AS (
-    SELECT q.qid, d.ctid AS rid,
-           coalesce((SELECT sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
-                                * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * dc.dl / st.avgdl)))
-                     FROM lex x JOIN qlex ql ON ql.lexeme = x.lexeme AND ql.qid = q.qid
-                          JOIN df ON df.lexeme = x.lexeme JOIN doc dc ON dc.rid = x.rid
-                     WHERE x.rid = d.ctid), 0) AS score
-    FROM tq_queries q JOIN tq_docs d ON to_tsvector('english', d.body) @@ q.q, st),
-  ranked AS (
-    SELECT r.*, rank() OVER (PARTITION BY r.qid ORDER BY round(r.score::numeric, 4) DESC) AS rk,
-           count(*) OVER (PARTITION BY r.qid) AS nref
-    FROM ref r),
+  qscore AS (  -- BM25 of each row over the positive lexemes it holds
+    SELECT ql.qid, x.rid,
+           sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))
+               * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * dc.dl / st.avgdl))) AS score
+    FROM qlex ql JOIN lex x USING (lexeme) JOIN df USING (lexeme)
+         JOIN doc dc USING (rid) CROSS JOIN st
+    GROUP BY ql.qid, x.rid),
+  ref AS (  -- the rows @@ matches, with their scores
+    SELECT m.qid, m.rid, coalesce(s.score, 0) AS score
+    FROM (SELECT q.qid, tv.rid FROM tq_queries q JOIN tv ON tv.v @@ q.q) m
+         LEFT JOIN qscore s USING (qid, rid)),
+  nref AS (SELECT q.qid, count(f.rid) AS n FROM tq_queries q LEFT JOIN ref f USING (qid) GROUP BY q.qid),
   kth AS (  -- the k-th best reference score (rows scoring within 1e-4 of it may tie)
-    SELECT q.qid, (SELECT r.score FROM ranked r WHERE r.qid = q.qid
-                   ORDER BY r.score DESC OFFSET k - 1 LIMIT 1) AS kscore
-    FROM tq_queries q),
+    SELECT x.qid, x.score AS kscore
+    FROM (SELECT r.qid, r.score, row_number() OVER (PARTITION BY r.qid ORDER BY r.score DESC) AS rn
+          FROM ref r) x WHERE x.rn = k),
+  modes AS (SELECT unnest('{or,wand,bmw}'::text[]) AS mode),
   res AS (
     SELECT q.qid, m.mode, s.ctid, s.score, s.ord
-    FROM tq_queries q, unnest('{or,wand,bmw}'::text[]) m(mode),
+    FROM tq_queries q, modes m,
          LATERAL (SELECT g.ctid, g.score, row_number() OVER () AS ord
                   FROM gpuir_search('tq_idx', q.q, k, m.mode) g) s),
+  nres AS (SELECT q.qid, m.mode, count(r.ctid) AS n FROM tq_queries q CROSS JOIN modes m
+           LEFT JOIN res r ON r.qid = q.qid AND r.mode = m.mode GROUP BY q.qid, m.mode),
   bad AS (
     -- a returned row that does not match, or scores differently
     SELECT r.qid FROM res r LEFT JOIN ref f ON f.qid = r.qid AND f.rid = r.ctid
     WHERE f.rid IS NULL OR abs(f.score - r.score) > 1e-5 * greatest(abs(f.score), 1)
     UNION ALL
     -- a matching row clearly above the k-th score that is missing
-    SELECT f.qid FROM ref f JOIN kth USING (qid), unnest('{or,wand,bmw}'::text[]) m(mode)
-    WHERE (kth.kscore IS NULL OR f.score > kth.kscore + 1e-4)
-      AND NOT EXISTS (SELECT 1 FROM res r WHERE r.qid = f.qid AND r.mode = m.mode AND r.ctid = f.rid)
+    SELECT f.qid FROM ref f LEFT JOIN kth USING (qid) CROSS JOIN modes m
+         LEFT JOIN res r ON r.qid = f.qid AND r.mode = m.mode AND r.ctid = f.rid
+    WHERE (kth.kscore IS NULL OR f.score > kth.kscore + 1e-4) AND r.ctid IS NULL
     UNION ALL
     -- too many or too few rows
-    SELECT q.qid FROM tq_queries q, unnest('{or,wand,bmw}'::text[]) m(mode)
-    WHERE (SELECT count(*) FROM res r WHERE r.qid = q.qid AND r.mode = m.mode)
-          <> least(k, (SELECT count(*) FROM ref f WHERE f.qid = q.qid))
+    SELECT nres.qid FROM nres JOIN nref USING (qid) WHERE nres.n <> least(k, nref.n)
     UNION ALL
     -- out of order
     SELECT a.qid FROM res a JOIN res b ON a.qid = b.qid AND a.mode = b.mode AND b.ord = a.ord + 1
-    WHERE a.score < b.score OR (a.score = b.score AND a.ctid > b.ctid))
-  SELECT q.qid, (SELECT count(*) FROM ref f WHERE f.qid = q.qid),
-         (SELECT count(*) FROM bad WHERE bad.qid = q.qid)
-  FROM tq_queries q ORDER BY q.qid
+    WHERE a.score < b.score OR (a.score = b.score AND a.ctid > b.ctid)),
+  nbad AS (SELECT bad.qid, count(*) AS n FROM bad GROUP BY bad.qid)
+  SELECT q.qid, nref.n, coalesce(nbad.n, 0)
+  FROM tq_queries q JOIN nref USING (qid) LEFT JOIN nbad USING (qid) ORDER BY q.qid
 $$;
 
 SELECT * FROM tq_check(10);
@@ -178,3 +180,17 @@ SELECT count(*) FROM gpuir_search('tq_many_idx', to_tsquery('english', 'zq:*'), 
 SELECT count(*) FROM gpuir_search('tq_idx', NULL::tsquery, 10);
 SELECT count(*) FROM (SELECT id FROM tq_docs ORDER BY body <@> NULL::tsquery LIMIT 3) x;
 DROP TABLE tq_many;
+
+-- snippets: ts_headline with the index's configuration (the session's is 'simple')
+CREATE TABLE tq_hl (body text);
+INSERT INTO tq_hl VALUES ('The Greek gods lived on Mount Olympus; Zeus ruled the gods.');
+CREATE INDEX tq_hl_idx ON tq_hl USING gpuir (body) WITH (text_config = 'english');
+SELECT gpuir_headline('tq_hl_idx', body, websearch_to_tsquery('english', 'god -mars')) FROM tq_hl;
+SELECT gpuir_headline('tq_hl_idx', body, 'ruling gods', 'StartSel=[, StopSel=]') FROM tq_hl;
+SELECT gpuir_headline('tq_hl_idx', body, 'the of', 'MaxWords=4, MinWords=2') FROM tq_hl;
+SELECT gpuir_headline('tq_hl_idx', body, 'zeus', 'MaxWords=1, MinWords=2') FROM tq_hl;
+SELECT gpuir_headline('tq_docs', 'a', 'b');
+-- in the same SELECT as the ranked rows
+SELECT id, gpuir_headline('tq_idx', body, q, 'StartSel=<, StopSel=>'), -(body <@> q) > 0 AS scored
+FROM tq_docs, to_tsquery('english', 'w3 <-> w4') q ORDER BY body <@> q LIMIT 2;
+DROP TABLE tq_hl;

@@ -599,6 +599,7 @@ extern GpuirTsQueryPlan *GpuirTsQueryPlanMake(TSQuery query, Relation index, Gpu
 extern const GpuirQueryInput *GpuirTsQueryPlanInput(const GpuirTsQueryPlan *p, GpuirMode *mode);
 extern void GpuirTsQueryPlanEnd(GpuirTsQueryPlan *p);
 extern char *GpuirTsQueryKey(TSQuery query, int *len);
+extern TSQuery GpuirTextAsTsquery(Oid cfg, const char *text, int len);
 
 /* gpuirquery.c */
 extern int	GpuirSearch(Relation index, Relation heap, Snapshot snapshot,

@@ -661,3 +661,59 @@ gpuir_bm25_order_tsquery(PG_FUNCTION_ARGS)
 	key = GpuirTsQueryKey(PG_GETARG_TSQUERY(1), &keylen);
 	PG_RETURN_FLOAT8(order_value(PG_GETARG_TEXT_PP(0), key, keylen));
 }
+
+/*
+ * headline: ts_headline_byid_opt(cfg, doc, query, options) with cfg the
+ * text search configuration of indexoid's gpuir index (42809 for another
+ * relation); query is tsq, or when NULL the text query textq as gpuir ranks
+ * it (GpuirTextAsTsquery)
+ */
+static Datum
+headline(Oid indexoid, text *doc, TSQuery tsq, text *textq, text *options)
+{
+	Relation	index = GpuirOpenIndex(indexoid, AccessShareLock);
+	GpuirMetaPageData meta;
+
+	GpuirReadMeta(index, &meta);
+	relation_close(index, AccessShareLock);
+	if (tsq == NULL)
+		tsq = GpuirTextAsTsquery(meta.cfg_id, VARDATA_ANY(textq), VARSIZE_ANY_EXHDR(textq));
+	return DirectFunctionCall4(ts_headline_byid_opt, ObjectIdGetDatum(meta.cfg_id),
+							   PointerGetDatum(doc), PointerGetDatum(tsq),
+							   PointerGetDatum(options));
+}
+
+PG_FUNCTION_INFO_V1(gpuir_headline_tsquery);
+
+/*
+ * gpuir_headline(index regclass, doc text, query tsquery, options text)
+ *		RETURNS text
+ *
+ * PostgreSQL's ts_headline of doc for query with the index's text search
+ * configuration, so that the words gpuir matched are the ones highlighted;
+ * options as ts_headline's (StartSel, StopSel, MaxWords, MinWords,
+ * MaxFragments, ...).  Errors: 42809 unless a gpuir index; ts_headline's
+ * own for bad options.
+ */
+Datum
+gpuir_headline_tsquery(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_DATUM(headline(PG_GETARG_OID(0), PG_GETARG_TEXT_PP(1), PG_GETARG_TSQUERY(2),
+							 NULL, PG_GETARG_TEXT_PP(3)));
+}
+
+PG_FUNCTION_INFO_V1(gpuir_headline);
+
+/*
+ * gpuir_headline(index regclass, doc text, query text, options text)
+ *		RETURNS text
+ *
+ * gpuir_headline for a text query (a bag of words): every lexeme of it
+ * that the ranking counted is highlighted (GpuirTextAsTsquery).
+ */
+Datum
+gpuir_headline(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_DATUM(headline(PG_GETARG_OID(0), PG_GETARG_TEXT_PP(1), NULL,
+							 PG_GETARG_TEXT_PP(2), PG_GETARG_TEXT_PP(3)));
+}

@@ -274,3 +274,43 @@ GpuirTsQueryKey(TSQuery query, int *len)
 	*len = n + 1;
 	return key;
 }
+
+/*
+ * GpuirTextAsTsquery: a text query as gpuir ranks it, as a tsquery: its
+ * distinct lexemes under configuration cfg ORed ('a' | 'b'), built with
+ * tsquery's own input function from quoted lexemes (so they are not
+ * normalised twice); an empty tsquery when it has none.  For ts_headline.
+ */
+TSQuery
+GpuirTextAsTsquery(Oid cfg, const char *text, int len)
+{
+	GpuirDocTerms terms;
+	StringInfoData buf;
+
+	GpuirTokenize(cfg, text, len, &terms);
+	if (terms.nterms == 0)
+	{
+		TSQuery		empty = palloc0(HDRSIZETQ);
+
+		SET_VARSIZE(empty, HDRSIZETQ);
+		empty->size = 0;
+		return empty;
+	}
+	initStringInfo(&buf);
+	for (int t = 0; t < terms.nterms; t++)
+	{
+		if (t > 0)
+			appendStringInfoString(&buf, " | ");
+		appendStringInfoChar(&buf, '\'');
+		for (int i = 0; i < terms.terms[t].len; i++)
+		{
+			char		c = terms.terms[t].lexeme[i];
+
+			if (c == '\'' || c == '\\')
+				appendStringInfoChar(&buf, '\\');
+			appendStringInfoChar(&buf, c);
+		}
+		appendStringInfoChar(&buf, '\'');
+	}
+	return DatumGetTSQuery(DirectFunctionCall1(tsqueryin, CStringGetDatum(buf.data)));
+}
