@@ -218,7 +218,7 @@ gpuir_handler(PG_FUNCTION_ARGS)
 	amroutine->amcostestimate = gpuircostestimate;
 	amroutine->amoptions = gpuiroptions;
 	amroutine->amproperty = NULL;
-	amroutine->ambuildphasename = NULL;
+	amroutine->ambuildphasename = gpuirbuildphasename;
 	amroutine->amvalidate = gpuirvalidate;
 	amroutine->amadjustmembers = NULL;
 	amroutine->ambeginscan = gpuirbeginscan;

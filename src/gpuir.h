@@ -457,6 +457,16 @@ extern void GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *
 /* gpuirsegment.c: in-memory builder of a segment */
 typedef struct GpuirBuilder GpuirBuilder;
 extern GpuirBuilder *GpuirBuilderCreate(void);
+extern void GpuirBuilderReportProgress(GpuirBuilder *b);
+
+/*
+ * phases of CREATE INDEX (pg_stat_progress_create_index, gpuirbuildphasename),
+ * after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE (1)
+ */
+#define GPUIR_BUILD_PHASE_SCAN		2	/* scanning table: tokenize, invert */
+#define GPUIR_BUILD_PHASE_SORT		3	/* ordering documents, lexemes, postings */
+#define GPUIR_BUILD_PHASE_ENCODE	4	/* compressing posting lists */
+#define GPUIR_BUILD_PHASE_WRITE		5	/* writing the segment's pages */
 extern uint32 GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl);
 extern void GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
 								   uint32 doc, uint32 tf);
@@ -639,6 +649,7 @@ GpuirBM25Bound(float4 idf, uint32 tf, uint32 dl, const GpuirScoring *s)
 }
 
 /* ---------- AM callbacks ---------- */
+extern char *gpuirbuildphasename(int64 phasenum);
 extern IndexBuildResult *gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void gpuirbuildempty(Relation index);
 extern bool gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,

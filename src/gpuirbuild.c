@@ -12,7 +12,9 @@
 #include "catalog/dependency.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_ts_config.h"
+#include "commands/progress.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/memutils.h"
@@ -84,6 +86,7 @@ typedef struct GpuirBuildState
 	Oid			cfg_id;
 	MemoryContext tmpcxt;		/* reset after every tuple */
 	double		indtuples;
+	int64		scanned;		/* rows seen, for progress */
 } GpuirBuildState;
 
 static void
@@ -95,6 +98,8 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	GpuirDocTerms doc;
 	text	   *t;
 
+	if ((++bs->scanned % 1024) == 0)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->scanned);
 	if (isnull[0])
 		return;					/* NULL documents are not indexed */
 	old = MemoryContextSwitchTo(bs->tmpcxt);
@@ -105,6 +110,32 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 		bs->indtuples += 1;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpcxt);
+}
+
+/*
+ * gpuirbuildphasename: the name of a CREATE INDEX phase of gpuir
+ * (ambuildphasename), shown in pg_stat_progress_create_index.phase as
+ * "building index: NAME".  Tuples done / total count rows while scanning the
+ * table and lexemes while compressing; blocks done / total count heap blocks
+ * while scanning and index pages while writing.
+ */
+char *
+gpuirbuildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case GPUIR_BUILD_PHASE_SCAN:
+			return "scanning table";
+		case GPUIR_BUILD_PHASE_SORT:
+			return "sorting postings";
+		case GPUIR_BUILD_PHASE_ENCODE:
+			return "compressing posting lists";
+		case GPUIR_BUILD_PHASE_WRITE:
+			return "writing segment";
+	}
+	return NULL;
 }
 
 /*
@@ -130,8 +161,13 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	record_config_dependency(index, meta.cfg_id);
 
 	bs.builder = GpuirBuilderCreate();
+	GpuirBuilderReportProgress(bs.builder);
 	bs.cfg_id = meta.cfg_id;
 	bs.indtuples = 0;
+	bs.scanned = 0;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SCAN);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
+								 (int64) Max(heap->rd_rel->reltuples, 0));
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,

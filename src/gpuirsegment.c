@@ -14,8 +14,10 @@
  */
 #include "postgres.h"
 
+#include "commands/progress.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/itemptr.h"
 #include "utils/memutils.h"
 
@@ -65,6 +67,7 @@ struct GpuirBuilder
 	uint32	   *p_tf;
 	uint64		np;
 	uint64		p_cap;
+	bool		progress;		/* report to pg_stat_progress_create_index */
 };
 
 /* a growable byte buffer for one stream */
@@ -119,6 +122,25 @@ GpuirBuilderCreate(void)
 	b->cxt = cxt;
 	b->terms = termhash_create(cxt, 1024, NULL);
 	return b;
+}
+
+/*
+ * GpuirBuilderReportProgress: GpuirBuilderWrite reports its phases and
+ * work done to the CREATE INDEX progress of this backend (gpuirbuild only:
+ * merges run inside other commands, whose progress fields must stay theirs)
+ */
+void
+GpuirBuilderReportProgress(GpuirBuilder *b)
+{
+	b->progress = true;
+}
+
+/* progress: set CREATE INDEX progress parameter param to value, if b reports */
+static inline void
+progress(const GpuirBuilder *b, int param, int64 value)
+{
+	if (b->progress)
+		pgstat_progress_update_param(param, value);
 }
 
 void
@@ -295,6 +317,7 @@ encode_lists(GpuirBuilder *b, Relation index, const uint32 *termorder, const uin
 {
 	uint32		nblocks = 0;
 
+	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
 	for (uint32 t = 0; t < b->nterms; t++)
 	{
 		LexKey	   *lk = &b->lex[termorder[t]];
@@ -305,6 +328,8 @@ encode_lists(GpuirBuilder *b, Relation index, const uint32 *termorder, const uin
 		bool		sorted = true;
 
 		CHECK_FOR_INTERRUPTS();
+		if ((t % 1024) == 0)
+			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
 		for (uint64 i = 1; i < n && sorted; i++)
 			sorted = list[i - 1].doc < list[i].doc;
 		if (!sorted)
@@ -375,6 +400,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 {
 	MemoryContext old;
 	uint64		npages = 0;
+	uint64		written = 0;
 	BlockNumber at;
 	uint32	   *docorder;
 	uint32	   *newdoc;
@@ -391,6 +417,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
 	old = MemoryContextSwitchTo(b->cxt);
 	memset(bb, 0, sizeof(bb));
+	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
 
 	/* docIDs in TID order */
 	docorder = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
@@ -457,6 +484,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	b->p_cap = 0;
 
 	/* encode the posting lists */
+	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
 	nblocks = encode_lists(b, index, termorder, start, post, docorder, k1, bparam, avgdl, bb);
 
 	/* docID -> TID, dl; an all-clear deleted bitmap */
@@ -488,11 +516,16 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	/* one run of pages for the whole segment: 7 streams of at most 4 GB */
 	Assert(npages <= PG_UINT32_MAX);
 	at = npages > 0 ? GpuirFreeListAllocate(fl, index, (uint32) npages) : InvalidBlockNumber;
+	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_WRITE);
+	progress(b, PROGRESS_SCAN_BLOCKS_TOTAL, (int64) npages);
+	progress(b, PROGRESS_SCAN_BLOCKS_DONE, 0);
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
 		seg->streams[s] = GpuirWriteStream(index, bb[s].data, (uint32) bb[s].len,
 										   GpuirSegmentTag(generation), at);
 		at += (bb[s].len + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+		written += (bb[s].len + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+		progress(b, PROGRESS_SCAN_BLOCKS_DONE, (int64) written);
 		if (bb[s].data)
 			pfree(bb[s].data);
 	}

@@ -489,6 +489,13 @@ ConditionalLockBuffer(Buffer buffer)
 	return false;
 }
 
+/* CREATE INDEX progress (segment builders of CREATE INDEX only) */
+void
+pgstat_progress_update_param(int index, int64 val)
+{
+	shim_fail("progress reported: the readers build no index");
+}
+
 void
 ReleaseBuffer(Buffer buffer)
 {
