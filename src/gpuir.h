@@ -337,14 +337,19 @@ typedef struct GpuirScoring
 	uint64		N;
 } GpuirScoring;
 
-/* a byte-stream reader that keeps the last page pinned */
+/*
+ * a byte-stream reader: it keeps the last page pinned, and a copy of the
+ * last page it read twice (GpuirStreamRead)
+ */
 typedef struct GpuirStreamReader
 {
 	Relation	index;
 	GpuirStream stream;
 	uint32		tag;			/* GpuirSegmentTag of the stream's segment */
 	Buffer		buf;
-	BlockNumber blkno;
+	BlockNumber blkno;			/* the pinned page */
+	BlockNumber copy_blkno;		/* the page whose contents copy holds */
+	char		copy[GPUIR_PAGE_DATA];
 } GpuirStreamReader;
 
 /*

@@ -293,6 +293,24 @@ GpuirUpdateStream(Relation index, const GpuirSegmentData *seg, GpuirStreamKind k
 }
 
 /*
+ * index_holds: has index at least nblocks blocks?  The size smgr last saw
+ * (every smgrnblocks call keeps it) answers without a system call when it
+ * is large enough: the index shrinks only under an AccessExclusiveLock,
+ * whose smgr invalidation reaches this backend when it locks the index, so
+ * under the caller's lock that size is never above the true one; when it is
+ * too small (the index grew since), the file is asked.
+ */
+static bool
+index_holds(Relation index, uint64 nblocks)
+{
+	BlockNumber seen = RelationGetSmgr(index)->smgr_cached_nblocks[MAIN_FORKNUM];
+
+	if (seen != InvalidBlockNumber && nblocks <= seen)
+		return true;
+	return nblocks <= RelationGetNumberOfBlocks(index);
+}
+
+/*
  * GpuirStreamReaderInit: a reader of stream.  Raises ERRCODE_INDEX_CORRUPTED
  * when the stream's pages are not inside the index: a block number from a
  * corrupt segment directory must not reach ReadBuffer (past the end of the
@@ -312,7 +330,7 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 		uint64		npages = ((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
 
 		if (!BlockNumberIsValid(stream.start) || stream.start == GPUIR_METAPAGE_BLKNO ||
-			(uint64) stream.start + npages > RelationGetNumberOfBlocks(index))
+			!index_holds(index, (uint64) stream.start + npages))
 			GpuirCorrupt(index, "segment stream pages are outside the index");
 	}
 	r->index = index;
@@ -320,15 +338,21 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 	r->tag = GpuirSegmentTag(seg->generation);
 	r->buf = InvalidBuffer;
 	r->blkno = InvalidBlockNumber;
+	r->copy_blkno = InvalidBlockNumber;
 }
 
 /*
- * GpuirStreamRead: copy bytes [offset, offset + len) of the stream to dst.
- * Keeps the last page pinned between calls (immutable pages are read under a
- * short share lock); raises ERRCODE_INDEX_CORRUPTED for a read past the end.
- * Each page's tag is checked whenever it is locked: a pin does not stop a
- * merge from reusing the page once this backend's snapshot is gone (the GPU
- * worker) or on a standby.
+ * GpuirStreamRead: copy bytes [offset, offset + len) of the stream to dst;
+ * raises ERRCODE_INDEX_CORRUPTED for a read past the end.  A page's tag is
+ * checked under a share lock whenever bytes are taken from the buffer: a
+ * pin does not stop a merge from reusing the page once this backend's
+ * snapshot is gone (the GPU worker) or on a standby.  The reader keeps the
+ * last page pinned; when a read comes back to it, the whole page is copied
+ * (under the lock, after the checks) and later reads of that page take
+ * their bytes from the copy, without a lock: the copy holds the segment's
+ * bytes whatever happens to the page afterwards.  So scattered reads (a
+ * binary search) cost one lock each, and dense ones (the doc lengths of
+ * the documents a query scores) a memcpy.
  */
 void
 GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len)
@@ -343,20 +367,32 @@ GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len)
 		uint32		pageoff = offset % GPUIR_PAGE_DATA;
 		uint32		n = Min(GPUIR_PAGE_DATA - pageoff, len);
 		Page		page;
+		bool		again = (r->blkno == blk);
 
-		if (r->blkno != blk)
+		if (r->copy_blkno == blk)
+		{
+			memcpy(out, r->copy + pageoff, n);
+			out += n;
+			offset += n;
+			len -= n;
+			continue;
+		}
+		if (!again)
 		{
 			if (BufferIsValid(r->buf))
 				ReleaseBuffer(r->buf);
 			r->buf = ReadBuffer(r->index, blk);
 			r->blkno = blk;
-			LockBuffer(r->buf, BUFFER_LOCK_SHARE);
 		}
-		else
-			LockBuffer(r->buf, BUFFER_LOCK_SHARE);
+		LockBuffer(r->buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(r->buf);
 		GpuirCheckPage(r->index, page, blk, GPUIR_PAGE_STREAM);
 		GpuirCheckStreamTag(r->index, page, blk, r->tag);
+		if (again)
+		{
+			memcpy(r->copy, PageGetContents(page), GPUIR_PAGE_DATA);
+			r->copy_blkno = blk;
+		}
 		memcpy(out, PageGetContents(page) + pageoff, n);
 		LockBuffer(r->buf, BUFFER_LOCK_UNLOCK);
 		out += n;
@@ -372,6 +408,7 @@ GpuirStreamReaderEnd(GpuirStreamReader *r)
 		ReleaseBuffer(r->buf);
 	r->buf = InvalidBuffer;
 	r->blkno = InvalidBlockNumber;
+	r->copy_blkno = InvalidBlockNumber;
 }
 
 /* GpuirStreamReadAll: stream kind of seg, palloc'd in the current context */

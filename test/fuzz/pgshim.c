@@ -50,6 +50,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/smgr.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -416,6 +417,23 @@ RelationGetNumberOfBlocksInFork(Relation relation, ForkNumber forkNum)
 	if (forkNum != MAIN_FORKNUM)
 		shim_fail("size of fork %d asked", (int) forkNum);
 	return relation == shim_index ? index_nblocks : heap_nblocks;
+}
+
+/* smgr: no cached size, so that every size check asks RelationGetNumberOfBlocksInFork */
+static SMgrRelationData shim_smgr;
+
+SMgrRelation
+smgropen(RelFileNode rnode, BackendId backend)
+{
+	for (int f = 0; f <= MAX_FORKNUM; f++)
+		shim_smgr.smgr_cached_nblocks[f] = InvalidBlockNumber;
+	return &shim_smgr;
+}
+
+void
+smgrsetowner(SMgrRelation *owner, SMgrRelation reln)
+{
+	*owner = reln;
 }
 
 /* PageIsVerifiedExtended without checksums: a sane header, or all zeros */
