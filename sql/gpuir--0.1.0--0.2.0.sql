@@ -90,3 +90,17 @@ CREATE FUNCTION gpuir_headline(index regclass, doc text, query text, options tex
 	AS 'MODULE_PATHNAME', 'gpuir_headline' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuir_headline(regclass, text, text, text) IS
 	'ts_headline of a document for a text query (its lexemes ORed) with the gpuir index''s text search configuration';
+
+-- Filtered top-k: the k best among the rows whose ctids filter holds ---------
+
+CREATE FUNCTION gpuir_search(index regclass, query text, k integer, mode text, filter tid[])
+	RETURNS TABLE (ctid tid, score real)
+	AS 'MODULE_PATHNAME', 'gpuir_search' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuir_search(regclass, text, integer, text, tid[]) IS
+	'top-k by BM25 among the visible rows whose ctid is in filter (e.g. ARRAY(SELECT ctid FROM t WHERE ...)), exact at any selectivity';
+
+CREATE FUNCTION gpuir_search(index regclass, query tsquery, k integer, mode text, filter tid[])
+	RETURNS TABLE (ctid tid, score real)
+	AS 'MODULE_PATHNAME', 'gpuir_search_tsquery' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuir_search(regclass, tsquery, integer, text, tid[]) IS
+	'top-k matching a tsquery by BM25 among the visible rows whose ctid is in filter, exact at any selectivity';

@@ -145,16 +145,74 @@ put_results(ReturnSetInfo *rsinfo, const GpuirResult *results, int n, int query_
 }
 
 /*
+ * A ctid filter (gpuir_search's filter argument): the visible row versions
+ * a result may be, sorted, and the filter of the query input it restricts
+ * (a tsquery's recheck), applied after it.
+ */
+typedef struct CtidFilter
+{
+	ItemPointerData *tids;
+	int			ntids;
+	GpuirRowFilter next;
+	void	   *next_arg;
+} CtidFilter;
+
+static int
+tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/* ctid_filter: GpuirRowFilter: is the visible row in slot one of the filter's? */
+static bool
+ctid_filter(void *arg, TupleTableSlot *slot)
+{
+	CtidFilter *f = arg;
+
+	if (bsearch(&slot->tts_tid, f->tids, f->ntids, sizeof(ItemPointerData), tid_cmp) == NULL)
+		return false;
+	return f->next == NULL || f->next(f->next_arg, slot);
+}
+
+/*
  * search_put: answer in (NULL: a query no row can match) with GpuirSearch,
- * count the scan and its rows, and put them into rsinfo
+ * restricted to the rows whose ctids ctids holds when it is not NULL (NULL
+ * elements ignored), count the scan and its rows, and put them into rsinfo
  */
 static void
 search_put(ReturnSetInfo *rsinfo, Relation heap, Relation index,
-		   const GpuirQueryInput *in, int k, GpuirMode mode)
+		   const GpuirQueryInput *in, int k, GpuirMode mode, ArrayType *ctids)
 {
 	GpuirResult *results = NULL;
 	int			n = 0;
+	GpuirQueryInput filtered;
+	CtidFilter	f;
 
+	if (in != NULL && ctids != NULL)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			nelems;
+
+		if (ARR_NDIM(ctids) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("filter must be a one-dimensional array of ctids")));
+		deconstruct_array(ctids, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT,
+						  &elems, &nulls, &nelems);
+		f.tids = palloc(sizeof(ItemPointerData) * Max(nelems, 1));
+		f.ntids = 0;
+		for (int i = 0; i < nelems; i++)
+			if (!nulls[i])
+				f.tids[f.ntids++] = *(ItemPointer) DatumGetPointer(elems[i]);
+		qsort(f.tids, f.ntids, sizeof(ItemPointerData), tid_cmp);
+		f.next = in->filter;
+		f.next_arg = in->filter_arg;
+		filtered = *in;
+		filtered.filter = ctid_filter;
+		filtered.filter_arg = &f;
+		in = f.ntids > 0 ? &filtered : NULL;
+	}
 	if (in != NULL)
 		n = GpuirSearch(index, heap, GetActiveSnapshot(), in, k, mode, &results);
 	pgstat_count_index_scan(index);
@@ -258,7 +316,12 @@ PG_FUNCTION_INFO_V1(gpuir_search);
  * gpuirquery.c routes; gpuirengine.c has the algorithms and sources).
  * ctid is the visible row version's.  Counts one scan of the index and its
  * rows in pg_stat_user_indexes (idx_scan, idx_tup_read; gpuir_search_batch:
- * one scan per query).  Errors: 22023 for k or mode, 42809 for
+ * one scan per query).
+ * gpuir_search(index, query, k, mode, filter tid[]): the same among the rows
+ * whose ctid (visible version) filter holds, exact at any selectivity: the
+ * engine's candidates are checked against the sorted array (binary search)
+ * before they enter the top-k heap, so the k best rows that pass come back
+ * (a very selective filter makes BMW visit about what OR does).  Errors: 22023 for k or mode, 42809 for
  * a relation that is not a gpuir index, 42501 without SELECT on the table or
  * the indexed column, or under row-level security (check_read_access).
  */
@@ -277,7 +340,7 @@ gpuir_search(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	open_search("gpuir_search", indexoid, &heap, &index);
 	GpuirQueryInputText(&in, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
-	search_put(rsinfo, heap, index, &in, k, mode);
+	search_put(rsinfo, heap, index, &in, k, mode, PG_NARGS() > 4 ? PG_GETARG_ARRAYTYPE_P(4) : NULL);
 	close_search(heap, index);
 	return (Datum) 0;
 }
@@ -317,7 +380,7 @@ gpuir_search_tsquery(PG_FUNCTION_ARGS)
 	open_search("gpuir_search", indexoid, &heap, &index);
 	plan = GpuirTsQueryPlanMake(query, index, mode, text_to_cstring(modetext));
 	in = GpuirTsQueryPlanInput(plan, &mode);
-	search_put(rsinfo, heap, index, in, k, mode);
+	search_put(rsinfo, heap, index, in, k, mode, PG_NARGS() > 4 ? PG_GETARG_ARRAYTYPE_P(4) : NULL);
 	GpuirTsQueryPlanEnd(plan);
 	close_search(heap, index);
 	return (Datum) 0;
