@@ -57,8 +57,17 @@ SELECT docs FROM gpuir_index_info('priv_idx');
 -- (a 4-row table: the index scan must be forced)
 SET enable_seqscan = off;
 SELECT id, owner_name FROM priv_docs ORDER BY body <@> 'river stone' LIMIT 10;
-RESET enable_seqscan;
 RESET ROLE;
+-- gpuir.rank_under_rls = off (superuser-set) refuses to rank under policies,
+-- whose scores use statistics of the hidden rows too; not for the owner
+SET gpuir.rank_under_rls = off;
+SET ROLE regress_gpuir_reader;
+SET gpuir.rank_under_rls = on;
+SELECT id, owner_name FROM priv_docs ORDER BY body <@> 'river stone' LIMIT 10;
+RESET ROLE;
+SELECT count(*) AS owner_rows FROM (SELECT id FROM priv_docs ORDER BY body <@> 'river stone' LIMIT 10) x;
+RESET gpuir.rank_under_rls;
+RESET enable_seqscan;
 -- the session's superuser bypasses row-level security
 SELECT count(*) AS superuser_hits FROM gpuir_search('priv_idx', 'river stone', 10, 'or');
 \set VERBOSITY default

@@ -22,6 +22,7 @@
 
 PG_MODULE_MAGIC;
 
+bool		gpuir_rank_under_rls = true;
 int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
 int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
@@ -86,6 +87,11 @@ _PG_init(void)
 							"Postings a query's lists must hold for gpuir.device = auto to consider the GPU.",
 							NULL, &gpuir_gpu_min_postings, GPUIR_DEFAULT_GPU_MIN_POSTINGS, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuir.rank_under_rls",
+							 "Whether gpuir ranks rows of tables whose row-level security policies apply to the user.",
+							 "BM25 scores use the statistics (N, average length, document frequencies) of all rows, including those the policies hide; off makes gpuir index scans of such tables raise an error instead.",
+							 &gpuir_rank_under_rls, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_timeout",
 							"Time a query waits for the GPU service before the CPU engine answers it.",
 							NULL, &gpuir_gpu_timeout, 10000, 10, 3600000,

@@ -394,6 +394,7 @@ typedef struct GpuirFreeList
 
 /* gpuir.c */
 extern int	gpuir_insert_buffer_limit;
+extern bool gpuir_rank_under_rls;
 extern bool GpuirIsGpuirIndex(Relation rel);
 extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);
 extern GpuirMode GpuirParseMode(const char *mode);

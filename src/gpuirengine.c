@@ -27,9 +27,14 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "access/tableam.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -706,26 +711,31 @@ GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode)
 
 /* ---------- the query ---------- */
 
-/* look up every query term in segment s's dictionary (binary search) */
+/*
+ * segment_lookup: look terms[0..nterms) up in the dictionary of segment seg
+ * of index (binary search), adding each one's df to terms[t].df and, when
+ * entries is not NULL, putting its dictionary entry in entries[t] (zeros
+ * when absent)
+ */
 static void
-lookup_terms(GpuirQuery *q, int s)
+segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nterms,
+			   GpuirDictEntry *entries)
 {
-	GpuirSegmentData *seg = &q->meta.segments[s];
 	GpuirStreamReader dict;
 	GpuirStreamReader lex;
 	char		buf[2048];
 
 	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
-		GpuirCorrupt(q->index, "segment stream sizes do not match the segment directory");
-	GpuirStreamReaderInit(&dict, q->index, seg, GPUIR_S_DICT);
-	GpuirStreamReaderInit(&lex, q->index, seg, GPUIR_S_LEXEMES);
-	for (int t = 0; t < q->nterms; t++)
+		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
+	GpuirStreamReaderInit(&dict, index, seg, GPUIR_S_DICT);
+	GpuirStreamReaderInit(&lex, index, seg, GPUIR_S_LEXEMES);
+	for (int t = 0; t < nterms; t++)
 	{
-		GpuirDictEntry *out = &q->entries[s * q->nterms + t];
 		int64		lo = 0,
 					hi = (int64) seg->nterms - 1;
 
-		memset(out, 0, sizeof(GpuirDictEntry));
+		if (entries != NULL)
+			memset(&entries[t], 0, sizeof(GpuirDictEntry));
 		while (lo <= hi)
 		{
 			int64		mid = lo + (hi - lo) / 2;
@@ -734,15 +744,16 @@ lookup_terms(GpuirQuery *q, int s)
 
 			GpuirStreamRead(&dict, mid * sizeof(GpuirDictEntry), &de, sizeof(de));
 			if (de.lexeme_len > sizeof(buf))
-				GpuirCorrupt(q->index, "dictionary lexeme too long");
+				GpuirCorrupt(index, "dictionary lexeme too long");
 			GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
-			c = GpuirLexemeCmp(q->terms[t].lexeme, q->terms[t].len, buf, de.lexeme_len);
+			c = GpuirLexemeCmp(terms[t].lexeme, terms[t].len, buf, de.lexeme_len);
 			if (c == 0)
 			{
 				if (de.df > 0)
 				{
-					*out = de;
-					q->terms[t].df += de.df;
+					if (entries != NULL)
+						entries[t] = de;
+					terms[t].df += de.df;
 				}
 				break;
 			}
@@ -754,6 +765,105 @@ lookup_terms(GpuirQuery *q, int s)
 	}
 	GpuirStreamReaderEnd(&dict);
 	GpuirStreamReaderEnd(&lex);
+}
+
+/* ---------- partitions: the statistics of the whole partitioned index ---------- */
+
+typedef struct CountBuffer
+{
+	QTerm	   *terms;
+	int			nterms;
+} CountBuffer;
+
+/* count_bufdoc: add a live insert buffer record's query terms to their df */
+static void
+count_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
+			 uint64 offset, void *arg)
+{
+	CountBuffer *cb = arg;
+	int			j = 0;
+
+	if (rec->flags & GPUIR_REC_DELETED)
+		return;
+	for (int t = 0; t < cb->nterms && j < doc->nterms;)
+	{
+		int			c = GpuirLexemeCmp(cb->terms[t].lexeme, cb->terms[t].len,
+									   doc->terms[j].lexeme, doc->terms[j].len);
+
+		if (c == 0)
+		{
+			cb->terms[t].df++;
+			t++;
+			j++;
+		}
+		else if (c < 0)
+			t++;
+		else
+			j++;
+	}
+}
+
+/*
+ * partition_stats: when q's index is a partition of a partitioned gpuir
+ * index, add to *ndocs, *total_dl and the terms' df what every other leaf
+ * partition index of the topmost partitioned index holds, so that a query
+ * through the parent scores each row as one unpartitioned table would
+ * (N, avgdl and df over all partitions, whichever the query reads).  The
+ * partitions' indexes must agree on k1, b and text_config (55000 if not).
+ */
+static void
+partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
+{
+	List	   *ancestors;
+	List	   *all;
+	ListCell   *lc;
+	QTerm	   *scratch;
+
+	if (!q->index->rd_rel->relispartition)
+		return;
+	ancestors = get_partition_ancestors(RelationGetRelid(q->index));
+	if (ancestors == NIL)
+		return;
+	all = find_all_inheritors(llast_oid(ancestors), AccessShareLock, NULL);
+	scratch = palloc(sizeof(QTerm) * Max(q->nterms, 1));
+	foreach(lc, all)
+	{
+		Oid			oid = lfirst_oid(lc);
+		Relation	sib;
+		GpuirMetaPageData meta;
+		char	   *bufdata;
+		CountBuffer cb;
+
+		if (oid == RelationGetRelid(q->index) || get_rel_relkind(oid) != RELKIND_INDEX)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		sib = GpuirOpenIndex(oid, AccessShareLock);
+		bufdata = GpuirBufferSnapshot(sib, &meta, NULL);
+		GpuirCheckOptions(sib, &meta);
+		if (meta.k1 != q->meta.k1 || meta.b != q->meta.b || meta.cfg_id != q->meta.cfg_id)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in k1, b or text_config",
+							RelationGetRelationName(q->index), RelationGetRelationName(sib)),
+					 errhint("Give every partition's index the same k1, b and text_config (ALTER INDEX ... SET, then REINDEX).")));
+		*ndocs += meta.ndocs;
+		*total_dl += meta.total_dl;
+		for (int t = 0; t < q->nterms; t++)
+		{
+			scratch[t] = q->terms[t];
+			scratch[t].df = 0;
+		}
+		cb.terms = scratch;
+		cb.nterms = q->nterms;
+		GpuirBufferForEach(sib, bufdata, meta.buf_nbytes, count_bufdoc, &cb);
+		pfree(bufdata);
+		for (uint32 s = 0; s < meta.nsegments; s++)
+			segment_lookup(sib, &meta.segments[s], scratch, q->nterms, NULL);
+		for (int t = 0; t < q->nterms; t++)
+			q->terms[t].df += scratch[t].df;
+		relation_close(sib, AccessShareLock);
+	}
+	pfree(scratch);
 }
 
 static int
@@ -1011,7 +1121,8 @@ query_words(GpuirQuery *q, const GpuirQueryInput *in, const char *bufdata)
 /*
  * GpuirQueryPrepare: take the metapage and insert buffer snapshot, find the
  * query's lexemes (query_words), look them up in every segment and compute
- * the global df and idf.  Afterwards q->ready says whether anything can
+ * the global df and idf (of all partitions, for a partition's index:
+ * partition_stats).  Afterwards q->ready says whether anything can
  * match.  Raises 54000 for more than GPUIR_MAX_QUERY_TERMS distinct
  * lexemes (prefixes expanded).
  */
@@ -1020,6 +1131,8 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 				  const GpuirQueryInput *in, int k)
 {
 	char	   *bufdata;
+	uint64		ndocs;
+	uint64		total_dl;
 
 	memset(q, 0, sizeof(*q));
 	q->index = index;
@@ -1047,11 +1160,15 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	pfree(bufdata);
 	q->entries = palloc0(sizeof(GpuirDictEntry) * Max(q->meta.nsegments, 1) * q->nterms);
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
-		lookup_terms(q, s);
+		segment_lookup(index, &q->meta.segments[s], q->terms, q->nterms,
+					   &q->entries[s * q->nterms]);
+	ndocs = q->meta.ndocs;
+	total_dl = q->meta.total_dl;
+	partition_stats(q, &ndocs, &total_dl);
 	q->sc.k1 = q->meta.k1;
 	q->sc.b = q->meta.b;
-	q->sc.N = q->meta.ndocs;
-	q->sc.avgdl = (float4) ((double) q->meta.total_dl / (double) q->meta.ndocs);
+	q->sc.N = ndocs;
+	q->sc.avgdl = (float4) ((double) total_dl / (double) ndocs);
 	for (int t = 0; t < q->nterms; t++)
 		q->terms[t].idf = GpuirIdf(q->sc.N, Min(q->terms[t].df, q->sc.N));
 

@@ -41,6 +41,12 @@ gpuir_index_table(Oid indexoid)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation with OID %u does not exist", indexoid)));
+	if (relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("\"%s\" is a partitioned index", get_rel_name(indexoid)),
+				 errdetail("Its rows are in its partitions' indexes, and a ctid alone does not say which partition holds a row."),
+				 errhint("Query the partitioned table with ORDER BY column <@> query LIMIT k (scored with the statistics of all partitions), or pass a partition's index.")));
 	if (relkind != RELKIND_INDEX)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),

@@ -27,6 +27,7 @@
 #include "utils/float.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 
 #include "gpuir.h"
 
@@ -133,6 +134,13 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 		if (so->k == 0)
 		{
+			if (!gpuir_rank_under_rls &&
+				check_enable_rls(RelationGetRelid(scan->heapRelation), InvalidOid, true) == RLS_ENABLED)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("gpuir does not rank table \"%s\" under its row-level security policies",
+								RelationGetRelationName(scan->heapRelation)),
+						 errdetail("gpuir.rank_under_rls is off: BM25 scores use statistics of all rows, including those the policies hide.")));
 			pgstat_count_index_scan(scan->indexRelation);	/* rows: index_getnext_tid */
 			/* a restart returns the same rows first: the source keeps what it hashed */
 			GpuirScoreSourceSet(so->src, scan->indexRelation, scan->heapRelation,

@@ -44,6 +44,9 @@
 #include "access/xlogrecovery.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "utils/lsyscache.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/partition.h"
 #include "common/hashfn.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
@@ -417,6 +420,28 @@ RelationGetNumberOfBlocksInFork(Relation relation, ForkNumber forkNum)
 	if (forkNum != MAIN_FORKNUM)
 		shim_fail("size of fork %d asked", (int) forkNum);
 	return relation == shim_index ? index_nblocks : heap_nblocks;
+}
+
+/* partitions: the shim's index is not a partition, so none of these is reached */
+List *
+get_partition_ancestors(Oid relid)
+{
+	shim_fail("partition ancestors asked");
+	return NIL;
+}
+
+List *
+find_all_inheritors(Oid parentrelId, LOCKMODE lockmode, List **numparents)
+{
+	shim_fail("inheritors asked");
+	return NIL;
+}
+
+char
+get_rel_relkind(Oid relid)
+{
+	shim_fail("relkind asked");
+	return '\0';
 }
 
 /* smgr: no cached size, so that every size check asks RelationGetNumberOfBlocksInFork */
