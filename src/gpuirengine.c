@@ -637,13 +637,51 @@ done:
 
 /* ---------- the insert buffer ---------- */
 
+/*
+ * match_doc: merge a buffer record's sorted lexemes with the sorted query
+ * terms[0..nterms): each term the record holds gets df + 1 and, when tfs is
+ * not NULL, its tf in (*tfs)[t] (the array palloc0'd at the first match).
+ * Returns the number of terms matched.
+ */
+static int
+match_doc(QTerm *terms, int nterms, const GpuirDocTerms *doc, uint32 **tfs)
+{
+	int			nmatch = 0;
+	int			j = 0;
+
+	for (int t = 0; t < nterms && j < doc->nterms;)
+	{
+		int			c = GpuirLexemeCmp(terms[t].lexeme, terms[t].len,
+									   doc->terms[j].lexeme, doc->terms[j].len);
+
+		if (c == 0)
+		{
+			if (tfs != NULL)
+			{
+				if (*tfs == NULL)
+					*tfs = palloc0(sizeof(uint32) * nterms);
+				(*tfs)[t] = doc->terms[j].tf;
+			}
+			nmatch++;
+			terms[t].df++;
+			t++;
+			j++;
+		}
+		else if (c < 0)
+			t++;
+		else
+			j++;
+	}
+	return nmatch;
+}
+
+/* collect_bufdoc: keep a live buffer record holding a query term, with its tfs */
 static void
 collect_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 			   uint64 offset, void *arg)
 {
 	GpuirQuery	   *q = arg;
 	BufDoc	   *bd;
-	int			j = 0;
 
 	if (rec->flags & GPUIR_REC_DELETED)
 		return;
@@ -655,28 +693,7 @@ collect_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 	}
 	bd = &q->bufdocs[q->nbufdocs];
 	bd->tfs = NULL;
-	bd->nmatch = 0;
-	/* merge the record's sorted lexemes with the sorted query terms */
-	for (int t = 0; t < q->nterms && j < doc->nterms;)
-	{
-		int			c = GpuirLexemeCmp(q->terms[t].lexeme, q->terms[t].len,
-									   doc->terms[j].lexeme, doc->terms[j].len);
-
-		if (c == 0)
-		{
-			if (bd->tfs == NULL)
-				bd->tfs = palloc0(sizeof(uint32) * q->nterms);
-			bd->tfs[t] = doc->terms[j].tf;
-			bd->nmatch++;
-			q->terms[t].df++;
-			t++;
-			j++;
-		}
-		else if (c < 0)
-			t++;
-		else
-			j++;
-	}
+	bd->nmatch = match_doc(q->terms, q->nterms, doc, &bd->tfs);
 	if (bd->nmatch > 0)
 	{
 		bd->tid = rec->tid;
@@ -781,26 +798,9 @@ count_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 			 uint64 offset, void *arg)
 {
 	CountBuffer *cb = arg;
-	int			j = 0;
 
-	if (rec->flags & GPUIR_REC_DELETED)
-		return;
-	for (int t = 0; t < cb->nterms && j < doc->nterms;)
-	{
-		int			c = GpuirLexemeCmp(cb->terms[t].lexeme, cb->terms[t].len,
-									   doc->terms[j].lexeme, doc->terms[j].len);
-
-		if (c == 0)
-		{
-			cb->terms[t].df++;
-			t++;
-			j++;
-		}
-		else if (c < 0)
-			t++;
-		else
-			j++;
-	}
+	if (!(rec->flags & GPUIR_REC_DELETED))
+		(void) match_doc(cb->terms, cb->nterms, doc, NULL);
 }
 
 /*
