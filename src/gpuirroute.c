@@ -26,7 +26,11 @@
  * The choice, for a query of a cell where both devices have samples:
  *	- the cores are oversubscribed (more backends in a gpuir search than
  *	  GPUIR_ROUTE_SATURATED times the online processors): the device that
- *	  costs the cores less, CPU against GPU_CPU.  Every query waits for a
+ *	  costs the cores less, CPU against GPU_CPU, whatever
+ *	  gpuir.gpu_min_postings says, as long as fewer than
+ *	  GPUIR_ROUTE_GPU_SHARE backends per processor wait for the GPU service
+ *	  (beyond that the GPU, not the cores, is what limits, and the query
+ *	  goes to the CPU).  Every query waits for a
  *	  core then, the GPU service's worker too, so the cores' time is what
  *	  throughput follows: long OR and BMW queries go to the GPU, short AND
  *	  ones stay on the CPU, and both devices work.  (Measured on an H100
@@ -66,6 +70,8 @@
 #define GPUIR_ROUTE_EXPLORE_FAR		1024
 #define GPUIR_ROUTE_FAR				3.0
 #define GPUIR_ROUTE_SATURATED		1.5
+/* oversubscribed, the GPU takes at most this many backends per processor at once */
+#define GPUIR_ROUTE_GPU_SHARE		2.0
 
 /* route_cell: the cell of a query, or NULL without the GPU service */
 static GpuirRouteCell *
@@ -114,12 +120,20 @@ write_mean(pg_atomic_uint32 *v, float4 f)
 bool
 GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 {
+	static double ncores = 0;
 	GpuirRouteCell *c = route_cell(mode, k, postings);
 	uint32		ncpu,
 				ngpu;
 	bool		gpu;
+	bool		cores_full;
 
-	if (c == NULL || postings < (uint64) gpuir_gpu_min_postings)
+	if (c == NULL)
+		return false;
+	if (ncores <= 0)
+		ncores = Max(1, (double) sysconf(_SC_NPROCESSORS_ONLN));
+	cores_full = (double) pg_atomic_read_u32(&GpuirService->active) >
+		GPUIR_ROUTE_SATURATED * ncores;
+	if (!cores_full && postings < (uint64) gpuir_gpu_min_postings)
 		return false;
 	ncpu = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
 	ngpu = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
@@ -129,18 +143,14 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 		gpu = false;
 	else
 	{
-		static double ncores = 0;
 		float4		mcpu = read_mean(&c->mean_us[GPUIR_ROUTE_CPU]);
 		float4		mgpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU]);
-		bool		cores_full;
 		uint64		every;
 
-		if (ncores <= 0)
-			ncores = Max(1, (double) sysconf(_SC_NPROCESSORS_ONLN));
-		cores_full = (double) pg_atomic_read_u32(&GpuirService->active) >
-			GPUIR_ROUTE_SATURATED * ncores;
 		if (cores_full && pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) > 0)
-			gpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]) < mcpu;
+			gpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]) < mcpu &&
+				(double) pg_atomic_read_u32(&GpuirService->gpu_active) <
+				GPUIR_ROUTE_GPU_SHARE * ncores;
 		else
 			gpu = mgpu < mcpu;
 		/* explore: now and then the other device, to keep its mean current */
@@ -224,10 +234,37 @@ GpuirRouteActiveBegin(void)
 void
 GpuirRouteActiveEnd(void)
 {
+	GpuirRouteGpuEnd();
 	if (GpuirService == NULL || !active_counted)
 		return;
 	pg_atomic_fetch_sub_u32(&GpuirService->active, 1);
 	active_counted = false;
+}
+
+/* is this backend counted in GpuirService->gpu_active? */
+static bool gpu_counted = false;
+
+/*
+ * GpuirRouteGpuBegin / End: a backend, inside GpuirRouteActiveBegin / End,
+ * sends a request to the GPU service / has its answer.  GpuirRouteActiveEnd
+ * ends it too (errors, and the exit callback of a backend that leaves).
+ */
+void
+GpuirRouteGpuBegin(void)
+{
+	if (GpuirService == NULL || gpu_counted || !active_counted)
+		return;
+	pg_atomic_fetch_add_u32(&GpuirService->gpu_active, 1);
+	gpu_counted = true;
+}
+
+void
+GpuirRouteGpuEnd(void)
+{
+	if (GpuirService == NULL || !gpu_counted)
+		return;
+	pg_atomic_fetch_sub_u32(&GpuirService->gpu_active, 1);
+	gpu_counted = false;
 }
 
 PG_FUNCTION_INFO_V1(gpuir_route);

@@ -957,6 +957,16 @@ GpuirRouteActiveEnd(void)
 {
 }
 
+void
+GpuirRouteGpuBegin(void)
+{
+}
+
+void
+GpuirRouteGpuEnd(void)
+{
+}
+
 
 void
 GpuirServiceCount(bool gpu, bool fallback)
