@@ -80,7 +80,7 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",
 							 "Where gpuir queries run: auto, gpu or cpu.",
-							 "auto sends each query to the device a cost model of recent query times expects to answer it first (queries whose lists hold fewer than gpuir.gpu_min_postings postings stay on the CPU).",
+							 "auto sends each query to the device a cost model of recent query times expects to answer it first (queries whose lists hold fewer than gpuir.gpu_min_postings postings stay on the CPU while the cores are not oversubscribed).",
 							 &gpuir_device, GPUIR_DEVICE_AUTO, device_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_min_postings",
