@@ -728,60 +728,97 @@ GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode)
 
 /* ---------- the query ---------- */
 
+/* a segment's dictionary, read entry by entry (sorted by GpuirLexemeCmp) */
+typedef struct DictReader
+{
+	Relation	index;
+	uint32		nterms;
+	GpuirStreamReader dict;
+	GpuirStreamReader lex;
+	char		buf[2048];		/* the lexeme of the last entry read */
+} DictReader;
+
+static void
+dict_open(DictReader *d, Relation index, const GpuirSegmentData *seg)
+{
+	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
+		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
+	d->index = index;
+	d->nterms = seg->nterms;
+	GpuirStreamReaderInit(&d->dict, index, seg, GPUIR_S_DICT);
+	GpuirStreamReaderInit(&d->lex, index, seg, GPUIR_S_LEXEMES);
+}
+
+static void
+dict_close(DictReader *d)
+{
+	GpuirStreamReaderEnd(&d->dict);
+	GpuirStreamReaderEnd(&d->lex);
+}
+
+/* dict_entry: entry i into *de, its lexeme into d->buf */
+static void
+dict_entry(DictReader *d, int64 i, GpuirDictEntry *de)
+{
+	GpuirStreamRead(&d->dict, i * sizeof(GpuirDictEntry), de, sizeof(*de));
+	if (de->lexeme_len > sizeof(d->buf))
+		GpuirCorrupt(d->index, "dictionary lexeme too long");
+	GpuirStreamRead(&d->lex, de->lexeme_off, d->buf, de->lexeme_len);
+}
+
+/*
+ * dict_lower_bound: the first entry whose lexeme is >= lexeme[0..len)
+ * (binary search; nterms when none is), read into *de when there is one
+ */
+static int64
+dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
+{
+	int64		lo = 0,
+				hi = d->nterms;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		dict_entry(d, mid, de);
+		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < d->nterms)
+		dict_entry(d, lo, de);
+	return lo;
+}
+
 /*
  * segment_lookup: look terms[0..nterms) up in the dictionary of segment seg
- * of index (binary search), adding each one's df to terms[t].df and, when
- * entries is not NULL, putting its dictionary entry in entries[t] (zeros
- * when absent)
+ * of index, adding each one's df to terms[t].df and, when entries is not
+ * NULL, putting its dictionary entry in entries[t] (zeros when absent)
  */
 static void
 segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nterms,
 			   GpuirDictEntry *entries)
 {
-	GpuirStreamReader dict;
-	GpuirStreamReader lex;
-	char		buf[2048];
+	DictReader	d;
 
-	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
-		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
-	GpuirStreamReaderInit(&dict, index, seg, GPUIR_S_DICT);
-	GpuirStreamReaderInit(&lex, index, seg, GPUIR_S_LEXEMES);
+	dict_open(&d, index, seg);
 	for (int t = 0; t < nterms; t++)
 	{
-		int64		lo = 0,
-					hi = (int64) seg->nterms - 1;
+		GpuirDictEntry de;
 
 		if (entries != NULL)
 			memset(&entries[t], 0, sizeof(GpuirDictEntry));
-		while (lo <= hi)
+		if (dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de) < d.nterms &&
+			GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0 &&
+			de.df > 0)
 		{
-			int64		mid = lo + (hi - lo) / 2;
-			GpuirDictEntry de;
-			int			c;
-
-			GpuirStreamRead(&dict, mid * sizeof(GpuirDictEntry), &de, sizeof(de));
-			if (de.lexeme_len > sizeof(buf))
-				GpuirCorrupt(index, "dictionary lexeme too long");
-			GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
-			c = GpuirLexemeCmp(terms[t].lexeme, terms[t].len, buf, de.lexeme_len);
-			if (c == 0)
-			{
-				if (de.df > 0)
-				{
-					if (entries != NULL)
-						entries[t] = de;
-					terms[t].df += de.df;
-				}
-				break;
-			}
-			if (c < 0)
-				hi = mid - 1;
-			else
-				lo = mid + 1;
+			if (entries != NULL)
+				entries[t] = de;
+			terms[t].df += de.df;
 		}
 	}
-	GpuirStreamReaderEnd(&dict);
-	GpuirStreamReaderEnd(&lex);
+	dict_close(&d);
 }
 
 /* ---------- partitions: the statistics of the whole partitioned index ---------- */
@@ -988,48 +1025,21 @@ has_prefix(const char *lexeme, int len, const GpuirQueryWord *w)
 static void
 expand_segment(GpuirQuery *q, int s, const GpuirQueryWord *w, LexemeSet *set)
 {
-	GpuirSegmentData *seg = &q->meta.segments[s];
-	GpuirStreamReader dict;
-	GpuirStreamReader lex;
-	char		buf[2048];
-	int64		lo = 0,
-				hi = (int64) seg->nterms;
+	DictReader	d;
+	GpuirDictEntry de;
 
-	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
-		GpuirCorrupt(q->index, "segment stream sizes do not match the segment directory");
-	GpuirStreamReaderInit(&dict, q->index, seg, GPUIR_S_DICT);
-	GpuirStreamReaderInit(&lex, q->index, seg, GPUIR_S_LEXEMES);
-	/* the first entry >= w: lexemes beginning with w follow it (byte order) */
-	while (lo < hi)
+	dict_open(&d, q->index, &q->meta.segments[s]);
+	/* lexemes beginning with w follow the first entry >= w (byte order) */
+	for (int64 i = dict_lower_bound(&d, w->lexeme, w->len, &de); i < d.nterms; i++)
 	{
-		int64		mid = lo + (hi - lo) / 2;
-		GpuirDictEntry de;
-
-		GpuirStreamRead(&dict, mid * sizeof(GpuirDictEntry), &de, sizeof(de));
-		if (de.lexeme_len > sizeof(buf))
-			GpuirCorrupt(q->index, "dictionary lexeme too long");
-		GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
-		if (GpuirLexemeCmp(buf, de.lexeme_len, w->lexeme, w->len) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (int64 i = lo; i < (int64) seg->nterms; i++)
-	{
-		GpuirDictEntry de;
-
 		GpuirQueryTick(q);
-		GpuirStreamRead(&dict, i * sizeof(GpuirDictEntry), &de, sizeof(de));
-		if (de.lexeme_len > sizeof(buf))
-			GpuirCorrupt(q->index, "dictionary lexeme too long");
-		GpuirStreamRead(&lex, de.lexeme_off, buf, de.lexeme_len);
-		if (!has_prefix(buf, de.lexeme_len, w))
+		dict_entry(&d, i, &de);
+		if (!has_prefix(d.buf, de.lexeme_len, w))
 			break;
 		if (de.df > 0)
-			lexeme_set_add(set, buf, de.lexeme_len, true);
+			lexeme_set_add(set, d.buf, de.lexeme_len, true);
 	}
-	GpuirStreamReaderEnd(&dict);
-	GpuirStreamReaderEnd(&lex);
+	dict_close(&d);
 }
 
 typedef struct ExpandBuffer
