@@ -114,6 +114,16 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_device_info(int dev, char *na
 												size_t *total_mem,
 												int *cc_major, int *cc_minor);
 
+/*
+ * gpuir_cuda_set_device: make device dev (0 .. count-1) the calling
+ * thread's current device: every later call of this thread (uploads,
+ * searches, the workspace) uses it.  Call it before any other call that
+ * allocates; a process that never calls it uses device 0.
+ * Returns GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT for a bad dev,
+ * GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_set_device(int dev);
+
 /* ---------- batched top-k search (part 2: the GPU query engine) ---------- */
 
 /*

@@ -75,3 +75,18 @@ gpuir_cuda_device_info(int dev, char *name, size_t namelen, size_t *total_mem,
 		*cc_minor = prop.minor;
 	return GPUIR_CUDA_OK;
 }
+
+/* gpuir_cuda_set_device: the calling thread's current device; see gpuir_cuda.h */
+extern "C" gpuir_cuda_status
+gpuir_cuda_set_device(int dev)
+{
+	int			count = 0;
+	gpuir_cuda_status st;
+
+	st = gpuir_cuda_device_count(&count);
+	if (st != GPUIR_CUDA_OK)
+		return st;
+	if (dev < 0 || dev >= count)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	return gpuir_cuda_check(cudaSetDevice(dev));
+}

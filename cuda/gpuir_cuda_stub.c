@@ -45,6 +45,14 @@ gpuir_cuda_device_info(int dev, char *name, size_t namelen, size_t *total_mem,
 	return no_device();
 }
 
+/* gpuir_cuda_set_device: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_set_device(int dev)
+{
+	(void) dev;
+	return no_device();
+}
+
 /* gpuir_cuda_segment_upload: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
 gpuir_cuda_status
 gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,

@@ -14,6 +14,19 @@ REVOKE ALL ON FUNCTION gpuir_verify(regclass) FROM PUBLIC;
 
 -- GPU service observability ------------------------------------------------
 
+-- One row per GPU of gpuir.devices (0.1.0: one row, device 0 only).
+DROP FUNCTION gpuir_status();
+CREATE FUNCTION gpuir_status(
+	OUT device_id integer, OUT device text, OUT memory bigint, OUT compute_capability text,
+	OUT worker_pid integer, OUT budget bigint, OUT bytes_cached bigint, OUT cache_hits bigint,
+	OUT cache_misses bigint, OUT batches bigint, OUT mean_batch_size float8,
+	OUT gpu_queries bigint, OUT cpu_queries bigint, OUT fallbacks bigint, OUT errors bigint,
+	OUT last_error text)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION gpuir_status() IS
+	'state of the GPU service, one row per GPU of gpuir.devices: device, list cache, batches, queries answered, errors (cpu_queries and fallbacks are service-wide)';
+
 CREATE FUNCTION gpuir_gpu_stages(
 	OUT stage text, OUT events bigint, OUT total_ms float8, OUT mean_us float8)
 	RETURNS SETOF record

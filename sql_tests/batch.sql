@@ -51,12 +51,17 @@ SELECT * FROM gpuir_search_batch('ba_idx', ARRAY[['t1'], ['t2']]);
 SELECT * FROM gpuir_search_batch('ba_docs', ARRAY['t1']);
 \set VERBOSITY default
 
--- gpuir_status(): one row, sane in every setting (no preload, no GPU, GPU)
-SELECT device IS NOT NULL AS has_device, budget >= 0 AS budget_ok,
-       bytes_cached <= greatest(budget, 0) AS cache_within_budget,
-       gpu_queries >= 0 AND cpu_queries >= 0 AND fallbacks >= 0 AND errors >= 0 AS counters_ok,
-       (batches = 0) = (mean_batch_size = 0) AS mean_batch_ok
+-- gpuir_status(): one row per device of gpuir.devices (one without a GPU),
+-- sane in every setting (no preload, no GPU, one GPU or several)
+SELECT count(*) >= 1 AS has_rows, bool_and(device IS NOT NULL) AS has_device,
+       bool_and(budget >= 0) AS budget_ok,
+       bool_and(bytes_cached <= greatest(budget, 0)) AS cache_within_budget,
+       bool_and(gpu_queries >= 0 AND cpu_queries >= 0 AND fallbacks >= 0 AND errors >= 0) AS counters_ok,
+       bool_and((batches = 0) = (mean_batch_size = 0)) AS mean_batch_ok,
+       count(DISTINCT device_id) = count(device_id) AS device_ids_distinct,
+       bool_and((memory IS NULL) = (compute_capability IS NULL)) AS facts_together
 FROM gpuir_status();
+SELECT coalesce(current_setting('gpuir.devices', true), 'all') AS devices;
 
 -- gpuir_query_terms: distinct lexemes in term order, global df of live rows
 -- (VACUUM takes the deleted rows out of df)

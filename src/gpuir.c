@@ -30,6 +30,7 @@ double		gpuir_batch_window = 0.0;
 char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
 int			gpuir_gpu_timeout = 10000;
+char	   *gpuir_devices = NULL;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GPUIR_DEVICE_AUTO, false},
@@ -57,6 +58,26 @@ check_device_memory(char **newval, void **extra, GucSource source)
 		return true;
 	GUC_check_errdetail("%s", why);
 	GUC_check_errhint("Use an amount such as '4GB' or a share such as '50%%'.");
+	return false;
+}
+
+/*
+ * check_devices: GUC check hook of gpuir.devices: 'all' or a list of
+ * distinct device numbers (GpuirParseDevices); whether they exist only the
+ * GPU service can tell.
+ */
+static bool
+check_devices(char **newval, void **extra, GucSource source)
+{
+	bool		all;
+	int			ordinals[GPUIR_MAX_DEVICES];
+	int			n;
+	char		why[128];
+
+	if (GpuirParseDevices(*newval, &all, ordinals, &n, why, sizeof(why)))
+		return true;
+	GUC_check_errdetail("%s", why);
+	GUC_check_errhint("Use 'all' or CUDA device numbers such as '0,1'.");
 	return false;
 }
 
@@ -112,6 +133,11 @@ _PG_init(void)
 								   "GPU memory the GPU service may use to cache posting lists: an amount (4GB) or a share of the card (50%).",
 								   NULL, &gpuir_device_memory, GPUIR_DEFAULT_DEVICE_MEMORY,
 								   PGC_POSTMASTER, 0, check_device_memory, NULL, NULL);
+		DefineCustomStringVariable("gpuir.devices",
+								   "GPUs the GPU service uses: all, or CUDA device numbers such as 0,1.",
+								   "Each device gets a worker process of its own, with its own list cache of gpuir.device_memory.",
+								   &gpuir_devices, "all",
+								   PGC_POSTMASTER, 0, check_devices, NULL, NULL);
 		GpuirServiceInit();
 	}
 	MarkGUCPrefixReserved("gpuir");

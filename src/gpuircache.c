@@ -225,7 +225,7 @@ GpuirCacheInit(void)
 static void
 cache_publish(void)
 {
-	pg_atomic_write_u64(&GpuirService->bytes_cached, cache_bytes);
+	pg_atomic_write_u64(&GpuirWorkerDevice->bytes_cached, cache_bytes);
 }
 
 /* cache_remove: free one entry's device arrays and forget it */
@@ -471,7 +471,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	e = cache_lookup(key);
 	if (e != NULL)
 	{
-		pg_atomic_fetch_add_u64(&GpuirService->cache_hits, 1);
+		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->cache_hits, 1);
 		return e;
 	}
 
@@ -488,7 +488,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 		snprintf(why, whylen, "segment larger than gpuir.device_memory");
 		return NULL;
 	}
-	pg_atomic_fetch_add_u64(&GpuirService->cache_misses, 1);
+	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->cache_misses, 1);
 
 	load_cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir segment load",
 									 ALLOCSET_DEFAULT_SIZES);

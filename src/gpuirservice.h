@@ -61,6 +61,7 @@ extern double gpuir_batch_window;
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_gpu_timeout;
+extern char *gpuir_devices;
 
 /* the worker's view of the device */
 typedef enum GpuirDeviceState
@@ -89,6 +90,8 @@ typedef struct GpuirServiceSlot
 								 * area (set when taken, cleared when
 								 * answered): the backend must not write it */
 	TimestampTz submitted;		/* when the request was set READY */
+	int			taken_by;		/* device (index in GpuirService->devices)
+								 * whose worker took it, while TAKEN */
 } GpuirServiceSlot;
 
 /*
@@ -134,28 +137,54 @@ typedef struct GpuirRouteCell
 	pg_atomic_uint64 decisions;		/* choices by the means (exploration) */
 } GpuirRouteCell;
 
-typedef struct GpuirServiceShared
+/*
+ * gpuir.devices: the GPUs the service uses.  Each one is driven by a worker
+ * process of its own ("gpuir gpu service N"): its own CUDA context,
+ * streams, workspace and list cache (the gpuir.device_memory budget applies
+ * per device).  All workers take requests from the same slots, so a request
+ * goes to whichever device is free first (gpuirshmem.c, "Several GPUs").
+ */
+#define GPUIR_MAX_DEVICES		16
+
+/* one device of the service and its worker; the fields up to the counters under GpuirService->mutex */
+typedef struct GpuirServiceDevice
 {
-	slock_t		mutex;			/* protects the fields up to the counters */
-	pid_t		worker_pid;		/* 0 when no worker runs */
+	int			ordinal;		/* CUDA device number */
+	bool		registered;		/* its worker was registered (device 0's is static) */
+	pid_t		worker_pid;		/* 0 when its worker does not run */
 	Latch	   *worker_latch;
 	int			device_state;	/* GpuirDeviceState */
 	char		device_name[96];
 	uint64		device_memory;	/* bytes of global memory */
 	int			cc_major;
 	int			cc_minor;
-	uint64		budget;			/* bytes the list cache may use */
+	uint64		budget;			/* bytes its list cache may use */
 	char		last_error[256];
 	/* counters */
+	pg_atomic_uint32 busy;		/* 1 while its worker runs a batch */
 	pg_atomic_uint64 bytes_cached;
 	pg_atomic_uint64 cache_hits;	/* segment lookups served from the GPU */
 	pg_atomic_uint64 cache_misses;	/* segment uploads */
 	pg_atomic_uint64 batches;
 	pg_atomic_uint64 batched_queries;
-	pg_atomic_uint64 gpu_queries;	/* answered by the GPU */
+	pg_atomic_uint64 queries;	/* queries it answered */
+	pg_atomic_uint64 errors;	/* requests it answered FAILED */
+} GpuirServiceDevice;
+
+typedef struct GpuirServiceShared
+{
+	slock_t		mutex;			/* protects ndevices and the devices' fields
+								 * up to their counters */
+	int			ndevices;		/* devices[0 .. ndevices) are in use: set by
+								 * device 0's worker once it has looked
+								 * (at least 1, the first one NONE when
+								 * there is no usable GPU); 0 before */
+	pg_atomic_uint32 wake_next;	/* where a backend starts looking for a
+								 * worker to wake */
+	GpuirServiceDevice devices[GPUIR_MAX_DEVICES];
+	/* service-wide counters, kept by the backends */
 	pg_atomic_uint64 cpu_queries;	/* answered by the CPU engine */
 	pg_atomic_uint64 fallbacks;	/* meant for the GPU, answered by the CPU */
-	pg_atomic_uint64 errors;
 	pg_atomic_uint64 stage_us[GPUIR_NSTAGES];	/* microseconds per stage */
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
@@ -233,6 +262,7 @@ typedef struct GpuirRequest
 
 /* gpuirshmem.c */
 extern void GpuirServiceInit(void);
+extern bool GpuirServiceRegisterWorker(int index, bool dynamic);
 extern bool GpuirServiceReady(void);
 extern char *GpuirServiceSlotArea(int slotno);
 extern GpuirRequest *GpuirServiceRequestArea(Size size, dsm_segment **seg);
@@ -285,5 +315,14 @@ typedef struct GpuirDeviceMemory
 
 extern bool GpuirParseDeviceMemory(const char *value, GpuirDeviceMemory *dm,
 								   char *why, size_t whylen);
+
+/*
+ * gpuirshmem.c: the syntax of gpuir.devices ('all', or a list of CUDA
+ * device numbers such as '0,2'), shared by its check hook and device 0's
+ * worker.  *all is set for 'all' (and ''), else ordinals[0 .. *n) holds
+ * the list.
+ */
+extern bool GpuirParseDevices(const char *value, bool *all, int *ordinals, int *n,
+							  char *why, size_t whylen);
 
 #endif							/* GPUIRSERVICE_H */

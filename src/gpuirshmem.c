@@ -73,16 +73,23 @@ gpuir_shmem_startup(void)
 	{
 		memset(GpuirService, 0, service_size());
 		SpinLockInit(&GpuirService->mutex);
-		GpuirService->device_state = GPUIR_DEVSTATE_STARTING;
-		pg_atomic_init_u64(&GpuirService->bytes_cached, 0);
-		pg_atomic_init_u64(&GpuirService->cache_hits, 0);
-		pg_atomic_init_u64(&GpuirService->cache_misses, 0);
-		pg_atomic_init_u64(&GpuirService->batches, 0);
-		pg_atomic_init_u64(&GpuirService->batched_queries, 0);
-		pg_atomic_init_u64(&GpuirService->gpu_queries, 0);
+		pg_atomic_init_u32(&GpuirService->wake_next, 0);
+		for (int d = 0; d < GPUIR_MAX_DEVICES; d++)
+		{
+			GpuirServiceDevice *dev = &GpuirService->devices[d];
+
+			dev->device_state = GPUIR_DEVSTATE_STARTING;
+			pg_atomic_init_u32(&dev->busy, 0);
+			pg_atomic_init_u64(&dev->bytes_cached, 0);
+			pg_atomic_init_u64(&dev->cache_hits, 0);
+			pg_atomic_init_u64(&dev->cache_misses, 0);
+			pg_atomic_init_u64(&dev->batches, 0);
+			pg_atomic_init_u64(&dev->batched_queries, 0);
+			pg_atomic_init_u64(&dev->queries, 0);
+			pg_atomic_init_u64(&dev->errors, 0);
+		}
 		pg_atomic_init_u64(&GpuirService->cpu_queries, 0);
 		pg_atomic_init_u64(&GpuirService->fallbacks, 0);
-		pg_atomic_init_u64(&GpuirService->errors, 0);
 		for (int i = 0; i < GPUIR_NSTAGES; i++)
 		{
 			pg_atomic_init_u64(&GpuirService->stage_us[i], 0);
@@ -113,19 +120,17 @@ gpuir_shmem_startup(void)
 }
 
 /*
- * GpuirServiceInit: called by _PG_init while shared_preload_libraries are
- * loaded: reserve the shared memory and register the worker "gpuir gpu
- * service" (restarted 5 s after a crash).
+ * GpuirServiceRegisterWorker: register the worker of device index
+ * (GpuirService->devices[index]), "gpuir gpu service index", restarted 5 s
+ * after it exits with status 1 or crashes.  Device 0's is registered at
+ * shared_preload_libraries time (dynamic false); it registers the others
+ * (dynamic true) once it knows how many devices gpuir.devices gives.
+ * Returns false when no background worker slot was left (dynamic only).
  */
-void
-GpuirServiceInit(void)
+bool
+GpuirServiceRegisterWorker(int index, bool dynamic)
 {
 	BackgroundWorker worker;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = gpuir_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = gpuir_shmem_startup;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
@@ -133,34 +138,188 @@ GpuirServiceInit(void)
 	worker.bgw_restart_time = 5;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpuir");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "GpuirWorkerMain");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "gpuir gpu service");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "gpuir gpu service %d", index);
 	snprintf(worker.bgw_type, BGW_MAXLEN, "gpuir gpu service");
-	RegisterBackgroundWorker(&worker);
+	worker.bgw_main_arg = Int32GetDatum(index);
+	if (!dynamic)
+	{
+		RegisterBackgroundWorker(&worker);
+		return true;
+	}
+	return RegisterDynamicBackgroundWorker(&worker, NULL);
+}
+
+/*
+ * GpuirServiceInit: called by _PG_init while shared_preload_libraries are
+ * loaded: reserve the shared memory and register device 0's worker.
+ */
+void
+GpuirServiceInit(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = gpuir_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = gpuir_shmem_startup;
+
+	(void) GpuirServiceRegisterWorker(0, false);
+}
+
+/*
+ * GpuirParseDevices: parse a value of gpuir.devices: 'all' (or empty) sets
+ * *all; else a comma-separated list of distinct CUDA device numbers, at
+ * most GPUIR_MAX_DEVICES, into ordinals[0 .. *n).  False with the reason
+ * in why for anything else.
+ */
+bool
+GpuirParseDevices(const char *value, bool *all, int *ordinals, int *n,
+				  char *why, size_t whylen)
+{
+	const char *p = value ? value : "";
+
+	*all = false;
+	*n = 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\0' || pg_strcasecmp(p, "all") == 0)
+	{
+		*all = true;
+		return true;
+	}
+	for (;;)
+	{
+		char	   *end;
+		long		v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+		{
+			snprintf(why, whylen, "expected a device number at \"%s\"", p);
+			return false;
+		}
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno != 0 || v > 1023)
+		{
+			snprintf(why, whylen, "device number out of range at \"%s\"", p);
+			return false;
+		}
+		for (int i = 0; i < *n; i++)
+			if (ordinals[i] == (int) v)
+			{
+				snprintf(why, whylen, "device %ld is listed twice", v);
+				return false;
+			}
+		if (*n == GPUIR_MAX_DEVICES)
+		{
+			snprintf(why, whylen, "more than %d devices", GPUIR_MAX_DEVICES);
+			return false;
+		}
+		ordinals[(*n)++] = (int) v;
+		p = end;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			return true;
+		if (*p != ',')
+		{
+			snprintf(why, whylen, "expected a comma at \"%s\"", p);
+			return false;
+		}
+		p++;
+	}
+}
+
+/* device_up: does device d's worker run and serve requests?  (mutex held) */
+static inline bool
+device_up(const GpuirServiceDevice *d)
+{
+	return d->worker_pid != 0 && d->worker_latch != NULL &&
+		d->device_state == GPUIR_DEVSTATE_READY;
+}
+
+/*
+ * service_up: does the worker of device index serve requests (index >= 0),
+ * or that of any device (index < 0)?
+ */
+static bool
+service_up(int index)
+{
+	bool		up = false;
+
+	SpinLockAcquire(&GpuirService->mutex);
+	if (index >= 0)
+		up = index < GpuirService->ndevices && device_up(&GpuirService->devices[index]);
+	else
+		for (int d = 0; d < GpuirService->ndevices && !up; d++)
+			up = device_up(&GpuirService->devices[d]);
+	SpinLockRelease(&GpuirService->mutex);
+	return up;
+}
+
+/*
+ * wake_workers: set the latch of one worker that serves requests, an idle
+ * one if there is one (looking from a point that turns with every call, so
+ * that idle devices share the work), else the first found busy; with all,
+ * of every one.  A busy worker looks at the slots again when its batch is
+ * done, so a request is never left for a sleeping worker while another
+ * runs.
+ */
+static void
+wake_workers(bool all)
+{
+	Latch	   *latches[GPUIR_MAX_DEVICES];
+	int			nl = 0;
+	Latch	   *busy = NULL;
+	Latch	   *idle = NULL;
+	uint32		from = pg_atomic_fetch_add_u32(&GpuirService->wake_next, 1);
+
+	SpinLockAcquire(&GpuirService->mutex);
+	for (int i = 0, n = GpuirService->ndevices; i < n; i++)
+	{
+		GpuirServiceDevice *d = &GpuirService->devices[(from + i) % n];
+
+		if (!device_up(d))
+			continue;
+		if (all)
+			latches[nl++] = d->worker_latch;
+		else if (pg_atomic_read_u32(&d->busy) == 0)
+		{
+			idle = d->worker_latch;
+			break;
+		}
+		else if (busy == NULL)
+			busy = d->worker_latch;
+	}
+	SpinLockRelease(&GpuirService->mutex);
+	if (!all)
+		latches[nl++] = idle != NULL ? idle : busy;
+	for (int i = 0; i < nl; i++)
+		if (latches[i] != NULL)
+			SetLatch(latches[i]);
 }
 
 /* is a worker running with a usable GPU? */
 bool
 GpuirServiceReady(void)
 {
-	bool		ready;
-
 	if (GpuirService == NULL || GpuirBackendSlot() < 0 ||
 		GpuirBackendSlot() >= (int) GpuirService->nslots)
 		return false;
-	SpinLockAcquire(&GpuirService->mutex);
-	ready = GpuirService->worker_pid != 0 && GpuirService->worker_latch != NULL &&
-		GpuirService->device_state == GPUIR_DEVSTATE_READY;
-	SpinLockRelease(&GpuirService->mutex);
-	return ready;
+	return service_up(-1);
 }
 
-/* GpuirServiceCount: count one query answered by the GPU or the CPU */
+/*
+ * GpuirServiceCount: count one query answered by the GPU or the CPU (the
+ * GPU's are counted per device by the workers, gpuir_status's gpu_queries)
+ */
 void
 GpuirServiceCount(bool gpu, bool fallback)
 {
 	if (GpuirService == NULL)
 		return;
-	pg_atomic_fetch_add_u64(gpu ? &GpuirService->gpu_queries : &GpuirService->cpu_queries, 1);
+	if (!gpu)
+		pg_atomic_fetch_add_u64(&GpuirService->cpu_queries, 1);
 	if (fallback)
 		pg_atomic_fetch_add_u64(&GpuirService->fallbacks, 1);
 }
@@ -232,7 +391,6 @@ bool
 GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 {
 	GpuirServiceSlot *slot;
-	Latch	   *worker_latch;
 	TimestampTz start = GetCurrentTimestamp();
 	uint64		id;
 	bool		done = false;
@@ -255,34 +413,32 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	slot->state = GPUIR_SLOT_READY;
 	SpinLockRelease(&slot->mutex);
 
-	SpinLockAcquire(&GpuirService->mutex);
-	worker_latch = GpuirService->worker_latch;
-	SpinLockRelease(&GpuirService->mutex);
-	if (worker_latch)
-		SetLatch(worker_latch);
+	wake_workers(false);
 
 	PG_TRY();
 	{
-		for (;;)
+		for (int waits = 0;; waits++)
 		{
-			pid_t		pid;
 			int			state;
+			int			taken_by;
 
 			SpinLockAcquire(&slot->mutex);
-			done = slot->req_id == id && slot->state == GPUIR_SLOT_DONE;
+			state = slot->state;
+			taken_by = slot->taken_by;
+			done = slot->req_id == id && state == GPUIR_SLOT_DONE;
 			SpinLockRelease(&slot->mutex);
 			if (done)
 				break;
 
-			SpinLockAcquire(&GpuirService->mutex);
-			pid = GpuirService->worker_pid;
-			state = GpuirService->device_state;
-			SpinLockRelease(&GpuirService->mutex);
-			if (pid == 0 || state != GPUIR_DEVSTATE_READY)
+			/* the worker that took it, or any while it waits to be taken */
+			if (!service_up(state == GPUIR_SLOT_TAKEN ? taken_by : -1))
 			{
 				snprintf(why, whylen, "the gpu service stopped");
 				break;
 			}
+			/* not taken after a wait: the woken worker may have gone, wake them all */
+			if (waits > 0 && state == GPUIR_SLOT_READY)
+				wake_workers(true);
 			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), gpuir_gpu_timeout))
 			{
 				snprintf(why, whylen, "the gpu service did not answer within gpuir.gpu_timeout (%d ms)",
@@ -312,7 +468,6 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	{
 		snprintf(why, whylen, "the gpu service failed: %s",
 				 req->status == GPUIR_REQ_FAILED ? req->detail : "no answer");
-		pg_atomic_fetch_add_u64(&GpuirService->errors, 1);
 		return false;
 	}
 	GpuirServiceStage(GPUIR_STAGE_ROUND_TRIP, start, GetCurrentTimestamp());
@@ -321,105 +476,127 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 PG_FUNCTION_INFO_V1(gpuir_status);
 
+#define GPUIR_STATUS_COLS	16
+
 /*
- * gpuir_status() RETURNS record: the GPU service's state.
+ * gpuir_status() RETURNS SETOF record: the GPU service's state, one row per
+ * device of gpuir.devices (one row before the service has looked, and one
+ * when no GPU is usable):
+ *	device_id			CUDA device number (NULL before the service has looked,
+ *						and when it found no device to use)
  *	device				GPU name, or "none" with the reason
- *	memory				bytes of GPU memory (NULL without a GPU)
- *	compute_capability	"9.0" (NULL without a GPU)
- *	worker_pid			the worker's pid (NULL when it is not running)
- *	budget, bytes_cached	the list cache's budget and use, in bytes
- *	cache_hits, cache_misses	segment lookups served from / uploaded to the GPU
- *	batches, mean_batch_size	batches run and their mean number of queries
- *	gpu_queries, cpu_queries	queries answered on each device (cpu counts
- *							the fallbacks too)
- *	fallbacks, errors		queries meant for the GPU answered by the CPU;
- *							failed GPU requests
- *	last_error				the worker's last failure, or NULL
- * Without gpuir in shared_preload_libraries, device says so and every
- * counter is 0.
+ *	memory				bytes of GPU memory (NULL without a usable GPU)
+ *	compute_capability	"9.0" (NULL without a usable GPU)
+ *	worker_pid			the device's worker (NULL when it is not running)
+ *	budget, bytes_cached	the device's list cache budget and use, in bytes
+ *	cache_hits, cache_misses	segment lookups served from / uploaded to it
+ *	batches, mean_batch_size	batches it ran and their mean number of queries
+ *	gpu_queries			queries it answered
+ *	cpu_queries, fallbacks	service-wide, the same on every row: queries
+ *							answered by the CPU engine (the fallbacks
+ *							included), and queries meant for the GPU that the
+ *							CPU answered (a failure, a timeout, no device)
+ *	errors				requests it answered as failed
+ *	last_error			its worker's last failure, or NULL
+ * Without gpuir in shared_preload_libraries, one row says so, every counter
+ * 0.
  */
 Datum
 gpuir_status(PG_FUNCTION_ARGS)
 {
-	TupleDesc	tupdesc;
-	Datum		values[15];
-	bool		nulls[15];
-	uint64		batches,
-				batched;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[GPUIR_STATUS_COLS];
+	bool		nulls[GPUIR_STATUS_COLS];
+	int			ndevices;
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	memset(nulls, 0, sizeof(nulls));
+	InitMaterializedSRF(fcinfo, 0);
 	if (GpuirService == NULL)
 	{
-		values[0] = CStringGetTextDatum("none (gpuir is not in shared_preload_libraries)");
-		for (int i = 1; i < 15; i++)
+		memset(nulls, 0, sizeof(nulls));
+		values[1] = CStringGetTextDatum("none (gpuir is not in shared_preload_libraries)");
+		for (int i = 2; i < GPUIR_STATUS_COLS; i++)
 			values[i] = Int64GetDatum(0);
-		nulls[1] = nulls[2] = nulls[3] = nulls[14] = true;
-		values[9] = Float8GetDatum(0.0);
-		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+		nulls[0] = nulls[2] = nulls[3] = nulls[4] = nulls[15] = true;
+		values[10] = Float8GetDatum(0.0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		return (Datum) 0;
 	}
 
-	/* copy under the spinlock, build datums (which may palloc) after it */
+	SpinLockAcquire(&GpuirService->mutex);
+	ndevices = GpuirService->ndevices;
+	SpinLockRelease(&GpuirService->mutex);
+
+	for (int d = 0; d < Max(ndevices, 1); d++)
 	{
+		GpuirServiceDevice *dev = &GpuirService->devices[d];
 		int			state;
-		char		name[sizeof(GpuirService->device_name)];
-		char		err[sizeof(GpuirService->last_error)];
+		int			ordinal;
+		char		name[sizeof(dev->device_name)];
+		char		err[sizeof(dev->last_error)];
 		uint64		mem,
-					budget;
+					budget,
+					batches,
+					batched;
 		int			ccmaj,
 					ccmin;
 		pid_t		pid;
 
+		/* copy under the spinlock, build datums (which may palloc) after it */
 		SpinLockAcquire(&GpuirService->mutex);
-		state = GpuirService->device_state;
-		memcpy(name, GpuirService->device_name, sizeof(name));
-		memcpy(err, GpuirService->last_error, sizeof(err));
-		mem = GpuirService->device_memory;
-		budget = GpuirService->budget;
-		ccmaj = GpuirService->cc_major;
-		ccmin = GpuirService->cc_minor;
-		pid = GpuirService->worker_pid;
+		state = dev->device_state;
+		ordinal = dev->ordinal;
+		memcpy(name, dev->device_name, sizeof(name));
+		memcpy(err, dev->last_error, sizeof(err));
+		mem = dev->device_memory;
+		budget = dev->budget;
+		ccmaj = dev->cc_major;
+		ccmin = dev->cc_minor;
+		pid = dev->worker_pid;
 		SpinLockRelease(&GpuirService->mutex);
 		name[sizeof(name) - 1] = '\0';
 		err[sizeof(err) - 1] = '\0';
 
+		memset(nulls, 0, sizeof(nulls));
+		if (ndevices > 0 && ordinal >= 0)
+			values[0] = Int32GetDatum(ordinal);
+		else
+			nulls[0] = true;
 		if (state == GPUIR_DEVSTATE_READY)
 		{
-			values[0] = CStringGetTextDatum(name);
-			values[1] = Int64GetDatum((int64) mem);
-			values[2] = CStringGetTextDatum(psprintf("%d.%d", ccmaj, ccmin));
+			values[1] = CStringGetTextDatum(name);
+			values[2] = Int64GetDatum((int64) mem);
+			values[3] = CStringGetTextDatum(psprintf("%d.%d", ccmaj, ccmin));
 		}
 		else
 		{
-			values[0] = CStringGetTextDatum(state == GPUIR_DEVSTATE_NONE
+			values[1] = CStringGetTextDatum(state == GPUIR_DEVSTATE_NONE
 											? psprintf("none (%s)", err)
 											: "none (the gpu service is starting)");
-			nulls[1] = nulls[2] = true;
+			nulls[2] = nulls[3] = true;
 		}
 		if (pid != 0)
-			values[3] = Int32GetDatum(pid);
+			values[4] = Int32GetDatum(pid);
 		else
-			nulls[3] = true;
-		values[4] = Int64GetDatum((int64) budget);
+			nulls[4] = true;
+		values[5] = Int64GetDatum((int64) budget);
+		batches = pg_atomic_read_u64(&dev->batches);
+		batched = pg_atomic_read_u64(&dev->batched_queries);
+		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->bytes_cached));
+		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->cache_hits));
+		values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->cache_misses));
+		values[9] = Int64GetDatum((int64) batches);
+		values[10] = Float8GetDatum(batches ? (double) batched / batches : 0.0);
+		values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->queries));
+		values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->cpu_queries));
+		values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->fallbacks));
+		values[14] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->errors));
 		if (err[0] != '\0')
-			values[14] = CStringGetTextDatum(err);
+			values[15] = CStringGetTextDatum(err);
 		else
-			nulls[14] = true;
+			nulls[15] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-
-	batches = pg_atomic_read_u64(&GpuirService->batches);
-	batched = pg_atomic_read_u64(&GpuirService->batched_queries);
-	values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->bytes_cached));
-	values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->cache_hits));
-	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->cache_misses));
-	values[8] = Int64GetDatum((int64) batches);
-	values[9] = Float8GetDatum(batches ? (double) batched / batches : 0.0);
-	values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->gpu_queries));
-	values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->cpu_queries));
-	values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->fallbacks));
-	values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->errors));
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	return (Datum) 0;
 }
 
 PG_FUNCTION_INFO_V1(gpuir_gpu_stages);

@@ -11,12 +11,23 @@
  * The protocol and the shared structures are in gpuirservice.h, the
  * worker's private ones in gpuirworker_int.h.  Outline:
  *
- *	startup		publish worker_pid and worker_latch, answer slots an earlier
- *				worker left TAKEN, probe device 0; without a usable device
- *				set device_state NONE, LOG once and idle (exiting would make
- *				the postmaster restart the worker in a loop); else compute
- *				the list cache's budget from gpuir.device_memory and set
- *				device_state READY.
+ *	devices		one worker per device of gpuir.devices, each with its own
+ *				CUDA context, streams, workspace and list cache; its
+ *				argument is the device's index in GpuirService->devices.
+ *				Device 0's worker is registered at preload; it counts the
+ *				visible devices, resolves gpuir.devices into
+ *				GpuirService->devices and registers the others' workers
+ *				(dynamic background workers, restarted like it).  All
+ *				workers take requests from the same slots: a request goes
+ *				to the first device free to take it, so whole queries are
+ *				spread over the devices by their load (README, "Several
+ *				GPUs": why queries are not split across devices).
+ *	startup		publish worker_pid and worker_latch, answer the slots its
+ *				predecessor on this device left TAKEN, probe the device;
+ *				without a usable device set device_state NONE, LOG once and
+ *				idle (exiting would make the postmaster restart the worker
+ *				in a loop); else compute the list cache's budget from
+ *				gpuir.device_memory and set device_state READY.
  *	batching	as soon as the worker is free, the READY slots are marked
  *				TAKEN, up to gpuir.max_batch queries (a single larger
  *				request still forms a batch on its own): continuous
@@ -111,6 +122,8 @@ static MemoryContext batch_cxt;	/* reset after every batch */
 static MemoryContext run_cxt;	/* reset after every run */
 static ResourceOwner worker_owner;	/* buffer pins of page reads */
 
+static int	my_index = 0;		/* this worker's device: GpuirService->devices[my_index] */
+GpuirServiceDevice *GpuirWorkerDevice = NULL;	/* &GpuirService->devices[my_index] */
 static GpuirBatch *current_batch = NULL;	/* for the exit callback */
 static int	scan_start = 0;		/* first slot of the next scan */
 static int	device_errors = 0;	/* consecutive GPUIR_CUDA_ERROR failures */
@@ -136,7 +149,7 @@ GpuirWorkerNoteFailure(const char *msg)
 	int			i;
 
 	SpinLockAcquire(&GpuirService->mutex);
-	strlcpy(GpuirService->last_error, msg, sizeof(GpuirService->last_error));
+	strlcpy(GpuirWorkerDevice->last_error, msg, sizeof(GpuirWorkerDevice->last_error));
 	SpinLockRelease(&GpuirService->mutex);
 
 	for (i = 0; i < GPUIR_LOG_MEMORY; i++)
@@ -155,7 +168,7 @@ GpuirWorkerNoteFailure(const char *msg)
 		strlcpy(log_memory[i].msg, msg, sizeof(log_memory[i].msg));
 	}
 	log_memory[i].at = now;
-	ereport(LOG, (errmsg("gpuir gpu service: %s", msg)));
+	ereport(LOG, (errmsg("gpuir gpu service %d: %s", my_index, msg)));
 }
 
 /* vfail: mark t FAILED with the first reason given; false if it already was */
@@ -312,6 +325,10 @@ answer(GpuirTaken *t, bool detach)
 		latch = slot->latch;
 	}
 	SpinLockRelease(&slot->mutex);
+	if (t->failed)
+		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->errors, 1);
+	else if (t->base != NULL)
+		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->queries, t->nqueries);
 	GpuirWorkerReleaseArea(t);	/* the backend may write the area again */
 	if (latch != NULL)
 		SetLatch(latch);
@@ -352,38 +369,120 @@ worker_exit(int code, Datum arg)
 	}
 
 	SpinLockAcquire(&GpuirService->mutex);
-	GpuirService->worker_pid = 0;
-	GpuirService->worker_latch = NULL;
-	GpuirService->device_state = GPUIR_DEVSTATE_STARTING;
+	GpuirWorkerDevice->worker_pid = 0;
+	GpuirWorkerDevice->worker_latch = NULL;
+	GpuirWorkerDevice->device_state = GPUIR_DEVSTATE_STARTING;
 	SpinLockRelease(&GpuirService->mutex);
-	pg_atomic_write_u64(&GpuirService->bytes_cached, 0);
+	pg_atomic_write_u64(&GpuirWorkerDevice->bytes_cached, 0);
+	pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
 }
 
 /* ---------- startup ---------- */
 
 /*
- * probe_device: look at device 0 and publish what was found: device facts,
- * the budget and READY, or NONE with the reason in last_error (LOG once).
- * Returns whether the device is usable.
+ * probe_device: make this worker's device current and publish what was
+ * found: device facts, the budget and READY, or NONE with the reason in
+ * last_error (LOG once).  Returns whether the device is usable.
  */
 static bool
 probe_device(void)
 {
+	GpuirServiceDevice *dev = GpuirWorkerDevice;
 	gpuir_cuda_status st;
-	int			n = 0;
-	char		name[sizeof(GpuirService->device_name)];
+	char		name[sizeof(dev->device_name)];
 	size_t		mem = 0;
 	int			cc_major = 0,
 				cc_minor = 0;
 	char		reason[256];
 	uint64		budget;
+	int			ordinal;
+
+	SpinLockAcquire(&GpuirService->mutex);
+	ordinal = dev->ordinal;
+	memcpy(reason, dev->last_error, sizeof(reason));
+	SpinLockRelease(&GpuirService->mutex);
 
 	name[0] = '\0';
-	st = gpuir_cuda_device_count(&n);
-	if (st == GPUIR_CUDA_OK && n < 1)
-		st = GPUIR_CUDA_NO_DEVICE;
-	if (st == GPUIR_CUDA_OK)
-		st = gpuir_cuda_device_info(0, name, sizeof(name), &mem, &cc_major, &cc_minor);
+	if (dev->device_state == GPUIR_DEVSTATE_NONE)
+		st = GPUIR_CUDA_NO_DEVICE;	/* device 0's worker found none: reason set */
+	else
+	{
+		reason[0] = '\0';
+		st = gpuir_cuda_set_device(ordinal);
+		if (st == GPUIR_CUDA_OK)
+			st = gpuir_cuda_device_info(ordinal, name, sizeof(name), &mem, &cc_major, &cc_minor);
+		if (st != GPUIR_CUDA_OK)
+		{
+			const char *rt = gpuir_cuda_last_error_detail();
+
+			if (rt != NULL && rt[0] != '\0')
+				snprintf(reason, sizeof(reason), "device %d: %s: %s", ordinal,
+						 gpuir_cuda_status_string(st), rt);
+			else
+				snprintf(reason, sizeof(reason), "device %d: %s", ordinal,
+						 gpuir_cuda_status_string(st));
+		}
+		else if (cc_major * 10 + cc_minor < GPUIR_MIN_CC)
+			snprintf(reason, sizeof(reason),
+					 "%s has compute capability %d.%d, gpuir needs %d.%d or later",
+					 name, cc_major, cc_minor, GPUIR_MIN_CC / 10, GPUIR_MIN_CC % 10);
+	}
+
+	if (reason[0] != '\0')
+	{
+		SpinLockAcquire(&GpuirService->mutex);
+		dev->device_state = GPUIR_DEVSTATE_NONE;
+		strlcpy(dev->last_error, reason, sizeof(dev->last_error));
+		SpinLockRelease(&GpuirService->mutex);
+		ereport(LOG,
+				(errmsg("gpuir gpu service %d: no usable GPU (%s), %s",
+						my_index, reason,
+						my_index == 0 ? "queries run on the CPU" : "the other devices serve queries")));
+		return false;
+	}
+
+	budget = GpuirCacheSetBudget((uint64) mem);
+
+	SpinLockAcquire(&GpuirService->mutex);
+	strlcpy(dev->device_name, name, sizeof(dev->device_name));
+	dev->device_memory = (uint64) mem;
+	dev->cc_major = cc_major;
+	dev->cc_minor = cc_minor;
+	dev->budget = budget;
+	dev->last_error[0] = '\0';
+	dev->device_state = GPUIR_DEVSTATE_READY;
+	SpinLockRelease(&GpuirService->mutex);
+
+	ereport(LOG,
+			(errmsg("gpuir gpu service %d: using device %d, %s (compute capability %d.%d, %llu MB), list cache budget %llu MB",
+					my_index, ordinal, name, cc_major, cc_minor,
+					(unsigned long long) (mem >> 20),
+					(unsigned long long) (budget >> 20))));
+	return true;
+}
+
+/*
+ * resolve_devices: device 0's worker, at every start: count the visible
+ * devices, turn gpuir.devices into GpuirService->devices[0 .. ndevices)
+ * (ordinals; 'all' is every visible device up to GPUIR_MAX_DEVICES) and
+ * register the workers of devices 1 .. ndevices - 1 that were not
+ * registered yet (a restart of this worker registers none again: they
+ * stay registered and restart on their own).  Without a usable GPU, or
+ * when gpuir.devices names a device that is not there, ndevices is 1 and
+ * device 0 is NONE with the reason: queries run on the CPU.
+ */
+static void
+resolve_devices(void)
+{
+	int			count = 0;
+	bool		all;
+	int			ordinals[GPUIR_MAX_DEVICES];
+	int			n = 0;
+	char		reason[256];
+	gpuir_cuda_status st;
+
+	reason[0] = '\0';
+	st = gpuir_cuda_device_count(&count);
 	if (st != GPUIR_CUDA_OK)
 	{
 		const char *rt = gpuir_cuda_last_error_detail();
@@ -393,43 +492,65 @@ probe_device(void)
 		else
 			snprintf(reason, sizeof(reason), "%s", gpuir_cuda_status_string(st));
 	}
-	else if (cc_major * 10 + cc_minor < GPUIR_MIN_CC)
-		snprintf(reason, sizeof(reason),
-				 "%s has compute capability %d.%d, gpuir needs %d.%d or later",
-				 name, cc_major, cc_minor, GPUIR_MIN_CC / 10, GPUIR_MIN_CC % 10);
-	else
-		reason[0] = '\0';
-
-	if (reason[0] != '\0')
+	else if (!GpuirParseDevices(gpuir_devices, &all, ordinals, &n, reason, sizeof(reason)))
+		;						/* the check hook accepted it: not reached */
+	else if (all)
 	{
-		SpinLockAcquire(&GpuirService->mutex);
-		GpuirService->device_state = GPUIR_DEVSTATE_NONE;
-		strlcpy(GpuirService->last_error, reason, sizeof(GpuirService->last_error));
-		SpinLockRelease(&GpuirService->mutex);
-		ereport(LOG,
-				(errmsg("gpuir gpu service: no usable GPU (%s), queries run on the CPU",
-						reason)));
-		return false;
+		n = Min(count, GPUIR_MAX_DEVICES);
+		for (int i = 0; i < n; i++)
+			ordinals[i] = i;
+	}
+	else
+	{
+		for (int i = 0; i < n && reason[0] == '\0'; i++)
+			if (ordinals[i] >= count)
+				snprintf(reason, sizeof(reason),
+						 "gpuir.devices names device %d, and %d device%s visible",
+						 ordinals[i], count, count == 1 ? " is" : "s are");
+	}
+	if (reason[0] != '\0' || n < 1)
+	{
+		if (reason[0] == '\0')
+			snprintf(reason, sizeof(reason), "no device");
+		n = 1;
+		ordinals[0] = -1;		/* none: gpuir_status shows device_id NULL */
 	}
 
-	budget = GpuirCacheSetBudget((uint64) mem);
-
 	SpinLockAcquire(&GpuirService->mutex);
-	strlcpy(GpuirService->device_name, name, sizeof(GpuirService->device_name));
-	GpuirService->device_memory = (uint64) mem;
-	GpuirService->cc_major = cc_major;
-	GpuirService->cc_minor = cc_minor;
-	GpuirService->budget = budget;
-	GpuirService->last_error[0] = '\0';
-	GpuirService->device_state = GPUIR_DEVSTATE_READY;
+	for (int i = 0; i < n; i++)
+		GpuirService->devices[i].ordinal = ordinals[i];
+	GpuirService->devices[0].registered = true;
+	if (reason[0] != '\0')
+	{
+		GpuirService->devices[0].device_state = GPUIR_DEVSTATE_NONE;
+		strlcpy(GpuirService->devices[0].last_error, reason,
+				sizeof(GpuirService->devices[0].last_error));
+	}
+	GpuirService->ndevices = n;
 	SpinLockRelease(&GpuirService->mutex);
 
-	ereport(LOG,
-			(errmsg("gpuir gpu service: using %s (compute capability %d.%d, %llu MB), list cache budget %llu MB",
-					name, cc_major, cc_minor,
-					(unsigned long long) (mem >> 20),
-					(unsigned long long) (budget >> 20))));
-	return true;
+	for (int i = 1; i < n; i++)
+	{
+		bool		registered;
+
+		SpinLockAcquire(&GpuirService->mutex);
+		registered = GpuirService->devices[i].registered;
+		GpuirService->devices[i].registered = true;
+		SpinLockRelease(&GpuirService->mutex);
+		if (!registered && !GpuirServiceRegisterWorker(i, true))
+		{
+			SpinLockAcquire(&GpuirService->mutex);
+			GpuirService->devices[i].registered = false;
+			GpuirService->devices[i].device_state = GPUIR_DEVSTATE_NONE;
+			snprintf(GpuirService->devices[i].last_error,
+					 sizeof(GpuirService->devices[i].last_error),
+					 "no background worker slot left for its worker (max_worker_processes)");
+			SpinLockRelease(&GpuirService->mutex);
+			ereport(LOG,
+					(errmsg("gpuir gpu service: could not start the worker of device %d", ordinals[i]),
+					 errhint("Raise max_worker_processes.")));
+		}
+	}
 }
 
 /* ---------- runs: one resident segment, one set of BM25 constants ---------- */
@@ -768,8 +889,8 @@ run_batch(GpuirBatch *b)
 	/* the answer stage: these wake-ups and the runs' result copies */
 	GpuirServiceStage(GPUIR_STAGE_ANSWER, t_start - b->answer_us, GetCurrentTimestamp());
 
-	pg_atomic_fetch_add_u64(&GpuirService->batches, 1);
-	pg_atomic_fetch_add_u64(&GpuirService->batched_queries, b->nqueries);
+	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batches, 1);
+	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batched_queries, b->nqueries);
 }
 
 /* ---------- gathering ---------- */
@@ -813,6 +934,7 @@ take_ready(GpuirBatch *b)
 			else
 			{
 				slot->state = GPUIR_SLOT_TAKEN;
+				slot->taken_by = my_index;
 				t->slotno = idx;
 				t->req_id = slot->req_id;
 				t->handle = slot->handle;
@@ -883,8 +1005,9 @@ gather_batch(GpuirBatch *b)
 
 /*
  * GpuirWorkerMain: entry point of the background worker "gpuir gpu
- * service" (registered by GpuirServiceInit with BGWORKER_SHMEM_ACCESS, no
- * database connection).  Never returns: exits on SIGTERM (die), on
+ * service N" (GpuirServiceRegisterWorker: BGWORKER_SHMEM_ACCESS, no
+ * database connection), arg the index N of its device in
+ * GpuirService->devices.  Never returns: exits on SIGTERM (die), on
  * postmaster death, or with status 1 after a device failure so that the
  * postmaster restarts it with a fresh CUDA context.
  */
@@ -908,32 +1031,44 @@ GpuirWorkerMain(Datum arg)
 	/* not a child of batch_cxt: resetting a context deletes its children */
 	run_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir run", ALLOCSET_DEFAULT_SIZES);
 
+	my_index = DatumGetInt32(arg);
+	if (my_index < 0 || my_index >= GPUIR_MAX_DEVICES)
+		ereport(ERROR,
+				(errmsg("gpuir gpu service started for device %d, outside 0 .. %d",
+						my_index, GPUIR_MAX_DEVICES - 1)));
+	GpuirWorkerDevice = &GpuirService->devices[my_index];
 	before_shmem_exit(worker_exit, (Datum) 0);
 
 	SpinLockAcquire(&GpuirService->mutex);
-	GpuirService->worker_pid = MyProcPid;
-	GpuirService->worker_latch = MyLatch;
-	GpuirService->device_state = GPUIR_DEVSTATE_STARTING;
+	GpuirWorkerDevice->worker_pid = MyProcPid;
+	GpuirWorkerDevice->worker_latch = MyLatch;
+	GpuirWorkerDevice->device_state = GPUIR_DEVSTATE_STARTING;
 	SpinLockRelease(&GpuirService->mutex);
 
-	/* requests an earlier worker took but did not answer: no answer (PENDING) */
+	/*
+	 * requests this device's earlier worker took but did not answer: no
+	 * answer (PENDING)
+	 */
 	for (int i = 0; i < GpuirService->nslots; i++)
 	{
 		GpuirServiceSlot *slot = &GpuirService->slots[i];
 		Latch	   *latch = NULL;
 
 		SpinLockAcquire(&slot->mutex);
-		if (slot->state == GPUIR_SLOT_TAKEN)
+		if (slot->state == GPUIR_SLOT_TAKEN && slot->taken_by == my_index)
 		{
 			slot->state = GPUIR_SLOT_DONE;
 			latch = slot->latch;
 		}
-		slot->area_busy = false;	/* that worker writes nothing any more */
+		if (slot->taken_by == my_index)
+			slot->area_busy = false;	/* that worker writes nothing any more */
 		SpinLockRelease(&slot->mutex);
 		if (latch != NULL)
 			SetLatch(latch);
 	}
 
+	if (my_index == 0)
+		resolve_devices();
 	(void) probe_device();
 
 	for (;;)
@@ -948,10 +1083,12 @@ GpuirWorkerMain(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		/* without a device, backends do not submit (they see NONE) */
-		if (GpuirService->device_state != GPUIR_DEVSTATE_READY)
+		/* without a device, this worker takes nothing */
+		if (GpuirWorkerDevice->device_state != GPUIR_DEVSTATE_READY)
 			continue;
 
+		/* busy while it loops over batches: backends wake an idle device first */
+		pg_atomic_write_u32(&GpuirWorkerDevice->busy, 1);
 		for (;;)
 		{
 			MemoryContext old = MemoryContextSwitchTo(batch_cxt);
@@ -966,6 +1103,8 @@ GpuirWorkerMain(Datum arg)
 				current_batch = NULL;
 				MemoryContextSwitchTo(old);
 				MemoryContextReset(batch_cxt);
+				pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
+				/* a request set READY while busy was still 1: its backend set our latch */
 				break;
 			}
 			run_batch(b);
@@ -977,7 +1116,7 @@ GpuirWorkerMain(Datum arg)
 			if (restart)
 			{
 				ereport(LOG,
-						(errmsg("gpuir gpu service: restarting after device failures")));
+						(errmsg("gpuir gpu service %d: restarting after device failures", my_index)));
 				proc_exit(1);
 			}
 			CHECK_FOR_INTERRUPTS();

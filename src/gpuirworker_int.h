@@ -100,6 +100,9 @@ typedef struct GpuirBatch
 	int64		answer_us;		/* time its runs spent writing results */
 } GpuirBatch;
 
+/* gpuirworker.c: this worker's device (its counters, state and last error) */
+extern GpuirServiceDevice *GpuirWorkerDevice;
+
 /* gpuirworker.c: failures */
 extern void GpuirWorkerNoteFailure(const char *msg);
 extern void GpuirWorkerFail(GpuirTaken *t, const char *fmt,...) pg_attribute_printf(2, 3);
