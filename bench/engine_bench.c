@@ -20,7 +20,7 @@
  *		[--batches 1,10,100,1000,10000] [--k 10,1000] [--modes and,or,bmw]
  *		[--max-queries 0] [--check 50] [--selfcheck 3] [--out results.tsv]
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
- *		[--copy-mib 1024] [--no-verify]
+ *		[--copy-mib 1024] [--no-verify] [--devices 1]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -91,7 +91,11 @@
  *	   and OR.  Without a CUDA device the program then prints
  *	   "engine_bench: no CUDA device (<detail>), GPU part skipped" and exits
  *	   0 (1 if the self-check failed).
- *	5. Upload with gpuir_cuda_segment_upload (timed).
+ *	5. Upload with gpuir_cuda_segment_upload (timed), to each of the
+ *	   --devices GPUs (default 1): with N > 1 every batch (the checks' too)
+ *	   is split over the N devices in contiguous query ranges, run at the
+ *	   same time from one host thread per device (bench/engine/gpu.c,
+ *	   "several devices"), as the GPU service spreads requests.
  *	6. Exactness: for each (log, mode, k), the first --check queries in one
  *	   batch through gpuir_cuda_search_batch_debug, compared with the exact
  *	   CPU top-k: lists decoded with GpuirCodecDecode, float32 BM25 (the
@@ -212,7 +216,7 @@ main(int argc, char **argv)
 		return failed;
 	}
 
-	if (upload_segment(&s, &dev) != 0)
+	if (upload_segment(&s, &o, &dev) != 0)
 		return 1;
 	if (o.check > 0 && check_exactness(&dev, &s, logs, nlogs, &o, kref) != 0)
 		failed = 1;

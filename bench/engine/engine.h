@@ -118,6 +118,8 @@ rng_double(Rng *r)
 
 /* ---------- inputs.c ---------- */
 
+#define ENGINE_MAX_DEVICES	16
+
 typedef struct Options
 {
 	const char *vocab;
@@ -145,6 +147,7 @@ typedef struct Options
 	double		max_batch_s;
 	uint32_t	copy_mib;
 	int			verify;
+	int			devices;		/* --devices: GPUs a batch is split over */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */
@@ -303,7 +306,12 @@ typedef struct GpuInfo
  */
 extern int	probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen);
 extern void print_query_stats(const QLog *logs, int nlogs, const Segment *s);
-extern int	upload_segment(const Segment *s, gpuir_cuda_segment *dev);
+/*
+ * upload_segment: the segment on each of the o->devices GPUs (device 0's
+ * copy in *dev, the others kept in gpu.c), and one host thread per further
+ * device; from then on every search splits its batch over the devices
+ */
+extern int	upload_segment(const Segment *s, const Options *o, gpuir_cuda_segment *dev);
 
 /* the exactness check of every (log, mode, k); returns 1 on a mismatch or GPU error */
 extern int	check_exactness(const gpuir_cuda_segment *dev, const Segment *s, const QLog *logs,

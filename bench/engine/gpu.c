@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,9 +280,132 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 	return 1;
 }
 
-/* gpuir_cuda_segment_upload of the segment, timed; returns 0, or 1 after saying why not */
-int
-upload_segment(const Segment *s, gpuir_cuda_segment *dev)
+/* ---------- several devices (--devices N) ---------- */
+
+/*
+ * A batch is split over the devices in contiguous query ranges (query q to
+ * device q * N / B), as the GPU service spreads whole requests over its
+ * devices: every device holds the whole segment and runs its share at the
+ * same time.  Device 0's share runs in the calling thread, device d's
+ * (d >= 1) in a host thread of its own that made d its current device (the
+ * CUDA layer's workspace is per thread, so each device keeps its own).
+ */
+typedef struct DevJob
+{
+	const gpuir_cuda_segment *dev;
+	const gpuir_cuda_scoring *sc;
+	const gpuir_cuda_query *q;
+	uint32_t	nq;
+	const gpuir_cuda_term *t;
+	uint64_t	nt;
+	uint32_t	kmax;
+	uint32_t   *docids;
+	float	   *scores;
+	uint32_t   *counts;
+	gpuir_cuda_search_stats *stats;	/* or NULL */
+	gpuir_cuda_status rc;
+} DevJob;
+
+static int	ndevices = 1;
+static gpuir_cuda_segment devsegs[ENGINE_MAX_DEVICES];	/* [0] unused: the caller's */
+static DevJob jobs[ENGINE_MAX_DEVICES];
+static pthread_t threads[ENGINE_MAX_DEVICES];
+static pthread_barrier_t job_start,
+			job_done;
+
+static gpuir_cuda_status
+run_job(DevJob *j)
+{
+	if (j->nq == 0)
+	{
+		if (j->stats != NULL)
+			memset(j->stats, 0, sizeof(*j->stats));
+		return GPUIR_CUDA_OK;
+	}
+#ifdef ENGINE_BENCH_HAVE_CUDA
+	if (j->stats != NULL)
+		return gpuir_cuda_search_batch_debug(j->dev, j->sc, j->q, j->nq, j->t, j->nt, j->kmax,
+											 j->docids, j->scores, j->counts, NULL, j->stats);
+#endif
+	if (j->stats != NULL)
+		memset(j->stats, 0, sizeof(*j->stats));
+	return gpuir_cuda_search_batch(j->dev, j->sc, j->q, j->nq, j->t, j->nt, j->kmax,
+								   j->docids, j->scores, j->counts, NULL);
+}
+
+/* the host thread of device d (arg): its share of every batch */
+static void *
+device_thread(void *arg)
+{
+	int			d = (int) (intptr_t) arg;
+
+	if (gpuir_cuda_set_device(d) != GPUIR_CUDA_OK)
+		die("engine_bench: device %d: %s", d, gpuir_cuda_last_error_detail());
+	for (;;)
+	{
+		pthread_barrier_wait(&job_start);
+		if (jobs[d].dev == NULL)
+			break;				/* not reached: the threads live until exit */
+		jobs[d].rc = run_job(&jobs[d]);
+		pthread_barrier_wait(&job_done);
+	}
+	return NULL;
+}
+
+/*
+ * search_split: one batch over every device; the first failure's status
+ * (OK when all succeeded), stats summed when asked
+ */
+static gpuir_cuda_status
+search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
+			 const gpuir_cuda_query *q, uint32_t nq, const gpuir_cuda_term *t, uint64_t nt,
+			 uint32_t kmax, uint32_t *docids, float *scores, uint32_t *counts,
+			 gpuir_cuda_search_stats *stats)
+{
+	gpuir_cuda_search_stats part[ENGINE_MAX_DEVICES];
+	gpuir_cuda_status rc = GPUIR_CUDA_OK;
+
+	for (int d = 0; d < ndevices; d++)
+	{
+		uint32_t	lo = (uint32_t) ((uint64_t) nq * d / ndevices);
+		uint32_t	hi = (uint32_t) ((uint64_t) nq * (d + 1) / ndevices);
+		DevJob	   *j = &jobs[d];
+
+		j->dev = d == 0 ? dev0 : &devsegs[d];
+		j->sc = sc;
+		j->q = q + lo;
+		j->nq = hi - lo;
+		j->t = t;				/* first_term indexes the whole array */
+		j->nt = nt;
+		j->kmax = kmax;
+		j->docids = docids + (size_t) lo * kmax;
+		j->scores = scores + (size_t) lo * kmax;
+		j->counts = counts + lo;
+		j->stats = stats != NULL ? &part[d] : NULL;
+	}
+	pthread_barrier_wait(&job_start);
+	jobs[0].rc = run_job(&jobs[0]);
+	pthread_barrier_wait(&job_done);
+	if (stats != NULL)
+		memset(stats, 0, sizeof(*stats));
+	for (int d = 0; d < ndevices; d++)
+	{
+		if (jobs[d].rc != GPUIR_CUDA_OK && rc == GPUIR_CUDA_OK)
+			rc = jobs[d].rc;
+		if (stats != NULL)
+		{
+			stats->blocks_decoded += part[d].blocks_decoded;
+			stats->tiles_pruned += part[d].tiles_pruned;
+			stats->subranges_pruned += part[d].subranges_pruned;
+			stats->bmw_queries += part[d].bmw_queries;
+		}
+	}
+	return rc;
+}
+
+/* gpuir_cuda_segment_upload of s on one device (current), timed; 0, or 1 after saying why not */
+static int
+upload_one(const Segment *s, int d, gpuir_cuda_segment *dev)
 {
 	double		t0 = now_s();
 	gpuir_cuda_status st;
@@ -291,11 +415,12 @@ upload_segment(const Segment *s, gpuir_cuda_segment *dev)
 								   s->ndocs, dev);
 	if (st != GPUIR_CUDA_OK)
 	{
-		printf("engine_bench: segment upload failed: %s (%s)\n",
+		printf("engine_bench: segment upload to device %d failed: %s (%s)\n", d,
 			   gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
 		return 1;
 	}
-	printf("upload: %.2f s (%.2f GB of payload, directory and doclen)\n", now_s() - t0,
+	printf("upload to device %d: %.2f s (%.2f GB of payload, directory and doclen)\n", d,
+		   now_s() - t0,
 		   gb(s->payload_bytes + (uint64_t) s->nblocks * 24 + (uint64_t) s->ndocs * 4));
 #ifdef ENGINE_BENCH_HAVE_CUDA
 	gpu_mem_line("after upload");
@@ -303,22 +428,61 @@ upload_segment(const Segment *s, gpuir_cuda_segment *dev)
 	return 0;
 }
 
+int
+upload_segment(const Segment *s, const Options *o, gpuir_cuda_segment *dev)
+{
+	int			count = 0;
+
+	if (o->devices > 1 &&
+		(gpuir_cuda_device_count(&count) != GPUIR_CUDA_OK || count < o->devices))
+	{
+		printf("engine_bench: --devices %d, but %d device%s visible\n", o->devices, count,
+			   count == 1 ? " is" : "s are");
+		return 1;
+	}
+	for (int d = o->devices - 1; d >= 0; d--)
+	{
+		if (gpuir_cuda_set_device(d) != GPUIR_CUDA_OK)
+		{
+			printf("engine_bench: device %d: %s\n", d, gpuir_cuda_last_error_detail());
+			return 1;
+		}
+		if (upload_one(s, d, d == 0 ? dev : &devsegs[d]) != 0)
+			return 1;
+	}
+	/* device 0 is current again in this thread */
+	ndevices = o->devices;
+	if (ndevices > 1)
+	{
+		pthread_barrier_init(&job_start, NULL, (unsigned) ndevices);
+		pthread_barrier_init(&job_done, NULL, (unsigned) ndevices);
+		for (int d = 1; d < ndevices; d++)
+			if (pthread_create(&threads[d], NULL, device_thread, (void *) (intptr_t) d) != 0)
+				die("engine_bench: pthread_create failed");
+		printf("devices: %d, each batch split over them in contiguous query ranges\n", ndevices);
+	}
+	return 0;
+}
+
 /* ---------- exactness and timing ---------- */
 
-/* the search call: the debug variant (block counters) where it exists */
+/*
+ * the search call: the debug variant (block counters) where it exists;
+ * split over the devices with --devices
+ */
 static gpuir_cuda_status
 search(const gpuir_cuda_segment *dev, const Segment *s, Batch *b, uint32_t kmax,
 	   gpuir_cuda_search_stats *stats)
 {
-#ifdef ENGINE_BENCH_HAVE_CUDA
-	if (stats != NULL)
-		return gpuir_cuda_search_batch_debug(dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax,
-											 b->docids, b->scores, b->counts, NULL, stats);
-#endif
-	if (stats != NULL)
-		memset(stats, 0, sizeof(*stats));
-	return gpuir_cuda_search_batch(dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax,
-								   b->docids, b->scores, b->counts, NULL);
+	if (ndevices > 1)
+		return search_split(dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax, b->docids, b->scores,
+							b->counts, stats);
+	{
+		DevJob		j = {dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax, b->docids, b->scores,
+		b->counts, stats, GPUIR_CUDA_OK};
+
+		return run_job(&j);
+	}
 }
 
 /* the exactness check of one (log, mode, k); returns the mismatching queries */

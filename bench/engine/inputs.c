@@ -31,7 +31,7 @@ usage(void)
 		   "         [--batches 1,10,100,1000,10000] [--k 10,1000] [--modes and,or,bmw]\n"
 		   "         [--max-queries M (0: all)] [--check Q (50)] [--selfcheck Q (3)]\n"
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
-		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify]\n"
+		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...\n"
 		   "(.gz files are read through gzip -dc).  See the header of bench/engine_bench.c.\n");
 }
@@ -109,6 +109,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->max_batch_s = 10.0;
 	o->copy_mib = 1024;
 	o->verify = 1;
+	o->devices = 1;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -205,6 +206,8 @@ parse_options(Options *o, int argc, char **argv)
 			o->max_batch_s = parse_double(name, val);
 		else if (strcmp(name, "--copy-mib") == 0)
 			o->copy_mib = (uint32_t) parse_u64(name, val);
+		else if (strcmp(name, "--devices") == 0)
+			o->devices = (int) parse_u64(name, val);
 		else
 			die("unknown option %s (--help for usage)", name);
 	}
@@ -214,6 +217,8 @@ parse_options(Options *o, int argc, char **argv)
 		die("--docs must be 1 .. 4294967294");
 	if (o->threads < 1 || o->threads > 1024)
 		die("--threads must be 1 .. 1024");
+	if (o->devices < 1 || o->devices > ENGINE_MAX_DEVICES)
+		die("--devices must be 1 .. %d", ENGINE_MAX_DEVICES);
 	for (int i = 0; i < o->nks; i++)
 		if (o->ks[i] > GPUIR_CUDA_MAX_K)
 			die("--k: at most %d (GPUIR_CUDA_MAX_K)", GPUIR_CUDA_MAX_K);
