@@ -44,9 +44,10 @@ NVCC_FLAGS = -O3 --std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
 	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++
 
-# cuda/gpuir_cuda_status.c always; the device code with nvcc, else the stub
-# that reports "no device" (pure C, so PGXS compiles it like src/)
-OBJS += cuda/gpuir_cuda_status.o
+# cuda/gpuir_cuda_status.c and gpuir_cuda_window.c (host code) always; the
+# device code with nvcc, else the stub that reports "no device" (pure C, so
+# PGXS compiles it like src/)
+OBJS += cuda/gpuir_cuda_status.o cuda/gpuir_cuda_window.o
 ifneq ($(strip $(NVCC)),)
 ifneq ($(strip $(CUDA_SRCS)),)
 CUDA_OBJS = $(CUDA_SRCS:.cu=.o)
@@ -118,7 +119,8 @@ ifneq ($(wildcard test/test_cuda_search.c),)
 test/test_cuda_search: test/test_cuda_search.c test/test_util.h test/ref_topk.h src/gpuircodec.c \
 		src/gpuirlist.c src/gpuirlist.h $(CUDA_OBJS)
 	$(CC) -O2 -Wall -Wextra -ffp-contract=off -Isrc -Icuda -o $@ test/test_cuda_search.c \
-		src/gpuircodec.c src/gpuirlist.c cuda/gpuir_cuda_status.c $(CUDA_OBJS) $(CUDA_LIBS) -lm
+		src/gpuircodec.c src/gpuirlist.c cuda/gpuir_cuda_status.c cuda/gpuir_cuda_window.c \
+		$(CUDA_OBJS) $(CUDA_LIBS) -lm
 UNITTESTS += test/test_cuda_search
 endif
 endif

@@ -30,7 +30,8 @@ OBJDIR = build/engine_obj
 BIN = build/engine_bench
 ENGINE_SRCS = bench/engine_bench.c bench/engine/util.c bench/engine/inputs.c \
 	bench/engine/corpus.c bench/engine/segment.c bench/engine/reference.c bench/engine/gpu.c
-SRCS = $(ENGINE_SRCS) src/gpuirlist.c src/gpuircodec.c cuda/gpuir_cuda_status.c
+SRCS = $(ENGINE_SRCS) src/gpuirlist.c src/gpuircodec.c cuda/gpuir_cuda_status.c \
+	cuda/gpuir_cuda_window.c
 DEPS = $(SRCS) bench/engine/engine.h src/gpuirlist.h src/gpuircodec.h cuda/gpuir_cuda.h \
 	cuda/gpuir_cuda_internal.h test/ref_topk.h
 

@@ -20,7 +20,7 @@
  *		[--batches 1,10,100,1000,10000] [--k 10,1000] [--modes and,or,bmw]
  *		[--max-queries 0] [--check 50] [--selfcheck 3] [--out results.tsv]
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
- *		[--copy-mib 1024] [--no-verify] [--devices 1]
+ *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -95,7 +95,11 @@
  *	   --devices GPUs (default 1): with N > 1 every batch (the checks' too)
  *	   is split over the N devices in contiguous query ranges, run at the
  *	   same time from one host thread per device (bench/engine/gpu.c,
- *	   "several devices"), as the GPU service spreads requests.
+ *	   "several devices"), as the GPU service spreads requests; with
+ *	   --split docs, every device runs every query of the batch on its
+ *	   docID window instead (gpuir_cuda_segment_window) and the host
+ *	   merges the windows' top-k (gpuir_cuda_topk_merge): one long query
+ *	   on N devices.
  *	6. Exactness: for each (log, mode, k), the first --check queries in one
  *	   batch through gpuir_cuda_search_batch_debug, compared with the exact
  *	   CPU top-k: lists decoded with GpuirCodecDecode, float32 BM25 (the

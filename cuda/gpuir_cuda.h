@@ -181,7 +181,52 @@ typedef struct gpuir_cuda_segment
 	uint32_t	nblocks;
 	uint32_t   *h_bad;			/* host memory */
 	uint32_t   *h_desc;			/* host memory */
+	/*
+	 * docID window: when windowed, a search sees only the docIDs of tiles
+	 * tile_first .. tile_end - 1 (GPUIR_CUDA_TILE_DOCS docIDs each); as
+	 * uploaded (0), the whole segment.  Set by gpuir_cuda_segment_window.
+	 */
+	uint32_t	windowed;
+	uint32_t	tile_first;
+	uint32_t	tile_end;
 } gpuir_cuda_segment;
+
+/* docIDs per tile of the search kernels (cuda/gpuir_search.cu) */
+#define GPUIR_CUDA_TILE_DOCS	8192
+
+/*
+ * gpuir_cuda_segment_window: *out = *seg restricted to part part of nparts
+ * equal docID ranges, cut at tile boundaries (part p gets tiles [T * p /
+ * nparts, T * (p + 1) / nparts) of the segment's T): a search of *out
+ * returns the top-k of the query among those docIDs only, so the top-k of
+ * the union of every part's results (score descending, docID ascending) is
+ * the search of the whole segment.  For splitting one long query over
+ * several devices (each holds the segment and searches its part).  *out
+ * shares seg's arrays (free only seg).  A part with no tile (more parts
+ * than tiles) matches nothing.  Returns GPUIR_CUDA_OK, or
+ * GPUIR_CUDA_INVALID_ARGUMENT for NULL pointers or part >= nparts.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_window(const gpuir_cuda_segment *seg,
+												   uint32_t part, uint32_t nparts,
+												   gpuir_cuda_segment *out);
+
+/*
+ * gpuir_cuda_topk_merge: the top k of one query over nparts disjoint docID
+ * windows (gpuir_cuda_segment_window): part p's results are docids[p][0 ..
+ * counts[p]) and scores[p][..], each ranked (score descending, docID
+ * ascending, as a search returns them).  Writes the k best of their union
+ * in that order to out_docids[0 .. *out_count) and out_scores, *out_count =
+ * min(k, sum of counts), and zeroes the slots up to k (as a search does).
+ * Host code only (no device needed).  Returns GPUIR_CUDA_OK, or
+ * GPUIR_CUDA_INVALID_ARGUMENT for NULL pointers, nparts 0 or above 64, or k
+ * 0.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_topk_merge(uint32_t nparts,
+											   const uint32_t *const *docids,
+											   const float *const *scores,
+											   const uint32_t *counts, uint32_t k,
+											   uint32_t *out_docids, float *out_scores,
+											   uint32_t *out_count);
 
 /* one query term: its posting list in the segment (blocks first_block ..) */
 typedef struct gpuir_cuda_term

@@ -151,7 +151,7 @@ gpuir_search_bound_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	const uint32_t wi = blockIdx.x / ntiles;
 	const uint32_t tile = blockIdx.x % ntiles;
 	const GpuirSearchWork qw = work[wi];
-	const uint32_t lo = tile * (uint32_t) GPUIR_TILE_DOCS;
+	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const uint32_t warp = threadIdx.x >> 5;
@@ -300,7 +300,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	const GpuirSearchWork qw = work[wi];
 	const bool	bmw = (qw.mode == GPUIR_CUDA_MODE_BMW);
 	const uint32_t tile = bmw ? tile_order[(size_t) qw.bmw * ntiles + rank] : rank;
-	const uint32_t lo = tile * (uint32_t) GPUIR_TILE_DOCS;
+	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const int	t = threadIdx.x;
@@ -522,6 +522,10 @@ search_args_valid(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	if (!(std::isfinite(sc->k1) && sc->k1 >= 0.0f && sc->b >= 0.0f && sc->b <= 1.0f &&
 		  std::isfinite(sc->avgdl) && sc->avgdl > 0.0f))
 		return false;
+	if (seg->windowed &&
+		(seg->tile_first > seg->tile_end ||
+		 seg->tile_end > ((uint64_t) seg->ndocs + GPUIR_TILE_DOCS - 1) / GPUIR_TILE_DOCS))
+		return false;
 	if (seg->ndocs > 0xFFFFFFFEu || seg->payload_bytes > UINT32_MAX ||
 		(seg->ndocs > 0 && seg->doclen == NULL) ||
 		(seg->nblocks > 0 && (seg->payload == NULL || seg->block_last == NULL ||
@@ -684,7 +688,9 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		   const gpuir_cuda_query *queries, uint32_t nqueries,
 		   const gpuir_cuda_term *terms, uint32_t nterms)
 {
-	p->ntiles = (uint32_t) (((uint64_t) seg->ndocs + GPUIR_TILE_DOCS - 1) / GPUIR_TILE_DOCS);
+	/* tiles searched: the window's (tile_first is added by the kernels), or all */
+	p->ntiles = seg->windowed ? seg->tile_end - seg->tile_first
+		: (uint32_t) (((uint64_t) seg->ndocs + GPUIR_TILE_DOCS - 1) / GPUIR_TILE_DOCS);
 	p->work = (GpuirSearchWork *) malloc(sizeof(GpuirSearchWork) * nqueries);
 	p->order = (uint32_t *) malloc(sizeof(uint32_t));	/* grown by plan_and_order */
 	p->order_cap = 1;

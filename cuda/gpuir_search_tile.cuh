@@ -21,7 +21,7 @@
 #include "gpuir_topk.cuh"
 
 #define GPUIR_SEARCH_THREADS	GPUIR_DECODE_THREADS	/* tile kernel: 128 */
-#define GPUIR_TILE_DOCS			8192	/* docIDs per tile */
+#define GPUIR_TILE_DOCS			GPUIR_CUDA_TILE_DOCS	/* docIDs per tile (gpuir_cuda.h) */
 #define GPUIR_TILE_WORDS		(GPUIR_TILE_DOCS / 32)	/* bitmap words per tile */
 #define GPUIR_TILE_FIRST_CACHE	GPUIR_SEARCH_THREADS	/* terms whose first block is cached */
 #define GPUIR_BMW_SUB_DOCS		(GPUIR_TILE_DOCS / GPUIR_SEARCH_THREADS)	/* 64 */

@@ -1115,6 +1115,97 @@ test_arguments(TestSeg *s, const gpuir_cuda_scoring *sc)
 	}
 }
 
+/*
+ * test_windows: a batch searched whole and in nparts docID windows
+ * (gpuir_cuda_segment_window), the windows' top-k merged
+ * (gpuir_cuda_topk_merge): identical counts, docIDs and score bits, every
+ * window's results inside its docIDs, and as many parts as tiles and more
+ * (empty windows) too.
+ */
+static void
+test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
+{
+	static const uint32_t parts[] = {2, 3, 7, 64};
+	Batch		b;
+	Out			whole;
+	gpuir_cuda_status st;
+	char		what[256];
+
+	batch_make(&b, s, bs);
+	out_alloc(&whole, &b);
+	st = run_gpu(s, sc, &b, &whole);
+	snprintf(what, sizeof(what), "%s/windows: whole search %s", s->spec.name,
+			 gpuir_cuda_status_string(st));
+	check(st == GPUIR_CUDA_OK, what);
+	for (size_t pi = 0; pi < sizeof(parts) / sizeof(parts[0]) && st == GPUIR_CUDA_OK; pi++)
+	{
+		uint32_t	np = parts[pi];
+		Out		   *po = xmalloc(np * sizeof(Out));
+		gpuir_cuda_segment *win = xmalloc(np * sizeof(gpuir_cuda_segment));
+		uint32_t   *md = xmalloc((size_t) b.kmax * sizeof(uint32_t));
+		float	   *ms = xmalloc((size_t) b.kmax * sizeof(float));
+		const uint32_t **pd = xmalloc(np * sizeof(uint32_t *));
+		const float **ps = xmalloc(np * sizeof(float *));
+		uint32_t   *pc = xmalloc(np * sizeof(uint32_t));
+		int			ok = 1;
+		int			inside = 1;
+
+		for (uint32_t p = 0; p < np && ok; p++)
+		{
+			Out			o;
+
+			ok = gpuir_cuda_segment_window(&s->dev, p, np, &win[p]) == GPUIR_CUDA_OK;
+			out_alloc(&o, &b);
+			po[p] = o;
+			if (ok)
+				ok = gpuir_cuda_search_batch(&win[p], sc, b.q, b.nq, b.t, b.nt, b.kmax,
+											 o.docids, o.scores, o.counts, NULL) == GPUIR_CUDA_OK;
+			for (uint32_t q = 0; ok && q < b.nq; q++)
+				for (uint32_t i = 0; i < o.counts[q]; i++)
+				{
+					uint32_t	d = o.docids[(size_t) q * b.kmax + i];
+
+					if (d < win[p].tile_first * GPUIR_CUDA_TILE_DOCS ||
+						d >= win[p].tile_end * GPUIR_CUDA_TILE_DOCS)
+						inside = 0;
+				}
+		}
+		for (uint32_t q = 0; ok && q < b.nq; q++)
+		{
+			uint32_t	k = b.q[q].k;
+			uint32_t	n = 0;
+
+			for (uint32_t p = 0; p < np; p++)
+			{
+				pd[p] = po[p].docids + (size_t) q * b.kmax;
+				ps[p] = po[p].scores + (size_t) q * b.kmax;
+				pc[p] = po[p].counts[q];
+			}
+			ok = gpuir_cuda_topk_merge(np, pd, ps, pc, k, md, ms, &n) == GPUIR_CUDA_OK &&
+				n == whole.counts[q] &&
+				memcmp(md, whole.docids + (size_t) q * b.kmax, k * sizeof(uint32_t)) == 0 &&
+				memcmp(ms, whole.scores + (size_t) q * b.kmax, k * sizeof(float)) == 0;
+		}
+		snprintf(what, sizeof(what), "%s/windows: %u parts, merged = whole (%u queries)",
+				 s->spec.name, np, b.nq);
+		check(ok, what);
+		snprintf(what, sizeof(what), "%s/windows: %u parts, results inside their windows",
+				 s->spec.name, np);
+		check(inside, what);
+		for (uint32_t p = 0; p < np; p++)
+			out_free(&po[p]);
+		free(po);
+		free(win);
+		free(md);
+		free(ms);
+		free(pd);
+		free(ps);
+		free(pc);
+	}
+	out_free(&whole);
+	batch_free(&b);
+}
+
 /* ---------- main ---------- */
 
 /* timing: 1 BMW against OR, 2 also the plain throughput batches */
@@ -1159,6 +1250,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_batch(&r, &s, sc, &bmw_k1, 0);
 	if (args)
 		test_bmw_fallback(&r, &s, sc);
+	test_windows(&s, sc, &mixed);
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,

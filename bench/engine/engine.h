@@ -148,6 +148,7 @@ typedef struct Options
 	uint32_t	copy_mib;
 	int			verify;
 	int			devices;		/* --devices: GPUs a batch is split over */
+	int			split_docs;		/* --split docs: by docID windows, else by queries */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */

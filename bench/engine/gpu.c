@@ -307,7 +307,14 @@ typedef struct DevJob
 } DevJob;
 
 static int	ndevices = 1;
+static int	split_docs = 0;		/* --split docs */
 static gpuir_cuda_segment devsegs[ENGINE_MAX_DEVICES];	/* [0] unused: the caller's */
+static gpuir_cuda_segment windows[ENGINE_MAX_DEVICES];	/* --split docs: device d's window */
+static uint32_t *part_docids[ENGINE_MAX_DEVICES];	/* --split docs: each device's rows */
+static float *part_scores[ENGINE_MAX_DEVICES];
+static uint32_t *part_counts[ENGINE_MAX_DEVICES];
+static size_t part_cap = 0;		/* rows x kmax the part buffers hold */
+static uint32_t part_rows = 0;	/* queries they hold */
 static DevJob jobs[ENGINE_MAX_DEVICES];
 static pthread_t threads[ENGINE_MAX_DEVICES];
 static pthread_barrier_t job_start,
@@ -352,9 +359,36 @@ device_thread(void *arg)
 	return NULL;
 }
 
+/* part_reserve: part buffers for nq queries of kmax results on every device */
+static void
+part_reserve(uint32_t nq, uint32_t kmax)
+{
+	size_t		n = (size_t) nq * kmax;
+
+	if (n > part_cap || nq > part_rows)
+	{
+		for (int d = 0; d < ndevices; d++)
+		{
+			free(part_docids[d]);
+			free(part_scores[d]);
+			free(part_counts[d]);
+			part_docids[d] = xmalloc(sizeof(uint32_t) * n);
+			part_scores[d] = xmalloc(sizeof(float) * n);
+			part_counts[d] = xmalloc(sizeof(uint32_t) * nq);
+		}
+		part_cap = n;
+		part_rows = nq;
+	}
+}
+
 /*
  * search_split: one batch over every device; the first failure's status
- * (OK when all succeeded), stats summed when asked
+ * (OK when all succeeded), stats summed when asked.  --split queries (the
+ * default): device d runs queries [nq * d / N, nq * (d + 1) / N).  --split
+ * docs: every device runs every query on its docID window
+ * (gpuir_cuda_segment_window: tiles [T * d / N, T * (d + 1) / N)) and the
+ * host merges each query's N ranked parts (gpuir_cuda_topk_merge; its time
+ * is in the call's).
  */
 static gpuir_cuda_status
 search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
@@ -365,22 +399,24 @@ search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
 	gpuir_cuda_search_stats part[ENGINE_MAX_DEVICES];
 	gpuir_cuda_status rc = GPUIR_CUDA_OK;
 
+	if (split_docs)
+		part_reserve(nq, kmax);
 	for (int d = 0; d < ndevices; d++)
 	{
-		uint32_t	lo = (uint32_t) ((uint64_t) nq * d / ndevices);
-		uint32_t	hi = (uint32_t) ((uint64_t) nq * (d + 1) / ndevices);
+		uint32_t	lo = split_docs ? 0 : (uint32_t) ((uint64_t) nq * d / ndevices);
+		uint32_t	hi = split_docs ? nq : (uint32_t) ((uint64_t) nq * (d + 1) / ndevices);
 		DevJob	   *j = &jobs[d];
 
-		j->dev = d == 0 ? dev0 : &devsegs[d];
+		j->dev = split_docs ? &windows[d] : d == 0 ? dev0 : &devsegs[d];
 		j->sc = sc;
 		j->q = q + lo;
 		j->nq = hi - lo;
 		j->t = t;				/* first_term indexes the whole array */
 		j->nt = nt;
 		j->kmax = kmax;
-		j->docids = docids + (size_t) lo * kmax;
-		j->scores = scores + (size_t) lo * kmax;
-		j->counts = counts + lo;
+		j->docids = split_docs ? part_docids[d] : docids + (size_t) lo * kmax;
+		j->scores = split_docs ? part_scores[d] : scores + (size_t) lo * kmax;
+		j->counts = split_docs ? part_counts[d] : counts + lo;
 		j->stats = stats != NULL ? &part[d] : NULL;
 	}
 	pthread_barrier_wait(&job_start);
@@ -400,6 +436,29 @@ search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
 			stats->bmw_queries += part[d].bmw_queries;
 		}
 	}
+	if (split_docs && rc == GPUIR_CUDA_OK)
+		for (uint32_t qi = 0; qi < nq && rc == GPUIR_CUDA_OK; qi++)
+		{
+			const uint32_t *pd[ENGINE_MAX_DEVICES];
+			const float *ps[ENGINE_MAX_DEVICES];
+			uint32_t	pc[ENGINE_MAX_DEVICES];
+
+			for (int d = 0; d < ndevices; d++)
+			{
+				pd[d] = part_docids[d] + (size_t) qi * kmax;
+				ps[d] = part_scores[d] + (size_t) qi * kmax;
+				pc[d] = part_counts[d][qi];
+			}
+			rc = gpuir_cuda_topk_merge((uint32_t) ndevices, pd, ps, pc, q[qi].k,
+									   docids + (size_t) qi * kmax,
+									   scores + (size_t) qi * kmax, &counts[qi]);
+			/* a search zeroes the row up to kmax: so does the split */
+			for (uint32_t i = q[qi].k; i < kmax; i++)
+			{
+				docids[(size_t) qi * kmax + i] = 0;
+				scores[(size_t) qi * kmax + i] = 0.0f;
+			}
+		}
 	return rc;
 }
 
@@ -452,6 +511,11 @@ upload_segment(const Segment *s, const Options *o, gpuir_cuda_segment *dev)
 	}
 	/* device 0 is current again in this thread */
 	ndevices = o->devices;
+	split_docs = o->split_docs;
+	for (int d = 0; d < ndevices; d++)
+		if (gpuir_cuda_segment_window(d == 0 ? dev : &devsegs[d], (uint32_t) d, (uint32_t) ndevices,
+									  &windows[d]) != GPUIR_CUDA_OK)
+			die("engine_bench: gpuir_cuda_segment_window failed");
 	if (ndevices > 1)
 	{
 		pthread_barrier_init(&job_start, NULL, (unsigned) ndevices);
@@ -459,7 +523,10 @@ upload_segment(const Segment *s, const Options *o, gpuir_cuda_segment *dev)
 		for (int d = 1; d < ndevices; d++)
 			if (pthread_create(&threads[d], NULL, device_thread, (void *) (intptr_t) d) != 0)
 				die("engine_bench: pthread_create failed");
-		printf("devices: %d, each batch split over them in contiguous query ranges\n", ndevices);
+		printf("devices: %d, each batch split over them %s\n", ndevices,
+			   split_docs ? "by docID windows (every device runs every query on its "
+			   "window, the host merges each query's top-k)"
+			   : "in contiguous query ranges");
 	}
 	return 0;
 }

@@ -32,6 +32,7 @@ usage(void)
 		   "         [--max-queries M (0: all)] [--check Q (50)] [--selfcheck Q (3)]\n"
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
+		   "         [--split queries|docs]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...\n"
 		   "(.gz files are read through gzip -dc).  See the header of bench/engine_bench.c.\n");
 }
@@ -208,6 +209,15 @@ parse_options(Options *o, int argc, char **argv)
 			o->copy_mib = (uint32_t) parse_u64(name, val);
 		else if (strcmp(name, "--devices") == 0)
 			o->devices = (int) parse_u64(name, val);
+		else if (strcmp(name, "--split") == 0)
+		{
+			if (strcmp(val, "docs") == 0)
+				o->split_docs = 1;
+			else if (strcmp(val, "queries") == 0)
+				o->split_docs = 0;
+			else
+				die("--split: queries or docs");
+		}
 		else
 			die("unknown option %s (--help for usage)", name);
 	}
