@@ -31,6 +31,7 @@ char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
 int			gpuir_gpu_timeout = 10000;
 char	   *gpuir_devices = NULL;
+int			gpuir_gpu_split_postings = GPUIR_DEFAULT_GPU_SPLIT_POSTINGS;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GPUIR_DEVICE_AUTO, false},
@@ -107,6 +108,11 @@ _PG_init(void)
 	DefineCustomIntVariable("gpuir.gpu_min_postings",
 							"Postings a query's lists must hold for gpuir.device = auto to consider the GPU.",
 							NULL, &gpuir_gpu_min_postings, GPUIR_DEFAULT_GPU_MIN_POSTINGS, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.gpu_split_postings",
+							"Postings a single query's lists must hold for the GPU service to split it over all its devices.",
+							"Each device ranks one docID range of the query and the backend merges their top-k; -1 never splits.",
+							&gpuir_gpu_split_postings, GPUIR_DEFAULT_GPU_SPLIT_POSTINGS, -1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpuir.rank_under_rls",
 							 "Whether gpuir ranks rows of tables whose row-level security policies apply to the user.",

@@ -6,6 +6,11 @@
  *	  (in the backend's slot area, or a DSM segment when it does not fit),
  *	  hand it over, and copy the per-segment top-k candidates back.
  *
+ * A long query (gpuir.gpu_split_postings) is answered in parts, one per
+ * device: part p ranks docID window p of each segment
+ * (gpuir_cuda_segment_window), and the parts' top-k are merged here
+ * (gpuir_cuda_topk_merge) into each segment's top-k.
+ *
  * The GPU ranks each segment's documents exactly like the CPU engine but
  * knows nothing of deletions or MVCC: gpuirquery.c checks every candidate
  * against the deleted bitmap and the snapshot, merges segments and the
@@ -47,22 +52,37 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	GpuirReqItem *items;
 	GpuirReqTerm *terms;
 	uint32		t = 0;
+	uint32		nparts = 1;
+	uint64		postings = 0;
 	bool		ok;
 
 	for (int q = 0; q < nq; q++)
 	{
 		nterms += qs[q].nterms * nseg;
 		kmax = Max(kmax, qs[q].k);
+		for (int i = 0; i < qs[q].nterms * (int) nseg; i++)
+			postings += qs[q].entries[i].npostings;
 	}
 	Assert(kmax <= GPUIR_CUDA_MAX_K);
+
+	/*
+	 * One long query: split over every device that serves, each searching
+	 * its docID window of every segment (gpuir.gpu_split_postings; Huang et
+	 * al. 2017, several GPUs for one query).  Several queries are not split:
+	 * whole requests already spread over the devices.
+	 */
+	if (nq == 1 && gpuir_gpu_split_postings >= 0 &&
+		postings >= (uint64) gpuir_gpu_split_postings)
+		nparts = (uint32) Max(Min(GpuirServiceDevicesUp(), GPUIR_MAX_DEVICES), 1);
 
 	/* layout */
 	off = MAXALIGN(sizeof(GpuirRequest));
 	size = off + MAXALIGN(sizeof(GpuirSegmentData) * nseg);
 	size += MAXALIGN(sizeof(GpuirReqItem) * nitems);
 	size += MAXALIGN(sizeof(GpuirReqTerm) * Max(nterms, 1));
-	size += MAXALIGN(sizeof(uint32) * (Size) nitems * kmax);
-	size += MAXALIGN(sizeof(float4) * (Size) nitems * kmax);
+	size += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems * kmax);
+	size += MAXALIGN(sizeof(float4) * (Size) nparts * nitems * kmax);
+	size += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems);
 
 	req = GpuirServiceRequestArea(size, &seg);
 	if (req == NULL)
@@ -87,9 +107,12 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	off += MAXALIGN(sizeof(GpuirReqItem) * nitems);
 	req->terms_off = off;
 	off += MAXALIGN(sizeof(GpuirReqTerm) * Max(nterms, 1));
+	req->nparts = nparts;
 	req->docids_off = off;
-	off += MAXALIGN(sizeof(uint32) * (Size) nitems * kmax);
+	off += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems * kmax);
 	req->scores_off = off;
+	off += MAXALIGN(sizeof(float4) * (Size) nparts * nitems * kmax);
+	req->counts_off = off;
 
 	memcpy(GpuirReqSegments(req), meta->segments, sizeof(GpuirSegmentData) * nseg);
 	items = GpuirReqItems(req);
@@ -104,7 +127,6 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 			it->nterms = qs[q].nterms;
 			it->k = qs[q].k;
 			it->mode = qs[q].mode;
-			it->count = 0;
 			/* the query's terms in its term order; absent ones have no blocks */
 			for (int j = 0; j < qs[q].nterms; j++)
 			{
@@ -124,6 +146,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	{
 		uint32	   *docids = GpuirReqDocids(req);
 		float4	   *scores = GpuirReqScores(req);
+		uint32	   *counts = GpuirReqCounts(req);
 
 		for (int q = 0; q < nq; q++)
 		{
@@ -132,13 +155,32 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 			qs[q].scores = palloc(sizeof(float4) * Max(nseg * qs[q].k, 1));
 			for (uint32 s = 0; s < nseg; s++)
 			{
-				GpuirReqItem *it = &items[q * nseg + s];
-				uint32		n = Min(it->count, qs[q].k);
-				Size		from = (Size) (q * nseg + s) * kmax;
+				const uint32 *pd[GPUIR_MAX_DEVICES];
+				const float *ps[GPUIR_MAX_DEVICES];
+				uint32		pc[GPUIR_MAX_DEVICES];
+				uint32		item = q * nseg + s;
 
-				qs[q].counts[s] = n;
-				memcpy(&qs[q].docids[s * qs[q].k], &docids[from], sizeof(uint32) * n);
-				memcpy(&qs[q].scores[s * qs[q].k], &scores[from], sizeof(float4) * n);
+				/* part p's ranked results of the item, cut to k */
+				for (uint32 p = 0; p < nparts; p++)
+				{
+					Size		from = ((Size) p * nitems + item) * kmax;
+
+					pd[p] = &docids[from];
+					ps[p] = &scores[from];
+					pc[p] = Min(counts[(Size) p * nitems + item], qs[q].k);
+				}
+				if (nparts == 1)
+				{
+					qs[q].counts[s] = pc[0];
+					memcpy(&qs[q].docids[s * qs[q].k], pd[0], sizeof(uint32) * pc[0]);
+					memcpy(&qs[q].scores[s * qs[q].k], ps[0], sizeof(float4) * pc[0]);
+				}
+				else if (gpuir_cuda_topk_merge(nparts, pd, ps, pc, qs[q].k,
+											   &qs[q].docids[s * qs[q].k],
+											   &qs[q].scores[s * qs[q].k],
+											   &qs[q].counts[s]) != GPUIR_CUDA_OK)
+					elog(ERROR, "gpuir_cuda_topk_merge rejected %u parts of k %u",
+						 nparts, qs[q].k);
 			}
 		}
 	}

@@ -50,7 +50,8 @@ attach_request(GpuirTaken *t)
 
 	/* a withdrawn request needs no answer, and its handle may be gone */
 	SpinLockAcquire(&slot->mutex);
-	ours = slot->req_id == t->req_id && slot->state == GPUIR_SLOT_TAKEN;
+	ours = slot->req_id == t->req_id &&
+		(slot->state == GPUIR_SLOT_TAKEN || slot->state == GPUIR_SLOT_READY);
 	SpinLockRelease(&slot->mutex);
 	if (!ours)
 	{
@@ -115,6 +116,12 @@ check_header(GpuirTaken *t, Size size)
 		GpuirWorkerReject(t, "bad request: kmax %u out of range", h->kmax);
 		return false;
 	}
+	if (h->nparts != (uint32) t->nparts || t->part < 0 || t->part >= t->nparts)
+	{
+		GpuirWorkerReject(t, "bad request: %u parts, part %d of %d taken",
+						  h->nparts, t->part, t->nparts);
+		return false;
+	}
 	if (!isfinite(h->k1) || h->k1 < 0.0f || !isfinite(h->b) || h->b < 0.0f || h->b > 1.0f ||
 		!isfinite(h->avgdl) || h->avgdl <= 0.0f)
 	{
@@ -125,8 +132,9 @@ check_header(GpuirTaken *t, Size size)
 	if (!range_ok(h->segs_off, h->nsegments, sizeof(GpuirSegmentData), size) ||
 		!range_ok(h->items_off, nitems, sizeof(GpuirReqItem), size) ||
 		!range_ok(h->terms_off, h->nterms, sizeof(GpuirReqTerm), size) ||
-		!range_ok(h->docids_off, nitems * h->kmax, sizeof(uint32), size) ||
-		!range_ok(h->scores_off, nitems * h->kmax, sizeof(float4), size))
+		!range_ok(h->docids_off, h->nparts * nitems * h->kmax, sizeof(uint32), size) ||
+		!range_ok(h->scores_off, h->nparts * nitems * h->kmax, sizeof(float4), size) ||
+		!range_ok(h->counts_off, h->nparts * nitems, sizeof(uint32), size))
 	{
 		GpuirWorkerReject(t, "bad request: an array lies outside its %zu-byte segment", size);
 		return false;
@@ -230,7 +238,7 @@ check_segment(GpuirTaken *t, uint32 s)
  * header, segments, items and terms (check_header, check_segment).  Copies
  * header, segments, items and terms into the current memory context (the
  * batch's), marks the items with no possible result in t->skip and zeroes
- * every item's count in the request.  A problem fails t (detail set);
+ * every item's count of t's part in the request.  A problem fails t (detail set);
  * ERRORs (dsm_attach, palloc) propagate to the caller's PG_TRY.
  */
 static void
@@ -257,14 +265,9 @@ prepare_request(GpuirTaken *t)
 		if (!check_segment(t, s))
 			return;
 
-	/* every item starts with no result */
-	for (uint64 idx = 0; idx < nitems; idx++)
-	{
-		uint32		zero = 0;
-
-		memcpy(t->base + h->items_off + idx * sizeof(GpuirReqItem) + offsetof(GpuirReqItem, count),
-			   &zero, sizeof(uint32));
-	}
+	/* every item of this part starts with no result (other parts are not ours) */
+	memset(t->base + h->counts_off + (Size) t->part * nitems * sizeof(uint32), 0,
+		   nitems * sizeof(uint32));
 }
 
 /*

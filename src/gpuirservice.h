@@ -55,6 +55,17 @@ typedef enum GpuirDeviceChoice
  */
 #define GPUIR_DEFAULT_GPU_MIN_POSTINGS	2000
 
+/*
+ * gpuir.gpu_split_postings: a single query whose lists hold at least this
+ * many postings is split over every device of the GPU service (docID
+ * windows), when there are several.  engine_bench on two H200s (40 M
+ * generated documents, bench/results/2026-11-26-h200x2-devices.md): one
+ * query of 0.7-1.7 M postings answers 1.6x (k = 10) to 2.7x (k = 1000)
+ * faster split; a request's fixed cost (launches, copies: about 60 us) is
+ * paid once per part, so short queries stay whole.
+ */
+#define GPUIR_DEFAULT_GPU_SPLIT_POSTINGS	100000
+
 extern int	gpuir_device;
 extern int	gpuir_max_batch;
 extern double gpuir_batch_window;
@@ -62,6 +73,7 @@ extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_gpu_timeout;
 extern char *gpuir_devices;
+extern int	gpuir_gpu_split_postings;
 
 /* the worker's view of the device */
 typedef enum GpuirDeviceState
@@ -71,27 +83,50 @@ typedef enum GpuirDeviceState
 	GPUIR_DEVSTATE_READY		/* the worker serves requests */
 } GpuirDeviceState;
 
+/*
+ * gpuir.devices: the GPUs the service uses.  Each one is driven by a worker
+ * process of its own ("gpuir gpu service N"): its own CUDA context,
+ * streams, workspace and list cache (the gpuir.device_memory budget applies
+ * per device).  All workers take requests from the same slots, so a request
+ * goes to whichever device is free first (gpuirshmem.c, "Several GPUs").
+ */
+#define GPUIR_MAX_DEVICES		16
+
 /* slot states */
 #define GPUIR_SLOT_IDLE		0
 #define GPUIR_SLOT_READY	1	/* submitted, waiting for the worker */
 #define GPUIR_SLOT_TAKEN	2	/* in the worker's current batch */
 #define GPUIR_SLOT_DONE		3	/* answered (see the request's status) */
 
+/*
+ * A request is answered in nparts parts (1, or one per device for a long
+ * query: gpuir.gpu_split_postings): part p searches docID window p of nparts
+ * of every segment (gpuir_cuda_segment_window) and writes its own results;
+ * each part is taken by one worker, and the request is DONE when every part
+ * is answered.  The backend merges the parts' top-k.
+ */
 typedef struct GpuirServiceSlot
 {
 	slock_t		mutex;			/* protects the fields below */
-	int			state;
+	int			state;			/* READY until every part is taken */
 	uint64		req_id;			/* bumped by the backend for every request */
 	dsm_handle	handle;			/* the request's DSM segment, or
 								 * DSM_HANDLE_INVALID: in the slot's area */
 	Latch	   *latch;			/* the backend's latch */
 	uint32		nqueries;		/* queries in the request (for batching) */
-	bool		area_busy;		/* the worker holds a request in the slot's
-								 * area (set when taken, cleared when
-								 * answered): the backend must not write it */
+	int			area_holds;		/* parts of a request in the slot's area that
+								 * workers hold (+1 when taken, -1 when
+								 * answered): the backend writes the area only
+								 * at 0 */
 	TimestampTz submitted;		/* when the request was set READY */
-	int			taken_by;		/* device (index in GpuirService->devices)
-								 * whose worker took it, while TAKEN */
+	int			nparts;			/* parts of the request */
+	int			parts_taken;	/* parts taken so far (the next one to take) */
+	int			parts_done;		/* parts answered */
+	int			parts_failed;	/* of those, failed */
+	int8		part_owner[GPUIR_MAX_DEVICES];	/* device (index in
+												 * GpuirService->devices)
+												 * holding part p; -1 when
+												 * none does */
 } GpuirServiceSlot;
 
 /*
@@ -137,14 +172,6 @@ typedef struct GpuirRouteCell
 	pg_atomic_uint64 decisions;		/* choices by the means (exploration) */
 } GpuirRouteCell;
 
-/*
- * gpuir.devices: the GPUs the service uses.  Each one is driven by a worker
- * process of its own ("gpuir gpu service N"): its own CUDA context,
- * streams, workspace and list cache (the gpuir.device_memory budget applies
- * per device).  All workers take requests from the same slots, so a request
- * goes to whichever device is free first (gpuirshmem.c, "Several GPUs").
- */
-#define GPUIR_MAX_DEVICES		16
 
 /* one device of the service and its worker; the fields up to the counters under GpuirService->mutex */
 typedef struct GpuirServiceDevice
@@ -214,7 +241,6 @@ typedef struct GpuirReqItem
 	uint32		nterms;
 	uint32		k;				/* results wanted, <= kmax */
 	int32		mode;			/* gpuir_cuda_mode */
-	uint32		count;			/* out: results written */
 } GpuirReqItem;
 
 /* one term of one item: same layout as gpuir_cuda_term */
@@ -229,9 +255,10 @@ typedef struct GpuirReqTerm
 /*
  * The request header.  It is followed, at the offsets it gives (bytes from
  * the header), by GpuirSegmentData[nsegments], GpuirReqItem[nqueries *
- * nsegments] (item q * nsegments + s), GpuirReqTerm[nterms], and the results:
- * uint32 docids[nitems * kmax] then float4 scores[nitems * kmax] (item i's
- * results at [i * kmax, i * kmax + count)).
+ * nsegments] (item q * nsegments + s), GpuirReqTerm[nterms], and the results
+ * of each part p (0 .. nparts): uint32 docids[nparts * nitems * kmax], float4
+ * scores[same] and uint32 counts[nparts * nitems] (part p's results of item
+ * i at [(p * nitems + i) * kmax, ... + counts[p * nitems + i])).
  */
 typedef struct GpuirRequest
 {
@@ -250,7 +277,9 @@ typedef struct GpuirRequest
 	uint32		terms_off;
 	uint32		docids_off;
 	uint32		scores_off;
-	int32		status;			/* GPUIR_REQ_* */
+	uint32		counts_off;
+	uint32		nparts;			/* 1 .. GPUIR_MAX_DEVICES: docID windows */
+	int32		status;			/* GPUIR_REQ_*, of the whole request */
 	char		detail[128];	/* why the worker failed */
 } GpuirRequest;
 
@@ -259,11 +288,13 @@ typedef struct GpuirRequest
 #define GpuirReqTerms(r)	((GpuirReqTerm *) ((char *) (r) + (r)->terms_off))
 #define GpuirReqDocids(r)	((uint32 *) ((char *) (r) + (r)->docids_off))
 #define GpuirReqScores(r)	((float4 *) ((char *) (r) + (r)->scores_off))
+#define GpuirReqCounts(r)	((uint32 *) ((char *) (r) + (r)->counts_off))
 
 /* gpuirshmem.c */
 extern void GpuirServiceInit(void);
 extern bool GpuirServiceRegisterWorker(int index, bool dynamic);
 extern bool GpuirServiceReady(void);
+extern int	GpuirServiceDevicesUp(void);
 extern char *GpuirServiceSlotArea(int slotno);
 extern GpuirRequest *GpuirServiceRequestArea(Size size, dsm_segment **seg);
 extern bool GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen);

@@ -239,25 +239,6 @@ device_up(const GpuirServiceDevice *d)
 }
 
 /*
- * service_up: does the worker of device index serve requests (index >= 0),
- * or that of any device (index < 0)?
- */
-static bool
-service_up(int index)
-{
-	bool		up = false;
-
-	SpinLockAcquire(&GpuirService->mutex);
-	if (index >= 0)
-		up = index < GpuirService->ndevices && device_up(&GpuirService->devices[index]);
-	else
-		for (int d = 0; d < GpuirService->ndevices && !up; d++)
-			up = device_up(&GpuirService->devices[d]);
-	SpinLockRelease(&GpuirService->mutex);
-	return up;
-}
-
-/*
  * wake_workers: set the latch of one worker that serves requests, an idle
  * one if there is one (looking from a point that turns with every call, so
  * that idle devices share the work), else the first found busy; with all,
@@ -299,6 +280,21 @@ wake_workers(bool all)
 			SetLatch(latches[i]);
 }
 
+/* GpuirServiceDevicesUp: how many devices' workers serve requests now */
+int
+GpuirServiceDevicesUp(void)
+{
+	int			n = 0;
+
+	if (GpuirService == NULL)
+		return 0;
+	SpinLockAcquire(&GpuirService->mutex);
+	for (int d = 0; d < GpuirService->ndevices; d++)
+		n += device_up(&GpuirService->devices[d]) ? 1 : 0;
+	SpinLockRelease(&GpuirService->mutex);
+	return n;
+}
+
 /* is a worker running with a usable GPU? */
 bool
 GpuirServiceReady(void)
@@ -306,7 +302,7 @@ GpuirServiceReady(void)
 	if (GpuirService == NULL || GpuirBackendSlot() < 0 ||
 		GpuirBackendSlot() >= (int) GpuirService->nslots)
 		return false;
-	return service_up(-1);
+	return GpuirServiceDevicesUp() > 0;
 }
 
 /*
@@ -354,12 +350,12 @@ GpuirServiceRequestArea(Size size, dsm_segment **seg)
 		bool		busy;
 
 		/*
-		 * The worker sets area_busy only when it takes a READY request of
-		 * this slot, and this backend has none READY now: a false read
-		 * stays false while the request is written.
+		 * Workers raise area_holds only when they take a part of a READY
+		 * request of this slot, and this backend has none READY now: a 0
+		 * read stays 0 while the request is written.
 		 */
 		SpinLockAcquire(&slot->mutex);
-		busy = slot->area_busy;
+		busy = slot->area_holds > 0;
 		SpinLockRelease(&slot->mutex);
 		if (!busy)
 			return (GpuirRequest *) GpuirServiceSlotArea(slotno);
@@ -368,7 +364,11 @@ GpuirServiceRequestArea(Size size, dsm_segment **seg)
 	return *seg != NULL ? (GpuirRequest *) dsm_segment_address(*seg) : NULL;
 }
 
-/* take the request back if the worker has not taken it yet */
+/*
+ * take the request back if some part is not taken yet: no worker takes
+ * another, and the answers of the parts taken are ignored (their workers
+ * find the slot IDLE)
+ */
 static void
 withdraw(GpuirServiceSlot *slot, uint64 id)
 {
@@ -376,6 +376,31 @@ withdraw(GpuirServiceSlot *slot, uint64 id)
 	if (slot->req_id == id && slot->state == GPUIR_SLOT_READY)
 		slot->state = GPUIR_SLOT_IDLE;
 	SpinLockRelease(&slot->mutex);
+}
+
+/*
+ * parts_served: are the workers holding parts of the slot's request (owner
+ * given, copied under the slot's mutex) running, and, while some part is
+ * not taken, is there a worker to take it?
+ */
+static bool
+parts_served(const int8 *owner, int nparts, bool untaken)
+{
+	bool		ok = true;
+
+	SpinLockAcquire(&GpuirService->mutex);
+	for (int p = 0; p < nparts && ok; p++)
+		if (owner[p] >= 0)
+			ok = owner[p] < GpuirService->ndevices &&
+				device_up(&GpuirService->devices[owner[p]]);
+	if (ok && untaken)
+	{
+		ok = false;
+		for (int d = 0; d < GpuirService->ndevices && !ok; d++)
+			ok = device_up(&GpuirService->devices[d]);
+	}
+	SpinLockRelease(&GpuirService->mutex);
+	return ok;
 }
 
 /*
@@ -404,34 +429,45 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	req->status = GPUIR_REQ_PENDING;
 	pg_write_barrier();
 
+	Assert(req->nparts >= 1 && req->nparts <= GPUIR_MAX_DEVICES);
 	SpinLockAcquire(&slot->mutex);
 	id = ++slot->req_id;
 	slot->handle = seg != NULL ? dsm_segment_handle(seg) : DSM_HANDLE_INVALID;
 	slot->latch = MyLatch;
 	slot->nqueries = req->nqueries;
 	slot->submitted = start;
+	slot->nparts = (int) req->nparts;
+	slot->parts_taken = 0;
+	slot->parts_done = 0;
+	slot->parts_failed = 0;
+	memset(slot->part_owner, -1, sizeof(slot->part_owner));
 	slot->state = GPUIR_SLOT_READY;
 	SpinLockRelease(&slot->mutex);
 
-	wake_workers(false);
+	/* a request in parts: every device may take one */
+	wake_workers(req->nparts > 1);
 
 	PG_TRY();
 	{
 		for (int waits = 0;; waits++)
 		{
 			int			state;
-			int			taken_by;
+			int			nparts;
+			bool		untaken;
+			int8		owner[GPUIR_MAX_DEVICES];
 
 			SpinLockAcquire(&slot->mutex);
 			state = slot->state;
-			taken_by = slot->taken_by;
+			nparts = slot->nparts;
+			untaken = slot->parts_taken < slot->nparts;
+			memcpy(owner, slot->part_owner, sizeof(owner));
 			done = slot->req_id == id && state == GPUIR_SLOT_DONE;
 			SpinLockRelease(&slot->mutex);
 			if (done)
 				break;
 
-			/* the worker that took it, or any while it waits to be taken */
-			if (!service_up(state == GPUIR_SLOT_TAKEN ? taken_by : -1))
+			/* the workers holding its parts, and one for the parts left */
+			if (!parts_served(owner, nparts, untaken))
 			{
 				snprintf(why, whylen, "the gpu service stopped");
 				break;

@@ -112,6 +112,8 @@ typedef struct GpuirUnit
 {
 	GpuirCacheKey key;
 	gpuir_cuda_scoring sc;
+	int			part;			/* docID window part of nparts of the segment */
+	int			nparts;
 	int			t;				/* index in batch->taken */
 	int			s;				/* segment of the request */
 } GpuirUnit;
@@ -284,7 +286,8 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
 	if (!t->in_area)
 		return;
 	SpinLockAcquire(&slot->mutex);
-	slot->area_busy = false;
+	Assert(slot->area_holds > 0);
+	slot->area_holds--;
 	SpinLockRelease(&slot->mutex);
 	t->in_area = false;
 	t->base = NULL;
@@ -293,41 +296,51 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
 /* ---------- exit ---------- */
 
 /*
- * answer: answer a taken request once: write its status (OK unless failed)
- * and detail, then, after a write barrier, set its slot DONE if the slot
- * still holds the request id taken, and set the backend's latch.  With
- * detach, unmaps the request.  Raises no ERROR (dsm_detach reports at
- * WARNING).  A request never attached keeps the status PENDING, which the
- * backend reads as "no answer" and falls back.
+ * answer: answer a taken part of a request once.  Under the slot's mutex,
+ * if the slot still holds the request id taken and was not withdrawn: count
+ * the part done (and failed; the first failed part writes the detail), and
+ * when it is the last part, write the request's status (OK unless a part
+ * failed) and, after a write barrier, set the slot DONE and the backend's
+ * latch.  With detach, unmaps the request.  Raises no ERROR (dsm_detach
+ * reports at WARNING).  When the last part's worker could not map the
+ * request, the status stays PENDING, which the backend reads as "no
+ * answer" and falls back.
  */
 static void
 answer(GpuirTaken *t, bool detach)
 {
 	GpuirServiceSlot *slot = &GpuirService->slots[t->slotno];
+	GpuirRequest *req = (GpuirRequest *) t->base;
 	Latch	   *latch = NULL;
 
 	if (t->answered)
 		return;
 	t->answered = true;
-	if (t->base != NULL)
-	{
-		GpuirRequest *req = (GpuirRequest *) t->base;
-
-		if (t->failed)
-			memcpy(req->detail, t->detail, sizeof(req->detail));
-		req->status = t->failed ? GPUIR_REQ_FAILED : GPUIR_REQ_OK;
-		pg_write_barrier();
-	}
 	SpinLockAcquire(&slot->mutex);
-	if (slot->req_id == t->req_id && slot->state == GPUIR_SLOT_TAKEN)
+	if (slot->req_id == t->req_id &&
+		(slot->state == GPUIR_SLOT_TAKEN || slot->state == GPUIR_SLOT_READY))
 	{
-		slot->state = GPUIR_SLOT_DONE;
-		latch = slot->latch;
+		slot->part_owner[t->part] = -1;
+		if (t->failed)
+		{
+			if (slot->parts_failed++ == 0 && req != NULL)
+				memcpy(req->detail, t->detail, sizeof(req->detail));
+		}
+		if (++slot->parts_done == slot->nparts)
+		{
+			if (req != NULL)
+			{
+				req->status = slot->parts_failed > 0 ? GPUIR_REQ_FAILED : GPUIR_REQ_OK;
+				pg_write_barrier();
+			}
+			slot->state = GPUIR_SLOT_DONE;
+			latch = slot->latch;
+		}
 	}
 	SpinLockRelease(&slot->mutex);
 	if (t->failed)
 		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->errors, 1);
-	else if (t->base != NULL)
+	else if (t->base != NULL && t->part == 0)
 		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->queries, t->nqueries);
 	GpuirWorkerReleaseArea(t);	/* the backend may write the area again */
 	if (latch != NULL)
@@ -555,7 +568,10 @@ resolve_devices(void)
 
 /* ---------- runs: one resident segment, one set of BM25 constants ---------- */
 
-/* unit_cmp: order units by segment key, then constants, then request and segment */
+/*
+ * unit_cmp: order units by segment key, then constants, then docID window,
+ * then request and segment
+ */
 static int
 unit_cmp(const void *a, const void *b)
 {
@@ -569,6 +585,10 @@ unit_cmp(const void *a, const void *b)
 	r = memcmp(&ua->sc, &ub->sc, sizeof(gpuir_cuda_scoring));
 	if (r != 0)
 		return r;
+	if (ua->nparts != ub->nparts)
+		return ua->nparts < ub->nparts ? -1 : 1;
+	if (ua->part != ub->part)
+		return ua->part < ub->part ? -1 : 1;
 	if (ua->t != ub->t)
 		return ua->t < ub->t ? -1 : 1;
 	return (ua->s > ub->s) - (ua->s < ub->s);
@@ -675,7 +695,10 @@ run_fill(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra)
 	}
 }
 
-/* run_answer: the results of ra, into each live request at [item * kmax ...) */
+/*
+ * run_answer: the results of ra, into each live request's part: at [(part
+ * * nitems + item) * kmax ...), the count at counts[part * nitems + item]
+ */
 static void
 run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *ra)
 {
@@ -692,28 +715,38 @@ run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *r
 		for (uint32 q = 0; q < h->nqueries; q++)
 		{
 			uint64		idx = (uint64) q * h->nsegments + s;
+			uint64		pidx;
 			uint32		count;
 
 			if (t->skip[idx])
 				continue;
 			count = Min(ra->out_counts[qi], t->items[idx].k);
-			memcpy(t->base + h->docids_off + idx * h->kmax * sizeof(uint32),
+			pidx = (uint64) t->part * h->nqueries * h->nsegments + idx;
+			memcpy(t->base + h->docids_off + pidx * h->kmax * sizeof(uint32),
 				   &ra->out_docids[(Size) qi * ra->kmax], count * sizeof(uint32));
-			memcpy(t->base + h->scores_off + idx * h->kmax * sizeof(float4),
+			memcpy(t->base + h->scores_off + pidx * h->kmax * sizeof(float4),
 				   &ra->out_scores[(Size) qi * ra->kmax], count * sizeof(float4));
-			memcpy(t->base + h->items_off + idx * sizeof(GpuirReqItem) + offsetof(GpuirReqItem, count),
-				   &count, sizeof(uint32));
+			memcpy(t->base + h->counts_off + pidx * sizeof(uint32), &count, sizeof(uint32));
 			qi++;
 		}
 	}
 }
 
-/* run_kernels: gpuir_cuda_search_batch of ra over e's resident segment */
+/*
+ * run_kernels: gpuir_cuda_search_batch of ra over e's resident segment, or
+ * over docID window part of nparts of it
+ */
 static gpuir_cuda_status
-run_kernels(GpuirCacheEntry *e, const gpuir_cuda_scoring *sc, GpuirRunArrays *ra)
+run_kernels(GpuirCacheEntry *e, const GpuirUnit *u, GpuirRunArrays *ra)
 {
-	return gpuir_cuda_search_batch(&e->dev, sc, ra->queries, ra->nq, ra->terms,
-								   (uint32) ra->nterms, ra->kmax, ra->out_docids,
+	gpuir_cuda_segment win;
+	gpuir_cuda_status st;
+
+	st = gpuir_cuda_segment_window(&e->dev, (uint32) u->part, (uint32) u->nparts, &win);
+	if (st != GPUIR_CUDA_OK)
+		return st;
+	return gpuir_cuda_search_batch(u->nparts > 1 ? &win : &e->dev, &u->sc, ra->queries, ra->nq,
+								   ra->terms, (uint32) ra->nterms, ra->kmax, ra->out_docids,
 								   ra->out_scores, ra->out_counts, NULL);
 }
 
@@ -755,7 +788,7 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 	run_fill(b, units, n, &ra);
 
 	t_start = t_end;
-	st = run_kernels(e, &units[0].sc, &ra);
+	st = run_kernels(e, &units[0], &ra);
 	/*
 	 * out of memory: give the search workspace back, make room beside the
 	 * segment and try once more
@@ -764,7 +797,7 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 	{
 		(void) gpuir_cuda_workspace_release();
 		(void) GpuirCacheEvictOthers(e);
-		st = run_kernels(e, &units[0].sc, &ra);
+		st = run_kernels(e, &units[0], &ra);
 	}
 	t_end = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_SEARCH, t_start, t_end);
@@ -858,6 +891,8 @@ run_batch(GpuirBatch *b)
 			u->sc.k1 = h->k1;
 			u->sc.b = h->b;
 			u->sc.avgdl = h->avgdl;
+			u->part = t->part;
+			u->nparts = t->nparts;
 			u->t = i;
 			u->s = (int) s;
 			nunits++;
@@ -870,10 +905,11 @@ run_batch(GpuirBatch *b)
 	{
 		int			end = first + 1;
 
-		/* a run: same key and constants (the request and segment may differ) */
+		/* a run: same key, constants and window (the request and segment may differ) */
 		while (end < nunits &&
 			   memcmp(&units[first].key, &units[end].key, sizeof(GpuirCacheKey)) == 0 &&
-			   memcmp(&units[first].sc, &units[end].sc, sizeof(gpuir_cuda_scoring)) == 0)
+			   memcmp(&units[first].sc, &units[end].sc, sizeof(gpuir_cuda_scoring)) == 0 &&
+			   units[first].part == units[end].part && units[first].nparts == units[end].nparts)
 			end++;
 		run_search_guarded(b, &units[first], end - first);
 		first = end;
@@ -927,21 +963,25 @@ take_ready(GpuirBatch *b)
 		memset(t, 0, sizeof(GpuirTaken));
 
 		SpinLockAcquire(&slot->mutex);
-		if (slot->state == GPUIR_SLOT_READY)
+		if (slot->state == GPUIR_SLOT_READY && slot->parts_taken < slot->nparts)
 		{
 			if (b->ntaken > 0 && b->nqueries + slot->nqueries > (uint64) gpuir_max_batch)
 				full = true;
 			else
 			{
-				slot->state = GPUIR_SLOT_TAKEN;
-				slot->taken_by = my_index;
+				/* the next part; the last one makes the request TAKEN */
+				t->part = slot->parts_taken++;
+				t->nparts = slot->nparts;
+				slot->part_owner[t->part] = (int8) my_index;
+				if (slot->parts_taken == slot->nparts)
+					slot->state = GPUIR_SLOT_TAKEN;
 				t->slotno = idx;
 				t->req_id = slot->req_id;
 				t->handle = slot->handle;
 				t->nqueries = slot->nqueries;
 				t->in_area = (slot->handle == DSM_HANDLE_INVALID);
 				if (t->in_area)
-					slot->area_busy = true;
+					slot->area_holds++;
 				submitted = slot->submitted;
 				b->ntaken++;
 				b->nqueries += t->nqueries;
@@ -1046,8 +1086,8 @@ GpuirWorkerMain(Datum arg)
 	SpinLockRelease(&GpuirService->mutex);
 
 	/*
-	 * requests this device's earlier worker took but did not answer: no
-	 * answer (PENDING)
+	 * parts this device's earlier worker took but did not answer: answered
+	 * failed (a last part leaves the status PENDING: no answer)
 	 */
 	for (int i = 0; i < GpuirService->nslots; i++)
 	{
@@ -1055,13 +1095,24 @@ GpuirWorkerMain(Datum arg)
 		Latch	   *latch = NULL;
 
 		SpinLockAcquire(&slot->mutex);
-		if (slot->state == GPUIR_SLOT_TAKEN && slot->taken_by == my_index)
+		for (int p = 0; p < GPUIR_MAX_DEVICES; p++)
 		{
-			slot->state = GPUIR_SLOT_DONE;
-			latch = slot->latch;
+			if (slot->part_owner[p] != my_index)
+				continue;
+			slot->part_owner[p] = -1;
+			/* that worker writes nothing any more */
+			if (slot->handle == DSM_HANDLE_INVALID && slot->area_holds > 0)
+				slot->area_holds--;
+			if (slot->state == GPUIR_SLOT_TAKEN || slot->state == GPUIR_SLOT_READY)
+			{
+				slot->parts_failed++;
+				if (++slot->parts_done == slot->nparts)
+				{
+					slot->state = GPUIR_SLOT_DONE;
+					latch = slot->latch;
+				}
+			}
 		}
-		if (slot->taken_by == my_index)
-			slot->area_busy = false;	/* that worker writes nothing any more */
 		SpinLockRelease(&slot->mutex);
 		if (latch != NULL)
 			SetLatch(latch);

@@ -68,8 +68,11 @@ typedef struct GpuirTaken
 	dsm_handle	handle;
 	uint32		nqueries;
 
+	int			part;			/* the part of the request taken (docID
+								 * window part of nparts) */
+	int			nparts;
 	bool		in_area;		/* the request is in the slot's area, which
-								 * the worker holds (area_busy) until it
+								 * the worker holds (area_holds) until it
 								 * answers; else in the DSM segment handle */
 	bool		answered;		/* slot answered (or found withdrawn) */
 	dsm_segment *seg;			/* mapping (pinned: no resource owner) */
