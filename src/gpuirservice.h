@@ -206,8 +206,6 @@ typedef struct GpuirServiceShared
 								 * device 0's worker once it has looked
 								 * (at least 1, the first one NONE when
 								 * there is no usable GPU); 0 before */
-	pg_atomic_uint32 wake_next;	/* where a backend starts looking for a
-								 * worker to wake */
 	GpuirServiceDevice devices[GPUIR_MAX_DEVICES];
 	/* service-wide counters, kept by the backends */
 	pg_atomic_uint64 cpu_queries;	/* answered by the CPU engine */

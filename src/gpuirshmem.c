@@ -73,7 +73,6 @@ gpuir_shmem_startup(void)
 	{
 		memset(GpuirService, 0, service_size());
 		SpinLockInit(&GpuirService->mutex);
-		pg_atomic_init_u32(&GpuirService->wake_next, 0);
 		for (int d = 0; d < GPUIR_MAX_DEVICES; d++)
 		{
 			GpuirServiceDevice *dev = &GpuirService->devices[d];
@@ -239,10 +238,11 @@ device_up(const GpuirServiceDevice *d)
 }
 
 /*
- * wake_workers: set the latch of one worker that serves requests, an idle
- * one if there is one (looking from a point that turns with every call, so
- * that idle devices share the work), else the first found busy; with all,
- * of every one.  A busy worker looks at the slots again when its batch is
+ * wake_workers: set the latch of one worker that serves requests: the first
+ * idle one in device order (so that under light load one device answers
+ * everything, with its context and caches warm, and the next device joins
+ * only while the first is busy), else the first busy one; with all, of
+ * every one.  A busy worker looks at the slots again when its batch is
  * done, so a request is never left for a sleeping worker while another
  * runs.
  */
@@ -253,12 +253,11 @@ wake_workers(bool all)
 	int			nl = 0;
 	Latch	   *busy = NULL;
 	Latch	   *idle = NULL;
-	uint32		from = pg_atomic_fetch_add_u32(&GpuirService->wake_next, 1);
 
 	SpinLockAcquire(&GpuirService->mutex);
-	for (int i = 0, n = GpuirService->ndevices; i < n; i++)
+	for (int i = 0; i < GpuirService->ndevices; i++)
 	{
-		GpuirServiceDevice *d = &GpuirService->devices[(from + i) % n];
+		GpuirServiceDevice *d = &GpuirService->devices[i];
 
 		if (!device_up(d))
 			continue;
