@@ -526,7 +526,8 @@ PG_FUNCTION_INFO_V1(gpuir_status);
  *	budget, bytes_cached	the device's list cache budget and use, in bytes
  *	cache_hits, cache_misses	segment lookups served from / uploaded to it
  *	batches, mean_batch_size	batches it ran and their mean number of queries
- *	gpu_queries			queries it answered
+ *	gpu_queries			queries it answered (a query split over the devices
+ *						counts on the device that answered its first part)
  *	cpu_queries, fallbacks	service-wide, the same on every row: queries
  *							answered by the CPU engine (the fallbacks
  *							included), and queries meant for the GPU that the

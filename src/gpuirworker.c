@@ -287,7 +287,8 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
 		return;
 	SpinLockAcquire(&slot->mutex);
 	Assert(slot->area_holds > 0);
-	slot->area_holds--;
+	if (slot->area_holds > 0)
+		slot->area_holds--;
 	SpinLockRelease(&slot->mutex);
 	t->in_area = false;
 	t->base = NULL;
@@ -1100,9 +1101,12 @@ GpuirWorkerMain(Datum arg)
 			if (slot->part_owner[p] != my_index)
 				continue;
 			slot->part_owner[p] = -1;
-			/* that worker writes nothing any more */
-			if (slot->handle == DSM_HANDLE_INVALID && slot->area_holds > 0)
-				slot->area_holds--;
+
+			/*
+			 * area_holds is left as it is: whether that part held the area
+			 * is not known any more, and a hold too many only sends the
+			 * backend's requests through DSM segments
+			 */
 			if (slot->state == GPUIR_SLOT_TAKEN || slot->state == GPUIR_SLOT_READY)
 			{
 				slot->parts_failed++;
