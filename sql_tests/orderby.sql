@@ -112,14 +112,30 @@ SELECT 'amber' <@> 'amber';
 DROP TABLE ob_docs, ob_queries, ob_deleted;
 DROP FUNCTION ob_compare(text);
 
--- a filter that rejects more than the 100000 best rows: an error (54000), not
--- too few rows; with 100000 or fewer matches in all, the scan ends normally
+-- a filter that rejects more than the 100000 best rows: the scan goes on in
+-- pages of 100000 (each the best rows after the last one returned), exact at
+-- any depth.  Every row scores the same for 'common' (same length), so the
+-- order is by ctid and the rows with id > 99998 are ranks 99999 to 100002:
+-- two before the page boundary, two after, ties across it.
 CREATE TABLE ob_many (id int, body text);
 INSERT INTO ob_many SELECT i, 'common w' || i % 13 FROM generate_series(1, 100002) i;
 CREATE INDEX ob_many_idx ON ob_many USING gpuir (body) WITH (text_config = 'english');
 ANALYZE ob_many;
-\set VERBOSITY terse
-SELECT id FROM ob_many WHERE id < 0 ORDER BY body <@> 'common' LIMIT 1;
-\set VERBOSITY default
+SET enable_seqscan = off;
+SELECT id, -(body <@> 'common') = (SELECT s.score FROM gpuir_search('ob_many_idx', 'common', 1) s)
+         AS same_score
+FROM ob_many WHERE id > 99998 ORDER BY body <@> 'common' LIMIT 4;
+-- the same rows as gpuir_search restricted to them, scores to the bit
+SELECT array_agg(id ORDER BY n) = (SELECT array_agg(m.id ORDER BY s.score DESC, s.ctid)
+                                   FROM gpuir_search('ob_many_idx', 'common', 10, 'or',
+                                                     ARRAY(SELECT ctid FROM ob_many WHERE id > 99998)) s
+                                   JOIN ob_many m ON m.ctid = s.ctid) AS same_rows
+FROM (SELECT id, row_number() OVER () AS n
+      FROM (SELECT id FROM ob_many WHERE id > 99998 ORDER BY body <@> 'common' LIMIT 4) x) y;
+-- no row passes: every page is read, no row, no error
+SELECT count(*) FROM (SELECT id FROM ob_many WHERE id < 0 ORDER BY body <@> 'common' LIMIT 1) x;
 SELECT count(*) FROM (SELECT id FROM ob_many WHERE id < 0 ORDER BY body <@> 'w5' LIMIT 1) x;
+-- all 100002 rows through the scan, best first, each once
+SELECT count(*), count(DISTINCT id) FROM (SELECT id FROM ob_many ORDER BY body <@> 'common') x;
+RESET enable_seqscan;
 DROP TABLE ob_many;

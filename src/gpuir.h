@@ -562,6 +562,7 @@ extern GpuirScoreSource *GpuirScoreSourceCreate(void);
 extern void GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap,
 								Snapshot snapshot, const char *query, int querylen);
 extern void GpuirScoreSourceReturned(GpuirScoreSource *src, const GpuirResult *results, int n);
+extern void GpuirScoreSourcePage(GpuirScoreSource *src);
 extern void GpuirScoreSourceEnd(GpuirScoreSource *src);
 extern bool GpuirScoreOf(const char *query, int querylen,
 						 const char *doc, int doclen, float4 *score);
@@ -574,7 +575,10 @@ extern bool GpuirScoreOf(const char *query, int querylen,
  * standing for every indexed lexeme that begins with it.  filter, when set,
  * is a further condition each returned row must pass (a tsquery's NOT,
  * phrase and weight operators), called with filter_arg and the visible heap
- * row in slot; the score stays BM25 over the words.
+ * row in slot; the score stays BM25 over the words.  after, when set, asks
+ * for the results ranked after it only (score descending, index TID
+ * ascending: the next page of an index scan that returned it last; CPU
+ * engine).
  */
 typedef struct GpuirQueryWord
 {
@@ -593,6 +597,7 @@ typedef struct GpuirQueryInput
 	int			nwords;
 	GpuirRowFilter filter;		/* NULL: every row holding a word */
 	void	   *filter_arg;
+	const GpuirResult *after;	/* NULL: from the best */
 } GpuirQueryInput;
 
 /* GpuirQueryInputText: *in ranks by the bag of words text[0..len) */

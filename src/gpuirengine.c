@@ -127,7 +127,8 @@ bound_passes(GpuirQuery *q, double bound)
 
 /*
  * GpuirQueryConsider: offer a scored candidate; it enters the heap when it
- * beats the worst kept result, is not marked deleted (from_segment: look
+ * beats the worst kept result, ranks after the query's after cursor (if
+ * any), is not marked deleted (from_segment: look
  * segdoc up in the segment's deleted bitmap; buffer documents were filtered
  * already), is visible to the query's snapshot and passes the query's row
  * filter (a tsquery's operators).  The heap holds only rows that pass, so
@@ -143,6 +144,9 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 
 	if (q->nheap == q->k &&
 		!GpuirResultBetter(score, tid, q->topk[0].score, &q->topk[0].tid))
+		return;
+	/* the next page: only what ranks after the last result of the previous one */
+	if (q->after_set && !GpuirResultBetter(q->after_score, &q->after_tid, score, tid))
 		return;
 	if (from_segment)
 	{
@@ -1151,6 +1155,12 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->k = k;
 	q->filter = in->filter;
 	q->filter_arg = in->filter_arg;
+	if (in->after != NULL)
+	{
+		q->after_set = true;
+		q->after_score = in->after->score;
+		q->after_tid = in->after->tid;
+	}
 
 	bufdata = GpuirBufferSnapshot(index, &q->meta, NULL);
 	GpuirCheckOptions(index, &q->meta);

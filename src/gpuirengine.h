@@ -67,6 +67,9 @@ typedef struct GpuirQuery
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
 	void	   *filter_arg;
+	bool		after_set;		/* GpuirQueryInput's after: only results */
+	float4		after_score;	/* ranked after (after_score, after_tid) */
+	ItemPointerData after_tid;
 	bool		ready;			/* prepared, and something may match */
 } GpuirQuery;
 

@@ -46,14 +46,15 @@ query_postings(const GpuirQuery *q)
  * gpu_wanted: should q go to the GPU service?  gpuir.device = cpu never;
  * gpu whenever the service runs; auto as the cost model says
  * (gpuirroute.c: the device expected to answer first, from the times of
- * recent queries of the same class on each).  k above GPUIR_CUDA_MAX_K and
- * temporary indexes (local buffers the worker cannot read) stay on the CPU.
+ * recent queries of the same class on each).  k above GPUIR_CUDA_MAX_K, a
+ * page after a cursor (GpuirQueryInput.after) and temporary indexes (local
+ * buffers the worker cannot read) stay on the CPU.
  */
 static bool
 gpu_wanted(GpuirQuery *q, GpuirMode mode)
 {
 	if (gpuir_device == GPUIR_DEVICE_CPU || !q->ready || q->meta.nsegments == 0 ||
-		q->k > GPUIR_CUDA_MAX_K || RelationUsesLocalBuffers(q->index))
+		q->k > GPUIR_CUDA_MAX_K || q->after_set || RelationUsesLocalBuffers(q->index))
 		return false;
 	if (gpuir_device == GPUIR_DEVICE_AUTO)
 		return GpuirServiceReady() && GpuirRouteToGpu(mode, q->k, query_postings(q));

@@ -67,6 +67,8 @@ struct GpuirScoreSource
 
 static dlist_head score_sources = DLIST_STATIC_INIT(score_sources);
 
+static void hash_returned(GpuirScoreSource *src);
+
 /* source_release: end the heap fetch state of src, if any */
 static void
 source_release(GpuirScoreSource *src)
@@ -158,6 +160,22 @@ GpuirScoreSourceReturned(GpuirScoreSource *src, const GpuirResult *results, int 
 	Assert(n >= src->nhashed);
 	src->results = results;
 	src->nreturned = n;
+}
+
+/*
+ * GpuirScoreSourcePage: the scan goes on with a new page of results (the
+ * ones ranked after those returned so far): the rows returned from the
+ * current array are hashed now, while it still exists, and the next
+ * GpuirScoreSourceReturned counts from the new array's start.
+ */
+void
+GpuirScoreSourcePage(GpuirScoreSource *src)
+{
+	if (src->set && src->nhashed < src->nreturned)
+		hash_returned(src);
+	src->results = NULL;
+	src->nreturned = 0;
+	src->nhashed = 0;
 }
 
 /*
@@ -260,7 +278,8 @@ GpuirScoreOf(const char *query, int querylen, const char *doc, int doclen, float
 		GpuirScoreSource *src = dlist_container(GpuirScoreSource, node, it.cur);
 		ReturnedRow *row;
 
-		if (!src->set || src->nreturned == 0 || src->querylen != querylen ||
+		/* (rows of earlier pages are hashed even when none of this page is returned yet) */
+		if (!src->set || src->querylen != querylen ||
 			memcmp(src->query, query, querylen) != 0)
 			continue;
 		if (src->nhashed < src->nreturned)

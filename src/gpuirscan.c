@@ -12,8 +12,11 @@
  * are a prefix).  The ORDER BY argument is text (a bag of words,
  * operator strategy 1) or a tsquery (strategy 2: only its matching rows,
  * gpuirtsquery.c).  Only documents holding at least one query term are
- * returned, at most GPUIR_MAX_K of them: asked for more (a selective
- * filter above the scan), it raises 54000 rather than end early.  The scan's score source
+ * returned.  Past GPUIR_MAX_K (a selective filter above the scan), it goes
+ * on in pages of GPUIR_MAX_K: each one the top GPUIR_MAX_K of the results
+ * ranked after the last one returned (GpuirQueryInput.after), so the scan
+ * returns every matching row, best first, with memory bounded by a page.
+ * The scan's score source
  * (gpuirremember.c) lets the <@> operator give each returned row the score
  * this scan computed for it.
  *
@@ -102,17 +105,29 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->next >= so->nresults && !so->exhausted)
 	{
 		Datum		arg = scan->orderByData[0].sk_argument;
-		/* the last step asks for one more than GPUIR_MAX_K: are there more? */
 		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K :
-			(int) Min((int64) so->k * GPUIR_SCAN_GROWTH, GPUIR_MAX_K + 1);
+			(int) Min((int64) so->k * GPUIR_SCAN_GROWTH, GPUIR_MAX_K);
+		GpuirResult last;
+		bool		page = false;
 		MemoryContext old;
 		GpuirQueryInput textin;
+		GpuirQueryInput paged;
 		const GpuirQueryInput *in;
 		GpuirMode	mode = GPUIR_MODE_BMW;
 		GpuirTsQueryPlan *plan = NULL;
 		const char *key;
 		int			keylen;
 
+		/* GPUIR_MAX_K results returned: the next page, after the last one */
+		if (so->k == GPUIR_MAX_K)
+		{
+			Assert(so->nresults == GPUIR_MAX_K);
+			last = so->results[so->nresults - 1];
+			page = true;
+			GpuirScoreSourcePage(so->src);	/* before the results go */
+			so->next = 0;
+			CHECK_FOR_INTERRUPTS();
+		}
 		MemoryContextReset(so->cxt);
 		old = MemoryContextSwitchTo(so->cxt);
 		if (scan->orderByData[0].sk_strategy == GPUIR_STRATEGY_TSQUERY)
@@ -146,6 +161,12 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 			GpuirScoreSourceSet(so->src, scan->indexRelation, scan->heapRelation,
 								scan->xs_snapshot, key, keylen);
 		}
+		if (in != NULL && page)
+		{
+			paged = *in;
+			paged.after = &last;
+			in = &paged;
+		}
 		so->nresults = in == NULL ? 0 :
 			GpuirSearch(scan->indexRelation, scan->heapRelation, scan->xs_snapshot,
 						in, k, mode, &so->results);
@@ -157,14 +178,6 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (so->next >= so->nresults)
 		return false;
-	if (so->next >= GPUIR_MAX_K)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuir index scan of \"%s\" needs more than its %d best rows",
-						RelationGetRelationName(scan->indexRelation), GPUIR_MAX_K),
-				 errdetail("A filter or join above the scan rejected the first %d rows it returned.",
-						   GPUIR_MAX_K),
-				 errhint("Rank the rows that pass the filter with gpuir_search() and a larger share of the index, or filter with an index on the other column first.")));
 
 	r = &so->results[so->next++];
 	GpuirScoreSourceReturned(so->src, so->results, so->next);
