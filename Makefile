@@ -61,7 +61,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_list test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_list test/test_window test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -100,7 +100,13 @@ test/test_list: test/test_list.c test/test_util.h src/gpuirlist.c src/gpuirlist.
 		src/gpuircodec.h
 	$(CC) -O2 -Wall -Wextra -o $@ test/test_list.c src/gpuirlist.c src/gpuircodec.c
 
-UNITTESTS = test/test_codec test/test_list
+# the docID windows and top-k merge of a search split over GPUs (host code)
+test/test_window: test/test_window.c test/test_util.h test/ref_topk.h cuda/gpuir_cuda_window.c \
+		cuda/gpuir_cuda_status.c cuda/gpuir_cuda.h
+	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -o $@ test/test_window.c cuda/gpuir_cuda_window.c \
+		cuda/gpuir_cuda_status.c
+
+UNITTESTS = test/test_codec test/test_list test/test_window
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
 # the decode kernel serves this test only: built here (with the flags of
