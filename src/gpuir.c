@@ -146,6 +146,7 @@ _PG_init(void)
 								   PGC_POSTMASTER, 0, check_devices, NULL, NULL);
 		GpuirServiceInit();
 	}
+	GpuirExplainInit();
 	MarkGUCPrefixReserved("gpuir");
 }
 

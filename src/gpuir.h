@@ -324,6 +324,7 @@ typedef struct GpuirQueryStats
 	int64		blocks_decoded;
 	int64		blocks_skipped;
 	int64		docs_scored;
+	int64		gpu_queries;	/* queries the GPU service answered */
 } GpuirQueryStats;
 
 extern GpuirQueryStats GpuirLastQueryStats;
@@ -608,6 +609,30 @@ GpuirQueryInputText(GpuirQueryInput *in, const char *text, int len)
 	in->text = text;
 	in->textlen = len;
 }
+
+/*
+ * What one index scan did, summed over its searches (a scan searches again
+ * with a larger k, or for the next page) and its rescans: for EXPLAIN
+ * ANALYZE (gpuirexplain.c).  The block and document counts are the CPU
+ * engine's work; searches the GPU service answered are gpu_searches.
+ */
+typedef struct GpuirScanStats
+{
+	int			searches;
+	int			gpu_searches;
+	int			k;				/* of the last search */
+	GpuirMode	mode;			/* of the last search */
+	int64		blocks_decoded;
+	int64		blocks_skipped;
+	int64		docs_scored;
+} GpuirScanStats;
+
+/* gpuirscan.c: scan's stats; false when it is not a gpuir scan that searched */
+extern bool GpuirScanGetStats(IndexScanDesc scan, GpuirScanStats *stats);
+
+/* gpuirexplain.c */
+extern void GpuirExplainInit(void);
+extern const char *GpuirModeName(GpuirMode mode);
 
 /* operator strategies of gpuir operator classes: ORDER BY col <@> query */
 #define GPUIR_STRATEGY_TEXT		1	/* <@> (text, text): a bag of words */

@@ -218,6 +218,7 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 			if (mode == GPUIR_MODE_AND_OR && q->nheap < q->k)
 				GpuirQueryRunAll(q, GPUIR_MODE_BMW);
 			GpuirServiceCount(true, false);
+			GpuirLastQueryStats.gpu_queries++;
 		}
 		else
 		{
@@ -273,7 +274,7 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
  * lexemes.  k is 1..GPUIR_MAX_K.  Returns the number of results (0..k) and
  * *results, palloc'd in the caller's memory context.  Runs on the GPU
  * service or the CPU engine (gpuir.device; same results).  Fills
- * GpuirLastQueryStats (CPU work only).
+ * GpuirLastQueryStats (the CPU engine's work, and whether the GPU answered).
  * Raises ERRCODE_INDEX_CORRUPTED on corrupt pages and 54000 for more than
  * GPUIR_MAX_QUERY_TERMS distinct query lexemes (prefixes expanded).
  */

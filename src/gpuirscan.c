@@ -46,6 +46,7 @@ typedef struct GpuirScanOpaqueData
 	int			next;			/* next result to return */
 	int			k;				/* k of the last computation, 0 = none */
 	bool		exhausted;		/* fewer than k results: no more exist */
+	GpuirScanStats stats;		/* over every search and rescan (EXPLAIN) */
 } GpuirScanOpaqueData;
 
 typedef GpuirScanOpaqueData *GpuirScanOpaque;
@@ -173,6 +174,16 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 		if (plan != NULL)
 			GpuirTsQueryPlanEnd(plan);
 		MemoryContextSwitchTo(old);
+		if (in != NULL)
+		{
+			so->stats.searches++;
+			so->stats.gpu_searches += (int) GpuirLastQueryStats.gpu_queries;
+			so->stats.k = k;
+			so->stats.mode = mode;
+			so->stats.blocks_decoded += GpuirLastQueryStats.blocks_decoded;
+			so->stats.blocks_skipped += GpuirLastQueryStats.blocks_skipped;
+			so->stats.docs_scored += GpuirLastQueryStats.docs_scored;
+		}
 		so->k = k;
 		so->exhausted = so->nresults < k;
 	}
@@ -187,6 +198,22 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 	scan->xs_orderbyvals[0] = Float8GetDatum(-(float8) r->score);
 	scan->xs_orderbynulls[0] = false;
 	return true;
+}
+
+/*
+ * GpuirScanGetStats: what the gpuir index scan scan did (GpuirScanStats);
+ * false when scan is not one, or has not searched
+ */
+bool
+GpuirScanGetStats(IndexScanDesc scan, GpuirScanStats *stats)
+{
+	GpuirScanOpaque so;
+
+	if (scan == NULL || scan->opaque == NULL || !GpuirIsGpuirIndex(scan->indexRelation))
+		return false;
+	so = (GpuirScanOpaque) scan->opaque;
+	*stats = so->stats;
+	return stats->searches > 0;
 }
 
 void
