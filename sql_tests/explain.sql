@@ -2,7 +2,9 @@
 -- lines under the Index Scan node give the scan's mode, k, searches (and how
 -- many the GPU answered) and the CPU engine's work; earlier versions have no
 -- hook for them (explain.out), gpuir_last_query_stats() gives the work there.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuir;
+RESET client_min_messages;
 CREATE TABLE ex_docs (id int, body text);
 INSERT INTO ex_docs SELECT i, 'w' || (i % 7) || ' common w' || (i % 11) FROM generate_series(1, 500) i;
 CREATE INDEX ex_idx ON ex_docs USING gpuir (body) WITH (text_config = 'simple');
