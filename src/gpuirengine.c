@@ -732,10 +732,101 @@ GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode)
 
 /* ---------- the query ---------- */
 
+/*
+ * The probes of the dictionary's binary search, remembered per backend.
+ *
+ * A lookup in a dictionary of n entries probes about log2(n) entries (2
+ * stream reads each: the entry and its lexeme), and the first probes are
+ * the same for every lookup: entry n/2, then n/4 or 3n/4, and so on.  So
+ * the lexemes of the first DICT_PROBE_LEVELS levels of that implicit
+ * binary tree are kept per segment (node 1 the root, node i's children 2i
+ * and 2i + 1), filled as lookups probe them; a lookup then reads the
+ * index only for its last few probes, which lie close together.  A
+ * segment's lexemes never change (a merge writes a new segment, with a new
+ * generation), so entries need no invalidation; they are keyed by the
+ * relation file, the generation and the streams' places, and a lookup that
+ * used them checks its answer on the pages (entry lo - 1 sorts before the
+ * lexeme, entry lo not), dropping the segment's entry and searching again
+ * without it if not, so a stale entry (a relation file number reused) can
+ * cost time but never a wrong answer.  At most DICT_PROBE_MAX_SEGMENTS
+ * segments are kept; past that the cache starts empty again.
+ */
+#define DICT_PROBE_LEVELS		12
+#define DICT_PROBE_NODES		(1 << DICT_PROBE_LEVELS)	/* node ids 1 .. 4095 */
+#define DICT_PROBE_MAX_SEGMENTS	256
+
+typedef struct DictProbeKey
+{
+	GpuirRelFile node;
+	uint64		generation;
+	BlockNumber dict_start;
+	BlockNumber lex_start;
+	uint32		nterms;
+} DictProbeKey;
+
+typedef struct DictProbes
+{
+	DictProbeKey key;			/* hash key (zeroed padding) */
+	char	   *lexeme[DICT_PROBE_NODES];	/* NULL: not probed yet */
+	uint16		len[DICT_PROBE_NODES];
+} DictProbes;
+
+static HTAB *dict_probes = NULL;
+static MemoryContext dict_probes_cxt = NULL;
+
+/* dict_probes_for: the probes kept for seg of index, made when new */
+static DictProbes *
+dict_probes_for(Relation index, const GpuirSegmentData *seg)
+{
+	DictProbeKey key;
+	DictProbes *p;
+	bool		found;
+
+	if (dict_probes == NULL || hash_get_num_entries(dict_probes) >= DICT_PROBE_MAX_SEGMENTS)
+	{
+		HASHCTL		ctl;
+
+		if (dict_probes_cxt == NULL)
+			dict_probes_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir dictionary probes",
+													ALLOCSET_DEFAULT_SIZES);
+		else
+			MemoryContextReset(dict_probes_cxt);
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(DictProbeKey);
+		ctl.entrysize = sizeof(DictProbes);
+		ctl.hcxt = dict_probes_cxt;
+		dict_probes = hash_create("gpuir dictionary probes", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.node = GpuirRelationFile(index);
+	key.generation = seg->generation;
+	key.dict_start = seg->streams[GPUIR_S_DICT].start;
+	key.lex_start = seg->streams[GPUIR_S_LEXEMES].start;
+	key.nterms = seg->nterms;
+	p = hash_search(dict_probes, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		memset(p->lexeme, 0, sizeof(p->lexeme));
+		memset(p->len, 0, sizeof(p->len));
+	}
+	return p;
+}
+
+/* dict_probes_drop: forget the probes of p's segment (they disagreed with its pages) */
+static void
+dict_probes_drop(DictProbes *p)
+{
+	DictProbeKey key = p->key;
+
+	(void) hash_search(dict_probes, &key, HASH_REMOVE, NULL);
+}
+
 /* a segment's dictionary, read entry by entry (sorted by GpuirLexemeCmp) */
 typedef struct DictReader
 {
 	Relation	index;
+	const GpuirSegmentData *seg;
 	uint32		nterms;
 	GpuirStreamReader dict;
 	GpuirStreamReader lex;
@@ -748,6 +839,7 @@ dict_open(DictReader *d, Relation index, const GpuirSegmentData *seg)
 	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
 		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
 	d->index = index;
+	d->seg = seg;
 	d->nterms = seg->nterms;
 	GpuirStreamReaderInit(&d->dict, index, seg, GPUIR_S_DICT);
 	GpuirStreamReaderInit(&d->lex, index, seg, GPUIR_S_LEXEMES);
@@ -771,24 +863,93 @@ dict_entry(DictReader *d, int64 i, GpuirDictEntry *de)
 }
 
 /*
+ * dict_search: the first entry whose lexeme is >= lexeme[0..len), by binary
+ * search, the first levels' probes taken from (and added to) probes when it
+ * is not NULL; *used says whether any was taken from it
+ */
+static int64
+dict_search(DictReader *d, const char *lexeme, int len, DictProbes *probes, bool *used)
+{
+	int64		lo = 0,
+				hi = d->nterms;
+	uint32		node = 1;
+	GpuirDictEntry de;
+
+	*used = false;
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		const char *lex;
+		int			lexlen;
+
+		if (probes != NULL && node < DICT_PROBE_NODES && probes->lexeme[node] != NULL)
+		{
+			lex = probes->lexeme[node];
+			lexlen = probes->len[node];
+			*used = true;
+		}
+		else
+		{
+			dict_entry(d, mid, &de);
+			lex = d->buf;
+			lexlen = de.lexeme_len;
+			if (probes != NULL && node < DICT_PROBE_NODES)
+			{
+				probes->lexeme[node] = MemoryContextAlloc(dict_probes_cxt, Max(lexlen, 1));
+				memcpy(probes->lexeme[node], lex, lexlen);
+				probes->len[node] = (uint16) lexlen;
+			}
+		}
+		if (GpuirLexemeCmp(lex, lexlen, lexeme, len) < 0)
+		{
+			lo = mid + 1;
+			node = node * 2 + 1;
+		}
+		else
+		{
+			hi = mid;
+			node = node * 2;
+		}
+		if (node >= DICT_PROBE_NODES)
+			node = DICT_PROBE_NODES;	/* past the kept levels */
+	}
+	return lo;
+}
+
+/*
  * dict_lower_bound: the first entry whose lexeme is >= lexeme[0..len)
- * (binary search; nterms when none is), read into *de when there is one
+ * (nterms when none is), read into *de when there is one.  The first probes
+ * come from the backend's probe cache; an answer that used it is checked on
+ * the pages (entry lo - 1 < lexeme <= entry lo).
  */
 static int64
 dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
 {
-	int64		lo = 0,
-				hi = d->nterms;
+	DictProbes *probes = dict_probes_for(d->index, d->seg);
+	bool		used;
+	int64		lo = dict_search(d, lexeme, len, probes, &used);
 
-	while (lo < hi)
+	if (used)
 	{
-		int64		mid = lo + (hi - lo) / 2;
+		bool		ok = true;
 
-		dict_entry(d, mid, de);
-		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) < 0)
-			lo = mid + 1;
+		if (lo > 0)
+		{
+			dict_entry(d, lo - 1, de);
+			ok = GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) < 0;
+		}
+		if (ok && lo < d->nterms)
+		{
+			dict_entry(d, lo, de);
+			ok = GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) >= 0;
+		}
+		if (!ok)
+		{
+			dict_probes_drop(probes);
+			lo = dict_search(d, lexeme, len, NULL, &used);
+		}
 		else
-			hi = mid;
+			return lo;			/* *de holds entry lo (or lo - 1 when lo = nterms) */
 	}
 	if (lo < d->nterms)
 		dict_entry(d, lo, de);

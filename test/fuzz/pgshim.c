@@ -736,6 +736,57 @@ pg_snprintf(char *str, size_t count, const char *fmt,...)
 	return n;
 }
 
+/*
+ * Dynahash, as the engine's dictionary probe cache uses it: a table that
+ * keeps nothing (every HASH_ENTER makes a fresh zeroed entry from this
+ * input's chunks, found = false), so that nothing the engine keeps across
+ * queries outlives shim_end's freeing of the chunks.  The table is
+ * malloc'd, not a chunk: it stays valid across inputs.
+ */
+typedef struct ShimHtab
+{
+	Size		keysize;
+	Size		entrysize;
+} ShimHtab;
+
+HTAB *
+hash_create(const char *tabname, long nelem, const HASHCTL *info, int flags)
+{
+	ShimHtab   *t = malloc(sizeof(ShimHtab));	/* one per process start: never freed */
+
+	t->keysize = info->keysize;
+	t->entrysize = info->entrysize;
+	return (HTAB *) t;
+}
+
+void *
+hash_search(HTAB *hashp, const void *keyPtr, HASHACTION action, bool *foundPtr)
+{
+	if (foundPtr)
+		*foundPtr = false;
+	if (action != HASH_ENTER)
+		return NULL;
+	{
+		ShimHtab   *t = (ShimHtab *) hashp;
+		void	   *e = chunk_alloc(t->entrysize, true, false);
+
+		memcpy(e, keyPtr, t->keysize);
+		return e;
+	}
+}
+
+long
+hash_get_num_entries(HTAB *hashp)
+{
+	return 0;
+}
+
+void
+MemoryContextReset(MemoryContext context)
+{
+	/* the chunks are freed by shim_end */
+}
+
 /* FNV-1a: not PostgreSQL's hash_bytes, but the same contract (the builder's hash table) */
 uint32
 hash_bytes(const unsigned char *k, int keylen)
