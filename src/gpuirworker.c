@@ -449,9 +449,8 @@ probe_device(void)
 		strlcpy(dev->last_error, reason, sizeof(dev->last_error));
 		SpinLockRelease(&GpuirService->mutex);
 		ereport(LOG,
-				(errmsg("gpuir gpu service %d: no usable GPU (%s), %s",
-						my_index, reason,
-						my_index == 0 ? "queries run on the CPU" : "the other devices serve queries")));
+				(errmsg("gpuir gpu service %d: no usable GPU (%s): it serves no queries",
+						my_index, reason)));
 		return false;
 	}
 
@@ -481,9 +480,10 @@ probe_device(void)
  * (ordinals; 'all' is every visible device up to GPUIR_MAX_DEVICES) and
  * register the workers of devices 1 .. ndevices - 1 that were not
  * registered yet (a restart of this worker registers none again: they
- * stay registered and restart on their own).  Without a usable GPU, or
- * when gpuir.devices names a device that is not there, ndevices is 1 and
- * device 0 is NONE with the reason: queries run on the CPU.
+ * stay registered and restart on their own).  A listed device that is not
+ * there is NONE with the reason and gets no worker; the others serve.
+ * Without a usable GPU, ndevices is 1 and device 0 is NONE with the
+ * reason: queries run on the CPU.
  */
 static void
 resolve_devices(void)
@@ -514,14 +514,6 @@ resolve_devices(void)
 		for (int i = 0; i < n; i++)
 			ordinals[i] = i;
 	}
-	else
-	{
-		for (int i = 0; i < n && reason[0] == '\0'; i++)
-			if (ordinals[i] >= count)
-				snprintf(reason, sizeof(reason),
-						 "gpuir.devices names device %d, and %d device%s visible",
-						 ordinals[i], count, count == 1 ? " is" : "s are");
-	}
 	if (reason[0] != '\0' || n < 1)
 	{
 		if (reason[0] == '\0')
@@ -532,7 +524,19 @@ resolve_devices(void)
 
 	SpinLockAcquire(&GpuirService->mutex);
 	for (int i = 0; i < n; i++)
-		GpuirService->devices[i].ordinal = ordinals[i];
+	{
+		GpuirServiceDevice *dev = &GpuirService->devices[i];
+
+		dev->ordinal = ordinals[i];
+		/* a listed device that is not there: no worker, the others serve */
+		if (reason[0] == '\0' && ordinals[i] >= count)
+		{
+			dev->device_state = GPUIR_DEVSTATE_NONE;
+			snprintf(dev->last_error, sizeof(dev->last_error),
+					 "gpuir.devices names device %d, and %d device%s visible",
+					 ordinals[i], count, count == 1 ? " is" : "s are");
+		}
+	}
 	GpuirService->devices[0].registered = true;
 	if (reason[0] != '\0')
 	{
@@ -547,6 +551,8 @@ resolve_devices(void)
 	{
 		bool		registered;
 
+		if (ordinals[i] >= count)
+			continue;
 		SpinLockAcquire(&GpuirService->mutex);
 		registered = GpuirService->devices[i].registered;
 		GpuirService->devices[i].registered = true;
