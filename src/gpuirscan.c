@@ -24,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -176,6 +177,11 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 		MemoryContextSwitchTo(old);
 		if (in != NULL)
 		{
+#if PG_VERSION_NUM >= 180000
+			/* EXPLAIN ANALYZE's "Index Searches" */
+			if (scan->instrument != NULL)
+				scan->instrument->nsearches++;
+#endif
 			so->stats.searches++;
 			so->stats.gpu_searches += (int) GpuirLastQueryStats.gpu_queries;
 			so->stats.k = k;
