@@ -1,7 +1,8 @@
--- EXPLAIN (ANALYZE) of a gpuir index scan.  On PostgreSQL 18 (explain_1.out)
--- lines under the Index Scan node give the scan's mode, k, searches (and how
--- many the GPU answered) and the CPU engine's work; earlier versions have no
--- hook for them (explain.out), gpuir_last_query_stats() gives the work there.
+-- EXPLAIN (ANALYZE) of a gpuir index scan: the scan's mode, k, searches (and
+-- how many the GPU answered) and the CPU engine's work.  On PostgreSQL 18
+-- (explain_1.out) as lines under the Index Scan node, and JSON properties;
+-- 15 and 17 (explain.out) have no hook per node: one line per gpuir scan
+-- after the plan, in the text format only.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuir;
 RESET client_min_messages;

@@ -632,6 +632,7 @@ extern bool GpuirScanGetStats(IndexScanDesc scan, GpuirScanStats *stats);
 
 /* gpuirexplain.c */
 extern void GpuirExplainInit(void);
+extern void GpuirExplainScanEnded(Relation index, const GpuirScanStats *stats);
 extern const char *GpuirModeName(GpuirMode mode);
 
 /* operator strategies of gpuir operator classes: ORDER BY col <@> query */

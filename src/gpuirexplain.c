@@ -16,9 +16,18 @@
  *	  CPU engine's work; searches the GPU service answered count only in the
  *	  GPU searches.
  *
- *	  PostgreSQL 18's explain_per_node_hook adds these lines.  Earlier
- *	  versions have no such hook: there gpuir_last_query_stats() gives the
- *	  work of the session's last search.
+ *	  PostgreSQL 18's explain_per_node_hook adds these lines under the node.
+ *	  15 and 17 have no hook per node: there, in the text format, one line
+ *	  per gpuir index scan follows the plan,
+ *
+ *	    gpuir index scan of ex_idx: mode bmw, k 10, 1 search (0 on the GPU);
+ *	    3 blocks decoded, 0 skipped, 25 documents scored
+ *
+ *	  (one line), through ExplainOneQuery_hook: the scans record what they
+ *	  did when they end (GpuirExplainScanEnded, at ExecutorEnd inside
+ *	  ExplainOnePlan) into the innermost EXPLAIN running, which appends
+ *	  the lines once the plan is printed.  Other formats get nothing there
+ *	  (their document is closed by then).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,10 +38,16 @@
 
 #include "gpuir.h"
 
-#if PG_VERSION_NUM >= 180000
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
 #include "commands/explain_format.h"
 #include "commands/explain_state.h"
+#else
+#include "executor/instrument.h"
+#include "lib/stringinfo.h"
+#include "optimizer/optimizer.h"
+#include "tcop/tcopprot.h"
+#include "utils/lsyscache.h"
 #endif
 
 /* GpuirModeName: the SQL name of a query mode */
@@ -99,14 +114,128 @@ explain_node(PlanState *planstate, List *ancestors, const char *relationship,
 		ExplainPropertyInteger("Documents Scored", NULL, st.docs_scored, es);
 	}
 }
+
+#else							/* PG_VERSION_NUM < 180000 */
+
+/* the scans an EXPLAIN ANALYZE ran, in the order they ended */
+typedef struct ExplainScans
+{
+	struct ExplainScans *outer; /* an EXPLAIN running this one's query */
+	MemoryContext cxt;
+	StringInfoData lines;
+} ExplainScans;
+
+static ExplainOneQuery_hook_type prev_ExplainOneQuery_hook = NULL;
+static ExplainScans *explain_scans = NULL;	/* the innermost EXPLAIN ANALYZE */
+
+/* plan_and_explain: what ExplainOneQuery does without a hook (15; 17 exports it) */
+static void
+plan_and_explain(Query *query, int cursorOptions, IntoClause *into, ExplainState *es,
+				 const char *queryString, ParamListInfo params, QueryEnvironment *queryEnv)
+{
+#if PG_VERSION_NUM >= 170000
+	standard_ExplainOneQuery(query, cursorOptions, into, es, queryString, params, queryEnv);
+#else
+	PlannedStmt *plan;
+	instr_time	planstart,
+				planduration;
+	BufferUsage bufusage_start,
+				bufusage;
+
+	if (es->buffers)
+		bufusage_start = pgBufferUsage;
+	INSTR_TIME_SET_CURRENT(planstart);
+	plan = pg_plan_query(query, queryString, cursorOptions, params);
+	INSTR_TIME_SET_CURRENT(planduration);
+	INSTR_TIME_SUBTRACT(planduration, planstart);
+	if (es->buffers)
+	{
+		memset(&bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
+	}
+	ExplainOnePlan(plan, into, es, queryString, params, queryEnv,
+				   &planduration, (es->buffers ? &bufusage : NULL));
+#endif
+}
+
+/*
+ * explain_one_query: ExplainOneQuery_hook: an EXPLAIN ANALYZE in the text
+ * format collects the gpuir scans that end while it runs its query and
+ * appends a line for each after the plan
+ */
+static void
+explain_one_query(Query *query, int cursorOptions, IntoClause *into, ExplainState *es,
+				  const char *queryString, ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	ExplainScans scans;
+	volatile bool collect = es->analyze && es->format == EXPLAIN_FORMAT_TEXT &&
+		query->commandType != CMD_UTILITY;
+
+	if (collect)
+	{
+		scans.outer = explain_scans;
+		scans.cxt = CurrentMemoryContext;
+		initStringInfo(&scans.lines);
+		explain_scans = &scans;
+	}
+	PG_TRY();
+	{
+		if (prev_ExplainOneQuery_hook)
+			prev_ExplainOneQuery_hook(query, cursorOptions, into, es, queryString, params,
+									  queryEnv);
+		else if (query->commandType == CMD_UTILITY)
+			ExplainOneUtility(query->utilityStmt, into, es, queryString, params, queryEnv);
+		else
+			plan_and_explain(query, cursorOptions, into, es, queryString, params, queryEnv);
+	}
+	PG_FINALLY();
+	{
+		if (collect)
+			explain_scans = scans.outer;
+	}
+	PG_END_TRY();
+	if (collect && scans.lines.len > 0)
+		appendStringInfoString(es->str, scans.lines.data);
+}
 #endif
 
-/* GpuirExplainInit: _PG_init: install the EXPLAIN hook where there is one */
+/*
+ * GpuirExplainScanEnded: gpuirendscan: a scan of index that searched (stats)
+ * ends; on 15 and 17, the innermost EXPLAIN ANALYZE running (if any)
+ * records its line
+ */
+void
+GpuirExplainScanEnded(Relation index, const GpuirScanStats *st)
+{
+#if PG_VERSION_NUM < 180000
+	MemoryContext old;
+
+	if (explain_scans == NULL || st->searches == 0)
+		return;
+	old = MemoryContextSwitchTo(explain_scans->cxt);
+	appendStringInfo(&explain_scans->lines,
+					 "gpuir index scan of %s: mode %s, k %d, %d search%s (%d on the GPU); "
+					 INT64_FORMAT " blocks decoded, " INT64_FORMAT " skipped, " INT64_FORMAT
+					 " documents scored\n",
+					 RelationGetRelationName(index), GpuirModeName(st->mode), st->k,
+					 st->searches, st->searches == 1 ? "" : "es", st->gpu_searches,
+					 st->blocks_decoded, st->blocks_skipped, st->docs_scored);
+	MemoryContextSwitchTo(old);
+#else
+	(void) index;
+	(void) st;
+#endif
+}
+
+/* GpuirExplainInit: _PG_init: install the EXPLAIN hook */
 void
 GpuirExplainInit(void)
 {
 #if PG_VERSION_NUM >= 180000
 	prev_explain_per_node_hook = explain_per_node_hook;
 	explain_per_node_hook = explain_node;
+#else
+	prev_ExplainOneQuery_hook = ExplainOneQuery_hook;
+	ExplainOneQuery_hook = explain_one_query;
 #endif
 }

@@ -227,6 +227,7 @@ gpuirendscan(IndexScanDesc scan)
 {
 	GpuirScanOpaque so = (GpuirScanOpaque) scan->opaque;
 
+	GpuirExplainScanEnded(scan->indexRelation, &so->stats);
 	GpuirScoreSourceEnd(so->src);	/* it stays listed until the scan's memory goes */
 	MemoryContextDelete(so->cxt);
 	pfree(so);
