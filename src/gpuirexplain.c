@@ -168,8 +168,7 @@ explain_one_query(Query *query, int cursorOptions, IntoClause *into, ExplainStat
 				  const char *queryString, ParamListInfo params, QueryEnvironment *queryEnv)
 {
 	ExplainScans scans;
-	volatile bool collect = es->analyze && es->format == EXPLAIN_FORMAT_TEXT &&
-		query->commandType != CMD_UTILITY;
+	volatile bool collect = es->analyze && es->format == EXPLAIN_FORMAT_TEXT;
 
 	if (collect)
 	{
@@ -180,11 +179,10 @@ explain_one_query(Query *query, int cursorOptions, IntoClause *into, ExplainStat
 	}
 	PG_TRY();
 	{
+		/* (ExplainOneQuery explains utility statements without calling the hook) */
 		if (prev_ExplainOneQuery_hook)
 			prev_ExplainOneQuery_hook(query, cursorOptions, into, es, queryString, params,
 									  queryEnv);
-		else if (query->commandType == CMD_UTILITY)
-			ExplainOneUtility(query->utilityStmt, into, es, queryString, params, queryEnv);
 		else
 			plan_and_explain(query, cursorOptions, into, es, queryString, params, queryEnv);
 	}
