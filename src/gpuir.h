@@ -224,6 +224,12 @@ typedef struct GpuirMetaPageData
 	BlockNumber lane_page[GPUIR_INSERT_LANES];	/* header pages, 0 = none yet */
 	uint64		lane_consumed[GPUIR_INSERT_LANES];	/* position folded up to */
 	uint64		lane_consumed_rec[GPUIR_INSERT_LANES];	/* records folded up to */
+	/* added after the lanes (zero in older metapages) */
+	uint32		vacuum_pending;	/* a VACUUM began marking deleted documents and
+								 * has not rewritten the statistics yet: after
+								 * a crash, ndeleted, N, total dl and df may
+								 * lag the deleted marks until the next VACUUM
+								 * (gpuirvacuum.c) */
 } GpuirMetaPageData;
 
 StaticAssertDecl(sizeof(GpuirMetaPageData) <= GPUIR_PAGE_DATA,
@@ -401,7 +407,7 @@ extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);
 extern GpuirMode GpuirParseMode(const char *mode);
 
 /* gpuirverify.c */
-extern char *GpuirVerify(Relation index, Relation heap);
+extern char *GpuirVerify(Relation index, Relation heap, bool *vacuum_pending);
 
 /* gpuirutils.c */
 extern void GpuirInitPage(Page page, uint16 type);

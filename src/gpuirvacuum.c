@@ -27,9 +27,48 @@ typedef struct VacState
 	void	   *callback_state;
 	char	   *data;			/* buffer bytes, modified in place */
 	uint64		ndeleted;		/* entries marked by this VACUUM */
+	bool		pending;		/* the metapage says vacuum_pending */
 	uint64		live;			/* live documents seen (segments + buffer) */
 	uint64		live_dl;		/* their total dl */
 } VacState;
+
+/*
+ * set_pending_locked: set the metapage's vacuum_pending (one WAL record),
+ * metabuf exclusively locked by the caller, before this VACUUM's first
+ * write of a deleted mark or df: its statistics are rewritten only at its
+ * end, so a crash in between leaves them lagging the marks, and the mark
+ * tells gpuir_verify (and the next VACUUM rewrites them and clears it)
+ */
+static void
+set_pending_locked(Relation index, Buffer metabuf, VacState *vs)
+{
+	if (vs->pending)
+		return;
+	if (!GpuirPageGetMeta(BufferGetPage(metabuf))->vacuum_pending)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		GpuirMetaPage m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+
+		m->vacuum_pending = 1;
+		GenericXLogFinish(state);
+	}
+	vs->pending = true;
+}
+
+/* set_pending: set_pending_locked, taking the metapage lock for it */
+static void
+set_pending(Relation index, VacState *vs)
+{
+	Buffer		metabuf;
+
+	if (vs->pending)
+		return;
+	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	GpuirCheckPage(index, BufferGetPage(metabuf), GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
+	set_pending_locked(index, metabuf, vs);
+	UnlockReleaseBuffer(metabuf);
+}
 
 /*
  * vacuum_df: set df of every term of seg to its postings whose document is
@@ -118,6 +157,8 @@ vacuum_segment(Relation index, const GpuirSegmentData *seg, uint32 segno, VacSta
 			vs->live_dl += dls[d];
 		}
 	}
+	if (marked > 0 || ndel != seg->ndeleted)
+		set_pending(index, vs);
 	if (marked > 0)
 		GpuirUpdateStreamChanged(index, seg, GPUIR_S_DELETED, olddel, (char *) del);
 	if (marked > 0 || ndel != seg->ndeleted)
@@ -214,6 +255,7 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		if (memcmp(olddata + part->off, vs.data + part->off, nlive) == 0)
 			continue;
+		set_pending_locked(index, metabuf, &vs);
 		newfull = palloc_extended(Max(part->ld.chain.nbytes, 1), MCXT_ALLOC_HUGE);
 		memcpy(newfull, part->full, part->ld.chain.nbytes);
 		memcpy(newfull + part->skip, vs.data + part->off, nlive);
@@ -254,7 +296,7 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		for (uint32 s = 0; s < cur->nsegments && s < nseg; s++)
 			changed |= cur->segments[s].ndeleted != seg_ndel[s];
-		if (changed)
+		if (changed || cur->vacuum_pending)
 		{
 			GenericXLogState *state = GenericXLogStart(index);
 			GpuirMetaPage m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -263,6 +305,7 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				m->segments[s].ndeleted = seg_ndel[s];
 			m->ndocs = vs.live - view->docs_added;
 			m->total_dl = vs.live_dl - view->dl_added;
+			m->vacuum_pending = 0;	/* the statistics match the marks again */
 			m->generation++;
 			GenericXLogFinish(state);
 		}

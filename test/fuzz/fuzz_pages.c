@@ -158,10 +158,11 @@ run_verify(const char **why)
 {
 	sigjmp_buf	jb;
 	char	   *volatile acct = NULL;
+	bool		pending;
 
 	PG_exception_stack = &jb;
 	if (sigsetjmp(jb, 0) == 0)
-		acct = GpuirVerify(shim_index, shim_heap);
+		acct = GpuirVerify(shim_index, shim_heap, &pending);
 	else
 	{
 		PG_exception_stack = NULL;
