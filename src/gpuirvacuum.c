@@ -47,9 +47,10 @@ set_pending_locked(Relation index, Buffer metabuf, VacState *vs)
 	if (!GpuirPageGetMeta(BufferGetPage(metabuf))->vacuum_pending)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
-		GpuirMetaPage m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		Page		page = GenericXLogRegisterBuffer(state, metabuf, 0);
 
-		m->vacuum_pending = 1;
+		GpuirSetMetaLower(page);	/* a field added after the first format */
+		GpuirPageGetMeta(page)->vacuum_pending = 1;
 		GenericXLogFinish(state);
 	}
 	vs->pending = true;
@@ -299,8 +300,10 @@ gpuirbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		if (changed || cur->vacuum_pending)
 		{
 			GenericXLogState *state = GenericXLogStart(index);
-			GpuirMetaPage m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+			Page		page = GenericXLogRegisterBuffer(state, metabuf, 0);
+			GpuirMetaPage m = GpuirPageGetMeta(page);
 
+			GpuirSetMetaLower(page);	/* vacuum_pending: added after the first format */
 			for (uint32 s = 0; s < m->nsegments && s < nseg; s++)
 				m->segments[s].ndeleted = seg_ndel[s];
 			m->ndocs = vs.live - view->docs_added;
