@@ -139,3 +139,27 @@ SELECT count(*) FROM (SELECT id FROM ob_many WHERE id < 0 ORDER BY body <@> 'w5'
 SELECT count(*), count(DISTINCT id) FROM (SELECT id FROM ob_many ORDER BY body <@> 'common') x;
 RESET enable_seqscan;
 DROP TABLE ob_many;
+
+-- pages with different scores: the rows with id > 99990 are the longest, so
+-- they score lowest and rank past the first page; a filter that passes them
+-- and a few others gets the same rows and scores (to the bit) as gpuir_search
+-- restricted to the rows that pass (a ctid filter, no pages)
+CREATE TABLE ob_pages (id int, body text);
+INSERT INTO ob_pages SELECT i, 'common w' || i % 13 ||
+       CASE WHEN i > 99990 THEN repeat(' x' || i % 3, i - 99985) ELSE repeat(' y', i % 4) END
+FROM generate_series(1, 100002) i;
+CREATE INDEX ob_pages_idx ON ob_pages USING gpuir (body) WITH (text_config = 'english');
+ANALYZE ob_pages;
+SET enable_seqscan = off;
+SELECT (SELECT array_agg(id || ':' || float4send((-(body <@> 'common'))::float4)::text ORDER BY n)
+        FROM (SELECT id, body, row_number() OVER () AS n
+              FROM (SELECT id, body FROM ob_pages WHERE id > 99990 OR id % 25000 = 7
+                    ORDER BY body <@> 'common' LIMIT 15) x) y)
+     = (SELECT array_agg(m.id || ':' || float4send(s.score)::text ORDER BY s.score DESC, s.ctid)
+        FROM gpuir_search('ob_pages_idx', 'common', 15, 'or',
+                          ARRAY(SELECT ctid FROM ob_pages WHERE id > 99990 OR id % 25000 = 7)) s
+        JOIN ob_pages m ON m.ctid = s.ctid) AS same_rows_and_scores,
+       (SELECT count(*) FROM (SELECT id FROM ob_pages WHERE id > 99990 OR id % 25000 = 7
+                              ORDER BY body <@> 'common' LIMIT 15) x) AS n;
+RESET enable_seqscan;
+DROP TABLE ob_pages;

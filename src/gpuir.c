@@ -199,25 +199,41 @@ GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode)
 	return rel;
 }
 
+/* the SQL names of the query modes, the one list of them */
+static const struct
+{
+	const char *name;
+	GpuirMode	mode;
+}			mode_names[] = {
+	{"and", GPUIR_MODE_AND},
+	{"or", GPUIR_MODE_OR},
+	{"wand", GPUIR_MODE_WAND},
+	{"bmw", GPUIR_MODE_BMW},
+	{"and_or", GPUIR_MODE_AND_OR},
+};
+
 /* GpuirParseMode: map a mode name to GpuirMode; raises 22023 when unknown */
 GpuirMode
 GpuirParseMode(const char *mode)
 {
-	if (strcmp(mode, "and") == 0)
-		return GPUIR_MODE_AND;
-	if (strcmp(mode, "or") == 0)
-		return GPUIR_MODE_OR;
-	if (strcmp(mode, "wand") == 0)
-		return GPUIR_MODE_WAND;
-	if (strcmp(mode, "bmw") == 0)
-		return GPUIR_MODE_BMW;
-	if (strcmp(mode, "and_or") == 0)
-		return GPUIR_MODE_AND_OR;
+	for (size_t i = 0; i < lengthof(mode_names); i++)
+		if (strcmp(mode, mode_names[i].name) == 0)
+			return mode_names[i].mode;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown gpuir query mode \"%s\"", mode),
 			 errhint("Valid modes are \"and\", \"or\", \"wand\", \"bmw\" and \"and_or\".")));
 	return GPUIR_MODE_BMW;		/* keep compiler quiet */
+}
+
+/* GpuirModeName: the SQL name of a query mode (GpuirParseMode's inverse) */
+const char *
+GpuirModeName(GpuirMode mode)
+{
+	for (size_t i = 0; i < lengthof(mode_names); i++)
+		if (mode_names[i].mode == mode)
+			return mode_names[i].name;
+	return "?";
 }
 
 PG_FUNCTION_INFO_V1(gpuir_handler);

@@ -405,6 +405,7 @@ extern bool gpuir_rank_under_rls;
 extern bool GpuirIsGpuirIndex(Relation rel);
 extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);
 extern GpuirMode GpuirParseMode(const char *mode);
+extern const char *GpuirModeName(GpuirMode mode);
 
 /* gpuirverify.c */
 extern char *GpuirVerify(Relation index, Relation heap, bool *vacuum_pending);
@@ -639,7 +640,6 @@ extern bool GpuirScanGetStats(IndexScanDesc scan, GpuirScanStats *stats);
 /* gpuirexplain.c */
 extern void GpuirExplainInit(void);
 extern void GpuirExplainScanEnded(Relation index, const GpuirScanStats *stats);
-extern const char *GpuirModeName(GpuirMode mode);
 
 /* operator strategies of gpuir operator classes: ORDER BY col <@> query */
 #define GPUIR_STRATEGY_TEXT		1	/* <@> (text, text): a bag of words */

@@ -53,15 +53,12 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	GpuirReqTerm *terms;
 	uint32		t = 0;
 	uint32		nparts = 1;
-	uint64		postings = 0;
 	bool		ok;
 
 	for (int q = 0; q < nq; q++)
 	{
 		nterms += qs[q].nterms * nseg;
 		kmax = Max(kmax, qs[q].k);
-		for (int i = 0; i < qs[q].nterms * (int) nseg; i++)
-			postings += qs[q].entries[i].npostings;
 	}
 	Assert(kmax <= GPUIR_CUDA_MAX_K);
 
@@ -71,9 +68,15 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	 * al. 2017, several GPUs for one query).  Several queries are not split:
 	 * whole requests already spread over the devices.
 	 */
-	if (nq == 1 && gpuir_gpu_split_postings >= 0 &&
-		postings >= (uint64) gpuir_gpu_split_postings)
-		nparts = (uint32) Max(Min(GpuirServiceDevicesUp(), GPUIR_MAX_DEVICES), 1);
+	if (nq == 1 && gpuir_gpu_split_postings >= 0)
+	{
+		uint64		postings = 0;
+
+		for (int i = 0; i < qs[0].nterms * (int) nseg; i++)
+			postings += qs[0].entries[i].npostings;
+		if (postings >= (uint64) gpuir_gpu_split_postings)
+			nparts = (uint32) Max(Min(GpuirServiceDevicesUp(), GPUIR_MAX_DEVICES), 1);
+	}
 
 	/* layout */
 	off = MAXALIGN(sizeof(GpuirRequest));

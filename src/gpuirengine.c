@@ -826,21 +826,27 @@ dict_probes_drop(DictProbes *p)
 typedef struct DictReader
 {
 	Relation	index;
-	const GpuirSegmentData *seg;
 	uint32		nterms;
+	DictProbes *probes;			/* the segment's kept probes; NULL once
+								 * dropped */
 	GpuirStreamReader dict;
 	GpuirStreamReader lex;
 	char		buf[2048];		/* the lexeme of the last entry read */
 } DictReader;
 
+/*
+ * dict_open: a reader of seg's dictionary, with the segment's kept probes
+ * (valid until the next dict_open, which may start the cache afresh: one
+ * reader at a time)
+ */
 static void
 dict_open(DictReader *d, Relation index, const GpuirSegmentData *seg)
 {
 	if (seg->streams[GPUIR_S_DICT].nbytes != (uint64) seg->nterms * sizeof(GpuirDictEntry))
 		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
 	d->index = index;
-	d->seg = seg;
 	d->nterms = seg->nterms;
+	d->probes = dict_probes_for(index, seg);
 	GpuirStreamReaderInit(&d->dict, index, seg, GPUIR_S_DICT);
 	GpuirStreamReaderInit(&d->lex, index, seg, GPUIR_S_LEXEMES);
 }
@@ -925,9 +931,8 @@ dict_search(DictReader *d, const char *lexeme, int len, DictProbes *probes, bool
 static int64
 dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
 {
-	DictProbes *probes = dict_probes_for(d->index, d->seg);
 	bool		used;
-	int64		lo = dict_search(d, lexeme, len, probes, &used);
+	int64		lo = dict_search(d, lexeme, len, d->probes, &used);
 
 	if (used)
 	{
@@ -945,7 +950,8 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
 		}
 		if (!ok)
 		{
-			dict_probes_drop(probes);
+			dict_probes_drop(d->probes);
+			d->probes = NULL;
 			lo = dict_search(d, lexeme, len, NULL, &used);
 		}
 		else

@@ -45,30 +45,8 @@
 #else
 #include "executor/instrument.h"
 #include "lib/stringinfo.h"
-#include "optimizer/optimizer.h"
 #include "tcop/tcopprot.h"
-#include "utils/lsyscache.h"
 #endif
-
-/* GpuirModeName: the SQL name of a query mode */
-const char *
-GpuirModeName(GpuirMode mode)
-{
-	switch (mode)
-	{
-		case GPUIR_MODE_AND:
-			return "and";
-		case GPUIR_MODE_OR:
-			return "or";
-		case GPUIR_MODE_WAND:
-			return "wand";
-		case GPUIR_MODE_BMW:
-			return "bmw";
-		case GPUIR_MODE_AND_OR:
-			return "and_or";
-	}
-	return "?";
-}
 
 #if PG_VERSION_NUM >= 180000
 
@@ -87,9 +65,8 @@ explain_node(PlanState *planstate, List *ancestors, const char *relationship,
 	if (!es->analyze || !IsA(planstate, IndexScanState))
 		return;
 	iss = (IndexScanState *) planstate;
-	if (iss->iss_RelationDesc == NULL || !GpuirIsGpuirIndex(iss->iss_RelationDesc) ||
-		!GpuirScanGetStats(iss->iss_ScanDesc, &st))
-		return;
+	if (!GpuirScanGetStats(iss->iss_ScanDesc, &st))
+		return;				/* not a gpuir scan, or it did not search */
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		ExplainPropertyText("gpuir",

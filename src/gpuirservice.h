@@ -1,26 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * gpuirservice.h
- *	  The GPU service: shared memory of the background worker that owns the
- *	  GPU, the per-backend request slots, and the layout of a request in its
+ *	  The GPU service: shared memory of the background workers that own the
+ *	  GPUs (one per device), the per-backend request slots, and the layout of a request in its
  *	  dynamic shared memory segment.
  *
  * Protocol (src/README, "GPU service"):
  *	1. A backend writes a request (segments, queries, terms with idf and list
- *	   locations, k) into its slot's area when it fits and the worker does
- *	   not hold the area, else into a DSM segment it creates (its handle in
- *	   the slot), sets the slot READY and sets the worker's latch.
- *	2. The worker gathers the READY slots of all backends (up to
+ *	   locations, k, the number of parts) into its slot's area when it fits
+ *	   and no worker holds the area, else into a DSM segment it creates (its
+ *	   handle in the slot), sets the slot READY and sets the latch of the
+ *	   first idle device's worker (of every worker for a request in parts).
+ *	2. Each device's worker gathers READY slots of all backends (up to
  *	   gpuir.max_batch queries; it runs a batch as soon as it is free, with
  *	   what has arrived: gpuir.batch_window only bounds a wait under load),
- *	   marks them TAKEN, maps their requests, makes the segments'
- *	   posting data resident on the GPU (reading the index pages itself
- *	   through the buffer manager), runs the batch, writes each request's
- *	   top-k into its segment and marks the slot DONE (if the request id is
- *	   still the slot's) and sets the backend's latch.
+ *	   takes one part of each (the slot is TAKEN once every part is), maps
+ *	   the requests, makes the segments' posting data resident on its GPU
+ *	   (reading the index pages itself through the buffer manager), runs the
+ *	   batch, writes each part's top-k into the request, and, with the last
+ *	   part answered, marks the slot DONE (if the request id is still the
+ *	   slot's) and sets the backend's latch.
  *	3. The backend waits on its latch, honouring query cancel and
- *	   statement_timeout; it falls back to the CPU engine when the worker is
- *	   absent, dies, times out or reports a failure.
+ *	   statement_timeout, merges the parts' top-k; it falls back to the CPU
+ *	   engine when the workers are absent, die, time out or report a
+ *	   failure.
  *
  *-------------------------------------------------------------------------
  */

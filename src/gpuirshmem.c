@@ -279,17 +279,27 @@ wake_workers(bool all)
 			SetLatch(latches[i]);
 }
 
+/* devices_up_locked: how many devices' workers serve requests (mutex held) */
+static int
+devices_up_locked(void)
+{
+	int			n = 0;
+
+	for (int d = 0; d < GpuirService->ndevices; d++)
+		n += device_up(&GpuirService->devices[d]) ? 1 : 0;
+	return n;
+}
+
 /* GpuirServiceDevicesUp: how many devices' workers serve requests now */
 int
 GpuirServiceDevicesUp(void)
 {
-	int			n = 0;
+	int			n;
 
 	if (GpuirService == NULL)
 		return 0;
 	SpinLockAcquire(&GpuirService->mutex);
-	for (int d = 0; d < GpuirService->ndevices; d++)
-		n += device_up(&GpuirService->devices[d]) ? 1 : 0;
+	n = devices_up_locked();
 	SpinLockRelease(&GpuirService->mutex);
 	return n;
 }
@@ -393,11 +403,7 @@ parts_served(const int8 *owner, int nparts, bool untaken)
 			ok = owner[p] < GpuirService->ndevices &&
 				device_up(&GpuirService->devices[owner[p]]);
 	if (ok && untaken)
-	{
-		ok = false;
-		for (int d = 0; d < GpuirService->ndevices && !ok; d++)
-			ok = device_up(&GpuirService->devices[d]);
-	}
+		ok = devices_up_locked() > 0;
 	SpinLockRelease(&GpuirService->mutex);
 	return ok;
 }

@@ -20,8 +20,10 @@
  *				(dynamic background workers, restarted like it).  All
  *				workers take requests from the same slots: a request goes
  *				to the first device free to take it, so whole queries are
- *				spread over the devices by their load (README, "Several
- *				GPUs": why queries are not split across devices).
+ *				spread over the devices by their load; a request in parts
+ *				(one long query, gpuir.gpu_split_postings) is taken one
+ *				part per worker, each part a docID window of the segments
+ *				(README, "Several GPUs").
  *	startup		publish worker_pid and worker_latch, answer the slots its
  *				predecessor on this device left TAKEN, probe the device;
  *				without a usable device set device_state NONE, LOG once and
@@ -204,9 +206,13 @@ GpuirWorkerFail(GpuirTaken *t, const char *fmt,...)
  * GPUIR_MAX_DEVICE_ERRORS times in a row, asks for a restart once the batch
  * is answered.
  */
-void
-GpuirWorkerCudaFailure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
-					   char *buf, size_t buflen)
+/*
+ * describe_cuda: "what: status: runtime detail" of a failed gpuir_cuda_*
+ * call into buf; the runtime's detail only for the statuses that set it
+ * (for the others it may be an earlier call's)
+ */
+static void
+describe_cuda(char *buf, size_t buflen, const char *what, gpuir_cuda_status st)
 {
 	const char *rt = gpuir_cuda_last_error_detail();
 
@@ -215,6 +221,13 @@ GpuirWorkerCudaFailure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
 		snprintf(buf, buflen, "%s: %s: %s", what, gpuir_cuda_status_string(st), rt);
 	else
 		snprintf(buf, buflen, "%s: %s", what, gpuir_cuda_status_string(st));
+}
+
+void
+GpuirWorkerCudaFailure(GpuirBatch *b, const char *what, gpuir_cuda_status st,
+					   char *buf, size_t buflen)
+{
+	describe_cuda(buf, buflen, what, st);
 	GpuirWorkerNoteFailure(buf);
 
 	if (st == GPUIR_CUDA_NO_DEVICE)
@@ -427,14 +440,10 @@ probe_device(void)
 			st = gpuir_cuda_device_info(ordinal, name, sizeof(name), &mem, &cc_major, &cc_minor);
 		if (st != GPUIR_CUDA_OK)
 		{
-			const char *rt = gpuir_cuda_last_error_detail();
+			char		what[32];
 
-			if (rt != NULL && rt[0] != '\0')
-				snprintf(reason, sizeof(reason), "device %d: %s: %s", ordinal,
-						 gpuir_cuda_status_string(st), rt);
-			else
-				snprintf(reason, sizeof(reason), "device %d: %s", ordinal,
-						 gpuir_cuda_status_string(st));
+			snprintf(what, sizeof(what), "device %d", ordinal);
+			describe_cuda(reason, sizeof(reason), what, st);
 		}
 		else if (cc_major * 10 + cc_minor < GPUIR_MIN_CC)
 			snprintf(reason, sizeof(reason),
@@ -498,14 +507,7 @@ resolve_devices(void)
 	reason[0] = '\0';
 	st = gpuir_cuda_device_count(&count);
 	if (st != GPUIR_CUDA_OK)
-	{
-		const char *rt = gpuir_cuda_last_error_detail();
-
-		if (rt != NULL && rt[0] != '\0')
-			snprintf(reason, sizeof(reason), "%s: %s", gpuir_cuda_status_string(st), rt);
-		else
-			snprintf(reason, sizeof(reason), "%s", gpuir_cuda_status_string(st));
-	}
+		describe_cuda(reason, sizeof(reason), "device count", st);
 	else if (!GpuirParseDevices(gpuir_devices, &all, ordinals, &n, reason, sizeof(reason)))
 		;						/* the check hook accepted it: not reached */
 	else if (all)
@@ -746,14 +748,18 @@ run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *r
 static gpuir_cuda_status
 run_kernels(GpuirCacheEntry *e, const GpuirUnit *u, GpuirRunArrays *ra)
 {
-	gpuir_cuda_segment win;
-	gpuir_cuda_status st;
+	gpuir_cuda_segment win = e->dev;
 
-	st = gpuir_cuda_segment_window(&e->dev, (uint32) u->part, (uint32) u->nparts, &win);
-	if (st != GPUIR_CUDA_OK)
-		return st;
-	return gpuir_cuda_search_batch(u->nparts > 1 ? &win : &e->dev, &u->sc, ra->queries, ra->nq,
-								   ra->terms, (uint32) ra->nterms, ra->kmax, ra->out_docids,
+	if (u->nparts > 1)
+	{
+		gpuir_cuda_status st = gpuir_cuda_segment_window(&e->dev, (uint32) u->part,
+														 (uint32) u->nparts, &win);
+
+		if (st != GPUIR_CUDA_OK)
+			return st;
+	}
+	return gpuir_cuda_search_batch(&win, &u->sc, ra->queries, ra->nq, ra->terms,
+								   (uint32) ra->nterms, ra->kmax, ra->out_docids,
 								   ra->out_scores, ra->out_counts, NULL);
 }
 
