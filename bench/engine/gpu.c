@@ -350,9 +350,8 @@ device_thread(void *arg)
 		die("engine_bench: device %d: %s", d, gpuir_cuda_last_error_detail());
 	for (;;)
 	{
+		/* the thread lives until the program exits */
 		pthread_barrier_wait(&job_start);
-		if (jobs[d].dev == NULL)
-			break;				/* not reached: the threads live until exit */
 		jobs[d].rc = run_job(&jobs[d]);
 		pthread_barrier_wait(&job_done);
 	}
