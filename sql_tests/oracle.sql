@@ -341,6 +341,10 @@ SELECT * FROM oracle_cross();
 SELECT gpuir_merge('ol_idx');
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
 SELECT * FROM oracle_cross();
+-- B3. document lengths read from the index pages, not the session's copy
+SET gpuir.doclength_cache = 0;
+SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
+RESET gpuir.doclength_cache;
 
 DROP TABLE ol_docs, ol_queries;
 DROP FUNCTION oracle_check(regclass, regclass, regclass, float8, float8, int[]);

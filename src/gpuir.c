@@ -24,6 +24,7 @@ PG_MODULE_MAGIC;
 
 bool		gpuir_rank_under_rls = true;
 int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
+int			gpuir_doclength_cache = GPUIR_DEFAULT_DOCLENGTH_CACHE;
 int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
@@ -99,6 +100,11 @@ _PG_init(void)
 							"Queries read the whole insert buffer, so a large buffer slows them down.",
 							&gpuir_insert_buffer_limit, GPUIR_DEFAULT_BUFFER_LIMIT,
 							GPUIR_MIN_BUFFER_LIMIT, GPUIR_MAX_BUFFER_LIMIT,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.doclength_cache",
+							"Memory each session may keep the document lengths of gpuir segments in.",
+							"The CPU engine reads a scored document's length from this copy instead of the index pages; a segment larger than the budget is read from its pages; 0 turns the copy off.",
+							&gpuir_doclength_cache, GPUIR_DEFAULT_DOCLENGTH_CACHE, 0, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",
 							 "Where gpuir queries run: auto, gpu or cpu.",

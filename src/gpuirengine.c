@@ -21,7 +21,9 @@
  * the k-th score, and a total order (score descending, heap TID ascending)
  * in the top-k heap: OR, WAND and BMW return the same rows and scores.
  * Candidates enter the heap only if not deleted by VACUUM and visible to the
- * snapshot, so k visible rows come back when dead entries exist.
+ * snapshot (checked for the final top-k only when the query has no row
+ * filter, and the query run again with a check per candidate should one of
+ * them be invisible), so k visible rows come back when dead entries exist.
  *
  *-------------------------------------------------------------------------
  */
@@ -133,6 +135,10 @@ bound_passes(GpuirQuery *q, double bound)
  * already), is visible to the query's snapshot and passes the query's row
  * filter (a tsquery's operators).  The heap holds only rows that pass, so
  * its k-th score is a true threshold for WAND and BMW.
+ *
+ * Without a row filter the snapshot check is deferred (q->defer_visibility):
+ * candidates enter the heap unchecked and GpuirQueryCheckVisible checks the
+ * final top-k only, k table fetches instead of one per candidate.
  */
 void
 GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_segment)
@@ -164,6 +170,14 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 	if (ItemPointerGetBlockNumberNoCheck(tid) >= q->heap_nblocks ||
 		ItemPointerGetOffsetNumberNoCheck(tid) < FirstOffsetNumber)
 		GpuirCorrupt(q->index, "heap TID outside the table");
+	if (q->defer_visibility)
+	{
+		r.score = score;
+		r.tid = *tid;
+		ItemPointerSetInvalid(&r.heap_tid);
+		heap_push(q, &r);
+		return;
+	}
 	fetch_tid = *tid;
 	if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
 								 &call_again, &all_dead))
@@ -178,6 +192,39 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 	r.heap_tid = q->slot->tts_tid;
 	ExecClearTuple(q->slot);
 	heap_push(q, &r);
+}
+
+/*
+ * GpuirQueryCheckVisible: check the kept results of a query that deferred
+ * the snapshot check (GpuirQueryConsider) and set their heap_tid.  When
+ * every one is visible, they are the top-k of the visible rows: every
+ * document left out or pruned ranked below all of them.  When one is not
+ * (a row deleted or updated, not yet vacuumed), the heap's threshold was
+ * too high to prune by, so q is reset to check each candidate as it comes
+ * (the heap emptied) and false is returned: the caller runs q again.
+ */
+bool
+GpuirQueryCheckVisible(GpuirQuery *q)
+{
+	if (!q->ready || !q->defer_visibility)
+		return true;
+	for (int i = 0; i < q->nheap; i++)
+	{
+		bool		call_again = false;
+		bool		all_dead = false;
+		ItemPointerData fetch_tid = q->topk[i].tid;
+
+		if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
+									 &call_again, &all_dead))
+		{
+			q->defer_visibility = false;
+			q->nheap = 0;
+			return false;
+		}
+		q->topk[i].heap_tid = q->slot->tts_tid;
+		ExecClearTuple(q->slot);
+	}
+	return true;
 }
 
 /* ---------- cursors ---------- */
@@ -363,6 +410,109 @@ cursor_close(Cursor *c)
 	pfree(c->bmax);
 }
 
+/* ---------- document lengths ---------- */
+
+/*
+ * The document lengths of a segment, kept per session (gpuir.doclength_cache).
+ *
+ * A query reads the length of every document it scores; through the
+ * segment's doc-length stream that is a buffer lookup, a lock and a page
+ * check per page visited, most of a short query's time.  A segment's
+ * lengths never change (deletions go to its deleted bitmap; a merge writes
+ * a new segment with a new generation), so a session keeps a copy of each
+ * segment's lengths array once read, keyed by the relation file, the
+ * segment's generation, the stream's first block and the LSN of that
+ * block: a generation is unique within a relation file, and a new relation
+ * file that reuses a number writes its pages at later LSNs.  Pages without
+ * an LSN (an index built without WAL) are not cached.  Past the budget the
+ * copies are dropped and the next ones made again.
+ */
+typedef struct DocLenKey
+{
+	GpuirRelFile node;
+	uint64		generation;
+	BlockNumber start;
+	uint32		ndocs;
+	XLogRecPtr	lsn;
+} DocLenKey;
+
+typedef struct DocLens
+{
+	DocLenKey	key;			/* hash key (zeroed padding) */
+	uint32	   *dl;				/* ndocs lengths */
+} DocLens;
+
+static HTAB *doclens = NULL;
+static MemoryContext doclens_cxt = NULL;
+static uint64 doclens_bytes = 0;
+static int	doclens_users = 0;	/* run_segment calls holding a copy */
+
+/*
+ * doclens_for: the kept lengths of q's current segment, read now when new;
+ * NULL (read the stream) when the budget cannot hold them or the stream's
+ * first page has no LSN.
+ */
+static const uint32 *
+doclens_for(GpuirQuery *q)
+{
+	const GpuirSegmentData *seg = q->seg;
+	uint64		need = (uint64) seg->ndocs * sizeof(uint32);
+	DocLenKey	key;
+	DocLens    *d;
+	bool		found;
+	Buffer		buf;
+
+	if (need == 0 || need > (uint64) gpuir_doclength_cache * 1024)
+		return NULL;
+	memset(&key, 0, sizeof(key));
+	key.node = GpuirRelationFile(q->index);
+	key.generation = seg->generation;
+	key.start = seg->streams[GPUIR_S_DOCLENS].start;
+	key.ndocs = seg->ndocs;
+	buf = ReadBuffer(q->index, key.start);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	key.lsn = PageGetLSN(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	if (key.lsn == InvalidXLogRecPtr)
+		return NULL;
+	if (doclens != NULL)
+	{
+		d = hash_search(doclens, &key, HASH_FIND, NULL);
+		if (d != NULL)
+			return d->dl;
+	}
+	if (doclens == NULL || doclens_bytes + need > (uint64) gpuir_doclength_cache * 1024)
+	{
+		HASHCTL		ctl;
+
+		if (doclens_users > 0)
+			return NULL;		/* a copy is in use: start afresh later */
+		if (doclens_cxt == NULL)
+			doclens_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir document lengths",
+												ALLOCSET_DEFAULT_SIZES);
+		else
+			MemoryContextReset(doclens_cxt);
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(DocLenKey);
+		ctl.entrysize = sizeof(DocLens);
+		ctl.hcxt = doclens_cxt;
+		doclens = hash_create("gpuir document lengths", 16, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		doclens_bytes = 0;
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(doclens_cxt);
+		uint32	   *dl;
+
+		doclens_bytes += need;	/* counted first: a failed read's memory too */
+		dl = (uint32 *) GpuirStreamReadAll(q->index, seg, GPUIR_S_DOCLENS);
+		MemoryContextSwitchTo(old);
+		d = hash_search(doclens, &key, HASH_ENTER, &found);
+		d->dl = dl;
+	}
+	return d->dl;
+}
+
 /* ---------- scoring within a segment ---------- */
 
 /* score doc over the cursors positioned on it, in term order */
@@ -373,7 +523,14 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	float4		score = 0.0f;
 	ItemPointerData tid;
 
-	GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
+	if (q->dl != NULL)
+	{
+		if (unlikely(doc >= q->seg->ndocs))
+			GpuirCorrupt(q->index, "docID past the end of its segment");
+		dl = q->dl[doc];
+	}
+	else
+		GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
 	for (int i = 0; i < ncur; i++)
 		if (cur[i]->doc == doc)
 			score += GpuirBM25(cur[i]->idf, GpuirListTf(&cur[i]->list, cur[i]->pos), dl, &q->sc);
@@ -584,6 +741,8 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 	pfree(ord);
 }
 
+static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode);
+
 /* run the mode over segment s */
 static void
 run_segment(GpuirQuery *q, int s, GpuirMode mode)
@@ -613,6 +772,32 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
 	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
+	q->dl = doclens_for(q);
+	doclens_users++;
+	PG_TRY();
+	{
+		run_mode(q, cur, ncur, mode);
+	}
+	PG_FINALLY();
+	{
+		doclens_users--;
+		q->dl = NULL;
+	}
+	PG_END_TRY();
+	GpuirStreamReaderEnd(&q->tids);
+	GpuirStreamReaderEnd(&q->dls);
+	GpuirStreamReaderEnd(&q->del);
+done:
+	for (int i = 0; i < ncur; i++)
+		cursor_close(cur[i]);
+	pfree(cursors);
+	pfree(cur);
+}
+
+/* run_mode: mode's loop over the cursors of the current segment */
+static void
+run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode)
+{
 	switch (mode)
 	{
 		case GPUIR_MODE_AND:
@@ -629,14 +814,6 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 			run_wand(q, cur, ncur, true);
 			break;
 	}
-	GpuirStreamReaderEnd(&q->tids);
-	GpuirStreamReaderEnd(&q->dls);
-	GpuirStreamReaderEnd(&q->del);
-done:
-	for (int i = 0; i < ncur; i++)
-		cursor_close(cur[i]);
-	pfree(cursors);
-	pfree(cur);
 }
 
 /* ---------- the insert buffer ---------- */
@@ -1322,6 +1499,8 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->k = k;
 	q->filter = in->filter;
 	q->filter_arg = in->filter_arg;
+	/* a row filter needs each candidate's row: checked as they come */
+	q->defer_visibility = (in->filter == NULL);
 	if (in->after != NULL)
 	{
 		q->after_set = true;

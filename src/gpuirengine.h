@@ -63,10 +63,12 @@ typedef struct GpuirQuery
 	GpuirSegmentData *seg;
 	GpuirStreamReader tids;
 	GpuirStreamReader dls;
+	const uint32 *dl;			/* the segment's kept lengths, NULL: read dls */
 	GpuirStreamReader del;
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
 	void	   *filter_arg;
+	bool		defer_visibility;	/* snapshot checks of the final top-k only */
 	bool		after_set;		/* GpuirQueryInput's after: only results */
 	float4		after_score;	/* ranked after (after_score, after_tid) */
 	ItemPointerData after_tid;
@@ -98,6 +100,7 @@ extern void GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc,
 							   bool from_segment);
+extern bool GpuirQueryCheckVisible(GpuirQuery *q);
 extern int	GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results);
 
 
