@@ -31,7 +31,7 @@ CREATE TEMP TABLE ex_plan AS
 SELECT p->>'Node Type' AS node, p->>'gpuir Mode' AS mode, p->>'gpuir k' AS k,
        p->>'gpuir Searches' AS searches, p->>'gpuir GPU Searches' AS gpu_searches
 FROM ex_plan;
-SELECT count(*) FROM gpuir_search('ex_idx', 'w3 w5', 10, 'bmw');
+SELECT count(*) FROM gpuir_search('ex_idx', 'w3 w5', 3, 'bmw');
 SELECT (p->>'Blocks Decoded')::bigint = s.blocks_decoded AS same_blocks,
        (p->>'Documents Scored')::bigint = s.docs_scored AS same_docs_scored,
        s.docs_scored > 0 AS scored

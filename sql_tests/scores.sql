@@ -118,7 +118,10 @@ SELECT id, -(body <@> 'fir') AS score FROM sc_b ORDER BY score DESC LIMIT 3;
 \set VERBOSITY default
 
 -- identical documents in two indexes with other statistics score differently:
--- a statement whose scans both return such a text is refused (0A000)
+-- each scan's own rows get that scan's score (the row it returned last,
+-- recognised by its place on the heap page); rows taken out of the scans
+-- (a materialized CTE: copies) are known by their text only, and a text
+-- that two scans returned with different scores is refused (0A000)
 CREATE TABLE sc_c (id int, body text);
 INSERT INTO sc_c VALUES (1, 'alder birch'), (2, 'alder'), (3, 'birch cherry');
 CREATE TABLE sc_d (id int, body text);
@@ -127,10 +130,19 @@ INSERT INTO sc_d VALUES (100, 'alder birch');
 CREATE INDEX sc_c_idx ON sc_c USING gpuir (body) WITH (text_config = 'english');
 CREATE INDEX sc_d_idx ON sc_d USING gpuir (body) WITH (text_config = 'english');
 SET enable_seqscan = off;
-\set VERBOSITY terse
-(SELECT 'c' AS src, id, body <@> 'alder' AS s FROM sc_c ORDER BY body <@> 'alder' LIMIT 5)
+(SELECT 'c' AS src, id, body <@> 'alder' = -(SELECT g.score FROM gpuir_search('sc_c_idx', 'alder', 5) g
+                                              WHERE g.ctid = sc_c.ctid) AS own_score
+ FROM sc_c ORDER BY body <@> 'alder' LIMIT 5)
 UNION ALL
-(SELECT 'd', id, body <@> 'alder' FROM sc_d ORDER BY body <@> 'alder' LIMIT 5);
+(SELECT 'd', id, body <@> 'alder' = -(SELECT g.score FROM gpuir_search('sc_d_idx', 'alder', 5) g
+                                      WHERE g.ctid = sc_d.ctid)
+ FROM sc_d ORDER BY body <@> 'alder' LIMIT 5);
+\set VERBOSITY terse
+WITH u AS MATERIALIZED (
+  (SELECT 'c' AS src, id, body FROM sc_c ORDER BY body <@> 'alder' LIMIT 5)
+  UNION ALL
+  (SELECT 'd', id, body FROM sc_d ORDER BY body <@> 'alder' LIMIT 5))
+SELECT src, id, body <@> 'alder' AS s FROM u;
 \set VERBOSITY default
 -- each scan alone, or another query text, is fine
 SELECT id, body <@> 'alder' = -(SELECT score FROM gpuir_search('sc_d_idx', 'alder', 5)) AS same

@@ -153,6 +153,7 @@ _PG_init(void)
 		GpuirServiceInit();
 	}
 	GpuirExplainInit();
+	GpuirScanInit();
 	MarkGUCPrefixReserved("gpuir");
 }
 

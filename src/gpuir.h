@@ -570,13 +570,12 @@ extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);
 /* gpuirremember.c: score sources, the <@> values of index scans */
 typedef struct GpuirScoreSource GpuirScoreSource;
 extern GpuirScoreSource *GpuirScoreSourceCreate(void);
-extern void GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap,
-								Snapshot snapshot, const char *query, int querylen);
+extern void GpuirScoreSourceSet(GpuirScoreSource *src, IndexScanDesc scan,
+								const char *query, int querylen);
 extern void GpuirScoreSourceReturned(GpuirScoreSource *src, const GpuirResult *results, int n);
 extern void GpuirScoreSourcePage(GpuirScoreSource *src);
 extern void GpuirScoreSourceEnd(GpuirScoreSource *src);
-extern bool GpuirScoreOf(const char *query, int querylen,
-						 const char *doc, int doclen, float4 *score);
+extern bool GpuirScoreOf(const char *query, int querylen, Datum doc, float4 *score);
 
 /*
  * What a search ranks by (GpuirQueryInput): either text, a bag of words
@@ -639,6 +638,8 @@ typedef struct GpuirScanStats
 
 /* gpuirscan.c: scan's stats; false when it is not a gpuir scan that searched */
 extern bool GpuirScanGetStats(IndexScanDesc scan, GpuirScanStats *stats);
+/* gpuirscan.c: _PG_init: the ExecutorStart hook that passes LIMITs to scans */
+extern void GpuirScanInit(void);
 
 /* gpuirexplain.c */
 extern void GpuirExplainInit(void);

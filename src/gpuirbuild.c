@@ -8,17 +8,27 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "access/relscan.h"
+#include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/dependency.h"
+#include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_ts_config.h"
 #include "commands/progress.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/shm_mq.h"
 #include "storage/smgr.h"
+#include "storage/spin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "gpuir.h"
 
@@ -80,6 +90,50 @@ init_metapage(Relation index, ForkNumber forknum)
 	UnlockReleaseBuffer(buf);
 }
 
+/*
+ * Parallel build.  With max_parallel_maintenance_workers > 0 and a table
+ * large enough (plan_create_index_workers, as for btree), CREATE INDEX and
+ * REINDEX scan the table in parallel (a parallel table scan, as
+ * _bt_begin_parallel): each worker tokenizes the rows of the blocks it gets
+ * and sends every tokenized document (heap TID, dl, lexemes with tf) to the
+ * leader through a message queue of its own; the leader scans and tokenizes
+ * too, and adds its own documents and the workers' to the one segment
+ * builder, which assigns docIDs in heap TID order whatever the order of
+ * arrival: the index is the same as a serial build's.  Tokenizing is most
+ * of a build's time; adding a document to the builder is a small part.
+ */
+#define PARALLEL_KEY_GPUIR_SHARED	UINT64CONST(0xA000000000000001)
+#define PARALLEL_KEY_GPUIR_QUEUES	UINT64CONST(0xA000000000000002)
+#define GPUIR_BUILD_QUEUE_SIZE		(1024 * 1024)
+
+/* what the leader and the workers share (the parallel scan's state follows) */
+typedef struct GpuirParallelShared
+{
+	Oid			heaprelid;
+	Oid			indexrelid;
+	Oid			cfg_id;
+	bool		isconcurrent;
+	slock_t		mutex;
+	double		reltuples;		/* the workers' heap tuples, summed */
+} GpuirParallelShared;
+
+#define ParallelTableScanFromGpuirShared(shared) \
+	(ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(GpuirParallelShared)))
+
+/* a tokenized document in a queue message: then per lexeme MsgTerm and its bytes */
+typedef struct MsgDoc
+{
+	ItemPointerData tid;
+	uint32		dl;
+	uint32		nterms;
+} MsgDoc;
+
+typedef struct MsgTerm
+{
+	uint32		tf;
+	uint16		len;
+} MsgTerm;
+
 typedef struct GpuirBuildState
 {
 	GpuirBuilder *builder;
@@ -87,7 +141,100 @@ typedef struct GpuirBuildState
 	MemoryContext tmpcxt;		/* reset after every tuple */
 	double		indtuples;
 	int64		scanned;		/* rows seen, for progress */
+	/* the leader of a parallel build: the workers' queues */
+	int			nqueues;
+	shm_mq_handle **queues;
+	bool	   *queue_done;
+	/* a parallel worker: its queue to the leader */
+	shm_mq_handle *to_leader;
+	StringInfoData msg;
 } GpuirBuildState;
+
+/* add_doc: a tokenized document to the builder (the leader, or a serial build) */
+static void
+add_doc(GpuirBuildState *bs, ItemPointer tid, const GpuirDocTerms *doc)
+{
+	GpuirBuilderAddTerms(bs->builder, tid, doc);
+	if (doc->nterms > 0)
+		bs->indtuples += 1;
+}
+
+/*
+ * drain_queues: add the documents waiting in the workers' queues; with
+ * wait, until every worker has finished (its end message, or detached).
+ * Returns true when every queue is done.
+ */
+static bool
+drain_queues(GpuirBuildState *bs, bool wait)
+{
+	for (;;)
+	{
+		bool		all_done = true;
+		bool		got = false;
+
+		for (int i = 0; i < bs->nqueues; i++)
+		{
+			Size		nbytes;
+			void	   *data;
+			shm_mq_result res;
+
+			if (bs->queue_done[i])
+				continue;
+			while ((res = shm_mq_receive(bs->queues[i], &nbytes, &data, true)) == SHM_MQ_SUCCESS)
+			{
+				const char *p = data;
+				MsgDoc		md;
+				GpuirDocTerms doc;
+				MemoryContext old;
+
+				got = true;
+				if (nbytes == 0)
+				{
+					bs->queue_done[i] = true;	/* the worker's end message */
+					break;
+				}
+				if (nbytes < sizeof(MsgDoc))
+					elog(ERROR, "gpuir parallel build: a message of %zu bytes", nbytes);
+				memcpy(&md, p, sizeof(MsgDoc));
+				p += sizeof(MsgDoc);
+				old = MemoryContextSwitchTo(bs->tmpcxt);
+				doc.dl = md.dl;
+				doc.nterms = (int) md.nterms;
+				doc.terms = palloc(sizeof(GpuirTerm) * Max(md.nterms, 1));
+				for (uint32 t = 0; t < md.nterms; t++)
+				{
+					MsgTerm		mt;
+
+					if (p + sizeof(MsgTerm) > (const char *) data + nbytes)
+						elog(ERROR, "gpuir parallel build: a truncated message");
+					memcpy(&mt, p, sizeof(MsgTerm));
+					p += sizeof(MsgTerm);
+					if (p + mt.len > (const char *) data + nbytes)
+						elog(ERROR, "gpuir parallel build: a truncated message");
+					doc.terms[t].tf = mt.tf;
+					doc.terms[t].len = mt.len;
+					doc.terms[t].lexeme = (char *) p;	/* the builder copies it */
+					p += mt.len;
+				}
+				add_doc(bs, &md.tid, &doc);
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(bs->tmpcxt);
+			}
+			if (res == SHM_MQ_DETACHED)
+				bs->queue_done[i] = true;	/* gone: its error, if any, comes with its exit */
+			if (!bs->queue_done[i])
+				all_done = false;
+		}
+		if (all_done || !wait)
+			return all_done;
+		if (!got)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}
 
 static void
 gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
@@ -98,18 +245,181 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	GpuirDocTerms doc;
 	text	   *t;
 
-	if ((++bs->scanned % 1024) == 0)
+	if (bs->to_leader == NULL && (++bs->scanned % 1024) == 0)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->scanned);
+	if (bs->nqueues > 0)
+		(void) drain_queues(bs, false);
 	if (isnull[0])
 		return;					/* NULL documents are not indexed */
 	old = MemoryContextSwitchTo(bs->tmpcxt);
 	t = DatumGetTextPP(values[0]);
 	GpuirTokenize(bs->cfg_id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &doc);
-	GpuirBuilderAddTerms(bs->builder, tid, &doc);
-	if (doc.nterms > 0)
-		bs->indtuples += 1;
+	if (bs->to_leader == NULL)
+		add_doc(bs, tid, &doc);
+	else if (doc.nterms > 0)
+	{
+		MsgDoc		md;
+		shm_mq_result res;
+
+		/* a parallel worker: to the leader */
+		resetStringInfo(&bs->msg);
+		md.tid = *tid;
+		md.dl = doc.dl;
+		md.nterms = (uint32) doc.nterms;
+		appendBinaryStringInfo(&bs->msg, (char *) &md, sizeof(md));
+		for (int i = 0; i < doc.nterms; i++)
+		{
+			MsgTerm		mt;
+
+			mt.tf = doc.terms[i].tf;
+			mt.len = doc.terms[i].len;
+			appendBinaryStringInfo(&bs->msg, (char *) &mt, sizeof(mt));
+			appendBinaryStringInfo(&bs->msg, doc.terms[i].lexeme, doc.terms[i].len);
+		}
+		res = shm_mq_send(bs->to_leader, bs->msg.len, bs->msg.data, false, false);
+		if (res != SHM_MQ_SUCCESS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("gpuir parallel build: the leader stopped reading")));
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpcxt);
+}
+
+/* gpuir_parallel_build_main: a parallel worker of CREATE INDEX */
+PGDLLEXPORT void gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc);
+
+void
+gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
+{
+	GpuirParallelShared *shared = shm_toc_lookup(toc, PARALLEL_KEY_GPUIR_SHARED, false);
+	char	   *queues = shm_toc_lookup(toc, PARALLEL_KEY_GPUIR_QUEUES, false);
+	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * GPUIR_BUILD_QUEUE_SIZE);
+	LOCKMODE	heap_lock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
+	LOCKMODE	index_lock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
+	Relation	heap;
+	Relation	index;
+	IndexInfo  *indexInfo;
+	GpuirBuildState bs;
+	TableScanDesc scan;
+	double		reltuples;
+	shm_mq_result res;
+
+	shm_mq_set_sender(mq, MyProc);
+	memset(&bs, 0, sizeof(bs));
+	bs.to_leader = shm_mq_attach(mq, seg, NULL);
+	initStringInfo(&bs.msg);
+	bs.cfg_id = shared->cfg_id;
+	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir build tuple",
+									  ALLOCSET_DEFAULT_SIZES);
+	heap = table_open(shared->heaprelid, heap_lock);
+	index = index_open(shared->indexrelid, index_lock);
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, false,
+									   gpuir_build_callback, &bs, scan);
+	/* the end message, flushing what is still unsent */
+	res = shm_mq_send(bs.to_leader, 0, NULL, false, true);
+	if (res != SHM_MQ_SUCCESS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("gpuir parallel build: the leader stopped reading")));
+	SpinLockAcquire(&shared->mutex);
+	shared->reltuples += reltuples;
+	SpinLockRelease(&shared->mutex);
+	index_close(index, index_lock);
+	table_close(heap, heap_lock);
+}
+
+/*
+ * scan_parallel: the table scan of a parallel build with nworkers
+ * requested; the leader's part of it fills bs.  Returns the table's
+ * tuples, or -1 when no worker could be launched (nothing scanned: the
+ * caller scans serially).
+ */
+static double
+scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildState *bs,
+			  int nworkers)
+{
+	ParallelContext *pcxt;
+	Snapshot	snapshot;
+	Size		est_shared;
+	GpuirParallelShared *shared;
+	char	   *queues;
+	TableScanDesc scan;
+	double		reltuples;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("gpuir", "gpuir_parallel_build_main", nworkers);
+	snapshot = indexInfo->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+	est_shared = BUFFERALIGN(sizeof(GpuirParallelShared)) + table_parallelscan_estimate(heap, snapshot);
+	shm_toc_estimate_chunk(&pcxt->estimator, est_shared);
+	shm_toc_estimate_chunk(&pcxt->estimator, (Size) GPUIR_BUILD_QUEUE_SIZE * nworkers);
+	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+	{
+		/* no dynamic shared memory */
+		if (IsMVCCSnapshot(snapshot))
+			UnregisterSnapshot(snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		return -1;
+	}
+	shared = shm_toc_allocate(pcxt->toc, est_shared);
+	shared->heaprelid = RelationGetRelid(heap);
+	shared->indexrelid = RelationGetRelid(index);
+	shared->cfg_id = bs->cfg_id;
+	shared->isconcurrent = indexInfo->ii_Concurrent;
+	SpinLockInit(&shared->mutex);
+	shared->reltuples = 0;
+	table_parallelscan_initialize(heap, ParallelTableScanFromGpuirShared(shared), snapshot);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_SHARED, shared);
+	queues = shm_toc_allocate(pcxt->toc, (Size) GPUIR_BUILD_QUEUE_SIZE * nworkers);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_QUEUES, queues);
+	bs->queues = palloc(sizeof(shm_mq_handle *) * nworkers);
+	bs->queue_done = palloc0(sizeof(bool) * nworkers);
+	for (int i = 0; i < nworkers; i++)
+	{
+		shm_mq	   *mq = shm_mq_create(queues + (Size) i * GPUIR_BUILD_QUEUE_SIZE,
+									   GPUIR_BUILD_QUEUE_SIZE);
+
+		shm_mq_set_receiver(mq, MyProc);
+		bs->queues[i] = shm_mq_attach(mq, pcxt->seg, NULL);
+	}
+	LaunchParallelWorkers(pcxt);
+	if (pcxt->nworkers_launched == 0)
+	{
+		WaitForParallelWorkersToFinish(pcxt);
+		if (IsMVCCSnapshot(snapshot))
+			UnregisterSnapshot(snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		bs->queues = NULL;
+		return -1;
+	}
+	bs->nqueues = pcxt->nworkers_launched;
+	for (int i = 0; i < bs->nqueues; i++)
+		shm_mq_set_handle(bs->queues[i], pcxt->worker[i].bgwhandle);
+	ereport(DEBUG1,
+			(errmsg_internal("gpuir: building index \"%s\" with parallel workers",
+							 RelationGetRelationName(index)),
+			 errdetail_internal("%d of %d workers launched.", pcxt->nworkers_launched, nworkers)));
+
+	/* the leader's part of the scan, draining the queues as it goes */
+	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   gpuir_build_callback, bs, scan);
+	(void) drain_queues(bs, true);
+	WaitForParallelWorkersToFinish(pcxt);
+	reltuples += shared->reltuples;
+	bs->nqueues = 0;
+	if (IsMVCCSnapshot(snapshot))
+		UnregisterSnapshot(snapshot);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return reltuples;
 }
 
 /*
@@ -140,7 +450,8 @@ gpuirbuildphasename(int64 phasenum)
 
 /*
  * gpuirbuild: tokenize every row of the heap with the index's text search
- * configuration, build one segment in memory and write it (src/README).
+ * configuration (in parallel when max_parallel_maintenance_workers allows:
+ * scan_parallel), build one segment in memory and write it (src/README).
  * Raises 42704 for an unknown text_config.
  */
 IndexBuildResult *
@@ -160,18 +471,27 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	GpuirReadMeta(index, &meta);
 	record_config_dependency(index, meta.cfg_id);
 
+	memset(&bs, 0, sizeof(bs));
 	bs.builder = GpuirBuilderCreate();
 	GpuirBuilderReportProgress(bs.builder);
 	bs.cfg_id = meta.cfg_id;
-	bs.indtuples = 0;
-	bs.scanned = 0;
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SCAN);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
 								 (int64) Max(heap->rd_rel->reltuples, 0));
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   gpuir_build_callback, &bs, NULL);
+	reltuples = -1;
+	if (IsUnderPostmaster && !IsParallelWorker() && !IsInParallelMode())
+	{
+		int			nworkers = plan_create_index_workers(RelationGetRelid(heap),
+														 RelationGetRelid(index));
+
+		if (nworkers > 0)
+			reltuples = scan_parallel(heap, index, indexInfo, &bs, nworkers);
+	}
+	if (reltuples < 0)
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   gpuir_build_callback, &bs, NULL);
 
 	have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL, &seg);
 	if (have)

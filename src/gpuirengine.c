@@ -520,9 +520,35 @@ static void
 score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 {
 	uint32		dl;
+	uint32		tfs[GPUIR_MAX_QUERY_TERMS];
+	uint32		sum_tf = 0;
 	float4		score = 0.0f;
 	ItemPointerData tid;
 
+	for (int i = 0; i < ncur; i++)
+		if (cur[i]->doc == doc)
+		{
+			tfs[i] = GpuirListTf(&cur[i]->list, cur[i]->pos);
+			sum_tf += tfs[i];
+		}
+	GpuirLastQueryStats.docs_scored++;
+
+	/*
+	 * A document's length is at least the sum of its query terms' tfs (dl
+	 * counts every lexeme occurrence, GpuirTokenize): with the heap full, a
+	 * bound at that length rejects most documents before their length is
+	 * read, a random access into the lengths.
+	 */
+	if (q->nheap == q->k)
+	{
+		double		bound = 0.0;
+
+		for (int i = 0; i < ncur; i++)
+			if (cur[i]->doc == doc)
+				bound += GpuirBM25Bound(cur[i]->idf, tfs[i], sum_tf, &q->sc);
+		if (!bound_passes(q, bound))
+			return;
+	}
 	if (q->dl != NULL)
 	{
 		if (unlikely(doc >= q->seg->ndocs))
@@ -533,8 +559,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
 	for (int i = 0; i < ncur; i++)
 		if (cur[i]->doc == doc)
-			score += GpuirBM25(cur[i]->idf, GpuirListTf(&cur[i]->list, cur[i]->pos), dl, &q->sc);
-	GpuirLastQueryStats.docs_scored++;
+			score += GpuirBM25(cur[i]->idf, tfs[i], dl, &q->sc);
 	if (q->nheap == q->k && score < q->topk[0].score)
 		return;
 	GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(ItemPointerData));

@@ -665,15 +665,16 @@ gpuir_last_query_stats(PG_FUNCTION_ARGS)
 }
 
 /*
- * order_value: the <@> value of the row whose indexed text is doc, for the
- * query whose score-source key is key[0..keylen) (GpuirScoreOf), or 0A000
+ * order_value: the <@> value of the row whose indexed text is doc (as the
+ * executor passed it, not detoasted), for the query whose score-source key
+ * is key[0..keylen) (GpuirScoreOf), or 0A000
  */
 static float8
-order_value(text *doc, const char *key, int keylen)
+order_value(Datum doc, const char *key, int keylen)
 {
 	float4		score;
 
-	if (GpuirScoreOf(key, keylen, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &score))
+	if (key != NULL && GpuirScoreOf(key, keylen, doc, &score))
 		return -(float8) score;
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -703,9 +704,9 @@ gpuir_bm25_order(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	if (PG_ARGISNULL(1))
-		(void) order_value(PG_GETARG_TEXT_PP(0), NULL, -1);
+		(void) order_value(PG_GETARG_DATUM(0), NULL, -1);
 	query = PG_GETARG_TEXT_PP(1);
-	PG_RETURN_FLOAT8(order_value(PG_GETARG_TEXT_PP(0), VARDATA_ANY(query),
+	PG_RETURN_FLOAT8(order_value(PG_GETARG_DATUM(0), VARDATA_ANY(query),
 								 VARSIZE_ANY_EXHDR(query)));
 }
 
@@ -726,9 +727,9 @@ gpuir_bm25_order_tsquery(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	if (PG_ARGISNULL(1))
-		(void) order_value(PG_GETARG_TEXT_PP(0), NULL, -1);
+		(void) order_value(PG_GETARG_DATUM(0), NULL, -1);
 	key = GpuirTsQueryKey(PG_GETARG_TSQUERY(1), &keylen);
-	PG_RETURN_FLOAT8(order_value(PG_GETARG_TEXT_PP(0), key, keylen));
+	PG_RETURN_FLOAT8(order_value(PG_GETARG_DATUM(0), key, keylen));
 }
 
 /*

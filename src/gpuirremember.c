@@ -23,11 +23,14 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "lib/ilist.h"
+#include "access/relscan.h"
 #include "nodes/execnodes.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -51,9 +54,11 @@ struct GpuirScoreSource
 	bool		set;			/* the fields below are valid */
 	char	   *query;
 	int			querylen;
-	Relation	index;			/* the scan's, open while it runs */
+	IndexScanDesc scan;			/* the scan, open while it runs */
+	Relation	index;			/* its relations and snapshot */
 	Relation	heap;
 	Snapshot	snapshot;
+	AttrNumber	heap_attno;		/* the indexed column; 0: an expression */
 	const GpuirResult *results; /* [nreturned]: returned so far, the scan's */
 	int			nreturned;
 	int			nhashed;		/* results[0 .. nhashed) are in rows */
@@ -114,13 +119,12 @@ GpuirScoreSourceCreate(void)
 }
 
 /*
- * GpuirScoreSourceSet: src is now a scan of query over index (of heap) with
- * snapshot, with no row returned yet.  The relations and the snapshot must
- * stay valid until the next Set or GpuirScoreSourceEnd.
+ * GpuirScoreSourceSet: src is now index scan scan of query, with no row
+ * returned yet.  The scan (its relations and snapshot) must stay valid
+ * until the next Set or GpuirScoreSourceEnd.
  */
 void
-GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap, Snapshot snapshot,
-					const char *query, int querylen)
+GpuirScoreSourceSet(GpuirScoreSource *src, IndexScanDesc scan, const char *query, int querylen)
 {
 	MemoryContext old;
 	HASHCTL		ctl;
@@ -131,9 +135,12 @@ GpuirScoreSourceSet(GpuirScoreSource *src, Relation index, Relation heap, Snapsh
 	src->query = palloc(Max(querylen, 1));
 	memcpy(src->query, query, querylen);
 	src->querylen = querylen;
-	src->index = index;
-	src->heap = heap;
-	src->snapshot = snapshot;
+	src->scan = scan;
+	src->index = scan->indexRelation;
+	src->heap = scan->heapRelation;
+	src->snapshot = scan->xs_snapshot;
+	src->heap_attno = src->heap->rd_tableam == GetHeapamTableAmRoutine() ?
+		src->index->rd_index->indkey.values[0] : 0;
 	src->results = NULL;
 	src->nreturned = 0;
 	src->nhashed = 0;
@@ -265,13 +272,90 @@ hash_returned(GpuirScoreSource *src)
  * scores returned this text, so that a row never gets another scan's
  * score.
  */
+/*
+ * is_current_row: is doc (a Datum as the executor deformed it from its
+ * scan slot, not detoasted) the indexed column of the row src's scan
+ * returned last?  The executor fetched that row's visible version into
+ * the scan's table fetch state: its TID is the scan's xs_heaptid and its
+ * page stays pinned in the heap fetch's buffer, where the slot's columns
+ * point.  So doc is that row's value exactly when it is the same pointer
+ * as the column read from that tuple on the page (unlocked: a pinned
+ * page's tuples do not move, and a line pointer in use stays).  Heap
+ * tables and plain column indexes only; false in every other case.
+ */
+static bool
+is_current_row(GpuirScoreSource *src, Datum doc)
+{
+	IndexFetchHeapData *hf;
+	Buffer		buf;
+	Page		page;
+	OffsetNumber off;
+	ItemId		lp;
+	HeapTupleData tup;
+	bool		isnull;
+	Datum		value;
+
+	if (src->heap_attno <= 0 || src->nreturned == 0 || src->scan->xs_heapfetch == NULL)
+		return false;
+	hf = (IndexFetchHeapData *) src->scan->xs_heapfetch;
+	buf = hf->xs_cbuf;
+	if (!BufferIsValid(buf) ||
+		BufferGetBlockNumber(buf) != ItemPointerGetBlockNumber(&src->scan->xs_heaptid))
+		return false;
+	page = BufferGetPage(buf);
+	off = ItemPointerGetOffsetNumber(&src->scan->xs_heaptid);
+	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
+		return false;
+	lp = PageGetItemId(page, off);
+	if (!ItemIdIsNormal(lp))
+		return false;
+	tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tup.t_len = ItemIdGetLength(lp);
+	tup.t_tableOid = RelationGetRelid(src->heap);
+	tup.t_self = src->scan->xs_heaptid;
+	value = heap_getattr(&tup, src->heap_attno, RelationGetDescr(src->heap), &isnull);
+	return !isnull && DatumGetPointer(value) == DatumGetPointer(doc);
+}
+
+/*
+ * GpuirScoreOf: the score of the row whose indexed text is doc (the Datum
+ * the executor passed, not detoasted), as the open gpuir index scan of
+ * query (same text) that returned it computed it.  The row a scan returned
+ * last, in that scan's own projection, is recognised by its place on the
+ * page (is_current_row); any other row by its text (a hash of each row the
+ * scans returned, made when first needed).  Returns false when no open
+ * scan of this query returned a row with this text.  Raises 0A000 when
+ * scans (or rows of one scan) with different scores returned this text,
+ * so that a row never gets another scan's score.
+ */
 bool
-GpuirScoreOf(const char *query, int querylen, const char *doc, int doclen, float4 *score)
+GpuirScoreOf(const char *query, int querylen, Datum doc, float4 *score)
 {
 	dlist_iter	it;
 	bool		found = false;
 	bool		ambiguous = false;
-	uint64		h = text_hash(doc, doclen);
+	text	   *t;
+	uint64		h;
+
+	dlist_foreach(it, &score_sources)
+	{
+		GpuirScoreSource *src = dlist_container(GpuirScoreSource, node, it.cur);
+
+		if (src->set && src->querylen == querylen &&
+			memcmp(src->query, query, querylen) == 0 && is_current_row(src, doc))
+		{
+			if (found && src->results[src->nreturned - 1].score != *score)
+				ambiguous = true;
+			*score = src->results[src->nreturned - 1].score;
+			found = true;
+		}
+	}
+	if (found && !ambiguous)
+		return true;
+	found = false;
+	ambiguous = false;
+	t = DatumGetTextPP(doc);
+	h = text_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 
 	dlist_foreach(it, &score_sources)
 	{

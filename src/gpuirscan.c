@@ -3,13 +3,17 @@
  * gpuirscan.c
  *	  Index scans of gpuir: ORDER BY col <@> 'query' LIMIT k.
  *
- * The executor does not tell the index its LIMIT, so the scan computes the
- * top GPUIR_SCAN_INITIAL_K with Block-Max WAND and, when the executor asks
- * for more, recomputes with GPUIR_SCAN_GROWTH times the k (10, 100, 1000,
- * ...: the common LIMITs take one or two restarts, and a top-k costs far
- * less than k times a top-1) and returns the results after those
+ * The executor does not tell an index scan its LIMIT, so an ExecutorStart
+ * hook finds each gpuir scan whose parent is a Limit node and which has no
+ * filter of its own (every row it returns counts towards the LIMIT), and
+ * notes count + offset as the scan's first k (limit_hints: keyed by the
+ * scan node's ORDER BY key array, which the executor passes to amrescan;
+ * forgotten when the query's executor state goes).  Any other scan computes
+ * the top GPUIR_SCAN_INITIAL_K.  A scan asked for more rows than its k
+ * computes the top k * GPUIR_SCAN_GROWTH (10, 100, 1000, ...: a top-k costs
+ * far less than k times a top-1) and returns the results after those
  * already returned (same snapshot, same total order, so the earlier results
- * are a prefix).  The ORDER BY argument is text (a bag of words,
+ * are a prefix).  The hint only saves restarts: the rows are the same.  The ORDER BY argument is text (a bag of words,
  * operator strategy 1) or a tsquery (strategy 2: only its matching rows,
  * gpuirtsquery.c).  Only documents holding at least one query term are
  * returned.  Past GPUIR_MAX_K (a selective filter above the scan), it goes
@@ -26,7 +30,10 @@
 
 #include "access/genam.h"
 #include "access/relscan.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
 #include "pgstat.h"
 #include "utils/float.h"
 #include "utils/memutils.h"
@@ -46,11 +53,129 @@ typedef struct GpuirScanOpaqueData
 	int			nresults;
 	int			next;			/* next result to return */
 	int			k;				/* k of the last computation, 0 = none */
+	int			first_k;		/* k of the first computation */
 	bool		exhausted;		/* fewer than k results: no more exist */
 	GpuirScanStats stats;		/* over every search and rescan (EXPLAIN) */
 } GpuirScanOpaqueData;
 
 typedef GpuirScanOpaqueData *GpuirScanOpaque;
+
+/* ---------- LIMIT hints ---------- */
+
+/* a gpuir scan node under a Limit: its ORDER BY keys and the rows the Limit takes */
+typedef struct LimitHint
+{
+	ScanKey		orderbys;		/* the IndexScanState's iss_OrderByKeys */
+	int			k;
+	struct LimitHint *next;
+} LimitHint;
+
+static LimitHint *limit_hints = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart_hook = NULL;
+
+/* limit_hints_forget: the executor state of hints' query goes (memory context callback) */
+static void
+limit_hints_forget(void *arg)
+{
+	for (LimitHint **h = &limit_hints; *h != NULL;)
+	{
+		if ((*h)->orderbys == (ScanKey) arg)
+			*h = (*h)->next;	/* the entry's memory goes with the context */
+		else
+			h = &(*h)->next;
+	}
+}
+
+/*
+ * limit_value: the value of a Limit node's count or offset expression expr
+ * (state e), computed as the executor will when it is a constant or a
+ * query parameter; -1 when it is NULL, negative or something else (a
+ * subquery's value is not computed ahead of the executor)
+ */
+static int64
+limit_value(Node *expr, ExprState *e, ExprContext *econtext)
+{
+	bool		isnull;
+	Datum		v;
+
+	if (expr == NULL)
+		return 0;
+	if (e == NULL || econtext == NULL ||
+		!(IsA(expr, Const) || (IsA(expr, Param) && ((Param *) expr)->paramkind == PARAM_EXTERN)))
+		return -1;
+	v = ExecEvalExprSwitchContext(e, econtext, &isnull);
+	if (isnull || DatumGetInt64(v) < 0)
+		return -1;
+	return DatumGetInt64(v);
+}
+
+/* find_limited_scans: note a hint for each gpuir scan directly under a Limit in ps */
+static bool
+find_limited_scans(PlanState *ps, void *context)
+{
+	EState	   *estate = (EState *) context;
+
+	if (ps == NULL)
+		return false;
+	if (IsA(ps, LimitState) && outerPlanState(ps) != NULL &&
+		IsA(outerPlanState(ps), IndexScanState))
+	{
+		LimitState *ls = (LimitState *) ps;
+		IndexScanState *is = (IndexScanState *) outerPlanState(ps);
+		Limit	   *plan = (Limit *) ls->ps.plan;
+		int64		count = limit_value(plan->limitCount, ls->limitCount, ls->ps.ps_ExprContext);
+		int64		offset = limit_value(plan->limitOffset, ls->limitOffset, ls->ps.ps_ExprContext);
+
+		if (ls->limitCount != NULL && count > 0 && offset >= 0 &&
+			is->iss_NumOrderByKeys > 0 && is->ss.ps.plan->qual == NIL &&
+			is->iss_RelationDesc != NULL && GpuirIsGpuirIndex(is->iss_RelationDesc))
+		{
+			MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+			LimitHint  *h = palloc(sizeof(LimitHint));
+			MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+
+			h->orderbys = is->iss_OrderByKeys;
+			h->k = (int) Min(count + offset, (int64) GPUIR_MAX_K);
+			h->next = limit_hints;
+			limit_hints = h;
+			cb->func = limit_hints_forget;
+			cb->arg = h->orderbys;
+			MemoryContextRegisterResetCallback(estate->es_query_cxt, cb);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	return planstate_tree_walker(ps, find_limited_scans, context);
+}
+
+/* limit_hints_executor_start: ExecutorStart hook */
+static void
+limit_hints_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (prev_ExecutorStart_hook)
+		prev_ExecutorStart_hook(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && queryDesc->planstate != NULL)
+		(void) find_limited_scans(queryDesc->planstate, queryDesc->estate);
+}
+
+/* GpuirScanInit: _PG_init: install the ExecutorStart hook of LIMIT hints */
+void
+GpuirScanInit(void)
+{
+	prev_ExecutorStart_hook = ExecutorStart_hook;
+	ExecutorStart_hook = limit_hints_executor_start;
+}
+
+/* limit_hint: the first k for a scan given orderbys by amrescan */
+static int
+limit_hint(ScanKey orderbys)
+{
+	for (LimitHint *h = limit_hints; h != NULL; h = h->next)
+		if (h->orderbys == orderbys)
+			return h->k;
+	return GPUIR_SCAN_INITIAL_K;
+}
 
 IndexScanDesc
 gpuirbeginscan(Relation index, int nkeys, int norderbys)
@@ -61,6 +186,7 @@ gpuirbeginscan(Relation index, int nkeys, int norderbys)
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir scan",
 									ALLOCSET_DEFAULT_SIZES);
 	so->src = GpuirScoreSourceCreate();
+	so->first_k = GPUIR_SCAN_INITIAL_K;
 	scan->opaque = so;
 	/* the AM provides the ORDER BY value arrays */
 	scan->xs_orderbyvals = palloc0(sizeof(Datum) * Max(norderbys, 1));
@@ -78,6 +204,7 @@ gpuirrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	so->first_k = orderbys ? limit_hint(orderbys) : GPUIR_SCAN_INITIAL_K;
 	MemoryContextReset(so->cxt);
 	GpuirScoreSourceEnd(so->src);	/* until the next query's first computation */
 	so->results = NULL;
@@ -107,7 +234,7 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->next >= so->nresults && !so->exhausted)
 	{
 		Datum		arg = scan->orderByData[0].sk_argument;
-		int			k = so->k == 0 ? GPUIR_SCAN_INITIAL_K :
+		int			k = so->k == 0 ? so->first_k :
 			(int) Min((int64) so->k * GPUIR_SCAN_GROWTH, GPUIR_MAX_K);
 		GpuirResult last;
 		bool		page = false;
@@ -160,8 +287,7 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 						 errdetail("gpuir.rank_under_rls is off: BM25 scores use statistics of all rows, including those the policies hide.")));
 			pgstat_count_index_scan(scan->indexRelation);	/* rows: index_getnext_tid */
 			/* a restart returns the same rows first: the source keeps what it hashed */
-			GpuirScoreSourceSet(so->src, scan->indexRelation, scan->heapRelation,
-								scan->xs_snapshot, key, keylen);
+			GpuirScoreSourceSet(so->src, scan, key, keylen);
 		}
 		if (in != NULL && page)
 		{

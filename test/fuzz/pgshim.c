@@ -844,6 +844,7 @@ enlargeStringInfo(StringInfo str, int needed)
 
 int			gpuir_device = GPUIR_DEVICE_CPU;
 int			gpuir_gpu_min_postings = 0;
+int			gpuir_doclength_cache = 0;	/* the page readers read every length from pages */
 GpuirServiceShared *GpuirService = NULL;
 
 #define NOT_EMULATED(what) shim_fail("%s called: not emulated for the page readers", what)
