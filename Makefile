@@ -66,6 +66,10 @@ EXTRA_CLEAN = build tmp_check test/test_codec test/test_list test/test_window te
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies (without --enable-depend): every object
+# of src/ depends on every header of src/, so a changed struct rebuilds its users
+$(SRCS:.c=.o): $(wildcard src/*.h)
+
 ifdef HAVE_CUDA
 $(shlib): $(CUDA_OBJS)
 endif

@@ -29,6 +29,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/relation.h"
 #include "access/tableam.h"
 #include "catalog/partition.h"
@@ -420,7 +422,8 @@ cursor_close(Cursor *c)
  * check per page visited, most of a short query's time.  A segment's
  * lengths never change (deletions go to its deleted bitmap; a merge writes
  * a new segment with a new generation), so a session keeps a copy of each
- * segment's lengths array once read, keyed by the relation file, the
+ * segment's lengths array once read (and a byte of length code per
+ * document, below), keyed by the relation file, the
  * segment's generation, the stream's first block and the LSN of that
  * block: a generation is unique within a relation file, and a new relation
  * file that reuses a number writes its pages at later LSNs.  Pages without
@@ -440,7 +443,52 @@ typedef struct DocLens
 {
 	DocLenKey	key;			/* hash key (zeroed padding) */
 	uint32	   *dl;				/* ndocs lengths */
+	uint8	   *dl_code;		/* ndocs length codes (dl_code_floor) */
 } DocLens;
+
+/*
+ * Length codes: one byte per document whose value dl_floor[code] is at most
+ * its length (exact below 128, then steps of about 7%), so a score bound
+ * from it is at least the score.  The codes of a segment (a quarter of its
+ * lengths' bytes) stay in the processor's cache where the lengths do not:
+ * score_doc bounds a document by its code and reads its length only when
+ * the bound reaches the top-k.
+ */
+#define DL_CODES		256
+#define DL_EXACT_CODES	128
+static uint32 dl_floor[DL_CODES];
+
+/* dl_floor_init: dl_floor[c] = c below DL_EXACT_CODES, then growing by ~7.3% a code */
+static void
+dl_floor_init(void)
+{
+	if (dl_floor[DL_CODES - 1] != 0)
+		return;
+	for (int c = 0; c < DL_CODES; c++)
+		dl_floor[c] = c < DL_EXACT_CODES ? (uint32) c :
+			Max(dl_floor[c - 1] + 1, (uint32) (DL_EXACT_CODES * pow(1.073, c - DL_EXACT_CODES + 1)));
+}
+
+/* dl_code: the largest code whose floor is at most dl */
+static uint8
+dl_code(uint32 dl)
+{
+	int			lo = 0,
+				hi = DL_CODES - 1;
+
+	if (dl < DL_EXACT_CODES)
+		return (uint8) dl;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (dl_floor[mid] <= dl)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return (uint8) lo;
+}
 
 static HTAB *doclens = NULL;
 static MemoryContext doclens_cxt = NULL;
@@ -448,15 +496,15 @@ static uint64 doclens_bytes = 0;
 static int	doclens_users = 0;	/* run_segment calls holding a copy */
 
 /*
- * doclens_for: the kept lengths of q's current segment, read now when new;
- * NULL (read the stream) when the budget cannot hold them or the stream's
- * first page has no LSN.
+ * doclens_for: the kept lengths (and length codes) of q's current segment,
+ * read now when new; NULL (read the stream) when the budget cannot hold
+ * them or the stream's first page has no LSN.
  */
-static const uint32 *
+static DocLens *
 doclens_for(GpuirQuery *q)
 {
 	const GpuirSegmentData *seg = q->seg;
-	uint64		need = (uint64) seg->ndocs * sizeof(uint32);
+	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1);
 	DocLenKey	key;
 	DocLens    *d;
 	bool		found;
@@ -479,7 +527,7 @@ doclens_for(GpuirQuery *q)
 	{
 		d = hash_search(doclens, &key, HASH_FIND, NULL);
 		if (d != NULL)
-			return d->dl;
+			return d;
 	}
 	if (doclens == NULL || doclens_bytes + need > (uint64) gpuir_doclength_cache * 1024)
 	{
@@ -503,14 +551,20 @@ doclens_for(GpuirQuery *q)
 	{
 		MemoryContext old = MemoryContextSwitchTo(doclens_cxt);
 		uint32	   *dl;
+		uint8	   *code;
 
 		doclens_bytes += need;	/* counted first: a failed read's memory too */
 		dl = (uint32 *) GpuirStreamReadAll(q->index, seg, GPUIR_S_DOCLENS);
+		code = palloc_extended(seg->ndocs, MCXT_ALLOC_HUGE);
+		dl_floor_init();
+		for (uint32 i = 0; i < seg->ndocs; i++)
+			code[i] = dl_code(dl[i]);
 		MemoryContextSwitchTo(old);
 		d = hash_search(doclens, &key, HASH_ENTER, &found);
 		d->dl = dl;
+		d->dl_code = code;
 	}
-	return d->dl;
+	return d;
 }
 
 /* ---------- scoring within a segment ---------- */
@@ -533,28 +587,30 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		}
 	GpuirLastQueryStats.docs_scored++;
 
+	if (q->dl != NULL && unlikely(doc >= q->seg->ndocs))
+		GpuirCorrupt(q->index, "docID past the end of its segment");
+
 	/*
-	 * A document's length is at least the sum of its query terms' tfs (dl
-	 * counts every lexeme occurrence, GpuirTokenize): with the heap full, a
-	 * bound at that length rejects most documents before their length is
-	 * read, a random access into the lengths.
+	 * With the heap full, a bound at a lower bound of the length rejects
+	 * most documents before their length is read (a random access): the
+	 * length code's floor, and in any case the sum of the query terms' tfs
+	 * (dl counts every lexeme occurrence, GpuirTokenize).
 	 */
 	if (q->nheap == q->k)
 	{
 		double		bound = 0.0;
+		uint32		dl_low = sum_tf;
 
+		if (q->dl_code != NULL)
+			dl_low = Max(dl_low, dl_floor[q->dl_code[doc]]);
 		for (int i = 0; i < ncur; i++)
 			if (cur[i]->doc == doc)
-				bound += GpuirBM25Bound(cur[i]->idf, tfs[i], sum_tf, &q->sc);
+				bound += GpuirBM25Bound(cur[i]->idf, tfs[i], dl_low, &q->sc);
 		if (!bound_passes(q, bound))
 			return;
 	}
 	if (q->dl != NULL)
-	{
-		if (unlikely(doc >= q->seg->ndocs))
-			GpuirCorrupt(q->index, "docID past the end of its segment");
 		dl = q->dl[doc];
-	}
 	else
 		GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
 	for (int i = 0; i < ncur; i++)
@@ -753,6 +809,8 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 
 		if (ord[0]->doc == pd)
 		{
+			if (q->dl_code != NULL && pd < q->seg->ndocs)
+				__builtin_prefetch(&q->dl_code[pd]);	/* while the group decodes */
 			if (materialize_group(q, ord, ncur, pd))
 				evaluate_pivot(q, cur, ncur, ord, pd);
 		}
@@ -797,7 +855,12 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
 	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
-	q->dl = doclens_for(q);
+	{
+		DocLens    *d = doclens_for(q);
+
+		q->dl = d ? d->dl : NULL;
+		q->dl_code = d ? d->dl_code : NULL;
+	}
 	doclens_users++;
 	PG_TRY();
 	{
@@ -807,6 +870,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	{
 		doclens_users--;
 		q->dl = NULL;
+		q->dl_code = NULL;
 	}
 	PG_END_TRY();
 	GpuirStreamReaderEnd(&q->tids);

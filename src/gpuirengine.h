@@ -64,6 +64,7 @@ typedef struct GpuirQuery
 	GpuirStreamReader tids;
 	GpuirStreamReader dls;
 	const uint32 *dl;			/* the segment's kept lengths, NULL: read dls */
+	const uint8 *dl_code;		/* and their length codes (gpuirengine.c) */
 	GpuirStreamReader del;
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
