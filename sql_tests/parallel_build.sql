@@ -54,9 +54,24 @@ GROUP BY m.mode, k ORDER BY m.mode, k;
 SET client_min_messages = debug1;
 REINDEX INDEX pb_parallel;
 RESET client_min_messages;
-\set VERBOSITY default
 SELECT gpuir_verify('pb_parallel');
 SELECT s.postings = p.postings AS postings, s.pages = p.pages AS pages
 FROM gpuir_index_info('pb_serial') s, gpuir_index_info('pb_parallel') p;
+
+-- CREATE INDEX CONCURRENTLY: the workers scan with the build's MVCC snapshot
+SET client_min_messages = debug1;
+CREATE INDEX CONCURRENTLY pb_concurrent ON pb_docs USING gpuir (body) WITH (text_config = 'simple');
+RESET client_min_messages;
+\set VERBOSITY default
+SELECT gpuir_verify('pb_concurrent');
+SELECT s.postings = c.postings AS postings, s.docs = c.docs AS docs
+FROM gpuir_index_info('pb_serial') s, gpuir_index_info('pb_concurrent') c;
+SELECT count(*) FILTER (WHERE
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search('pb_serial', qtext, 100, 'bmw'))
+         IS DISTINCT FROM
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search('pb_concurrent', qtext, 100, 'bmw'))) AS mismatches
+FROM pb_queries;
 
 DROP TABLE pb_docs, pb_queries;

@@ -301,6 +301,15 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 		if (plan != NULL)
 			GpuirTsQueryPlanEnd(plan);
 		MemoryContextSwitchTo(old);
+		/* a page must start after the last row of the one before, or the scan would loop */
+		if (page && so->nresults > 0 &&
+			!(so->results[0].score < last.score ||
+			  (so->results[0].score == last.score &&
+			   ItemPointerCompare(&so->results[0].tid, &last.tid) > 0)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("gpuir index scan of \"%s\": a page of results does not follow the previous page",
+							RelationGetRelationName(scan->indexRelation))));
 		if (in != NULL)
 		{
 #if PG_VERSION_NUM >= 180000
