@@ -13,9 +13,24 @@ SET gpuir.device = cpu;
 SET enable_seqscan = off;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM ex_docs ORDER BY body <@> 'w3 w5' LIMIT 3;
--- 15 rows: a first search with k 10, then one with k 100
+-- the LIMIT reaches the scan: one search with k 15
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM ex_docs ORDER BY body <@> 'w3 w5' LIMIT 15;
+-- an OFFSET: k = count + offset
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+SELECT id FROM ex_docs ORDER BY body <@> 'w3 w5' LIMIT 4 OFFSET 2;
+-- a LIMIT from a parameter (a PL/pgSQL variable): the same k
+CREATE FUNCTION ex_limited(n int) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) '
+    'SELECT id FROM ex_docs ORDER BY body <@> ''w3 w5'' LIMIT $1 OFFSET 2' USING n;
+END $$;
+SELECT * FROM ex_limited(4);
+DROP FUNCTION ex_limited(int);
+-- a filter on the scan (not every row it returns counts): a first search with
+-- k 10, then one with k 100
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+SELECT id FROM ex_docs WHERE id % 2 = 0 ORDER BY body <@> 'w3 w5' LIMIT 15;
 -- a tsquery of one conjunction runs as an AND search
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM ex_docs ORDER BY body <@> to_tsquery('simple', 'w3 & w5') LIMIT 3;

@@ -100,7 +100,9 @@ init_metapage(Relation index, ForkNumber forknum)
  * too, and adds its own documents and the workers' to the one segment
  * builder, which assigns docIDs in heap TID order whatever the order of
  * arrival: the index is the same as a serial build's.  Tokenizing is most
- * of a build's time; adding a document to the builder is a small part.
+ * of a build's time; the leader's own part (adding every document, then
+ * sorting, encoding and writing the segment) is what more workers do not
+ * shorten (bench/results/2026-11-26-h200-parbuild.md: 4.5x with 15).
  */
 #define PARALLEL_KEY_GPUIR_SHARED	UINT64CONST(0xA000000000000001)
 #define PARALLEL_KEY_GPUIR_QUEUES	UINT64CONST(0xA000000000000002)

@@ -412,23 +412,49 @@ cursor_close(Cursor *c)
 	pfree(c->bmax);
 }
 
+/* ---------- session caches ---------- */
+
+/*
+ * session_cache_reset: an empty hash table of a session cache (keysize-byte
+ * keys compared as bytes, entrysize-byte entries) in *cxt, a child of
+ * TopMemoryContext made when first needed and emptied otherwise, with
+ * whatever the cache kept in it
+ */
+static HTAB *
+session_cache_reset(MemoryContext *cxt, const char *name, Size keysize, Size entrysize)
+{
+	HASHCTL		ctl;
+
+	if (*cxt == NULL)
+		*cxt = AllocSetContextCreateInternal(TopMemoryContext, name,	/* name: a literal */
+											 ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(*cxt);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = *cxt;
+	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
 /* ---------- document lengths ---------- */
 
 /*
- * The document lengths of a segment, kept per session (gpuir.doclength_cache).
+ * The document lengths (and heap TIDs) of a segment, kept per session
+ * (gpuir.doclength_cache).
  *
- * A query reads the length of every document it scores; through the
- * segment's doc-length stream that is a buffer lookup, a lock and a page
- * check per page visited, most of a short query's time.  A segment's
- * lengths never change (deletions go to its deleted bitmap; a merge writes
- * a new segment with a new generation), so a session keeps a copy of each
- * segment's lengths array once read (and a byte of length code per
- * document, below), keyed by the relation file, the
- * segment's generation, the stream's first block and the LSN of that
- * block: a generation is unique within a relation file, and a new relation
- * file that reuses a number writes its pages at later LSNs.  Pages without
- * an LSN (an index built without WAL) are not cached.  Past the budget the
- * copies are dropped and the next ones made again.
+ * A query reads the length of every document it scores, and the heap TID
+ * of every one that may enter its top-k; through the segment's streams
+ * that is a buffer lookup, a lock and a page check per page visited, most
+ * of a short query's time.  A segment's lengths and TIDs never change
+ * (deletions go to its deleted bitmap; a merge writes a new segment with a
+ * new generation), so a session keeps a copy of both once read (and a byte
+ * of length code per document, below), keyed by the relation file, the
+ * segment's generation, the lengths stream's first block and the LSN of
+ * that block: a generation is unique within a relation file, and a new
+ * relation file that reuses a number writes its pages at later LSNs.
+ * Pages without an LSN (an index built without WAL) are not cached.  Past
+ * the budget the copies are dropped and the next ones made again.
  */
 typedef struct DocLenKey
 {
@@ -443,16 +469,18 @@ typedef struct DocLens
 {
 	DocLenKey	key;			/* hash key (zeroed padding) */
 	uint32	   *dl;				/* ndocs lengths */
-	uint8	   *dl_code;		/* ndocs length codes (dl_code_floor) */
+	uint8	   *dl_code;		/* ndocs length codes (dl_floor) */
+	ItemPointerData *tids;		/* ndocs heap TIDs */
 } DocLens;
 
 /*
  * Length codes: one byte per document whose value dl_floor[code] is at most
  * its length (exact below 128, then steps of about 7%), so a score bound
- * from it is at least the score.  The codes of a segment (a quarter of its
- * lengths' bytes) stay in the processor's cache where the lengths do not:
+ * from it is at least the score.  The codes of a segment take a quarter of
+ * its lengths' bytes, so more of them stay in the processor's caches:
  * score_doc bounds a document by its code and reads its length only when
- * the bound reaches the top-k.
+ * the bound reaches the top-k (run_wand prefetches the pivot's code while
+ * its blocks decode).
  */
 #define DL_CODES		256
 #define DL_EXACT_CODES	128
@@ -504,7 +532,7 @@ static DocLens *
 doclens_for(GpuirQuery *q)
 {
 	const GpuirSegmentData *seg = q->seg;
-	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1);
+	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1 + sizeof(ItemPointerData));
 	DocLenKey	key;
 	DocLens    *d;
 	bool		found;
@@ -512,6 +540,9 @@ doclens_for(GpuirQuery *q)
 
 	if (need == 0 || need > (uint64) gpuir_doclength_cache * 1024)
 		return NULL;
+	if (seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32) ||
+		seg->streams[GPUIR_S_TIDS].nbytes != (uint64) seg->ndocs * sizeof(ItemPointerData))
+		GpuirCorrupt(q->index, "segment streams of the wrong size for its documents");
 	memset(&key, 0, sizeof(key));
 	key.node = GpuirRelationFile(q->index);
 	key.generation = seg->generation;
@@ -531,30 +562,21 @@ doclens_for(GpuirQuery *q)
 	}
 	if (doclens == NULL || doclens_bytes + need > (uint64) gpuir_doclength_cache * 1024)
 	{
-		HASHCTL		ctl;
-
 		if (doclens_users > 0)
 			return NULL;		/* a copy is in use: start afresh later */
-		if (doclens_cxt == NULL)
-			doclens_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir document lengths",
-												ALLOCSET_DEFAULT_SIZES);
-		else
-			MemoryContextReset(doclens_cxt);
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(DocLenKey);
-		ctl.entrysize = sizeof(DocLens);
-		ctl.hcxt = doclens_cxt;
-		doclens = hash_create("gpuir document lengths", 16, &ctl,
-							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		doclens = session_cache_reset(&doclens_cxt, "gpuir document lengths",
+									  sizeof(DocLenKey), sizeof(DocLens));
 		doclens_bytes = 0;
 	}
 	{
 		MemoryContext old = MemoryContextSwitchTo(doclens_cxt);
 		uint32	   *dl;
 		uint8	   *code;
+		ItemPointerData *tids;
 
 		doclens_bytes += need;	/* counted first: a failed read's memory too */
 		dl = (uint32 *) GpuirStreamReadAll(q->index, seg, GPUIR_S_DOCLENS);
+		tids = (ItemPointerData *) GpuirStreamReadAll(q->index, seg, GPUIR_S_TIDS);
 		code = palloc_extended(seg->ndocs, MCXT_ALLOC_HUGE);
 		dl_floor_init();
 		for (uint32 i = 0; i < seg->ndocs; i++)
@@ -563,6 +585,7 @@ doclens_for(GpuirQuery *q)
 		d = hash_search(doclens, &key, HASH_ENTER, &found);
 		d->dl = dl;
 		d->dl_code = code;
+		d->tids = tids;
 	}
 	return d;
 }
@@ -618,7 +641,10 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 			score += GpuirBM25(cur[i]->idf, tfs[i], dl, &q->sc);
 	if (q->nheap == q->k && score < q->topk[0].score)
 		return;
-	GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(ItemPointerData));
+	if (q->tid_cache != NULL)
+		tid = q->tid_cache[doc];
+	else
+		GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(ItemPointerData));
 	GpuirQueryConsider(q, &tid, score, doc, true);
 }
 
@@ -860,6 +886,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 
 		q->dl = d ? d->dl : NULL;
 		q->dl_code = d ? d->dl_code : NULL;
+		q->tid_cache = d ? d->tids : NULL;
 	}
 	doclens_users++;
 	PG_TRY();
@@ -871,6 +898,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 		doclens_users--;
 		q->dl = NULL;
 		q->dl_code = NULL;
+		q->tid_cache = NULL;
 	}
 	PG_END_TRY();
 	GpuirStreamReaderEnd(&q->tids);
@@ -1050,19 +1078,8 @@ dict_probes_for(Relation index, const GpuirSegmentData *seg)
 
 	if (dict_probes == NULL || hash_get_num_entries(dict_probes) >= DICT_PROBE_MAX_SEGMENTS)
 	{
-		HASHCTL		ctl;
-
-		if (dict_probes_cxt == NULL)
-			dict_probes_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir dictionary probes",
-													ALLOCSET_DEFAULT_SIZES);
-		else
-			MemoryContextReset(dict_probes_cxt);
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(DictProbeKey);
-		ctl.entrysize = sizeof(DictProbes);
-		ctl.hcxt = dict_probes_cxt;
-		dict_probes = hash_create("gpuir dictionary probes", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		dict_probes = session_cache_reset(&dict_probes_cxt, "gpuir dictionary probes",
+										  sizeof(DictProbeKey), sizeof(DictProbes));
 	}
 	memset(&key, 0, sizeof(key));
 	key.node = GpuirRelationFile(index);

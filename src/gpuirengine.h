@@ -65,6 +65,7 @@ typedef struct GpuirQuery
 	GpuirStreamReader dls;
 	const uint32 *dl;			/* the segment's kept lengths, NULL: read dls */
 	const uint8 *dl_code;		/* and their length codes (gpuirengine.c) */
+	const ItemPointerData *tid_cache;	/* the segment's kept TIDs, NULL: read tids */
 	GpuirStreamReader del;
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */

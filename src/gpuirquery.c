@@ -137,13 +137,20 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 
 /*
  * run_cpu_observed: answer q on the CPU engine, its CPU time folded into
- * auto's cost model
+ * auto's cost model (which exists only with the GPU service: without it,
+ * no clock is read)
  */
 static void
 run_cpu_observed(GpuirQuery *q, GpuirMode mode)
 {
-	double		cpu0 = GpuirRouteCpuTime();
+	double		cpu0;
 
+	if (GpuirService == NULL)
+	{
+		GpuirQueryRunCpu(q, mode);
+		return;
+	}
+	cpu0 = GpuirRouteCpuTime();
 	GpuirQueryRunCpu(q, mode);
 	GpuirServiceCount(false, false);
 	GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU, GpuirRouteCpuTime() - cpu0);

@@ -13,16 +13,16 @@
  * computes the top k * GPUIR_SCAN_GROWTH (10, 100, 1000, ...: a top-k costs
  * far less than k times a top-1) and returns the results after those
  * already returned (same snapshot, same total order, so the earlier results
- * are a prefix).  The hint only saves restarts: the rows are the same.  The ORDER BY argument is text (a bag of words,
- * operator strategy 1) or a tsquery (strategy 2: only its matching rows,
- * gpuirtsquery.c).  Only documents holding at least one query term are
- * returned.  Past GPUIR_MAX_K (a selective filter above the scan), it goes
- * on in pages of GPUIR_MAX_K: each one the top GPUIR_MAX_K of the results
- * ranked after the last one returned (GpuirQueryInput.after), so the scan
- * returns every matching row, best first, with memory bounded by a page.
- * The scan's score source
- * (gpuirremember.c) lets the <@> operator give each returned row the score
- * this scan computed for it.
+ * are a prefix).  The hint only saves restarts: the rows are the same.  The
+ * ORDER BY argument is text (a bag of words, operator strategy 1) or a
+ * tsquery (strategy 2: only its matching rows, gpuirtsquery.c).  Only
+ * documents holding at least one query term are returned.  Past
+ * GPUIR_MAX_K (a selective filter above the scan), it goes on in pages of
+ * GPUIR_MAX_K: each one the top GPUIR_MAX_K of the results ranked after the
+ * last one returned (GpuirQueryInput.after), so the scan returns every
+ * matching row, best first, with memory bounded by a page.  The scan's
+ * score source (gpuirremember.c) lets the <@> operator give each returned
+ * row the score this scan computed for it.
  *
  *-------------------------------------------------------------------------
  */
@@ -135,7 +135,8 @@ find_limited_scans(PlanState *ps, void *context)
 			MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
 
 			h->orderbys = is->iss_OrderByKeys;
-			h->k = (int) Min(count + offset, (int64) GPUIR_MAX_K);
+			h->k = (int) Min(Min(count, (int64) GPUIR_MAX_K) + Min(offset, (int64) GPUIR_MAX_K),
+							 (int64) GPUIR_MAX_K);
 			h->next = limit_hints;
 			limit_hints = h;
 			cb->func = limit_hints_forget;
