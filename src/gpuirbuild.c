@@ -117,6 +117,7 @@ typedef struct GpuirParallelShared
 	bool		isconcurrent;
 	slock_t		mutex;
 	double		reltuples;		/* the workers' heap tuples, summed */
+	pg_atomic_uint64 rows_scanned;	/* the workers' rows so far, for progress */
 } GpuirParallelShared;
 
 #define ParallelTableScanFromGpuirShared(shared) \
@@ -143,6 +144,7 @@ typedef struct GpuirBuildState
 	MemoryContext tmpcxt;		/* reset after every tuple */
 	double		indtuples;
 	int64		scanned;		/* rows seen, for progress */
+	pg_atomic_uint64 *shared_scanned;	/* a parallel build's rows_scanned */
 	/* the leader of a parallel build: the workers' queues */
 	int			nqueues;
 	shm_mq_handle **queues;
@@ -247,8 +249,16 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	GpuirDocTerms doc;
 	text	   *t;
 
-	if (bs->to_leader == NULL && (++bs->scanned % 1024) == 0)
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->scanned);
+	if ((++bs->scanned % 1024) == 0)
+	{
+		/* the leader reports the rows of every process; a worker adds its own */
+		if (bs->to_leader != NULL)
+			pg_atomic_fetch_add_u64(bs->shared_scanned, 1024);
+		else
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+										 bs->scanned + (bs->shared_scanned ?
+														(int64) pg_atomic_read_u64(bs->shared_scanned) : 0));
+	}
 	if (bs->nqueues > 0)
 		(void) drain_queues(bs, false);
 	if (isnull[0])
@@ -310,6 +320,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	shm_mq_set_sender(mq, MyProc);
 	memset(&bs, 0, sizeof(bs));
 	bs.to_leader = shm_mq_attach(mq, seg, NULL);
+	bs.shared_scanned = &shared->rows_scanned;
 	initStringInfo(&bs.msg);
 	bs.cfg_id = shared->cfg_id;
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir build tuple",
@@ -376,6 +387,7 @@ scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSta
 	shared->isconcurrent = indexInfo->ii_Concurrent;
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
+	pg_atomic_init_u64(&shared->rows_scanned, 0);
 	table_parallelscan_initialize(heap, ParallelTableScanFromGpuirShared(shared), snapshot);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_SHARED, shared);
 	queues = shm_toc_allocate(pcxt->toc, (Size) GPUIR_BUILD_QUEUE_SIZE * nworkers);
@@ -402,6 +414,7 @@ scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSta
 		return -1;
 	}
 	bs->nqueues = pcxt->nworkers_launched;
+	bs->shared_scanned = &shared->rows_scanned;
 	for (int i = 0; i < bs->nqueues; i++)
 		shm_mq_set_handle(bs->queues[i], pcxt->worker[i].bgwhandle);
 	ereport(DEBUG1,
@@ -417,6 +430,7 @@ scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSta
 	WaitForParallelWorkersToFinish(pcxt);
 	reltuples += shared->reltuples;
 	bs->nqueues = 0;
+	bs->shared_scanned = NULL;	/* with the shared memory */
 	if (IsMVCCSnapshot(snapshot))
 		UnregisterSnapshot(snapshot);
 	DestroyParallelContext(pcxt);
