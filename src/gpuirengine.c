@@ -130,6 +130,25 @@ bound_passes(GpuirQuery *q, double bound)
 }
 
 /*
+ * fetch_visible: fetch the row of index entry tid (its HOT chain) into
+ * q->slot with q's snapshot; true, with *heap_tid the visible version's
+ * TID, when there is one.  The caller clears the slot.
+ */
+static bool
+fetch_visible(GpuirQuery *q, ItemPointer tid, ItemPointer heap_tid)
+{
+	bool		call_again = false;
+	bool		all_dead = false;
+	ItemPointerData fetch_tid = *tid;
+
+	if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
+								 &call_again, &all_dead))
+		return false;
+	*heap_tid = q->slot->tts_tid;
+	return true;
+}
+
+/*
  * GpuirQueryConsider: offer a scored candidate; it enters the heap when it
  * beats the worst kept result, ranks after the query's after cursor (if
  * any), is not marked deleted (from_segment: look
@@ -146,9 +165,6 @@ void
 GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_segment)
 {
 	GpuirResult r;
-	bool		call_again = false;
-	bool		all_dead = false;
-	ItemPointerData fetch_tid;
 
 	if (q->nheap == q->k &&
 		!GpuirResultBetter(score, tid, q->topk[0].score, &q->topk[0].tid))
@@ -172,27 +188,18 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 	if (ItemPointerGetBlockNumberNoCheck(tid) >= q->heap_nblocks ||
 		ItemPointerGetOffsetNumberNoCheck(tid) < FirstOffsetNumber)
 		GpuirCorrupt(q->index, "heap TID outside the table");
-	if (q->defer_visibility)
-	{
-		r.score = score;
-		r.tid = *tid;
-		ItemPointerSetInvalid(&r.heap_tid);
-		heap_push(q, &r);
-		return;
-	}
-	fetch_tid = *tid;
-	if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
-								 &call_again, &all_dead))
-		return;
-	if (q->filter != NULL && !q->filter(q->filter_arg, q->slot))
-	{
-		ExecClearTuple(q->slot);
-		return;
-	}
 	r.score = score;
 	r.tid = *tid;
-	r.heap_tid = q->slot->tts_tid;
-	ExecClearTuple(q->slot);
+	ItemPointerSetInvalid(&r.heap_tid);	/* set by GpuirQueryCheckVisible */
+	if (!q->defer_visibility)
+	{
+		bool		pass = fetch_visible(q, tid, &r.heap_tid) &&
+			(q->filter == NULL || q->filter(q->filter_arg, q->slot));
+
+		ExecClearTuple(q->slot);
+		if (!pass)
+			return;
+	}
 	heap_push(q, &r);
 }
 
@@ -212,19 +219,15 @@ GpuirQueryCheckVisible(GpuirQuery *q)
 		return true;
 	for (int i = 0; i < q->nheap; i++)
 	{
-		bool		call_again = false;
-		bool		all_dead = false;
-		ItemPointerData fetch_tid = q->topk[i].tid;
+		bool		visible = fetch_visible(q, &q->topk[i].tid, &q->topk[i].heap_tid);
 
-		if (!table_index_fetch_tuple(q->fetch, &fetch_tid, q->snapshot, q->slot,
-									 &call_again, &all_dead))
+		ExecClearTuple(q->slot);
+		if (!visible)
 		{
 			q->defer_visibility = false;
 			q->nheap = 0;
 			return false;
 		}
-		q->topk[i].heap_tid = q->slot->tts_tid;
-		ExecClearTuple(q->slot);
 	}
 	return true;
 }
