@@ -468,13 +468,14 @@ typedef struct DocLenKey
 	XLogRecPtr	lsn;
 } DocLenKey;
 
-typedef struct DocLens
+struct DocLens
 {
 	DocLenKey	key;			/* hash key (zeroed padding) */
 	uint32	   *dl;				/* ndocs lengths */
 	uint8	   *dl_code;		/* ndocs length codes (dl_floor) */
 	ItemPointerData *tids;		/* ndocs heap TIDs */
-} DocLens;
+};
+typedef struct DocLens DocLens;
 
 /*
  * Length codes: one byte per document whose value dl_floor[code] is at most
@@ -613,7 +614,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		}
 	GpuirLastQueryStats.docs_scored++;
 
-	if (q->dl != NULL && unlikely(doc >= q->seg->ndocs))
+	if (q->lens != NULL && unlikely(doc >= q->seg->ndocs))
 		GpuirCorrupt(q->index, "docID past the end of its segment");
 
 	/*
@@ -627,16 +628,16 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		double		bound = 0.0;
 		uint32		dl_low = sum_tf;
 
-		if (q->dl_code != NULL)
-			dl_low = Max(dl_low, dl_floor[q->dl_code[doc]]);
+		if (q->lens != NULL)
+			dl_low = Max(dl_low, dl_floor[q->lens->dl_code[doc]]);
 		for (int i = 0; i < ncur; i++)
 			if (cur[i]->doc == doc)
 				bound += GpuirBM25Bound(cur[i]->idf, tfs[i], dl_low, &q->sc);
 		if (!bound_passes(q, bound))
 			return;
 	}
-	if (q->dl != NULL)
-		dl = q->dl[doc];
+	if (q->lens != NULL)
+		dl = q->lens->dl[doc];
 	else
 		GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
 	for (int i = 0; i < ncur; i++)
@@ -644,8 +645,8 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 			score += GpuirBM25(cur[i]->idf, tfs[i], dl, &q->sc);
 	if (q->nheap == q->k && score < q->topk[0].score)
 		return;
-	if (q->tid_cache != NULL)
-		tid = q->tid_cache[doc];
+	if (q->lens != NULL)
+		tid = q->lens->tids[doc];
 	else
 		GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(ItemPointerData));
 	GpuirQueryConsider(q, &tid, score, doc, true);
@@ -838,8 +839,8 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 
 		if (ord[0]->doc == pd)
 		{
-			if (q->dl_code != NULL && pd < q->seg->ndocs)
-				__builtin_prefetch(&q->dl_code[pd]);	/* while the group decodes */
+			if (q->lens != NULL && pd < q->seg->ndocs)
+				__builtin_prefetch(&q->lens->dl_code[pd]);	/* while the group decodes */
 			if (materialize_group(q, ord, ncur, pd))
 				evaluate_pivot(q, cur, ncur, ord, pd);
 		}
@@ -884,13 +885,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
 	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
-	{
-		DocLens    *d = doclens_for(q);
-
-		q->dl = d ? d->dl : NULL;
-		q->dl_code = d ? d->dl_code : NULL;
-		q->tid_cache = d ? d->tids : NULL;
-	}
+	q->lens = doclens_for(q);
 	doclens_users++;
 	PG_TRY();
 	{
@@ -899,9 +894,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	PG_FINALLY();
 	{
 		doclens_users--;
-		q->dl = NULL;
-		q->dl_code = NULL;
-		q->tid_cache = NULL;
+		q->lens = NULL;
 	}
 	PG_END_TRY();
 	GpuirStreamReaderEnd(&q->tids);

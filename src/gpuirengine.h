@@ -63,9 +63,8 @@ typedef struct GpuirQuery
 	GpuirSegmentData *seg;
 	GpuirStreamReader tids;
 	GpuirStreamReader dls;
-	const uint32 *dl;			/* the segment's kept lengths, NULL: read dls */
-	const uint8 *dl_code;		/* and their length codes (gpuirengine.c) */
-	const ItemPointerData *tid_cache;	/* the segment's kept TIDs, NULL: read tids */
+	const struct DocLens *lens;	/* the segment's session copy (gpuirengine.c),
+								 * NULL: read the dls and tids streams */
 	GpuirStreamReader del;
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
