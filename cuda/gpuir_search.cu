@@ -290,7 +290,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 bool rank_major, const gpuir_cuda_term *__restrict__ terms,
 						 const uint32_t *__restrict__ order,
 						 const float *__restrict__ tile_ub,
-						 const uint32_t *__restrict__ tile_order, uint32_t *bmw_thr,
+						 const uint32_t *__restrict__ tile_order, uint32_t *thr,
 						 uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
 						 uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
@@ -305,7 +305,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const int	t = threadIdx.x;
 	uint32_t	take;
-	uint64_t	thr = 1;
+	uint64_t	kthr = 1;		/* smallest key kept (1: every key) */
 	int			r;
 
 	if (*(volatile uint32_t *) corrupt)
@@ -315,7 +315,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		/* the whole tile bounded below the threshold: thread 0's read decides */
 		if (t == 0)
 			sm.total = (tile_ub[(size_t) qw.bmw * ntiles + tile] <
-						gpuir_threshold_read(&bmw_thr[wi]));
+						gpuir_threshold_read(&thr[wi]));
 		__syncthreads();
 		if (sm.total)
 		{
@@ -335,7 +335,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	if (qw.mode == GPUIR_CUDA_MODE_AND)
 		r = gpuir_tile_and(seg, sc, qt, order + qw.order_off, qw.nterms, lo, hi, sm);
 	else if (bmw)
-		r = gpuir_tile_bmw(seg, sc, qt, qw.nterms, lo, hi, &bmw_thr[wi], stats, sm);
+		r = gpuir_tile_bmw(seg, sc, qt, qw.nterms, lo, hi, &thr[wi], stats, sm);
 	else
 		r = gpuir_tile_or(seg, sc, qt, qw.nterms, lo, hi, sm);
 	if (stats != NULL && t == 0 && r >= 0 && sm.ndec > 0)
@@ -349,24 +349,28 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	if (r == 0)
 		return;
 
-	/* drop deleted docIDs from the match bitmap and count what is left */
-	gpuir_tile_drop_deleted(seg, lo, sm);
+	/*
+	 * The tile's candidates: matched, not deleted, at least the query's
+	 * threshold (read once, so that every thread sees the same keys).
+	 */
+	if (t == 0)
+		sm.th = gpuir_threshold_read(&thr[wi]);
+	__syncthreads();
+	gpuir_tile_candidates(seg, lo, sm);
 	if (sm.total == 0)
 		return;
 	take = min(sm.total, qw.k);
 
 	/* the tile's k best (score desc, docID asc): radix select on the key */
 	{
-		auto		key_of = [&](uint64_t i) -> uint64_t {
-			const uint32_t ii = (uint32_t) i;
-
-			return ((sm.cur[ii >> 5] >> (ii & 31)) & 1)
-				? gpuir_result_key(sm.acc[ii], lo + ii) : 0;
+		auto		key_of = [&](uint32_t i) -> uint64_t {
+			return gpuir_result_key(sm.acc[i], lo + i);
 		};
+		unsigned long long kmin = ~0ull;
 
 		if (sm.total > qw.k)
-			thr = gpuir_block_select<GPUIR_SEARCH_THREADS>(key_of, GPUIR_TILE_DOCS, qw.k,
-															 sm.u.sel);
+			kthr = gpuir_bits_select<GPUIR_SEARCH_THREADS>(sm.cur, GPUIR_TILE_WORDS, key_of,
+															qw.k, sm.u.sel);
 		if (t == 0)
 		{
 			uint32_t	base = atomicAdd(&cand_count[wi], take);
@@ -381,34 +385,44 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		__syncthreads();
 		if (sm.base == UINT32_MAX)
 			return;
+		for (uint32_t w = t; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
 		{
-			unsigned long long kmin = ~0ull;
+			uint32_t	v = sm.cur[w];
 
-			for (uint32_t i = t; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
+			while (__any_sync(0xFFFFFFFFu, v != 0))
 			{
-				const uint64_t key = key_of(i);
-				const bool	in = (key != 0 && key >= thr);
-				const uint32_t slot = gpuir_warp_slot(&sm.pos, in);
+				uint64_t	key = 0;
+				bool		in;
+				uint32_t	slot;
 
+				if (v != 0)
+				{
+					key = key_of(32 * w + (uint32_t) (__ffs(v) - 1));
+					v &= v - 1;
+				}
+				in = (key != 0 && key >= kthr);
+				slot = gpuir_warp_slot(&sm.pos, in);
 				if (in && slot < take)
 				{
 					cand[qw.cand_off + sm.base + slot] = key;
 					kmin = min(kmin, (unsigned long long) key);
 				}
 			}
-			/*
-			 * BMW: k non-deleted, fully scored documents of the tile score at
-			 * least its k-th best, so that score bounds the query's k-th best
-			 * from below: publish it as the threshold.
-			 */
-			if (bmw && sm.total >= qw.k)
-			{
-				if (kmin != ~0ull)
-					atomicMin(&sm.kmin, kmin);
-				__syncthreads();
-				if (t == 0)
-					gpuir_threshold_raise(&bmw_thr[wi], gpuir_key_to_score(sm.kmin));
-			}
+		}
+
+		/*
+		 * k non-deleted, fully scored documents of the tile score at least
+		 * its k-th best, so that score bounds the query's k-th best from
+		 * below: publish it as the threshold (Huang et al. 2017; in BMW the
+		 * documents of sub-ranges alive at the end saw every term).
+		 */
+		if (sm.total >= qw.k)
+		{
+			if (kmin != ~0ull)
+				atomicMin(&sm.kmin, kmin);
+			__syncthreads();
+			if (t == 0)
+				gpuir_threshold_raise(&thr[wi], gpuir_key_to_score(sm.kmin));
 		}
 	}
 }

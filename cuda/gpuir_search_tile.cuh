@@ -50,6 +50,7 @@ struct GpuirTileSmem
 	uint32_t	pos;			/* candidate slots handed out */
 	uint32_t	alive[GPUIR_BMW_ALIVE_WORDS];	/* BMW: live sub-ranges */
 	uint32_t	ndec;			/* blocks decoded (debug statistics) */
+	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* BMW: smallest key kept by the tile */
 };
 
@@ -234,7 +235,7 @@ template <int PASS>
 __device__ static bool
 gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const gpuir_cuda_term &term, uint32_t first, uint32_t lo, uint32_t hi,
-				GpuirTileSmem &sm)
+				bool first_term, GpuirTileSmem &sm)
 {
 	const uint32_t fb = term.first_block;
 	const uint32_t end = fb + term.nblocks;
@@ -282,8 +283,11 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 
 			if (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW)
 			{
-				sm.acc[i] = __fadd_rn(sm.acc[i], gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
-				atomicOr(&sm.cur[i >> 5], bit);
+				const float c = gpuir_bm25(term.idf, tf, seg.doclen[doc], sc);
+				const uint32_t old = atomicOr(&sm.cur[i >> 5], bit);
+
+				/* the document's first term starts its sum at 0.0f, as the CPU */
+				sm.acc[i] = __fadd_rn((old & bit) ? sm.acc[i] : 0.0f, c);
 			}
 			else if (PASS == GPUIR_PASS_FIRST)
 				atomicOr(&sm.nxt[i >> 5], bit);
@@ -293,7 +297,8 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 					atomicOr(&sm.nxt[i >> 5], bit);
 			}
 			else if (sm.cur[i >> 5] & bit)
-				sm.acc[i] = __fadd_rn(sm.acc[i], gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
+				sm.acc[i] = __fadd_rn(first_term ? 0.0f : sm.acc[i],
+									  gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
 		}
 	}
 	return true;
@@ -353,8 +358,6 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 {
 	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
 		return 0;
-	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
-		sm.acc[i] = 0.0f;
 	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
 		sm.cur[w] = 0;
 	__syncthreads();
@@ -367,7 +370,7 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (term.nblocks == 0)
 			continue;
 		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, sm))
+		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, false, sm))
 			return -1;
 	}
 	__syncthreads();
@@ -449,8 +452,6 @@ gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			atomicAdd(&stats->tiles_pruned, 1ull);
 		return 0;
 	}
-	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
-		sm.acc[i] = 0.0f;
 	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
 		sm.cur[w] = 0;
 	__syncthreads();
@@ -464,7 +465,7 @@ gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (term.nblocks == 0)
 			continue;
 		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_BMW>(seg, sc, term, first, lo, hi, sm))
+		if (!gpuir_tile_term<GPUIR_PASS_BMW>(seg, sc, term, first, lo, hi, false, sm))
 			return -1;
 		any = gpuir_bmw_refresh(ub, mine, thr, sm);
 		if (!any)
@@ -513,9 +514,9 @@ gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 					any = false;
 
 		if (jj == 0)
-			ok = gpuir_tile_term<GPUIR_PASS_FIRST>(seg, sc, term, first, lo, hi, sm);
+			ok = gpuir_tile_term<GPUIR_PASS_FIRST>(seg, sc, term, first, lo, hi, false, sm);
 		else
-			ok = gpuir_tile_term<GPUIR_PASS_FILTER>(seg, sc, term, first, lo, hi, sm);
+			ok = gpuir_tile_term<GPUIR_PASS_FILTER>(seg, sc, term, first, lo, hi, false, sm);
 		if (!ok)
 			return -1;
 		__syncthreads();
@@ -530,15 +531,13 @@ gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (!__syncthreads_or(any))
 			return 0;			/* intersection empty in this tile */
 	}
-	for (uint32_t i = threadIdx.x; i < GPUIR_TILE_DOCS; i += GPUIR_SEARCH_THREADS)
-		sm.acc[i] = 0.0f;
 	__syncthreads();
 	for (uint32_t j = 0; j < nt; j++)
 	{
 		const gpuir_cuda_term term = qt[j];
 		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
 
-		if (!gpuir_tile_term<GPUIR_PASS_SCORE>(seg, sc, term, first, lo, hi, sm))
+		if (!gpuir_tile_term<GPUIR_PASS_SCORE>(seg, sc, term, first, lo, hi, j == 0, sm))
 			return -1;
 	}
 	__syncthreads();
@@ -546,13 +545,17 @@ gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 }
 
 /*
- * gpuir_tile_drop_deleted: clear the deleted docIDs of the tile starting at
- * lo from the match bitmap sm.cur and add the matches left to sm.total
- * (zero before the call).  Ends with a barrier, so sm.total is final.
+ * gpuir_tile_candidates: keep in the match bitmap sm.cur only the tile's
+ * candidates, the matched documents that are not deleted and score at
+ * least sm.th (the query's threshold when the tile was scored: a document
+ * below it cannot be in the top-k), and add their number to sm.total (zero
+ * before the call).  Visits the bitmap's words and their set bits only,
+ * never the empty slots.  Ends with a barrier, so sm.total is final.
  */
 __device__ static void
-gpuir_tile_drop_deleted(const gpuir_cuda_segment &seg, uint32_t lo, GpuirTileSmem &sm)
+gpuir_tile_candidates(const gpuir_cuda_segment &seg, uint32_t lo, GpuirTileSmem &sm)
 {
+	const float th = sm.th;
 	uint32_t	cnt = 0;
 
 	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
@@ -569,8 +572,16 @@ gpuir_tile_drop_deleted(const gpuir_cuda_segment &seg, uint32_t lo, GpuirTileSme
 				if (byte0 + j < nbytes)
 					del |= (uint32_t) seg.deleted[byte0 + j] << (8 * j);
 			v &= ~del;
-			sm.cur[w] = v;
 		}
+		if (v != 0 && th > 0.0f)
+			for (uint32_t r = v; r != 0; r &= r - 1)
+			{
+				const uint32_t b = __ffs(r) - 1;
+
+				if (!(sm.acc[32 * w + b] >= th))
+					v &= ~(1u << b);
+			}
+		sm.cur[w] = v;
 		cnt += __popc(v);
 	}
 	for (int s = 16; s > 0; s >>= 1)

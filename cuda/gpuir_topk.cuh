@@ -169,6 +169,81 @@ gpuir_block_select(Get get, uint64_t n, uint32_t k, GpuirSelectTempStorage<THREA
 }
 
 /*
+ * gpuir_bits_select: gpuir_block_select over the keys key_of(i) of the set
+ * bits i of bits[0 .. nwords) only, for a sparse bitmap: each pass reads
+ * the words and visits their set bits, never the clear ones, so its cost
+ * follows the number of keys rather than the bitmap's size.  Same
+ * preconditions as gpuir_block_select, with "the keys" those of the set
+ * bits (more than k of them, distinct, none 0); bits and key_of must not
+ * change during the call.  Lanes stay converged (one set bit per lane per
+ * round) for the warp-aggregated histogram update.
+ */
+template <int THREADS, typename KeyOf>
+__device__ static inline uint64_t
+gpuir_bits_select(const uint32_t *bits, uint32_t nwords, KeyOf key_of, uint32_t k,
+				  GpuirSelectTempStorage<THREADS> &ts)
+{
+	typedef cub::BlockScan<uint32_t, THREADS> BlockScan;
+	const int	BINS = 256 / THREADS;	/* histogram bins per thread */
+	const int	t = threadIdx.x;
+	uint64_t	prefix = 0;
+	uint64_t	mask = 0;
+	uint32_t	need = k;
+
+	static_assert(THREADS % 32 == 0 && 256 % THREADS == 0, "THREADS must be 32, 64, 128 or 256");
+	for (int shift = 56; shift >= 0; shift -= 8)
+	{
+		uint32_t	cnt[BINS],
+					excl[BINS];
+		uint32_t	inbin;
+
+		for (int i = t; i < 256; i += THREADS)
+			ts.hist[i] = 0;
+		__syncthreads();
+		for (uint32_t base = 0; base < nwords; base += THREADS)
+		{
+			const uint32_t w = base + t;
+			uint32_t	v = (w < nwords) ? bits[w] : 0;
+
+			while (__any_sync(0xFFFFFFFFu, v != 0))
+			{
+				uint32_t	bin = 256;
+
+				if (v != 0)
+				{
+					const uint64_t key = key_of(32 * w + (uint32_t) (__ffs(v) - 1));
+
+					v &= v - 1;
+					if ((key & mask) == prefix)
+						bin = (uint32_t) (key >> shift) & 255;
+				}
+				gpuir_warp_count(ts.hist, bin);
+			}
+		}
+		__syncthreads();
+
+		for (int r = 0; r < BINS; r++)
+			cnt[r] = ts.hist[255 - (t * BINS + r)];
+		BlockScan(ts.scan).ExclusiveSum(cnt, excl);
+		for (int r = 0; r < BINS; r++)
+			if (excl[r] < need && excl[r] + cnt[r] >= need)
+			{
+				ts.digit = 255 - (t * BINS + r);
+				ts.above = excl[r];
+			}
+		__syncthreads();
+		need -= ts.above;
+		prefix |= (uint64_t) ts.digit << shift;
+		mask |= (uint64_t) 0xFF << shift;
+		inbin = ts.hist[ts.digit];
+		__syncthreads();		/* everyone read ts before the next pass */
+		if (inbin == need)
+			break;				/* every key with this prefix is in */
+	}
+	return prefix;
+}
+
+/*
  * gpuir_warp_slot: warp-aggregated allocation of output slots: the lanes
  * with take set get distinct consecutive slots from *counter (shared
  * memory), one atomic per warp.  Every lane of the warp must call it;
