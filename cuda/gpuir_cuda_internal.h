@@ -12,7 +12,7 @@
 #include "gpuir_cuda.h"
 
 /*
- * The count gpuir_decode_block (gpuir_decode.cuh) returns for a block that
+ * The count gpuir_warp_decode_block (gpuir_decode.cuh) returns for a block that
  * is not well formed; the test decode kernel (test/cuda_decode_kernel.cu)
  * writes it as the block's count.
  */

@@ -1,18 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * gpuir_decode.cuh
- *	  Block-wide device routine that decodes one gpuir posting block
- *	  (src/gpuircodec.h format) with 128 threads, for the search kernels
- *	  (gpuir_search.cu) that decode the blocks they select, and for the
- *	  unit test's decode kernel (test/cuda_decode_kernel.cu).
+ *	  Warp-wide device routine that decodes one gpuir posting block
+ *	  (src/gpuircodec.h format) with the 32 lanes of a warp, for the search
+ *	  kernels (gpuir_search.cu), where each warp of a thread block decodes
+ *	  its own blocks, and for the unit test's decode kernel
+ *	  (test/cuda_decode_kernel.cu).
  *
  * The algorithm is block-wise PForDelta decoding on the GPU (Ding, He, Yan,
  * Suel, WWW 2009, section 6.2): every value sits at a fixed bit offset, so
- * thread i unpacks posting i of the d-gap and tf sections independently,
- * threads j < e patch the exceptions' high bits into the unpacked values,
- * and a block-local inclusive prefix sum (cub::BlockScan) of gap + 1,
- * seeded with the previous block's last docID, yields the docIDs.  Blocks
- * therefore decode independently: no list-wide scan is needed.
+ * lane l unpacks postings 4l .. 4l + 3 of the d-gap and tf sections
+ * independently, patches the exceptions' high bits that fall in its
+ * postings, and a warp-wide prefix sum (shuffles) of gap + 1, seeded with
+ * the previous block's last docID, yields the docIDs.  Blocks therefore
+ * decode independently, with no shared memory and no barrier: a thread
+ * block's warps decode different blocks at the same time.
  *
  * This is a device re-implementation of GpuirCodecBlockBytes and
  * GpuirCodecDecode (src/gpuircodec.c), not shared code: the format's
@@ -31,16 +33,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cub/block/block_scan.cuh>
-
 #include "gpuir_cuda_internal.h"
 
 /*
- * One thread per posting of a block.  The format's limits are
- * src/gpuircodec.h's: GPUIR_BLOCK_HEADER, GPUIR_BLOCK_MAX_BYTES,
- * GPUIR_FIRST_PREV_DOCID.
+ * One warp per block, GPUIR_DECODE_PER_LANE consecutive postings per lane.
+ * The format's limits are src/gpuircodec.h's: GPUIR_BLOCK_HEADER,
+ * GPUIR_BLOCK_MAX_BYTES, GPUIR_FIRST_PREV_DOCID.
  */
-#define GPUIR_DECODE_THREADS	GPUIR_BLOCK_SIZE
+#define GPUIR_DECODE_PER_LANE	(GPUIR_BLOCK_SIZE / 32)
+
+static_assert(GPUIR_BLOCK_SIZE == 32 * GPUIR_DECODE_PER_LANE,
+			  "a block's postings divide evenly among a warp's lanes");
 
 /* where one section (d-gap or tf) of a validated block lies */
 struct GpuirSectionLayout
@@ -61,16 +64,6 @@ struct GpuirBlockLayout
 	uint32_t	total_bytes;	/* encoded length, a multiple of 4 */
 	GpuirSectionLayout gap;
 	GpuirSectionLayout tf;
-};
-
-/* shared memory of gpuir_decode_block (one per thread block) */
-struct GpuirDecodeTempStorage
-{
-	uint32_t	words[GPUIR_BLOCK_MAX_BYTES / 4];	/* the block's bytes */
-	uint32_t	gap[GPUIR_DECODE_THREADS];	/* unpacked, patched d-gaps */
-	uint32_t	tf[GPUIR_DECODE_THREADS];	/* unpacked, patched tf - 1 */
-	typename cub::BlockScan<unsigned long long, GPUIR_DECODE_THREADS>::TempStorage scan;
-	int			corrupt;		/* set by any thread that finds corruption */
 };
 
 /*
@@ -129,12 +122,26 @@ gpuir_block_layout(const uint8_t *hdr, size_t avail, GpuirBlockLayout *l)
 }
 
 /*
- * gpuir_unpack: value i of width w (0..32) from LSB-first packed words;
- * reads words[(i*w)/32] and, if the value straddles, the next word (both
- * inside the section for a validated block).
+ * gpuir_load_word: 32-bit little-endian word k of in; word loads when in
+ * is 4-byte aligned, byte loads otherwise.
  */
 __device__ static inline uint32_t
-gpuir_unpack(const uint32_t *words, int i, int w)
+gpuir_load_word(const uint8_t *__restrict__ in, bool aligned, uint32_t k)
+{
+	if (aligned)
+		return __ldg(reinterpret_cast<const uint32_t *>(in) + k);
+	return (uint32_t) in[4 * k] | ((uint32_t) in[4 * k + 1] << 8) |
+		((uint32_t) in[4 * k + 2] << 16) | ((uint32_t) in[4 * k + 3] << 24);
+}
+
+/*
+ * gpuir_unpack: value i of width w (0..32) of the LSB-first packed words
+ * starting at word `word` of the block in; reads the word holding its
+ * first bit and, if the value straddles, the next one (both inside the
+ * section for a validated block).
+ */
+__device__ static inline uint32_t
+gpuir_unpack(const uint8_t *__restrict__ in, bool aligned, uint32_t word, uint32_t i, int w)
 {
 	uint32_t	bit,
 				wi,
@@ -143,56 +150,61 @@ gpuir_unpack(const uint32_t *words, int i, int w)
 
 	if (w == 0)
 		return 0;
-	bit = (uint32_t) i * (uint32_t) w;
-	wi = bit >> 5;
+	bit = i * (uint32_t) w;
+	wi = word + (bit >> 5);
 	off = bit & 31;
-	v = words[wi] >> off;
+	v = gpuir_load_word(in, aligned, wi) >> off;
 	if (off + w > 32)
-		v |= (uint64_t) words[wi + 1] << (32 - off);
+		v |= (uint64_t) gpuir_load_word(in, aligned, wi + 1) << (32 - off);
 	return (uint32_t) (v & (w == 32 ? 0xFFFFFFFFull : ((1ull << w) - 1)));
 }
 
 /*
- * gpuir_load_word: 32-bit little-endian word k of in; word loads when in
- * is 4-byte aligned, byte loads otherwise.
+ * gpuir_warp_section: the values of section s of a validated block of n
+ * postings for the calling lane, vals[r] = value 4 * lane + r (0 past n),
+ * exceptions patched (vals |= high_j << w); every lane walks the exception
+ * positions (one byte each, broadcast loads) and patches those in its
+ * postings.  Returns false (in every lane) when the positions are not
+ * strictly increasing or reach n.
  */
-__device__ static inline uint32_t
-gpuir_load_word(const uint8_t *__restrict__ in, bool aligned, uint32_t k)
+__device__ static inline bool
+gpuir_warp_section(const uint8_t *__restrict__ in, bool aligned, const GpuirSectionLayout &s,
+				   int n, uint32_t vals[GPUIR_DECODE_PER_LANE])
 {
-	if (aligned)
-		return reinterpret_cast<const uint32_t *>(in)[k];
-	return (uint32_t) in[4 * k] | ((uint32_t) in[4 * k + 1] << 8) |
-		((uint32_t) in[4 * k + 2] << 16) | ((uint32_t) in[4 * k + 3] << 24);
-}
+	const uint32_t lane = threadIdx.x & 31;
+	int			last = -1;
 
-/*
- * gpuir_patch_section: threads j < e patch exception j of section s into
- * vals[pos[j]] (vals |= high_j << w), checking that positions are < n and
- * strictly increasing; corruption sets ts.corrupt.  Caller syncs before
- * (vals unpacked) and after (vals patched).
- */
-__device__ static inline void
-gpuir_patch_section(const GpuirSectionLayout &s, int n, GpuirDecodeTempStorage &ts,
-					uint32_t *vals)
-{
-	const int	j = threadIdx.x;
-	const uint8_t *bytes = reinterpret_cast<const uint8_t *>(ts.words);
-
-	if (j < s.e)
+#pragma unroll
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 	{
-		int			p = bytes[s.pos_byte + j];
+		const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
 
-		if (p >= n || (j > 0 && p <= (int) bytes[s.pos_byte + j - 1]))
-			atomicOr(&ts.corrupt, 1);
-		else
-			atomicOr(&vals[p], gpuir_unpack(ts.words + s.high_word, j, s.h) << s.w);
+		vals[r] = ((int) i < n) ? gpuir_unpack(in, aligned, s.word, i, s.w) : 0;
 	}
+	for (int j = 0; j < s.e; j++)
+	{
+		const int	p = in[s.pos_byte + j];
+
+		if (p >= n || p <= last)
+			return false;		/* uniform: every lane read the same bytes */
+		last = p;
+		if ((uint32_t) p / GPUIR_DECODE_PER_LANE == lane)
+		{
+			const uint32_t high = gpuir_unpack(in, aligned, s.high_word, (uint32_t) j, s.h) << s.w;
+
+#pragma unroll
+			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+				if (p % GPUIR_DECODE_PER_LANE == r)
+					vals[r] |= high;
+		}
+	}
+	return true;
 }
 
 /*
- * gpuir_decode_block: decode one posting block with the 128 threads of the
- * calling thread block (blockDim.x must be 128; every thread must call it,
- * with the same arguments).  Ding et al. 2009, section 6.2.
+ * gpuir_warp_decode_block: decode one posting block with the 32 lanes of
+ * the calling warp (every lane must call it, with the same arguments, and
+ * the whole warp must be converged).  Ding et al. 2009, section 6.2.
  *
  * Inputs:
  *	in[0..avail)	the block's bytes in global memory (read only within
@@ -201,28 +213,26 @@ gpuir_patch_section(const GpuirSectionLayout &s, int n, GpuirDecodeTempStorage &
  *					GPUIR_FIRST_PREV_DOCID for a list's first block
  *	want_docids, want_tfs	which sections to decode and validate (as
  *					passing NULL docids/tfs to GpuirCodecDecode)
- *	ts				shared temp storage; like CUB collectives, a caller
- *					reusing ts for another block must __syncthreads() first
- * Outputs (per thread t): *docid and *tf of posting t when t < count, 0
- * otherwise (and for all threads of a corrupt block).
- * Returns (the same in every thread) the posting count 1..128, or
+ * Outputs (per lane l): docid[r] and tf[r] of posting 4 l + r when it is
+ * below the count, 0 otherwise (and in every lane for a corrupt block).
+ * Returns (the same in every lane) the posting count 1..128, or
  * GPUIR_CUDA_BLOCK_CORRUPT.
  */
 __device__ static inline int
-gpuir_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
-				   bool want_docids, bool want_tfs, GpuirDecodeTempStorage &ts,
-				   uint32_t *docid, uint32_t *tf)
+gpuir_warp_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
+						bool want_docids, bool want_tfs,
+						uint32_t docid[GPUIR_DECODE_PER_LANE], uint32_t tf[GPUIR_DECODE_PER_LANE])
 {
-	typedef cub::BlockScan<unsigned long long, GPUIR_DECODE_THREADS> BlockScan;
-	const int	t = threadIdx.x;
+	const uint32_t lane = threadIdx.x & 31;
 	const bool	aligned = (reinterpret_cast<uintptr_t>(in) & 3) == 0;
 	uint8_t		hdr[GPUIR_BLOCK_HEADER];
 	GpuirBlockLayout l;
 	int			n;
-	int			corrupt;
+	bool		bad = false;
 
-	*docid = 0;
-	*tf = 0;
+#pragma unroll
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		docid[r] = tf[r] = 0;
 	if (avail < GPUIR_BLOCK_HEADER)
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	for (int k = 0; k < 2; k++)
@@ -232,65 +242,70 @@ gpuir_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
 		for (int b = 0; b < 4; b++)
 			hdr[4 * k + b] = (uint8_t) (w >> (8 * b));
 	}
-	/* uniform: every thread sees the same header */
+	/* uniform: every lane sees the same header */
 	if (!gpuir_block_layout(hdr, avail, &l))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	n = l.n;
 
-	/* stage the block in shared memory, coalesced */
-	for (uint32_t k = t; k < l.total_bytes / 4; k += GPUIR_DECODE_THREADS)
-		ts.words[k] = gpuir_load_word(in, aligned, k);
-	if (t == 0)
-		ts.corrupt = 0;
-	__syncthreads();
-
-	/* thread t unpacks value t of each section at its bit offset */
-	if (t < n)
-	{
-		if (want_docids)
-			ts.gap[t] = gpuir_unpack(ts.words + l.gap.word, t, l.gap.w);
-		if (want_tfs)
-			ts.tf[t] = gpuir_unpack(ts.words + l.tf.word, t, l.tf.w);
-	}
-	__syncthreads();
-
-	/* patch exceptions */
-	if (want_docids)
-		gpuir_patch_section(l.gap, n, ts, ts.gap);
-	if (want_tfs)
-		gpuir_patch_section(l.tf, n, ts, ts.tf);
-	__syncthreads();
-
-	/* localized prefix sum of gap + 1, seeded with prev */
 	if (want_docids)
 	{
-		unsigned long long x = (t < n) ? (unsigned long long) ts.gap[t] + 1 : 0;
-		unsigned long long sum;
-		long long	d;
+		uint32_t	gap[GPUIR_DECODE_PER_LANE];
+		unsigned long long sum[GPUIR_DECODE_PER_LANE],
+					total,
+					incl;
+		long long	base;
 
-		BlockScan(ts.scan).InclusiveSum(x, sum);
-		d = (prev == GPUIR_FIRST_PREV_DOCID ? -1LL : (long long) prev) + (long long) sum;
-		if (t < n)
+		if (!gpuir_warp_section(in, aligned, l.gap, n, gap))
+			return GPUIR_CUDA_BLOCK_CORRUPT;
+		/* prefix sum of gap + 1: within the lane, then across lanes */
+		total = 0;
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		{
-			if (d >= (long long) GPUIR_FIRST_PREV_DOCID)
-				atomicOr(&ts.corrupt, 1);
-			*docid = (uint32_t) d;
+			if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
+				total += (unsigned long long) gap[r] + 1;
+			sum[r] = total;
 		}
-	}
-	if (want_tfs && t < n)
-	{
-		uint32_t	v = ts.tf[t];
+		incl = total;
+		for (int o = 1; o < 32; o <<= 1)
+		{
+			unsigned long long v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
 
-		if (v == 0xFFFFFFFFu)
-			atomicOr(&ts.corrupt, 1);
-		*tf = v + 1;
+			if (lane >= (uint32_t) o)
+				incl += v;
+		}
+		base = (prev == GPUIR_FIRST_PREV_DOCID ? -1LL : (long long) prev) +
+			(long long) (incl - total);
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+			if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
+			{
+				const long long d = base + (long long) sum[r];
+
+				bad |= (d >= (long long) GPUIR_FIRST_PREV_DOCID);
+				docid[r] = (uint32_t) d;
+			}
 	}
-	__syncthreads();
-	corrupt = ts.corrupt;
-	if (corrupt)
+	if (want_tfs)
 	{
-		*docid = 0;
-		*tf = 0;
+		uint32_t	v[GPUIR_DECODE_PER_LANE];
+
+		if (!gpuir_warp_section(in, aligned, l.tf, n, v))
+			bad = true;
+		else
+#pragma unroll
+			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+				if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
+				{
+					bad |= (v[r] == 0xFFFFFFFFu);
+					tf[r] = v[r] + 1;
+				}
+	}
+	if (__any_sync(0xFFFFFFFFu, bad))
+	{
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+			docid[r] = tf[r] = 0;
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	}
 	return n;

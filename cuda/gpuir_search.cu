@@ -15,20 +15,24 @@
  * the segment is cut into tiles of GPUIR_TILE_DOCS docIDs.  One thread
  * block of 128 threads handles one (query, tile) pair and keeps, in shared
  * memory, a float accumulator and a match bit per docID of its tile, so no
- * per-query array of ndocs scores ever exists in global memory.  The
- * blocks of a list that overlap the tile are found by binary search on
- * block_last and decoded with gpuir_decode_block (section 6.2); a block
- * spanning several tiles is decoded by each of them (at most one extra
- * decode per list and tile).
+ * per-query array of ndocs scores ever exists in global memory.  Only the
+ * matched documents are visited: an accumulator is written first by the
+ * document's first term (no clearing), and the tile's candidates and its
+ * top-k selection walk the set bits of the match bitmap.  The blocks of a
+ * list that overlap the tile are found by binary search on block_last and
+ * decoded with gpuir_warp_decode_block (section 6.2), the tile's four
+ * warps taking different blocks of the list at once; a block spanning
+ * several tiles is decoded by each of them (at most one extra decode per
+ * list and tile).
  *
  * Exactness (ARCHITECTURE.md decision 6).  A document's score must be the
  * float32 sum, in the query's term order starting from 0.0f, of
  * idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * (dl / avgdl))), as
  * GpuirBM25 and the CPU engine compute it.  The tile processes the query's
  * terms one after another in term order; within one term a docID occurs at
- * most once, so each accumulator is touched by one thread per term, and
+ * most once, so each accumulator is touched by one lane per term, and
  * terms are separated by barriers: every accumulator sees exactly the CPU's
- * sequence of float additions.  The formula is written with the _rn
+ * sequence of float additions, the first of them to 0.0f.  The formula is written with the _rn
  * intrinsics so that no multiply-add is contracted, whatever --fmad says.
  *
  * OR: every list's overlapping blocks are decoded and scored; a document
@@ -48,8 +52,8 @@
  *	1. gpuir_search_bound_kernel: per (query, tile), the sum over terms of
  *	   the largest bound of the term's blocks overlapping the tile;
  *	2. gpuir_search_order_kernel: per query, the tiles by that bound,
- *	   highest first (the 2048 highest sorted, the rest after them), and
- *	   the tile kernel's grid runs rank-major (rank r of every query before
+ *	   highest first (the 2048 highest sorted, the rest after them); the
+ *	   tile kernel's grid runs rank-major (rank r of every query before
  *	   rank r + 1 of any), so that every query's most promising tiles run
  *	   first and raise its threshold early;
  *	3. the tile kernel skips a tile whose bound is below the threshold;
@@ -84,12 +88,18 @@
  * again decoding only blocks that hold a survivor.
  *
  * Top-k (Ding et al. 2009, section 8.3, multi-level selection): every tile
- * drops deleted docIDs and keeps its k best documents (block-wide radix
- * select on the result key, gpuir_topk.cuh), appending them to its query's
- * candidate region; then one thread block per query selects the k best of
- * its candidates and sorts them by key (cub::BlockRadixSort).  The key
- * orders by score descending, then docID ascending, and is distinct per
- * document, so ties are broken exactly as on the CPU at both levels.
+ * drops deleted docIDs and documents scoring below its query's threshold
+ * and keeps its k best documents (block-wide radix select on the result
+ * key over the match bitmap's set bits, gpuir_topk.cuh), appending them to
+ * the query's candidate region; then one thread block per query selects
+ * the k best of its candidates and sorts them by key
+ * (cub::BlockRadixSort).  The key orders by score descending, then docID
+ * ascending, and is distinct per document, so ties are broken exactly as
+ * on the CPU at both levels.  Every mode keeps the query's threshold in
+ * global memory (see BMW): a tile that kept k documents raises it to its
+ * k-th best score, and later tiles emit only documents at or above it (a
+ * document below it cannot be in the top-k; one equal to it still can, by
+ * docID).
  *
  *-------------------------------------------------------------------------
  */
@@ -112,6 +122,7 @@
 #define GPUIR_ORDER_THREADS		256		/* tile order kernel */
 #define GPUIR_ORDER_ITEMS		8		/* tiles per thread sorted by bound */
 #define GPUIR_NO_BMW			UINT32_MAX	/* GpuirSearchWork.bmw of a non-BMW query */
+#define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
 
 static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 			  "the final sort must hold k keys");
@@ -127,9 +138,25 @@ struct GpuirSearchWork
 	uint32_t	order_off;		/* AND: shortest-first order at order[order_off ..] */
 	uint32_t	bmw;			/* BMW: its tile bounds and order at [bmw * ntiles
 								 * ..] of tile_ub, tile_order; else GPUIR_NO_BMW */
-	uint64_t	cand_off;		/* its candidate region in the chunk's buffer */
-	uint64_t	cand_cap;		/* and the region's size in keys */
+	uint64_t	cand_off;		/* its candidate region in the chunk's buffer: */
+	uint64_t	cand_cap;		/* cand_cap keys, then (gpuir_part_needed(cand_cap,
+								 * k)) GPUIR_PART_SLICES x k partial results */
 };
+
+/*
+ * gpuir_part_needed: does a query with n candidate keys, k wanted, select
+ * in two levels (gpuir_search_partial_kernel, then the final kernel over
+ * GPUIR_PART_SLICES x k keys)?  Only when that cuts the final kernel's
+ * keys by half or more: one thread block per query cannot go through a
+ * million candidates (k = 1000 over a thousand tiles) quickly.  Monotone in
+ * n, so the host's answer for a query's capacity covers the device's for
+ * its count.
+ */
+__host__ __device__ static inline bool
+gpuir_part_needed(uint64_t n, uint32_t k)
+{
+	return n > (uint64_t) 2 * GPUIR_PART_SLICES * k && n > 16384;
+}
 
 /* ---------- kernels ---------- */
 
@@ -275,19 +302,21 @@ gpuir_search_order_kernel(const GpuirSearchWork *__restrict__ work, uint32_t nti
 
 /*
  * gpuir_search_tile_kernel: grid of nw * ntiles thread blocks of 128
- * threads; block x handles query wi = x / ntiles on tile x % ntiles, or,
- * when rank_major, query wi = x % nw on its tile of rank x / nw (the tile
- * itself for AND and OR, tile_order[bmw * ntiles + rank] for BMW): scores
- * the tile (AND, OR or BMW), drops deleted docIDs and appends the tile's
- * min(k, matched) best result keys to the query's candidate region
- * cand[cand_off ..], counting them in cand_count[wi].  BMW reads and raises
- * the query's threshold thr[wi] and skips a tile whose tile_ub is below
- * it.  stats (debug, may be NULL) accumulates decoded blocks and pruning.
+ * threads, rank-major: block x handles query wi = x % nw on its tile of
+ * rank x / nw (the tile itself for AND and OR, tile_order[bmw * ntiles +
+ * rank] for BMW), so that a batch's queries have their first tiles done,
+ * and their thresholds raised, before their later tiles start: scores
+ * the tile (AND, OR or BMW), drops deleted docIDs and documents below the
+ * query's threshold thr[wi], appends the tile's min(k, candidates) best
+ * result keys to the query's candidate region cand[cand_off ..], counting
+ * them in cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a
+ * tile whose tile_ub is below the threshold.  stats (debug, may be NULL)
+ * accumulates decoded blocks and pruning.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 const GpuirSearchWork *__restrict__ work, uint32_t nw, uint32_t ntiles,
-						 bool rank_major, const gpuir_cuda_term *__restrict__ terms,
+						 const gpuir_cuda_term *__restrict__ terms,
 						 const uint32_t *__restrict__ order,
 						 const float *__restrict__ tile_ub,
 						 const uint32_t *__restrict__ tile_order, uint32_t *thr,
@@ -295,8 +324,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
 	__shared__ GpuirTileSmem sm;
-	const uint32_t wi = rank_major ? blockIdx.x % nw : blockIdx.x / ntiles;
-	const uint32_t rank = rank_major ? blockIdx.x / nw : blockIdx.x % ntiles;
+	const uint32_t wi = blockIdx.x % nw;
+	const uint32_t rank = blockIdx.x / nw;
 	const GpuirSearchWork qw = work[wi];
 	const bool	bmw = (qw.mode == GPUIR_CUDA_MODE_BMW);
 	const uint32_t tile = bmw ? tile_order[(size_t) qw.bmw * ntiles + rank] : rank;
@@ -370,7 +399,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 
 		if (sm.total > qw.k)
 			kthr = gpuir_bits_select<GPUIR_SEARCH_THREADS>(sm.cur, GPUIR_TILE_WORDS, key_of,
-															qw.k, sm.u.sel);
+															qw.k, sm.sel);
 		if (t == 0)
 		{
 			uint32_t	base = atomicAdd(&cand_count[wi], take);
@@ -428,8 +457,59 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 }
 
 /*
+ * gpuir_search_partial_kernel: the first level of a large query's final
+ * selection (Ding et al. 2009, section 8.3, multi-level selection): grid
+ * of nw * GPUIR_PART_SLICES thread blocks of 256 threads; block x takes
+ * slice g = x % GPUIR_PART_SLICES of the candidates of query x /
+ * GPUIR_PART_SLICES and writes the slice's min(k, slice) best keys, then
+ * zeros up to k, to the query's partial results (after its candidates).
+ * Nothing for a query whose count does not need it (gpuir_part_needed).
+ */
+__global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
+gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *cand,
+							const uint32_t *__restrict__ cand_count)
+{
+	__shared__ GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
+	__shared__ uint32_t pos;
+	const uint32_t wi = blockIdx.x / GPUIR_PART_SLICES;
+	const uint32_t g = blockIdx.x % GPUIR_PART_SLICES;
+	const GpuirSearchWork qw = work[wi];
+	const uint64_t n = min((uint64_t) cand_count[wi], qw.cand_cap);
+	const uint64_t s0 = n * g / GPUIR_PART_SLICES;
+	const uint64_t len = n * (g + 1) / GPUIR_PART_SLICES - s0;
+	const uint64_t *qc = cand + qw.cand_off + s0;
+	uint64_t   *out = cand + qw.cand_off + qw.cand_cap + (uint64_t) g * qw.k;
+	const uint32_t take = (uint32_t) min(len, (uint64_t) qw.k);
+	const int	t = threadIdx.x;
+	uint64_t	thr = 1;
+
+	if (!gpuir_part_needed(n, qw.k))
+		return;
+	if (len > qw.k)
+		thr = gpuir_block_select<GPUIR_FINAL_THREADS>([&](uint64_t i) -> uint64_t {
+			return qc[i];
+		}, len, qw.k, sel);
+	if (t == 0)
+		pos = 0;
+	__syncthreads();
+	for (uint64_t base = 0; base < len; base += GPUIR_FINAL_THREADS)
+	{
+		const uint64_t i = base + t;
+		const uint64_t key = (i < len) ? qc[i] : 0;
+		const bool	in = (key != 0 && key >= thr);
+		const uint32_t slot = gpuir_warp_slot(&pos, in);
+
+		if (in && slot < take)
+			out[slot] = key;
+	}
+	for (uint32_t i = take + t; i < qw.k; i += GPUIR_FINAL_THREADS)
+		out[i] = 0;
+}
+
+/*
  * gpuir_search_final_kernel: one thread block of 256 threads per query of
- * the chunk: the k best of the query's candidate keys (radix select), sorted
+ * the chunk: the k best of the query's candidate keys (radix select; of
+ * its partial selections' results when gpuir_part_needed), sorted
  * descending (cub::BlockRadixSort), written to row qindex of the outputs
  * with the count.
  */
@@ -450,26 +530,29 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	__shared__ uint32_t pos;
 	const GpuirSearchWork qw = work[blockIdx.x];
 	const uint64_t n = min((uint64_t) cand_count[blockIdx.x], qw.cand_cap);
-	const uint64_t *qc = cand + qw.cand_off;
+	const bool	part = gpuir_part_needed(n, qw.k);
+	/* the candidates, or the partial selections' results (zeros ignored) */
+	const uint64_t *qc = cand + qw.cand_off + (part ? qw.cand_cap : 0);
+	const uint64_t m = part ? (uint64_t) GPUIR_PART_SLICES * qw.k : n;
 	const uint32_t take = (uint32_t) min(n, (uint64_t) qw.k);
 	const size_t row = (size_t) qw.qindex * kmax;
 	const int	t = threadIdx.x;
 	uint64_t	thr = 1;
 	uint64_t	keys[GPUIR_FINAL_ITEMS];
 
-	if (n > qw.k)
+	if (m > qw.k)
 		thr = gpuir_block_select<GPUIR_FINAL_THREADS>([&](uint64_t i) -> uint64_t {
 			return qc[i];
-		}, n, qw.k, sm.sel);
+		}, m, qw.k, sm.sel);
 	for (int i = t; i < GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS; i += GPUIR_FINAL_THREADS)
 		sm.keys[i] = 0;
 	if (t == 0)
 		pos = 0;
 	__syncthreads();
-	for (uint64_t base = 0; base < n; base += GPUIR_FINAL_THREADS)
+	for (uint64_t base = 0; base < m; base += GPUIR_FINAL_THREADS)
 	{
 		const uint64_t i = base + t;
-		const uint64_t key = (i < n) ? qc[i] : 0;
+		const uint64_t key = (i < m) ? qc[i] : 0;
 		const bool	in = (key != 0 && key >= thr);
 		const uint32_t slot = gpuir_warp_slot(&pos, in);
 
@@ -576,6 +659,8 @@ struct GpuirSearchPlan
 	uint8_t    *used;			/* [nterms + 1]: term used by a query */
 	uint32_t   *chunk_start;	/* [nchunks + 1]: first work of each chunk */
 	uint8_t    *chunk_bmw;		/* [nchunks]: chunk has a BMW query */
+	uint8_t    *chunk_part;		/* [nchunks]: chunk has a query that may need
+								 * the partial selection */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
@@ -593,6 +678,7 @@ plan_free(GpuirSearchPlan *p)
 	free(p->used);
 	free(p->chunk_start);
 	free(p->chunk_bmw);
+	free(p->chunk_part);
 }
 
 /*
@@ -632,9 +718,12 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
  * Candidate memory: a query gets a region of min(ntiles * k, bound) keys,
  * bound = its shortest list's postings (AND) or the sum of its lists'
  * postings (OR), which no tile output can exceed (every candidate is a
- * posting of a list).  Consecutive queries are grouped into chunks of at
- * most GPUIR_CAND_BUDGET keys (a larger query alone); each chunk is one
- * tile launch and one final launch, reusing the same candidate buffer.
+ * posting of a list), followed by GPUIR_PART_SLICES x k keys for the
+ * partial selections when gpuir_part_needed(that capacity, k).
+ * Consecutive queries are grouped into chunks of at most
+ * GPUIR_CAND_BUDGET keys (a larger query alone); each chunk is one tile
+ * launch, a partial launch if one of its queries may need it, and one
+ * final launch, reusing the same candidate buffer.
  */
 static gpuir_cuda_status
 plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
@@ -648,7 +737,8 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	uint32_t	present = 0;
 	uint64_t	sump = 0,
 				minp = UINT64_MAX,
-				cap;
+				cap,
+				region;
 	GpuirSearchWork *w;
 
 	for (uint32_t j = 0; j < qq->nterms; j++)
@@ -680,7 +770,8 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 			p->used[qq->first_term + j] = 1;
 
 	/* chunking */
-	if (p->nchunks == 0 || (p->chunk_keys + cap > GPUIR_CAND_BUDGET && p->chunk_keys > 0) ||
+	region = cap + (gpuir_part_needed(cap, qq->k) ? (uint64_t) GPUIR_PART_SLICES * qq->k : 0);
+	if (p->nchunks == 0 || (p->chunk_keys + region > GPUIR_CAND_BUDGET && p->chunk_keys > 0) ||
 		p->nwork - p->chunk_start[p->nchunks - 1] >= max_per_chunk)
 	{
 		p->chunk_start[p->nchunks++] = p->nwork;
@@ -688,9 +779,11 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	}
 	if (bmw_mode)
 		p->chunk_bmw[p->nchunks - 1] = 1;
+	if (gpuir_part_needed(cap, qq->k))
+		p->chunk_part[p->nchunks - 1] = 1;
 	w->cand_off = p->chunk_keys;
 	w->cand_cap = cap;
-	p->chunk_keys += cap;
+	p->chunk_keys += region;
 	p->max_chunk_keys = std::max(p->max_chunk_keys, p->chunk_keys);
 	p->nwork++;
 	return GPUIR_CUDA_OK;
@@ -711,8 +804,9 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	p->used = (uint8_t *) calloc(nterms + 1, 1);
 	p->chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
 	p->chunk_bmw = (uint8_t *) calloc((size_t) nqueries + 1, 1);
+	p->chunk_part = (uint8_t *) calloc((size_t) nqueries + 1, 1);
 	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
-		p->chunk_bmw == NULL)
+		p->chunk_bmw == NULL || p->chunk_part == NULL)
 		return GPUIR_CUDA_OOM;
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
@@ -879,7 +973,8 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 
 /*
  * search_launch: enqueue the kernels on s over the workspace arena: per
- * chunk (BMW: bound and order kernels) the tile and final kernels.
+ * chunk (BMW: bound and order kernels) the tile, (partial) and final
+ * kernels.
  * Returns the launch status.
  */
 static gpuir_cuda_status
@@ -919,10 +1014,17 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				return st;
 		}
 		gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
-			(dseg, dsc, d_work + w0, nw, ntiles, p->chunk_bmw[c] != 0, d_terms, d_order,
+			(dseg, dsc, d_work + w0, nw, ntiles, d_terms, d_order,
 			 d_tub, d_tord, d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
+		if (p->chunk_part[c])
+		{
+			gpuir_search_partial_kernel<<<nw * GPUIR_PART_SLICES, GPUIR_FINAL_THREADS, 0, s>>>
+				(d_work + w0, d_cand, d_count + w0);
+			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+				return st;
+		}
 		gpuir_search_final_kernel<<<nw, GPUIR_FINAL_THREADS, 0, s>>>
 			(d_work + w0, d_cand, d_count + w0, kmax,
 			 (uint32_t *) (arena + l->o_docids), (float *) (arena + l->o_scores),

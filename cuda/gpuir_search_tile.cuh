@@ -20,7 +20,8 @@
 #include "gpuir_decode.cuh"
 #include "gpuir_topk.cuh"
 
-#define GPUIR_SEARCH_THREADS	GPUIR_DECODE_THREADS	/* tile kernel: 128 */
+#define GPUIR_SEARCH_THREADS	128		/* tile kernel */
+#define GPUIR_SEARCH_WARPS		(GPUIR_SEARCH_THREADS / 32)
 #define GPUIR_TILE_DOCS			GPUIR_CUDA_TILE_DOCS	/* docIDs per tile (gpuir_cuda.h) */
 #define GPUIR_TILE_WORDS		(GPUIR_TILE_DOCS / 32)	/* bitmap words per tile */
 #define GPUIR_TILE_FIRST_CACHE	GPUIR_SEARCH_THREADS	/* terms whose first block is cached */
@@ -33,18 +34,14 @@ static_assert(GPUIR_TILE_DOCS % (32 * GPUIR_SEARCH_THREADS) == 0,
 static_assert(GPUIR_BMW_SUB_DOCS % 32 == 0 && GPUIR_BMW_SUB_DOCS <= GPUIR_BLOCK_SIZE,
 			  "a BMW sub-range is whole bitmap words and overlaps at most two blocks");
 
-/* shared memory of the tile kernel (about 39 KB) */
+/* shared memory of the tile kernel (about 35 KB) */
 struct GpuirTileSmem
 {
 	float		acc[GPUIR_TILE_DOCS];	/* score accumulators */
 	uint32_t	cur[GPUIR_TILE_WORDS];	/* OR: matched; AND: candidates */
 	uint32_t	nxt[GPUIR_TILE_WORDS];	/* AND: candidates in the current list */
 	uint32_t	first[GPUIR_TILE_FIRST_CACHE];	/* first overlapping block of term j */
-	union
-	{
-		GpuirDecodeTempStorage dec;
-		GpuirSelectTempStorage<GPUIR_SEARCH_THREADS> sel;
-	}			u;
+	GpuirSelectTempStorage<GPUIR_SEARCH_THREADS> sel;
 	uint32_t	total;			/* valid documents in the tile */
 	uint32_t	base;			/* first candidate slot of the tile */
 	uint32_t	pos;			/* candidate slots handed out */
@@ -134,16 +131,16 @@ gpuir_first_block(const uint32_t *__restrict__ block_last, uint32_t fb, uint32_t
 	return l;
 }
 
-/* is any bit of bits[a .. z] (inclusive, tile offsets) set?  Block-wide. */
+/* is any bit of bits[a .. z] (inclusive, tile offsets) set?  Warp-wide. */
 __device__ static inline bool
-gpuir_bits_any(const uint32_t *bits, uint32_t a, uint32_t z)
+gpuir_warp_bits_any(const uint32_t *bits, uint32_t a, uint32_t z)
 {
 	const uint32_t wa = a >> 5,
 				wz = z >> 5;
 	bool		any = false;
 
 	if (a <= z)
-		for (uint32_t w = wa + threadIdx.x; w <= wz; w += GPUIR_SEARCH_THREADS)
+		for (uint32_t w = wa + (threadIdx.x & 31); w <= wz; w += 32)
 		{
 			uint32_t	v = bits[w];
 
@@ -153,22 +150,22 @@ gpuir_bits_any(const uint32_t *bits, uint32_t a, uint32_t z)
 				v &= ~0u >> (31 - (z & 31));
 			any |= (v != 0);
 		}
-	return __syncthreads_or(any) != 0;
+	return __any_sync(0xFFFFFFFFu, any);
 }
 
 /*
  * gpuir_tile_decode: decode block b of a list (blocks [fb, fb + nblocks),
- * npostings postings) with the calling thread block, checked as the CPU
- * reader checks it (GpuirListDecodeBlock, src/gpuirlist.h): the extent lies
- * inside the payload and is at most GPUIR_BLOCK_MAX_BYTES, the block
- * decodes, holds 128 postings (the list's last block: the rest) and ends at
- * block_last[b] < ndocs.
- * Returns the count (same in every thread; *doc, *tf of posting threadIdx.x)
- * or GPUIR_CUDA_BLOCK_CORRUPT.  Ends with a barrier, so ts is free again.
+ * npostings postings) with the calling warp, checked as the CPU reader
+ * checks it (GpuirListDecodeBlock, src/gpuirlist.h): the extent lies inside
+ * the payload and is at most GPUIR_BLOCK_MAX_BYTES, the block decodes,
+ * holds 128 postings (the list's last block: the rest) and ends at
+ * block_last[b] < ndocs.  Returns the count (same in every lane; doc[r],
+ * tf[r] of posting 4 lane + r) or GPUIR_CUDA_BLOCK_CORRUPT.
  */
 __device__ static int
 gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t b,
-				  bool want_tfs, GpuirDecodeTempStorage &ts, uint32_t *doc, uint32_t *tf)
+				  bool want_tfs, uint32_t doc[GPUIR_DECODE_PER_LANE],
+				  uint32_t tf[GPUIR_DECODE_PER_LANE])
 {
 	const uint32_t fb = term.first_block;
 	const uint32_t off = seg.block_offset[b];
@@ -177,18 +174,22 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 	const uint32_t prev = (b > fb) ? seg.block_last[b - 1] : GPUIR_FIRST_PREV_DOCID;
 	const int	expect = (b + 1 < fb + term.nblocks) ? GPUIR_CUDA_BLOCK_SIZE
 		: (int) (term.npostings - (uint32_t) GPUIR_CUDA_BLOCK_SIZE * (term.nblocks - 1));
+	const uint32_t lane = threadIdx.x & 31;
 	int			n;
-	bool		bad;
+	bool		bad = false;
 
-	/* uniform: every thread read the same directory entries */
+	/* uniform: every lane read the same directory entries */
 	if (end < off || end > seg.payload_bytes || end - off > GPUIR_BLOCK_MAX_BYTES ||
 		last >= seg.ndocs || (b > fb && last <= prev))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
-	n = gpuir_decode_block(seg.payload + off, end - off, prev, true, want_tfs, ts, doc, tf);
+	n = gpuir_warp_decode_block(seg.payload + off, end - off, prev, true, want_tfs, doc, tf);
 	if (n != expect)
 		return GPUIR_CUDA_BLOCK_CORRUPT;
-	bad = ((int) threadIdx.x == n - 1 && *doc != last);
-	if (__syncthreads_or(bad))
+#pragma unroll
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		if (GPUIR_DECODE_PER_LANE * lane + r == (uint32_t) n - 1)
+			bad = (doc[r] != last);
+	if (__any_sync(0xFFFFFFFFu, bad))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	return n;
 }
@@ -223,13 +224,15 @@ enum GpuirTilePass
 
 /*
  * gpuir_tile_term: one list's pass over the tile [lo, hi), starting at its
- * first overlapping block first.  Blocks whose docID range holds no
+ * first overlapping block first; warp w decodes blocks first + w, first + w
+ * + 4, ... (gpuir_warp_decode_block).  Blocks whose docID range holds no
  * candidate are skipped undecoded in the FILTER and SCORE passes (Parallel
  * Merge Find); in the BMW pass, blocks whose docID range in the tile lies
  * in dead sub-ranges only (sm.alive).  Within the pass each docID is
- * handled by one thread, so the
- * accumulator updates need no atomics.  Returns false if a block is
- * corrupt.
+ * handled by one lane (a docID occurs once in a list), so the accumulator
+ * updates need no atomics; the pass ends with a barrier, which orders the
+ * lists' additions.  first_term (SCORE): this list starts the survivors'
+ * sums.  Returns false (in every thread) if a block is corrupt.
  */
 template <int PASS>
 __device__ static bool
@@ -239,12 +242,14 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 {
 	const uint32_t fb = term.first_block;
 	const uint32_t end = fb + term.nblocks;
+	const uint32_t lane = threadIdx.x & 31;
+	bool		bad = false;
 
-	for (uint32_t b = first; b < end; b++)
+	for (uint32_t b = first + (threadIdx.x >> 5); b < end; b += GPUIR_SEARCH_WARPS)
 	{
 		uint32_t	prev = (b > fb) ? seg.block_last[b - 1] : 0;
-		uint32_t	doc,
-					tf;
+		uint32_t	doc[GPUIR_DECODE_PER_LANE],
+					tf[GPUIR_DECODE_PER_LANE];
 		int			n;
 
 		if (b > fb && prev >= hi - 1)
@@ -255,7 +260,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			uint32_t	last = seg.block_last[b];
 			uint32_t	z = ((last < hi - 1) ? last : hi - 1) - lo;
 
-			if (!gpuir_bits_any(sm.cur, a, z))
+			if (!gpuir_warp_bits_any(sm.cur, a, z))
 				continue;
 		}
 		if (PASS == GPUIR_PASS_BMW)
@@ -270,38 +275,46 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		}
 		n = gpuir_tile_decode(seg, term, b,
 							  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW ||
-							  PASS == GPUIR_PASS_SCORE,
-							  sm.u.dec, &doc, &tf);
+							  PASS == GPUIR_PASS_SCORE, doc, tf);
 		if (n < 0)
-			return false;
-		if (threadIdx.x == 0)
-			sm.ndec++;
-		if ((int) threadIdx.x < n && doc >= lo && doc < hi)
 		{
-			const uint32_t i = doc - lo;
-			const uint32_t bit = 1u << (i & 31);
-
-			if (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW)
+			bad = true;
+			break;
+		}
+		if (lane == 0)
+			atomicAdd(&sm.ndec, 1u);
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		{
+			if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n && doc[r] >= lo && doc[r] < hi)
 			{
-				const float c = gpuir_bm25(term.idf, tf, seg.doclen[doc], sc);
-				const uint32_t old = atomicOr(&sm.cur[i >> 5], bit);
+				const uint32_t d = doc[r];
+				const uint32_t i = d - lo;
+				const uint32_t bit = 1u << (i & 31);
 
-				/* the document's first term starts its sum at 0.0f, as the CPU */
-				sm.acc[i] = __fadd_rn((old & bit) ? sm.acc[i] : 0.0f, c);
-			}
-			else if (PASS == GPUIR_PASS_FIRST)
-				atomicOr(&sm.nxt[i >> 5], bit);
-			else if (PASS == GPUIR_PASS_FILTER)
-			{
-				if (sm.cur[i >> 5] & bit)
+				if (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW)
+				{
+					const float c = gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc);
+					const uint32_t old = atomicOr(&sm.cur[i >> 5], bit);
+
+					/* the document's first term starts its sum at 0.0f, as the CPU */
+					sm.acc[i] = __fadd_rn((old & bit) ? sm.acc[i] : 0.0f, c);
+				}
+				else if (PASS == GPUIR_PASS_FIRST)
 					atomicOr(&sm.nxt[i >> 5], bit);
+				else if (PASS == GPUIR_PASS_FILTER)
+				{
+					if (sm.cur[i >> 5] & bit)
+						atomicOr(&sm.nxt[i >> 5], bit);
+				}
+				else if (sm.cur[i >> 5] & bit)
+					sm.acc[i] = __fadd_rn(first_term ? 0.0f : sm.acc[i],
+										  gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc));
 			}
-			else if (sm.cur[i >> 5] & bit)
-				sm.acc[i] = __fadd_rn(first_term ? 0.0f : sm.acc[i],
-									  gpuir_bm25(term.idf, tf, seg.doclen[doc], sc));
 		}
 	}
-	return true;
+	/* every warp is done with this list before the next one adds to acc */
+	return __syncthreads_or(bad) == 0;
 }
 
 /* the first block of term j of the query in the tile (cached for j < 128) */

@@ -8,9 +8,9 @@
  *	  part of gpuir.so: the Makefile's unittest section builds it with the
  *	  NVCC flags of cuda/.
  *
- * One thread block of 128 threads per posting block (Ding, He, Yan, Suel,
- * WWW 2009, section 6.2); the per-block work is gpuir_decode_block in
- * cuda/gpuir_decode.cuh, which the search kernels use as well.
+ * One warp per posting block (Ding, He, Yan, Suel, WWW 2009, section 6.2);
+ * the per-block work is gpuir_warp_decode_block in cuda/gpuir_decode.cuh,
+ * which the search kernels use as well.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,45 +20,55 @@
 #include "../cuda/gpuir_decode.cuh"
 #include "cuda_decode_kernel.h"
 
+#define DECODE_WARPS	4		/* warps (posting blocks) per thread block */
+
 /*
- * gpuir_decode_blocks_kernel: grid of nblocks thread blocks x 128 threads;
- * thread block b decodes the block at payload[offsets[b]] with docID[-1] =
- * prev_docids[b] and writes postings to docids/tfs[b * 128 + t], the count
+ * gpuir_decode_blocks_kernel: grid of ceil(nblocks / 4) thread blocks x 128
+ * threads; warp w of thread block x decodes posting block b = 4 x + w (if
+ * b < nblocks), the block at payload[offsets[b]] with docID[-1] =
+ * prev_docids[b], and writes postings to docids/tfs[b * 128 ..], the count
  * (or GPUIR_CUDA_BLOCK_CORRUPT) to counts[b], and counts corrupt blocks in
  * *ncorrupt.  The bytes available to block b are payload_bytes - offset,
  * further limited by block_bytes[b] when block_bytes is not NULL.
  * docids / tfs may be NULL (section neither decoded nor validated);
  * ncorrupt may be NULL.
  */
-__global__ void __launch_bounds__(GPUIR_DECODE_THREADS)
+__global__ void __launch_bounds__(32 * DECODE_WARPS)
 gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_bytes,
 						   const uint32_t *__restrict__ block_offsets,
 						   const uint32_t *__restrict__ block_bytes,
-						   const uint32_t *__restrict__ prev_docids,
+						   const uint32_t *__restrict__ prev_docids, uint32_t nblocks,
 						   uint32_t *__restrict__ docids,
 						   uint32_t *__restrict__ tfs,
 						   int32_t *__restrict__ counts,
 						   uint32_t *__restrict__ ncorrupt)
 {
-	__shared__ GpuirDecodeTempStorage ts;
-	const uint32_t b = blockIdx.x;
-	const size_t out = (size_t) b * GPUIR_DECODE_THREADS + threadIdx.x;
-	const uint32_t off = block_offsets[b];
-	size_t		avail = (off <= payload_bytes) ? payload_bytes - off : 0;
-	uint32_t	docid,
-				tf;
+	const uint32_t b = blockIdx.x * DECODE_WARPS + (threadIdx.x >> 5);
+	const uint32_t lane = threadIdx.x & 31;
+	size_t		out,
+				avail;
+	uint32_t	off;
+	uint32_t	docid[GPUIR_DECODE_PER_LANE],
+				tf[GPUIR_DECODE_PER_LANE];
 	int			count;
 
+	if (b >= nblocks)
+		return;					/* the whole warp */
+	out = (size_t) b * GPUIR_BLOCK_SIZE + GPUIR_DECODE_PER_LANE * lane;
+	off = block_offsets[b];
+	avail = (off <= payload_bytes) ? payload_bytes - off : 0;
 	if (block_bytes != NULL && block_bytes[b] < avail)
 		avail = block_bytes[b];
-	count = gpuir_decode_block(avail > 0 ? payload + off : payload, avail,
-							   prev_docids[b], docids != NULL, tfs != NULL, ts,
-							   &docid, &tf);
-	if (docids != NULL)
-		docids[out] = docid;
-	if (tfs != NULL)
-		tfs[out] = tf;
-	if (threadIdx.x == 0)
+	count = gpuir_warp_decode_block(avail > 0 ? payload + off : payload, avail,
+									prev_docids[b], docids != NULL, tfs != NULL, docid, tf);
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+	{
+		if (docids != NULL)
+			docids[out + r] = docid[r];
+		if (tfs != NULL)
+			tfs[out + r] = tf[r];
+	}
+	if (lane == 0)
 	{
 		counts[b] = count;
 		if (count == GPUIR_CUDA_BLOCK_CORRUPT && ncorrupt != NULL)
@@ -83,8 +93,9 @@ gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
 	if (d_payload == NULL || d_block_offsets == NULL || d_prev_docids == NULL ||
 		d_counts == NULL || nblocks > (uint32_t) INT32_MAX)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
-	gpuir_decode_blocks_kernel<<<nblocks, GPUIR_DECODE_THREADS, 0, (cudaStream_t) stream>>>
-		(d_payload, payload_bytes, d_block_offsets, d_block_bytes, d_prev_docids,
+	gpuir_decode_blocks_kernel<<<(nblocks + DECODE_WARPS - 1) / DECODE_WARPS, 32 * DECODE_WARPS,
+		0, (cudaStream_t) stream>>>
+		(d_payload, payload_bytes, d_block_offsets, d_block_bytes, d_prev_docids, nblocks,
 		 d_docids, d_tfs, d_counts, d_ncorrupt);
 	return gpuir_cuda_check(cudaGetLastError());
 }
@@ -125,7 +136,7 @@ gpuir_cuda_decode_blocks_host(const uint8_t *payload, size_t payload_bytes,
 {
 	cudaStream_t s = (cudaStream_t) stream;
 	const size_t nb = nblocks;
-	const size_t npost = nb * GPUIR_DECODE_THREADS;
+	const size_t npost = nb * GPUIR_BLOCK_SIZE;
 	void	   *d_payload = NULL,
 			   *d_offsets = NULL,
 			   *d_bytes = NULL,

@@ -23,8 +23,8 @@ extern "C"
 /*
  * gpuir_cuda_decode_blocks: decode a batch of posting blocks on the device
  * (Ding et al. 2009, section 6.2: block-wise PForDelta decoding, one
- * thread per posting, exceptions patched, then a localized prefix sum of
- * the d-gaps within each block, seeded with the previous block's last
+ * warp per block and four postings per lane, exceptions patched, then a
+ * localized prefix sum of the d-gaps within each block, seeded with the previous block's last
  * docID, so blocks decode independently and in any order).
  *
  * Block format: src/gpuircodec.h (identical bytes; test_cuda_decode.c
