@@ -192,7 +192,7 @@ typedef struct gpuir_cuda_segment
 } gpuir_cuda_segment;
 
 /* docIDs per tile of the search kernels (cuda/gpuir_search.cu) */
-#define GPUIR_CUDA_TILE_DOCS	8192
+#define GPUIR_CUDA_TILE_DOCS	16384
 
 /*
  * gpuir_cuda_segment_window: *out = *seg restricted to part part of nparts

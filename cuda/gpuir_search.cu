@@ -13,14 +13,14 @@
  * 8.3; Stanfill, "Parallel Information Retrieval Algorithms", 1992:
  * parallel inverted files with score accumulators).  The docID space of
  * the segment is cut into tiles of GPUIR_TILE_DOCS docIDs.  One thread
- * block of 128 threads handles one (query, tile) pair and keeps, in shared
+ * block of 256 threads handles one (query, tile) pair and keeps, in shared
  * memory, a float accumulator and a match bit per docID of its tile, so no
  * per-query array of ndocs scores ever exists in global memory.  Only the
  * matched documents are visited: an accumulator is written first by the
  * document's first term (no clearing), and the tile's candidates and its
  * top-k selection walk the set bits of the match bitmap.  The blocks of a
  * list that overlap the tile are found by binary search on block_last and
- * decoded with gpuir_warp_decode_block (section 6.2), the tile's four
+ * decoded with gpuir_warp_decode_block (section 6.2), the tile's eight
  * warps taking different blocks of the list at once; a block spanning
  * several tiles is decoded by each of them (at most one extra decode per
  * list and tile).
@@ -57,7 +57,7 @@
  *	   rank r + 1 of any), so that every query's most promising tiles run
  *	   first and raise its threshold early;
  *	3. the tile kernel skips a tile whose bound is below the threshold;
- *	   otherwise it cuts the tile into 128 sub-ranges of 64 docIDs (one per
+ *	   otherwise it cuts the tile into 256 sub-ranges of 64 docIDs (one per
  *	   thread; a sub-range overlaps at most two blocks of a list, found by
  *	   binary search on block_last) and sums each sub-range's per-term
  *	   maximal block bound; a sub-range is dead once its bound is strictly
@@ -162,7 +162,7 @@ gpuir_part_needed(uint64_t n, uint32_t k)
 
 /*
  * gpuir_search_bound_kernel: BMW step 1, grid of nwork * ntiles thread
- * blocks of 128 threads; block x bounds tile x % ntiles for query work[x /
+ * blocks of 256 threads; block x bounds tile x % ntiles for query work[x /
  * ntiles] (nothing for other modes): tile_ub[bmw * ntiles + tile] = the sum
  * over the query's terms of the largest block-max bound of the term's
  * blocks overlapping the tile, times GPUIR_BOUND_SLACK, rounded up to
@@ -301,11 +301,15 @@ gpuir_search_order_kernel(const GpuirSearchWork *__restrict__ work, uint32_t nti
 }
 
 /*
- * gpuir_search_tile_kernel: grid of nw * ntiles thread blocks of 128
- * threads, rank-major: block x handles query wi = x % nw on its tile of
- * rank x / nw (the tile itself for AND and OR, tile_order[bmw * ntiles +
- * rank] for BMW), so that a batch's queries have their first tiles done,
- * and their thresholds raised, before their later tiles start: scores
+ * gpuir_search_tile_kernel: grid of nw * ntiles thread blocks of
+ * GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem) bytes of dynamic
+ * shared memory; block x handles query wi = x / ntiles on tile x % ntiles,
+ * or, when rank_major, query wi = x % nw on its tile of rank x / nw (the
+ * tile itself for AND and OR, tile_order[bmw * ntiles + rank] for BMW), so
+ * that a batch's queries have their first tiles done, and their thresholds
+ * raised, before their later tiles start (chunks with an OR or BMW query;
+ * AND gains little from thresholds and much from the cache locality of
+ * one query's tiles running together): scores
  * the tile (AND, OR or BMW), drops deleted docIDs and documents below the
  * query's threshold thr[wi], appends the tile's min(k, candidates) best
  * result keys to the query's candidate region cand[cand_off ..], counting
@@ -313,19 +317,20 @@ gpuir_search_order_kernel(const GpuirSearchWork *__restrict__ work, uint32_t nti
  * tile whose tile_ub is below the threshold.  stats (debug, may be NULL)
  * accumulates decoded blocks and pruning.
  */
-__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
+__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 const GpuirSearchWork *__restrict__ work, uint32_t nw, uint32_t ntiles,
-						 const gpuir_cuda_term *__restrict__ terms,
+						 bool rank_major, const gpuir_cuda_term *__restrict__ terms,
 						 const uint32_t *__restrict__ order,
 						 const float *__restrict__ tile_ub,
 						 const uint32_t *__restrict__ tile_order, uint32_t *thr,
 						 uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
 						 uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
-	__shared__ GpuirTileSmem sm;
-	const uint32_t wi = blockIdx.x % nw;
-	const uint32_t rank = blockIdx.x / nw;
+	extern __shared__ __align__(16) unsigned char tile_smem[];
+	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
+	const uint32_t wi = rank_major ? blockIdx.x % nw : blockIdx.x / ntiles;
+	const uint32_t rank = rank_major ? blockIdx.x / nw : blockIdx.x % ntiles;
 	const GpuirSearchWork qw = work[wi];
 	const bool	bmw = (qw.mode == GPUIR_CUDA_MODE_BMW);
 	const uint32_t tile = bmw ? tile_order[(size_t) qw.bmw * ntiles + rank] : rank;
@@ -661,6 +666,7 @@ struct GpuirSearchPlan
 	uint8_t    *chunk_bmw;		/* [nchunks]: chunk has a BMW query */
 	uint8_t    *chunk_part;		/* [nchunks]: chunk has a query that may need
 								 * the partial selection */
+	uint8_t    *chunk_or;		/* [nchunks]: chunk has an OR or BMW query */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
@@ -679,6 +685,7 @@ plan_free(GpuirSearchPlan *p)
 	free(p->chunk_start);
 	free(p->chunk_bmw);
 	free(p->chunk_part);
+	free(p->chunk_or);
 }
 
 /*
@@ -781,6 +788,8 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		p->chunk_bmw[p->nchunks - 1] = 1;
 	if (gpuir_part_needed(cap, qq->k))
 		p->chunk_part[p->nchunks - 1] = 1;
+	if (!and_mode)
+		p->chunk_or[p->nchunks - 1] = 1;
 	w->cand_off = p->chunk_keys;
 	w->cand_cap = cap;
 	p->chunk_keys += region;
@@ -805,8 +814,9 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	p->chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
 	p->chunk_bmw = (uint8_t *) calloc((size_t) nqueries + 1, 1);
 	p->chunk_part = (uint8_t *) calloc((size_t) nqueries + 1, 1);
+	p->chunk_or = (uint8_t *) calloc((size_t) nqueries + 1, 1);
 	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
-		p->chunk_bmw == NULL || p->chunk_part == NULL)
+		p->chunk_bmw == NULL || p->chunk_part == NULL || p->chunk_or == NULL)
 		return GPUIR_CUDA_OOM;
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
@@ -997,6 +1007,11 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	gpuir_cuda_status st;
 
+	/* the tile kernel's shared memory is above the 48 KB of a default launch */
+	if ((st = gpuir_cuda_check(cudaFuncSetAttribute(gpuir_search_tile_kernel,
+													cudaFuncAttributeMaxDynamicSharedMemorySize,
+													(int) sizeof(GpuirTileSmem)))) != GPUIR_CUDA_OK)
+		return st;
 	for (uint32_t c = 0; c < p->nchunks; c++)
 	{
 		const uint32_t w0 = p->chunk_start[c];
@@ -1013,8 +1028,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}
-		gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
-			(dseg, dsc, d_work + w0, nw, ntiles, d_terms, d_order,
+		gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
+			(dseg, dsc, d_work + w0, nw, ntiles, p->chunk_or[c] != 0, d_terms, d_order,
 			 d_tub, d_tord, d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;

@@ -2,7 +2,7 @@
  *
  * gpuir_search_tile.cuh
  *	  Device routines of the search's tile kernel (gpuir_search.cu): one
- *	  thread block of 128 threads scores one (query, tile) pair, a tile
+ *	  thread block of 256 threads scores one (query, tile) pair, a tile
  *	  being GPUIR_TILE_DOCS consecutive docIDs of the segment, with the OR,
  *	  BMW or AND algorithm, in shared memory (GpuirTileSmem).
  *
@@ -20,7 +20,8 @@
 #include "gpuir_decode.cuh"
 #include "gpuir_topk.cuh"
 
-#define GPUIR_SEARCH_THREADS	128		/* tile kernel */
+#define GPUIR_SEARCH_THREADS	256		/* tile kernel */
+#define GPUIR_SEARCH_MIN_BLOCKS	3		/* tile kernel's blocks per SM (shared memory) */
 #define GPUIR_SEARCH_WARPS		(GPUIR_SEARCH_THREADS / 32)
 #define GPUIR_TILE_DOCS			GPUIR_CUDA_TILE_DOCS	/* docIDs per tile (gpuir_cuda.h) */
 #define GPUIR_TILE_WORDS		(GPUIR_TILE_DOCS / 32)	/* bitmap words per tile */
@@ -34,7 +35,7 @@ static_assert(GPUIR_TILE_DOCS % (32 * GPUIR_SEARCH_THREADS) == 0,
 static_assert(GPUIR_BMW_SUB_DOCS % 32 == 0 && GPUIR_BMW_SUB_DOCS <= GPUIR_BLOCK_SIZE,
 			  "a BMW sub-range is whole bitmap words and overlaps at most two blocks");
 
-/* shared memory of the tile kernel (about 35 KB) */
+/* shared memory of the tile kernel (about 70 KB, dynamic) */
 struct GpuirTileSmem
 {
 	float		acc[GPUIR_TILE_DOCS];	/* score accumulators */
@@ -225,7 +226,7 @@ enum GpuirTilePass
 /*
  * gpuir_tile_term: one list's pass over the tile [lo, hi), starting at its
  * first overlapping block first; warp w decodes blocks first + w, first + w
- * + 4, ... (gpuir_warp_decode_block).  Blocks whose docID range holds no
+ * + GPUIR_SEARCH_WARPS, ... (gpuir_warp_decode_block).  Blocks whose docID range holds no
  * candidate are skipped undecoded in the FILTER and SCORE passes (Parallel
  * Merge Find); in the BMW pass, blocks whose docID range in the tile lies
  * in dead sub-ranges only (sm.alive).  Within the pass each docID is
@@ -317,7 +318,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 	return __syncthreads_or(bad) == 0;
 }
 
-/* the first block of term j of the query in the tile (cached for j < 128) */
+/* the first block of term j of the query in the tile (cached for j < 256) */
 __device__ static inline uint32_t
 gpuir_term_first(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t j,
 				 uint32_t lo, uint32_t hi, const GpuirTileSmem &sm)

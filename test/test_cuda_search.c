@@ -1328,7 +1328,7 @@ main(int argc, char **argv)
 		quick ? 10000 : 50000, 0, 1, 0};
 		const SegSpec skew = {"skew", quick ? 60000 : 1000000, quick ? 100 : 400,
 		quick ? 20000 : 200000, 1, 0, 1};
-		static const uint32_t edge_ndocs[] = {1, 100, 8191, 8192, 8193, 20000};
+		static const uint32_t edge_ndocs[] = {1, 100, 8191, 8192, 8193, 16383, 16384, 16385, 20000};
 
 		for (size_t i = 0; i < sizeof(edge_ndocs) / sizeof(edge_ndocs[0]); i++)
 		{
