@@ -11,7 +11,8 @@
  * Suel, WWW 2009, section 6.2): every value sits at a fixed bit offset, so
  * lane l unpacks postings 4l .. 4l + 3 of the d-gap and tf sections
  * independently, patches the exceptions' high bits that fall in its
- * postings, and a warp-wide prefix sum (shuffles) of gap + 1, seeded with
+ * postings (found by a binary search over the positions, held in the
+ * warp's registers), and a warp-wide prefix sum (shuffles) of gap + 1, seeded with
  * the previous block's last docID, yields the docIDs.  Blocks therefore
  * decode independently, with no shared memory and no barrier: a thread
  * block's warps decode different blocks at the same time.
@@ -162,39 +163,93 @@ gpuir_unpack(const uint8_t *__restrict__ in, bool aligned, uint32_t word, uint32
 /*
  * gpuir_warp_section: the values of section s of a validated block of n
  * postings for the calling lane, vals[r] = value 4 * lane + r (0 past n),
- * exceptions patched (vals |= high_j << w); every lane walks the exception
- * positions (one byte each, broadcast loads) and patches those in its
- * postings.  Returns false (in every lane) when the positions are not
- * strictly increasing or reach n.
+ * exceptions patched (vals |= high_j << w).  The e <= 128 exception
+ * positions (one byte each, padded to whole words) sit in the warp's
+ * registers, word l in lane l; each lane finds, by binary search over
+ * them (shuffles), the first exception at or after its postings and
+ * patches the (at most four) that fall in them, unpacking their high bits
+ * itself, so no lane walks all e exceptions.  Returns false (in every
+ * lane) when the positions are not strictly increasing or reach n.
  */
 __device__ static inline bool
 gpuir_warp_section(const uint8_t *__restrict__ in, bool aligned, const GpuirSectionLayout &s,
 				   int n, uint32_t vals[GPUIR_DECODE_PER_LANE])
 {
 	const uint32_t lane = threadIdx.x & 31;
-	int			last = -1;
+	const uint32_t e = (uint32_t) s.e;
+	const uint32_t first = GPUIR_DECODE_PER_LANE * lane;	/* my first posting */
+	uint32_t	posw = 0,
+				next,
+				lo,
+				hi;
+	bool		bad = false;
 
 #pragma unroll
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 	{
-		const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
+		const uint32_t i = first + r;
 
 		vals[r] = ((int) i < n) ? gpuir_unpack(in, aligned, s.word, i, s.w) : 0;
 	}
-	for (int j = 0; j < s.e; j++)
-	{
-		const int	p = in[s.pos_byte + j];
+	if (e == 0)
+		return true;			/* uniform */
 
-		if (p >= n || p <= last)
-			return false;		/* uniform: every lane read the same bytes */
-		last = p;
-		if ((uint32_t) p / GPUIR_DECODE_PER_LANE == lane)
+	/* positions 4 lane .. 4 lane + 3 (padding bytes past e are not read) */
+	if (4 * lane < e)
+		posw = (s.pos_byte % 4 == 0 && aligned)
+			? __ldg(reinterpret_cast<const uint32_t *>(in + s.pos_byte) + lane)
+			: (uint32_t) in[s.pos_byte + 4 * lane] |
+			((uint32_t) in[s.pos_byte + 4 * lane + 1] << 8) |
+			((uint32_t) in[s.pos_byte + 4 * lane + 2] << 16) |
+			((uint32_t) in[s.pos_byte + 4 * lane + 3] << 24);
+
+	/* strictly increasing and < n: my four against each other and the next lane's first */
+	next = __shfl_down_sync(0xFFFFFFFFu, posw, 1) & 0xFF;
+#pragma unroll
+	for (uint32_t r = 0; r < 4; r++)
+	{
+		const uint32_t j = 4 * lane + r;
+		const uint32_t p = (posw >> (8 * r)) & 0xFF;
+		const uint32_t q = (r < 3) ? (posw >> (8 * (r + 1))) & 0xFF : next;
+
+		if (j < e && (p >= (uint32_t) n || (j + 1 < e && q <= p)))
+			bad = true;
+	}
+	if (__any_sync(0xFFFFFFFFu, bad))
+		return false;
+
+	/* lo = the first exception whose position is >= first (binary search) */
+	lo = 0;
+	hi = e;
+	while (__any_sync(0xFFFFFFFFu, lo < hi))
+	{
+		const uint32_t mid = (lo + hi) / 2;
+		const uint32_t w = __shfl_sync(0xFFFFFFFFu, posw, (mid / 4) & 31);
+		const uint32_t p = (w >> (8 * (mid % 4))) & 0xFF;
+
+		if (lo < hi)
 		{
-			const uint32_t high = gpuir_unpack(in, aligned, s.high_word, (uint32_t) j, s.h) << s.w;
+			if (p < first)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	/* exceptions lo .. lo + 3 may fall in my postings (positions increase) */
+#pragma unroll
+	for (uint32_t t = 0; t < GPUIR_DECODE_PER_LANE; t++)
+	{
+		const uint32_t j = lo + t;
+		const uint32_t w = __shfl_sync(0xFFFFFFFFu, posw, (j / 4) & 31);
+		const uint32_t p = (w >> (8 * (j % 4))) & 0xFF;
+
+		if (j < e && p < first + GPUIR_DECODE_PER_LANE)
+		{
+			const uint32_t high = gpuir_unpack(in, aligned, s.high_word, j, s.h) << s.w;
 
 #pragma unroll
 			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-				if (p % GPUIR_DECODE_PER_LANE == r)
+				if (p - first == (uint32_t) r)
 					vals[r] |= high;
 		}
 	}
