@@ -329,10 +329,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *	OR		exhaustive score accumulation organised by docID range (Ding et
  *			al. 2009, section 8.3; Stanfill 1992, parallel inverted files
  *			with score accumulators): the docID space is cut into tiles of
- *			8192 docIDs; one thread block per (query, tile) decodes the blocks
- *			of each list that overlap the tile (found by binary search on
- *			block_last) and adds the terms' BM25 contributions, in the
- *			query's term order, to float accumulators in shared memory.
+ *			GPUIR_CUDA_TILE_DOCS docIDs; one thread block per (query, tile)
+ *			decodes the blocks of each list that overlap the tile (found by
+ *			binary search on block_last; one warp per block) and adds the
+ *			terms' BM25 contributions, in the query's term order, to float
+ *			accumulators in shared memory, visiting matched documents only.
  *	AND		Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1),
  *			per tile: lists from shortest to longest; the shortest list's
  *			blocks in the tile give the candidates, and of each longer list
@@ -355,10 +356,12 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			engine's BMW.
  *	top-k	multi-level selection (Ding et al. 2009, section 8.3; Stanfill
  *			1992, data-parallel top-N): each tile keeps its k best
- *			documents by a block-wide radix select on the 64-bit key
- *			(score, ~docID), then one thread block per query selects the k
- *			best of its tiles' candidates and sorts them
- *			(cub::BlockRadixSort).
+ *			documents at or above the query's running threshold (every
+ *			mode keeps one) by a block-wide radix select on the 64-bit key
+ *			(score, ~docID); a query with many candidates has them cut in
+ *			32 slices first, each reduced to its k best by its own thread
+ *			block; then one thread block per query selects the k best and
+ *			sorts them (cub::BlockRadixSort).
  *
  * Inputs:
  *	seg			resident segment (gpuir_cuda_segment_upload); device arrays
