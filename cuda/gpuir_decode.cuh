@@ -123,13 +123,16 @@ gpuir_block_layout(const uint8_t *hdr, size_t avail, GpuirBlockLayout *l)
 }
 
 /*
- * gpuir_load_word: 32-bit little-endian word k of in; word loads when in
- * is 4-byte aligned, byte loads otherwise.
+ * gpuir_load_word: 32-bit little-endian word k of in; a word load when
+ * ALIGNED (in is 4-byte aligned), byte loads otherwise.  The callers pick
+ * ALIGNED once per block (gpuir_warp_decode_block), so the common aligned
+ * block runs no byte-load code at all.
  */
+template <bool ALIGNED>
 __device__ static inline uint32_t
-gpuir_load_word(const uint8_t *__restrict__ in, bool aligned, uint32_t k)
+gpuir_load_word(const uint8_t *__restrict__ in, uint32_t k)
 {
-	if (aligned)
+	if (ALIGNED)
 		return __ldg(reinterpret_cast<const uint32_t *>(in) + k);
 	return (uint32_t) in[4 * k] | ((uint32_t) in[4 * k + 1] << 8) |
 		((uint32_t) in[4 * k + 2] << 16) | ((uint32_t) in[4 * k + 3] << 24);
@@ -138,26 +141,21 @@ gpuir_load_word(const uint8_t *__restrict__ in, bool aligned, uint32_t k)
 /*
  * gpuir_unpack: value i of width w (0..32) of the LSB-first packed words
  * starting at word `word` of the block in; reads the word holding its
- * first bit and, if the value straddles, the next one (both inside the
- * section for a validated block).
+ * first bit (none when w = 0) and, if the value straddles, the next one
+ * (both inside the section for a validated block).  No branch: the loads
+ * are predicated and the value is a funnel shift under a mask.
  */
+template <bool ALIGNED>
 __device__ static inline uint32_t
-gpuir_unpack(const uint8_t *__restrict__ in, bool aligned, uint32_t word, uint32_t i, int w)
+gpuir_unpack(const uint8_t *__restrict__ in, uint32_t word, uint32_t i, int w)
 {
-	uint32_t	bit,
-				wi,
-				off;
-	uint64_t	v;
+	const uint32_t bit = i * (uint32_t) w;
+	const uint32_t wi = word + (bit >> 5);
+	const uint32_t off = bit & 31;
+	const uint32_t lo = (w > 0) ? gpuir_load_word<ALIGNED>(in, wi) : 0;
+	const uint32_t hi = (off + (uint32_t) w > 32) ? gpuir_load_word<ALIGNED>(in, wi + 1) : 0;
 
-	if (w == 0)
-		return 0;
-	bit = i * (uint32_t) w;
-	wi = word + (bit >> 5);
-	off = bit & 31;
-	v = gpuir_load_word(in, aligned, wi) >> off;
-	if (off + w > 32)
-		v |= (uint64_t) gpuir_load_word(in, aligned, wi + 1) << (32 - off);
-	return (uint32_t) (v & (w == 32 ? 0xFFFFFFFFull : ((1ull << w) - 1)));
+	return __funnelshift_r(lo, hi, off) & (uint32_t) ((1ull << w) - 1);
 }
 
 /*
@@ -171,8 +169,9 @@ gpuir_unpack(const uint8_t *__restrict__ in, bool aligned, uint32_t word, uint32
  * itself, so no lane walks all e exceptions.  Returns false (in every
  * lane) when the positions are not strictly increasing or reach n.
  */
+template <bool ALIGNED>
 __device__ static inline bool
-gpuir_warp_section(const uint8_t *__restrict__ in, bool aligned, const GpuirSectionLayout &s,
+gpuir_warp_section(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 				   int n, uint32_t vals[GPUIR_DECODE_PER_LANE])
 {
 	const uint32_t lane = threadIdx.x & 31;
@@ -189,19 +188,14 @@ gpuir_warp_section(const uint8_t *__restrict__ in, bool aligned, const GpuirSect
 	{
 		const uint32_t i = first + r;
 
-		vals[r] = ((int) i < n) ? gpuir_unpack(in, aligned, s.word, i, s.w) : 0;
+		vals[r] = ((int) i < n) ? gpuir_unpack<ALIGNED>(in, s.word, i, s.w) : 0;
 	}
 	if (e == 0)
 		return true;			/* uniform */
 
 	/* positions 4 lane .. 4 lane + 3 (padding bytes past e are not read) */
 	if (4 * lane < e)
-		posw = (s.pos_byte % 4 == 0 && aligned)
-			? __ldg(reinterpret_cast<const uint32_t *>(in + s.pos_byte) + lane)
-			: (uint32_t) in[s.pos_byte + 4 * lane] |
-			((uint32_t) in[s.pos_byte + 4 * lane + 1] << 8) |
-			((uint32_t) in[s.pos_byte + 4 * lane + 2] << 16) |
-			((uint32_t) in[s.pos_byte + 4 * lane + 3] << 24);
+		posw = gpuir_load_word<ALIGNED>(in, s.pos_byte / 4 + lane);	/* pos_byte % 4 == 0 */
 
 	/* strictly increasing and < n: my four against each other and the next lane's first */
 	next = __shfl_down_sync(0xFFFFFFFFu, posw, 1) & 0xFF;
@@ -245,7 +239,7 @@ gpuir_warp_section(const uint8_t *__restrict__ in, bool aligned, const GpuirSect
 
 		if (j < e && p < first + GPUIR_DECODE_PER_LANE)
 		{
-			const uint32_t high = gpuir_unpack(in, aligned, s.high_word, j, s.h) << s.w;
+			const uint32_t high = gpuir_unpack<ALIGNED>(in, s.high_word, j, s.h) << s.w;
 
 #pragma unroll
 			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
@@ -254,6 +248,118 @@ gpuir_warp_section(const uint8_t *__restrict__ in, bool aligned, const GpuirSect
 		}
 	}
 	return true;
+}
+
+/* gpuir_warp_decode_block for a block at an aligned (ALIGNED) or any address */
+template <bool ALIGNED>
+__device__ static inline int
+gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
+						   bool want_docids, bool want_tfs,
+						   uint32_t docid[GPUIR_DECODE_PER_LANE],
+						   uint32_t tf[GPUIR_DECODE_PER_LANE])
+{
+	const uint32_t lane = threadIdx.x & 31;
+	uint8_t		hdr[GPUIR_BLOCK_HEADER];
+	GpuirBlockLayout l;
+	int			n;
+	bool		bad = false;
+
+#pragma unroll
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		docid[r] = tf[r] = 0;
+	if (avail < GPUIR_BLOCK_HEADER)
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	for (int k = 0; k < 2; k++)
+	{
+		uint32_t	w = gpuir_load_word<ALIGNED>(in, k);
+
+		for (int b = 0; b < 4; b++)
+			hdr[4 * k + b] = (uint8_t) (w >> (8 * b));
+	}
+	/* uniform: every lane sees the same header */
+	if (!gpuir_block_layout(hdr, avail, &l))
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	n = l.n;
+
+	if (want_docids)
+	{
+		uint32_t	gap[GPUIR_DECODE_PER_LANE],
+					sum[GPUIR_DECODE_PER_LANE],
+					total = 0,
+					incl,
+					base,
+					before;
+
+		if (!gpuir_warp_section<ALIGNED>(in, l.gap, n, gap))
+			return GPUIR_CUDA_BLOCK_CORRUPT;
+
+		/*
+		 * docID = prev + prefix sum of gap + 1, modulo 2^32: within the lane,
+		 * then across lanes.  A docID past 0xFFFFFFFE in exact arithmetic
+		 * shows here as 0xFFFFFFFF or as a docID not above the one before
+		 * it (each step adds 1 .. 2^32), and docIDs before the first such
+		 * one are exact; so these two checks give the CPU decoder's verdict
+		 * (GpuirCodecDecode: every docID below 0xFFFFFFFF).
+		 */
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		{
+			if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
+				total += gap[r] + 1;
+			sum[r] = total;
+		}
+		incl = total;
+		for (int o = 1; o < 32; o <<= 1)
+		{
+			const uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+
+			if (lane >= (uint32_t) o)
+				incl += v;
+		}
+		base = prev + (incl - total);	/* prev = 0xFFFFFFFF: -1 */
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+			docid[r] = base + sum[r];
+		/* the docID before my first: the previous lane's last, or prev */
+		before = __shfl_up_sync(0xFFFFFFFFu, docid[GPUIR_DECODE_PER_LANE - 1], 1);
+		if (lane == 0)
+			before = prev;
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		{
+			const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
+
+			if ((int) i < n)
+				bad |= docid[r] == GPUIR_FIRST_PREV_DOCID ||
+					((i > 0 || prev != GPUIR_FIRST_PREV_DOCID) && docid[r] <= before);
+			else
+				docid[r] = 0;
+			before = docid[r];
+		}
+	}
+	if (want_tfs)
+	{
+		uint32_t	v[GPUIR_DECODE_PER_LANE];
+
+		if (!gpuir_warp_section<ALIGNED>(in, l.tf, n, v))
+			bad = true;
+		else
+#pragma unroll
+			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+				if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
+				{
+					bad |= (v[r] == 0xFFFFFFFFu);
+					tf[r] = v[r] + 1;
+				}
+	}
+	if (__any_sync(0xFFFFFFFFu, bad))
+	{
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+			docid[r] = tf[r] = 0;
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	}
+	return n;
 }
 
 /*
@@ -278,92 +384,12 @@ gpuir_warp_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t p
 						bool want_docids, bool want_tfs,
 						uint32_t docid[GPUIR_DECODE_PER_LANE], uint32_t tf[GPUIR_DECODE_PER_LANE])
 {
-	const uint32_t lane = threadIdx.x & 31;
-	const bool	aligned = (reinterpret_cast<uintptr_t>(in) & 3) == 0;
-	uint8_t		hdr[GPUIR_BLOCK_HEADER];
-	GpuirBlockLayout l;
-	int			n;
-	bool		bad = false;
-
-#pragma unroll
-	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-		docid[r] = tf[r] = 0;
-	if (avail < GPUIR_BLOCK_HEADER)
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	for (int k = 0; k < 2; k++)
-	{
-		uint32_t	w = gpuir_load_word(in, aligned, k);
-
-		for (int b = 0; b < 4; b++)
-			hdr[4 * k + b] = (uint8_t) (w >> (8 * b));
-	}
-	/* uniform: every lane sees the same header */
-	if (!gpuir_block_layout(hdr, avail, &l))
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	n = l.n;
-
-	if (want_docids)
-	{
-		uint32_t	gap[GPUIR_DECODE_PER_LANE];
-		unsigned long long sum[GPUIR_DECODE_PER_LANE],
-					total,
-					incl;
-		long long	base;
-
-		if (!gpuir_warp_section(in, aligned, l.gap, n, gap))
-			return GPUIR_CUDA_BLOCK_CORRUPT;
-		/* prefix sum of gap + 1: within the lane, then across lanes */
-		total = 0;
-#pragma unroll
-		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-		{
-			if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
-				total += (unsigned long long) gap[r] + 1;
-			sum[r] = total;
-		}
-		incl = total;
-		for (int o = 1; o < 32; o <<= 1)
-		{
-			unsigned long long v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-
-			if (lane >= (uint32_t) o)
-				incl += v;
-		}
-		base = (prev == GPUIR_FIRST_PREV_DOCID ? -1LL : (long long) prev) +
-			(long long) (incl - total);
-#pragma unroll
-		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-			if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
-			{
-				const long long d = base + (long long) sum[r];
-
-				bad |= (d >= (long long) GPUIR_FIRST_PREV_DOCID);
-				docid[r] = (uint32_t) d;
-			}
-	}
-	if (want_tfs)
-	{
-		uint32_t	v[GPUIR_DECODE_PER_LANE];
-
-		if (!gpuir_warp_section(in, aligned, l.tf, n, v))
-			bad = true;
-		else
-#pragma unroll
-			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-				if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
-				{
-					bad |= (v[r] == 0xFFFFFFFFu);
-					tf[r] = v[r] + 1;
-				}
-	}
-	if (__any_sync(0xFFFFFFFFu, bad))
-	{
-#pragma unroll
-		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-			docid[r] = tf[r] = 0;
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	}
-	return n;
+	/* uniform: the same address in every lane */
+	if ((reinterpret_cast<uintptr_t>(in) & 3) == 0)
+		return gpuir_warp_decode_block_at<true>(in, avail, prev, want_docids, want_tfs,
+												docid, tf);
+	return gpuir_warp_decode_block_at<false>(in, avail, prev, want_docids, want_tfs,
+											 docid, tf);
 }
 
 #endif							/* GPUIR_DECODE_CUH */
