@@ -38,18 +38,18 @@ static_assert(GPUIR_BMW_SUB_DOCS % 32 == 0 && GPUIR_BMW_SUB_DOCS <= GPUIR_BLOCK_
 /* shared memory of the tile kernel (about 70 KB, dynamic) */
 struct GpuirTileSmem
 {
-	float		acc[GPUIR_TILE_DOCS];	/* score accumulators */
+	float		acc[GPUIR_TILE_DOCS];	/* score accumulators (valid where cur is set) */
 	uint32_t	cur[GPUIR_TILE_WORDS];	/* OR: matched; AND: candidates */
 	uint32_t	nxt[GPUIR_TILE_WORDS];	/* AND: candidates in the current list */
 	uint32_t	first[GPUIR_TILE_FIRST_CACHE];	/* first overlapping block of term j */
 	GpuirSelectTempStorage<GPUIR_SEARCH_THREADS> sel;
-	uint32_t	total;			/* valid documents in the tile */
+	uint32_t	total;			/* the tile's candidates (gpuir_tile_candidates) */
 	uint32_t	base;			/* first candidate slot of the tile */
 	uint32_t	pos;			/* candidate slots handed out */
 	uint32_t	alive[GPUIR_BMW_ALIVE_WORDS];	/* BMW: live sub-ranges */
 	uint32_t	ndec;			/* blocks decoded (debug statistics) */
 	float		th;				/* the query's threshold, read once per tile */
-	unsigned long long kmin;	/* BMW: smallest key kept by the tile */
+	unsigned long long kmin;	/* smallest key kept by the tile */
 };
 
 /* debug statistics (gpuir_cuda_search_stats), device side */
