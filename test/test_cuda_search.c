@@ -29,7 +29,9 @@
  * the outputs must be identical, BMW must decode no more blocks than OR,
  * and the decoded blocks, pruned tiles and sub-ranges and both
  * throughputs are printed.  A segment uploaded without impacts and queries
- * with a negative idf must fall back to OR (same results).
+ * with a negative idf must fall back to OR (same results).  A segment of
+ * 2.2 M docIDs makes top-1000 queries select in two levels (partial
+ * selections, then the final one).
  *
  * Without a CUDA driver or device prints
  *	cuda search: skipped (no CUDA device: <detail>)
@@ -1281,6 +1283,39 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	seg_free(&s);
 }
 
+/*
+ * test_partial: a segment of more than 2 M docIDs (over 128 tiles) where
+ * top-1000 queries of one or two long lists leave more than 64,000
+ * candidates, so that the final selection runs in two levels
+ * (gpuir_search_partial_kernel: 32 slices, then the final kernel over
+ * 32 x k); OR and BMW, checked against the reference like every batch.
+ * Not in --quick runs (the reference scores millions of postings).
+ */
+static void
+test_partial(const gpuir_cuda_scoring *sc)
+{
+	const SegSpec spec = {"partial", 2200000, 12, 2200000, 1, 0, 0};
+	BatchSpec	or_k1000 = {"partial: OR of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_OR,
+	1000, 1000, 0};
+	BatchSpec	bmw_k1000 = {"partial: BMW of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_BMW,
+	1000, 1000, 0};
+	TestSeg		s;
+	Ref			r;
+	gpuir_cuda_status st;
+
+	seg_build(&s, &spec);
+	st = seg_upload(&s);
+	check(st == GPUIR_CUDA_OK, "partial: upload");
+	if (st == GPUIR_CUDA_OK)
+	{
+		ref_init(&r, s.ndocs);
+		test_batch(&r, &s, sc, &or_k1000, 0);
+		test_batch(&r, &s, sc, &bmw_k1000, 0);
+		ref_free(&r);
+	}
+	seg_free(&s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1350,6 +1385,8 @@ main(int argc, char **argv)
 		sc.b = 0.75f;
 		sc.avgdl = 1100.0f;
 		test_segment(&skew, &sc, 1, 0, 0);
+		if (!quick)
+			test_partial(&sc);
 	}
 
 	printf("cuda search: %d passed, %d failed\n", passed, failed);
