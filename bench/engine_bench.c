@@ -21,6 +21,7 @@
  *		[--max-queries 0] [--check 50] [--selfcheck 3] [--out results.tsv]
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
+ *		[--resample DOCS]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -45,6 +46,10 @@
  *				a log-normal paragraph-like length histogram (5..300 tokens,
  *				mean about 32) and one log of 2000 queries (1..5 terms, ranks
  *				log-uniform).  For testing the program only.
+ *	--resample DOCS	real documents instead of i.i.d. tokens (see step 2): lines
+ *				"lexeme:tf lexeme:tf ..." in crawl order, lexemes as in the
+ *				vocabulary (bench/compare --export-engine-inputs writes
+ *				docs.tsv from the Wikipedia paragraphs).
  *
  * What it does:
  *	1. Device: name, memory, and the card's copy bandwidth measured in this
@@ -66,8 +71,14 @@
  *	   per-term counts, prefix sums over terms and threads, scatter).  Only
  *	   terms that occur get a list.  Note that i.i.d. tokens have no
  *	   burstiness: a term's generated df is higher, and its tfs lower, than
- *	   in real text of the same cf.  Prints totals and a loud warning when
- *	   postings < 1e9.
+ *	   in real text of the same cf, and terms never co-occur, so block-max
+ *	   bounds are flat.  With --resample, document d is instead the real
+ *	   document d mod n of the file (so docIDs follow the crawl order and
+ *	   neighbouring documents share an article's terms), each distinct term
+ *	   kept with its tf with probability 0.9 and otherwise replaced by as
+ *	   many tokens drawn i.i.d. by cf (so that the n real documents, cycled
+ *	   over tens of millions of docIDs, do not repeat exactly); lengths are
+ *	   the real ones.  Prints totals and a loud warning when postings < 1e9.
  *	3. Segment: ONE segment as src/gpuirsegment.c writes it: lists in
  *	   dictionary (lexeme) order, each encoded by the list encoder of
  *	   src/gpuirlist.c (GpuirListEncodeBlock, the index's own code: blocks
@@ -177,6 +188,7 @@ main(int argc, char **argv)
 	QLog	   *logs;
 	int			nlogs;
 	Corpus		c;
+	Source		src;
 	Segment		s;
 	GpuInfo		g;
 	int			have_gpu;
@@ -203,7 +215,10 @@ main(int argc, char **argv)
 
 	/* inputs, corpus, segment */
 	read_inputs(&o, &voc, &hist, &logs, &nlogs);
-	generate_corpus(&c, &voc, &hist, (uint32_t) o.docs, o.seed, o.threads, o.verify);
+	if (o.resample != NULL)
+		source_read(&src, &voc, o.resample);
+	generate_corpus(&c, &voc, &hist, o.resample != NULL ? &src : NULL, (uint32_t) o.docs,
+					o.seed, o.threads, o.verify);
 	build_segment(&s, &c, &voc, &o);
 	free(c.inv_doc);
 	free(c.inv_tf);

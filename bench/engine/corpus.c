@@ -16,6 +16,7 @@
 #include <string.h>
 
 #define GEN_CHUNK		4096		/* documents per random stream */
+#define RESAMPLE_KEEP	0.9			/* --resample: a source term is kept with this probability */
 #define HEAD_TERMS		65536		/* terms of the cache-resident alias table */
 
 /* ---------- alias tables (Vose) ---------- */
@@ -124,7 +125,20 @@ typedef struct GenCtx
 	uint32_t   *head_term;
 	uint32_t   *tail_term;
 	uint64_t	head_thr;		/* (r >> 11) < head_thr: draw from the head */
+	const Source *src;			/* --resample: the real documents, or NULL */
+	uint64_t	keep_thr;		/* (r >> 11) < keep_thr: keep a source term */
 } GenCtx;
+
+/* one token drawn i.i.d. by cf */
+static inline uint32_t
+draw_term(const GenCtx *g, Rng *r)
+{
+	uint64_t	r1 = rng_next(r);
+
+	if ((r1 >> 11) < g->head_thr)
+		return g->head_term[alias_draw(&g->head, rng_next(r))];
+	return g->tail_term[alias_draw(&g->tail, rng_next(r))];
+}
 
 static void
 gen_worker(void *arg, int tid, int nt)
@@ -154,20 +168,47 @@ gen_worker(void *arg, int tid, int nt)
 		rng_seed(&r, g->seed, ch);
 		for (uint32_t d = da; d < db; d++)
 		{
-			uint32_t	dl = g->dl_val[alias_draw(&g->dl_alias, rng_next(&r))];
+			uint32_t	dl = 0;
 			uint32_t	nd = 0;
 
-			for (uint32_t i = 0; i < dl; i++)
+			if (g->src != NULL)
 			{
-				uint64_t	r1 = rng_next(&r);
-				uint32_t	v;
+				/* real document d mod n, in file (crawl) order, perturbed */
+				const Source *s = g->src;
+				const uint32_t sd = d % s->n;
 
-				if ((r1 >> 11) < g->head_thr)
-					v = g->head_term[alias_draw(&g->head, rng_next(&r))];
-				else
-					v = g->tail_term[alias_draw(&g->tail, rng_next(&r))];
-				if (tfc[v]++ == 0)
-					dist[nd++] = v;
+				for (uint64_t p = s->off[sd]; p < s->off[sd + 1]; p++)
+				{
+					const uint32_t v = s->term[p];
+					const uint32_t tf = s->tf[p];
+
+					if ((rng_next(&r) >> 11) < g->keep_thr)
+					{
+						if (tfc[v] == 0)
+							dist[nd++] = v;
+						tfc[v] += tf;
+					}
+					else
+						for (uint32_t i = 0; i < tf; i++)
+						{
+							uint32_t	w = draw_term(g, &r);
+
+							if (tfc[w]++ == 0)
+								dist[nd++] = w;
+						}
+					dl += tf;
+				}
+			}
+			else
+			{
+				dl = g->dl_val[alias_draw(&g->dl_alias, rng_next(&r))];
+				for (uint32_t i = 0; i < dl; i++)
+				{
+					uint32_t	v = draw_term(g, &r);
+
+					if (tfc[v]++ == 0)
+						dist[nd++] = v;
+				}
 			}
 			if (t->np + nd > t->cap)
 			{
@@ -353,8 +394,8 @@ u64_desc_idx_cmp(const void *a, const void *b, void *arg)
 }
 
 void
-generate_corpus(Corpus *c, const Vocab *v, const DocLen *h, uint32_t ndocs, uint64_t seed,
-				int nthreads, int verify)
+generate_corpus(Corpus *c, const Vocab *v, const DocLen *h, const Source *src, uint32_t ndocs,
+				uint64_t seed, int nthreads, int verify)
 {
 	GenCtx		g;
 	InvCtx		x;
@@ -380,6 +421,13 @@ generate_corpus(Corpus *c, const Vocab *v, const DocLen *h, uint32_t ndocs, uint
 	g.dl_val = h->dl;
 	g.max_dl = h->max_dl;
 	g.mean_dl = h->mean;
+	g.src = src;
+	g.keep_thr = (uint64_t) (RESAMPLE_KEEP * 9007199254740992.0);
+	if (src != NULL)
+	{
+		g.max_dl = src->max_dl;
+		g.mean_dl = src->mean_dl;
+	}
 	order = xmalloc(sizeof(uint32_t) * v->n);
 	for (uint32_t i = 0; i < v->n; i++)
 		order[i] = i;
@@ -401,9 +449,14 @@ generate_corpus(Corpus *c, const Vocab *v, const DocLen *h, uint32_t ndocs, uint
 	g.nchunks = (uint32_t) (((uint64_t) ndocs + GEN_CHUNK - 1) / GEN_CHUNK);
 	g.th = xcalloc((size_t) nthreads, sizeof(GenThread));
 
-	printf("generate: %u documents on %d threads (dl from the histogram, tokens i.i.d. by cf; "
-		   "the %u most frequent terms hold %.1f%% of the tokens)...\n",
-		   ndocs, nthreads, H, 100.0 * head_cf / (double) v->total_cf);
+	if (src != NULL)
+		printf("generate: %u documents on %d threads, resampled: real document d mod %u in "
+			   "file order, each term kept with probability %.2f, else replaced by i.i.d. "
+			   "tokens...\n", ndocs, nthreads, src->n, RESAMPLE_KEEP);
+	else
+		printf("generate: %u documents on %d threads (dl from the histogram, tokens i.i.d. by cf; "
+			   "the %u most frequent terms hold %.1f%% of the tokens)...\n",
+			   ndocs, nthreads, H, 100.0 * head_cf / (double) v->total_cf);
 	fflush(stdout);
 	t0 = now_s();
 	par_run(nthreads, gen_worker, &g);

@@ -149,6 +149,7 @@ typedef struct Options
 	int			verify;
 	int			devices;		/* --devices: GPUs a batch is split over */
 	int			split_docs;		/* --split docs: by docID windows, else by queries */
+	const char *resample;		/* --resample: real documents to resample, or NULL */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */
@@ -190,7 +191,22 @@ typedef struct QLog
 	uint64_t	not_in_vocab;	/* query terms (after dedup) not in the vocabulary */
 } QLog;
 
+/* the real documents of --resample: term and tf per document, in file order */
+typedef struct Source
+{
+	uint32_t	n;				/* documents */
+	uint64_t   *off;			/* [n + 1] into term, tf */
+	uint32_t   *term;			/* vocabulary term */
+	uint32_t   *tf;
+	uint32_t	max_dl;			/* largest sum of tf of a document */
+	double		mean_dl;
+	uint64_t	unknown;		/* lexemes not in the vocabulary (skipped) */
+} Source;
+
 extern void parse_options(Options *o, int argc, char **argv);
+
+/* the documents of --resample, lexemes looked up in v */
+extern void source_read(Source *s, const Vocab *v, const char *path);
 
 /* the vocabulary, length histogram and query logs of the options; *logs is malloc'd */
 extern void read_inputs(const Options *o, Vocab *v, DocLen *h, QLog **logs, int *nlogs);
@@ -212,8 +228,14 @@ typedef struct Corpus
 	uint32_t	max_df;
 } Corpus;
 
-extern void generate_corpus(Corpus *c, const Vocab *v, const DocLen *h, uint32_t ndocs,
-							uint64_t seed, int nthreads, int verify);
+/*
+ * generate_corpus: ndocs documents, tokens i.i.d. by cf and lengths from h,
+ * or (src not NULL) the real documents of src in file order, cycled, each
+ * distinct term kept with its tf with probability 0.9 and otherwise
+ * replaced by as many i.i.d. tokens (RESAMPLE_KEEP in corpus.c)
+ */
+extern void generate_corpus(Corpus *c, const Vocab *v, const DocLen *h, const Source *src,
+							uint32_t ndocs, uint64_t seed, int nthreads, int verify);
 
 /* ---------- segment.c ---------- */
 

@@ -32,8 +32,9 @@ usage(void)
 		   "         [--max-queries M (0: all)] [--check Q (50)] [--selfcheck Q (3)]\n"
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
-		   "         [--split queries|docs]\n"
-		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...\n"
+		   "         [--split queries|docs] [--resample DOCS]\n"
+		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
+		   "docs (--resample): one document a line, lexeme:tf lexeme:tf ...\n"
 		   "(.gz files are read through gzip -dc).  See the header of bench/engine_bench.c.\n");
 }
 
@@ -156,6 +157,8 @@ parse_options(Options *o, int argc, char **argv)
 		}
 		else if (strcmp(name, "--synthetic") == 0)
 			o->synthetic = (uint32_t) parse_u64(name, val);
+		else if (strcmp(name, "--resample") == 0)
+			o->resample = val;
 		else if (strcmp(name, "--docs") == 0)
 			o->docs = parse_u64(name, val);
 		else if (strcmp(name, "--seed") == 0)
@@ -221,6 +224,8 @@ parse_options(Options *o, int argc, char **argv)
 		else
 			die("unknown option %s (--help for usage)", name);
 	}
+	if (o->resample != NULL && o->synthetic != 0)
+		die("--resample needs --vocab (its lexemes), not --synthetic");
 	if (o->synthetic == 0 && (o->vocab == NULL || o->doclen == NULL || o->nqueries == 0))
 		die("need --vocab, --doclen and at least one --queries (or --synthetic V); --help for usage");
 	if (o->docs < 1 || o->docs > 0xFFFFFFFEu)
@@ -671,6 +676,100 @@ qlog_read(QLog *l, const Vocab *v, const char *path, uint32_t max_queries)
 	free(line);
 	free(toks);
 	input_close(&in);
+}
+
+/* ---------- real documents to resample (--resample) ---------- */
+
+/*
+ * source_read: the documents of path, one a line, "lexeme:tf lexeme:tf ..."
+ * (the lexeme is what precedes the line's token's last ':'; written by
+ * bench/compare --export-engine-inputs from the tsvector column, so
+ * lexemes are escaped as vocab.tsv's are and compare equal to them).
+ * Lexemes not in the vocabulary are skipped and counted; a line left
+ * empty is not a document.
+ */
+void
+source_read(Source *s, const Vocab *v, const char *path)
+{
+	Input		in;
+	char	   *line = NULL;
+	size_t		lcap = 0;
+	ssize_t		n;
+	uint64_t	cap = 1 << 20,
+				np = 0,
+				total = 0;
+	uint32_t	dcap = 1 << 16;
+
+	memset(s, 0, sizeof(*s));
+	s->off = xmalloc(sizeof(uint64_t) * ((size_t) dcap + 1));
+	s->term = xmalloc(sizeof(uint32_t) * cap);
+	s->tf = xmalloc(sizeof(uint32_t) * cap);
+	s->off[0] = 0;
+	input_open(&in, path);
+	while ((n = getline(&line, &lcap, in.f)) >= 0)
+	{
+		char	   *p = line;
+		uint64_t	dl = 0;
+
+		chomp(line, n);
+		while (*p != '\0')
+		{
+			char	   *tok = p,
+					   *colon;
+			const char *end;
+			uint64_t	tf;
+			uint32_t	t;
+
+			while (*p != '\0' && *p != ' ')
+				p++;
+			if (*p == ' ')
+				*p++ = '\0';
+			colon = strrchr(tok, ':');
+			if (tok[0] == '\0')
+				continue;
+			if (colon == NULL || colon == tok ||
+				!parse_field_u64(colon + 1, &end, &tf) || *end != '\0' || tf < 1 ||
+				tf > UINT32_MAX)
+				die("%s: document %u: bad token '%s' (want lexeme:tf)", path, s->n + 1, tok);
+			t = vocab_find(v, tok, (size_t) (colon - tok));
+			if (t == NO_TERM)
+			{
+				s->unknown++;
+				continue;
+			}
+			if (np == cap)
+			{
+				cap *= 2;
+				s->term = xrealloc(s->term, sizeof(uint32_t) * cap);
+				s->tf = xrealloc(s->tf, sizeof(uint32_t) * cap);
+			}
+			s->term[np] = t;
+			s->tf[np] = (uint32_t) tf;
+			np++;
+			dl += tf;
+		}
+		if (np == s->off[s->n])
+			continue;			/* nothing known on the line */
+		if (dl > UINT32_MAX)
+			die("%s: document %u: length over 2^32", path, s->n + 1);
+		if (s->n == dcap)
+		{
+			dcap *= 2;
+			s->off = xrealloc(s->off, sizeof(uint64_t) * ((size_t) dcap + 1));
+		}
+		s->off[++s->n] = np;
+		total += dl;
+		if (dl > s->max_dl)
+			s->max_dl = (uint32_t) dl;
+	}
+	free(line);
+	input_close(&in);
+	if (s->n == 0)
+		die("%s: no document with a lexeme of the vocabulary", path);
+	s->mean_dl = (double) total / s->n;
+	printf("resample source %s: %u documents, %" PRIu64 " postings, mean dl %.2f, max dl %u; "
+		   "%" PRIu64 " lexemes not in the vocabulary skipped\n",
+		   path, s->n, np, s->mean_dl, s->max_dl, s->unknown);
 }
 
 /* ---------- synthetic inputs (--synthetic V) ---------- */
