@@ -193,7 +193,7 @@ gpuir_warp_section(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 	if (e == 0)
 		return true;			/* uniform */
 
-	/* positions 4 lane .. 4 lane + 3 (padding bytes past e are not read) */
+	/* positions 4 lane .. 4 lane + 3 (the section pads them to whole words; bytes past e are ignored) */
 	if (4 * lane < e)
 		posw = gpuir_load_word<ALIGNED>(in, s.pos_byte / 4 + lane);	/* pos_byte % 4 == 0 */
 
