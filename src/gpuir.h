@@ -608,6 +608,14 @@ typedef struct GpuirQueryInput
 	GpuirRowFilter filter;		/* NULL: every row holding a word */
 	void	   *filter_arg;
 	const GpuirResult *after;	/* NULL: from the best */
+	/*
+	 * The caller fetches every result with its own snapshot and skips the
+	 * invisible ones (an index scan's executor does), so the search checks
+	 * no row's visibility when there is no row filter: its results are then
+	 * the top-k of all live index entries, in the same order, of which the
+	 * caller keeps the visible ones.  heap_tid is left invalid.
+	 */
+	bool		visible_by_caller;
 } GpuirQueryInput;
 
 /* GpuirQueryInputText: *in ranks by the bag of words text[0..len) */

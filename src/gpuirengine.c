@@ -159,7 +159,8 @@ fetch_visible(GpuirQuery *q, ItemPointer tid, ItemPointer heap_tid)
  *
  * Without a row filter the snapshot check is deferred (q->defer_visibility):
  * candidates enter the heap unchecked and GpuirQueryCheckVisible checks the
- * final top-k only, k table fetches instead of one per candidate.
+ * final top-k only, k table fetches instead of one per candidate; or none
+ * at all when the caller checks (q->visible_by_caller: an index scan).
  */
 void
 GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_segment)
@@ -211,11 +212,12 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
  * (a row deleted or updated, not yet vacuumed), the heap's threshold was
  * too high to prune by, so q is reset to check each candidate as it comes
  * (the heap emptied) and false is returned: the caller runs q again.
+ * Nothing to check (true) for a query whose caller checks visibility.
  */
 bool
 GpuirQueryCheckVisible(GpuirQuery *q)
 {
-	if (!q->ready || !q->defer_visibility)
+	if (!q->ready || !q->defer_visibility || q->visible_by_caller)
 		return true;
 	for (int i = 0; i < q->nheap; i++)
 	{
@@ -1603,6 +1605,7 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->filter_arg = in->filter_arg;
 	/* a row filter needs each candidate's row: checked as they come */
 	q->defer_visibility = (in->filter == NULL);
+	q->visible_by_caller = q->defer_visibility && in->visible_by_caller;
 	if (in->after != NULL)
 	{
 		q->after_set = true;

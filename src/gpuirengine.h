@@ -70,6 +70,7 @@ typedef struct GpuirQuery
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
 	void	   *filter_arg;
 	bool		defer_visibility;	/* snapshot checks of the final top-k only */
+	bool		visible_by_caller;	/* no snapshot check: the caller's (GpuirQueryInput) */
 	bool		after_set;		/* GpuirQueryInput's after: only results */
 	float4		after_score;	/* ranked after (after_score, after_tid) */
 	ItemPointerData after_tid;

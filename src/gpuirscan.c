@@ -290,10 +290,18 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 			/* a restart returns the same rows first: the source keeps what it hashed */
 			GpuirScoreSourceSet(so->src, scan, key, keylen);
 		}
-		if (in != NULL && page)
+		if (in != NULL)
 		{
+			/*
+			 * The executor fetches every returned row with the scan's snapshot
+			 * and skips invisible ones: the search need not fetch them too.
+			 * Every search of the scan (restarts, pages) ranks all live
+			 * entries, so a restart's results start with those returned.
+			 */
 			paged = *in;
-			paged.after = &last;
+			paged.visible_by_caller = true;
+			if (page)
+				paged.after = &last;
 			in = &paged;
 		}
 		so->nresults = in == NULL ? 0 :
