@@ -241,7 +241,7 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 		bool		page = false;
 		MemoryContext old;
 		GpuirQueryInput textin;
-		GpuirQueryInput paged;
+		GpuirQueryInput scan_in;	/* in, as this scan searches it */
 		const GpuirQueryInput *in;
 		GpuirMode	mode = GPUIR_MODE_BMW;
 		GpuirTsQueryPlan *plan = NULL;
@@ -298,11 +298,11 @@ gpuirgettuple(IndexScanDesc scan, ScanDirection dir)
 			 * Every search of the scan (restarts, pages) ranks all live
 			 * entries, so a restart's results start with those returned.
 			 */
-			paged = *in;
-			paged.visible_by_caller = true;
+			scan_in = *in;
+			scan_in.visible_by_caller = true;
 			if (page)
-				paged.after = &last;
-			in = &paged;
+				scan_in.after = &last;
+			in = &scan_in;
 		}
 		so->nresults = in == NULL ? 0 :
 			GpuirSearch(scan->indexRelation, scan->heapRelation, scan->xs_snapshot,
