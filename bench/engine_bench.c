@@ -150,16 +150,17 @@
  *	   a TSV file of the same rows with a header row (the device, copy
  *	   bandwidths and corpus totals repeated in every row).
  *
- * Limits found in cuda/gpuir_search.cu (tiles of 8192 docIDs: 4883 tiles
- * at 40M docs): a query's candidate region is min(ntiles * k, its
+ * Limits found in cuda/gpuir_search.cu (tiles of 16,384 docIDs: 2,442
+ * tiles at 40M docs): a query's candidate region is min(ntiles * k, its
  * postings) 8-byte keys, and a chunk holds at most 32M keys (256 MiB), so
- * at k = 1000 a long OR query takes up to 4.9M keys and a chunk holds
- * about 6 such queries; a batch of B then runs as ceil(B / 6) chunks of
- * four launches each, and the final selection is one thread block per
- * query over up to 4.9M candidates.  BMW adds 8 bytes per (query, tile)
- * (390 MB at B = 10000).  The outputs are B * kmax docIDs and scores (80 MB
- * at B = 10000, k = 1000).  Everything fits an 80 GB card next to a 3-4 GB
- * segment.  Measured on an H100 (40M docs, --synthetic 1000000, 1.18e9
+ * at k = 1000 a long OR query takes up to 2.4M keys and a chunk holds
+ * about 13 such queries; a batch of B then runs as ceil(B / 13) chunks,
+ * and the final selection of a query with many candidates runs in two
+ * levels (32 slices, then the slices' k best).  BMW adds 8 bytes per
+ * (query, tile) (195 MB at B = 10000).  The outputs are B * kmax docIDs
+ * and scores (80 MB at B = 10000, k = 1000).  Everything fits an 80 GB
+ * card next to a 3-4 GB segment.  Measured on an H100 with the kernels of
+ * 2026-11-25 (40M docs, --synthetic 1000000, 1.18e9
  * postings, 1.86 GB payload): k = 1000 runs 10 to 40 times slower than
  * k = 10 for OR (the per-tile and final top-1000 selections, not the
  * postings, dominate), so the default --max-batch-s skips B = 10000 at

@@ -497,16 +497,7 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
 	if (t == 0)
 		pos = 0;
 	__syncthreads();
-	for (uint64_t base = 0; base < len; base += GPUIR_FINAL_THREADS)
-	{
-		const uint64_t i = base + t;
-		const uint64_t key = (i < len) ? qc[i] : 0;
-		const bool	in = (key != 0 && key >= thr);
-		const uint32_t slot = gpuir_warp_slot(&pos, in);
-
-		if (in && slot < take)
-			out[slot] = key;
-	}
+	gpuir_block_emit<GPUIR_FINAL_THREADS>(qc, len, thr, take, &pos, out);
 	for (uint32_t i = take + t; i < qw.k; i += GPUIR_FINAL_THREADS)
 		out[i] = 0;
 }
@@ -554,16 +545,7 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	if (t == 0)
 		pos = 0;
 	__syncthreads();
-	for (uint64_t base = 0; base < m; base += GPUIR_FINAL_THREADS)
-	{
-		const uint64_t i = base + t;
-		const uint64_t key = (i < m) ? qc[i] : 0;
-		const bool	in = (key != 0 && key >= thr);
-		const uint32_t slot = gpuir_warp_slot(&pos, in);
-
-		if (in && slot < take)
-			sm.keys[slot] = key;
-	}
+	gpuir_block_emit<GPUIR_FINAL_THREADS>(qc, m, thr, take, &pos, sm.keys);
 	__syncthreads();
 	for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
 		keys[r] = sm.keys[t * GPUIR_FINAL_ITEMS + r];

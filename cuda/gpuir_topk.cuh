@@ -98,20 +98,22 @@ gpuir_warp_count(uint32_t *hist, uint32_t bin)
 }
 
 /*
- * gpuir_block_select: the smallest key thr such that exactly k of the keys
- * get(0) .. get(n - 1) are >= thr, ignoring keys equal to 0.
- *
- * Preconditions: more than k keys are nonzero and the nonzero keys are
- * distinct; blockDim.x == THREADS (a multiple of 32 dividing 256); every
- * thread calls it with the same n and k (the item loop then runs the same
- * number of rounds in every thread, as the warp-wide histogram update
- * needs); get(i) returns the same key every time.  A caller that used ts
- * for something else must __syncthreads() first; ts is free again when it
- * returns.  At most 8 passes over the n keys.
+ * gpuir_radix_select: the pass driver of the radix selects below: the
+ * smallest key thr such that exactly k of the keys are >= thr.  Each pass
+ * clears ts.hist, calls count(prefix, mask, shift), which must add every
+ * nonzero key with (key & mask) == prefix to ts.hist[(key >> shift) & 255]
+ * through gpuir_warp_count (in every thread, converged), then finds the
+ * digit holding the k-th largest key by a block-wide scan from the top
+ * bin, and stops as soon as that digit's bin holds exactly the keys still
+ * needed.  Preconditions: more than k keys are nonzero and the nonzero
+ * keys are distinct; blockDim.x == THREADS (a multiple of 32 dividing
+ * 256); every thread calls it with the same k.  A caller that used ts for
+ * something else must __syncthreads() first; ts is free again when it
+ * returns.  At most 8 passes.
  */
-template <int THREADS, typename Get>
+template <int THREADS, typename Count>
 __device__ static inline uint64_t
-gpuir_block_select(Get get, uint64_t n, uint32_t k, GpuirSelectTempStorage<THREADS> &ts)
+gpuir_radix_select(uint32_t k, GpuirSelectTempStorage<THREADS> &ts, Count count)
 {
 	typedef cub::BlockScan<uint32_t, THREADS> BlockScan;
 	const int	BINS = 256 / THREADS;	/* histogram bins per thread */
@@ -130,20 +132,7 @@ gpuir_block_select(Get get, uint64_t n, uint32_t k, GpuirSelectTempStorage<THREA
 		for (int i = t; i < 256; i += THREADS)
 			ts.hist[i] = 0;
 		__syncthreads();
-		for (uint64_t base = 0; base < n; base += THREADS)
-		{
-			uint64_t	i = base + t;
-			uint32_t	bin = 256;
-
-			if (i < n)
-			{
-				uint64_t	key = get(i);
-
-				if (key != 0 && (key & mask) == prefix)
-					bin = (uint32_t) (key >> shift) & 255;
-			}
-			gpuir_warp_count(ts.hist, bin);
-		}
+		count(prefix, mask, shift);
 		__syncthreads();
 
 		/* thread t owns digits 255 - (t * BINS + r): a scan from the top */
@@ -169,40 +158,53 @@ gpuir_block_select(Get get, uint64_t n, uint32_t k, GpuirSelectTempStorage<THREA
 }
 
 /*
- * gpuir_bits_select: gpuir_block_select over the keys key_of(i) of the set
+ * gpuir_block_select: gpuir_radix_select over the keys get(0) .. get(n -
+ * 1), ignoring keys equal to 0.  Same preconditions, and every thread
+ * calls it with the same n (the item loop then runs the same number of
+ * rounds in every thread, as the warp-wide histogram update needs); get(i)
+ * returns the same key every time.
+ */
+template <int THREADS, typename Get>
+__device__ static inline uint64_t
+gpuir_block_select(Get get, uint64_t n, uint32_t k, GpuirSelectTempStorage<THREADS> &ts)
+{
+	return gpuir_radix_select<THREADS>(k, ts, [&](uint64_t prefix, uint64_t mask, int shift) {
+		for (uint64_t base = 0; base < n; base += THREADS)
+		{
+			const uint64_t i = base + threadIdx.x;
+			uint32_t	bin = 256;
+
+			if (i < n)
+			{
+				const uint64_t key = get(i);
+
+				if (key != 0 && (key & mask) == prefix)
+					bin = (uint32_t) (key >> shift) & 255;
+			}
+			gpuir_warp_count(ts.hist, bin);
+		}
+	});
+}
+
+/*
+ * gpuir_bits_select: gpuir_radix_select over the keys key_of(i) of the set
  * bits i of bits[0 .. nwords) only, for a sparse bitmap: each pass reads
  * the words and visits their set bits, never the clear ones, so its cost
  * follows the number of keys rather than the bitmap's size.  Same
- * preconditions as gpuir_block_select, with "the keys" those of the set
- * bits (more than k of them, distinct, none 0); bits and key_of must not
- * change during the call.  Lanes stay converged (one set bit per lane per
- * round) for the warp-aggregated histogram update.
+ * preconditions, with "the keys" those of the set bits (more than k of
+ * them, distinct, none 0); bits and key_of must not change during the
+ * call.  Lanes stay converged (one set bit per lane per round) for the
+ * warp-aggregated histogram update.
  */
 template <int THREADS, typename KeyOf>
 __device__ static inline uint64_t
 gpuir_bits_select(const uint32_t *bits, uint32_t nwords, KeyOf key_of, uint32_t k,
 				  GpuirSelectTempStorage<THREADS> &ts)
 {
-	typedef cub::BlockScan<uint32_t, THREADS> BlockScan;
-	const int	BINS = 256 / THREADS;	/* histogram bins per thread */
-	const int	t = threadIdx.x;
-	uint64_t	prefix = 0;
-	uint64_t	mask = 0;
-	uint32_t	need = k;
-
-	static_assert(THREADS % 32 == 0 && 256 % THREADS == 0, "THREADS must be 32, 64, 128 or 256");
-	for (int shift = 56; shift >= 0; shift -= 8)
-	{
-		uint32_t	cnt[BINS],
-					excl[BINS];
-		uint32_t	inbin;
-
-		for (int i = t; i < 256; i += THREADS)
-			ts.hist[i] = 0;
-		__syncthreads();
+	return gpuir_radix_select<THREADS>(k, ts, [&](uint64_t prefix, uint64_t mask, int shift) {
 		for (uint32_t base = 0; base < nwords; base += THREADS)
 		{
-			const uint32_t w = base + t;
+			const uint32_t w = base + threadIdx.x;
 			uint32_t	v = (w < nwords) ? bits[w] : 0;
 
 			while (__any_sync(0xFFFFFFFFu, v != 0))
@@ -220,27 +222,7 @@ gpuir_bits_select(const uint32_t *bits, uint32_t nwords, KeyOf key_of, uint32_t 
 				gpuir_warp_count(ts.hist, bin);
 			}
 		}
-		__syncthreads();
-
-		for (int r = 0; r < BINS; r++)
-			cnt[r] = ts.hist[255 - (t * BINS + r)];
-		BlockScan(ts.scan).ExclusiveSum(cnt, excl);
-		for (int r = 0; r < BINS; r++)
-			if (excl[r] < need && excl[r] + cnt[r] >= need)
-			{
-				ts.digit = 255 - (t * BINS + r);
-				ts.above = excl[r];
-			}
-		__syncthreads();
-		need -= ts.above;
-		prefix |= (uint64_t) ts.digit << shift;
-		mask |= (uint64_t) 0xFF << shift;
-		inbin = ts.hist[ts.digit];
-		__syncthreads();		/* everyone read ts before the next pass */
-		if (inbin == need)
-			break;				/* every key with this prefix is in */
-	}
-	return prefix;
+	});
 }
 
 /*
@@ -262,6 +244,32 @@ gpuir_warp_slot(uint32_t *counter, bool take)
 		base = atomicAdd(counter, (uint32_t) __popc(m));
 	base = __shfl_sync(0xFFFFFFFFu, base, __ffs(m) - 1);
 	return base + (uint32_t) __popc(m & ((1u << lane) - 1));
+}
+
+/*
+ * gpuir_block_emit: block-wide, the nonzero keys of keys[0 .. n) that are
+ * >= thr into out[0 .. take), in no particular order, the slots from *pos
+ * (shared memory, 0 and visible to every thread before the call); keys
+ * past take are dropped.  With thr from a radix select over the same keys
+ * and take = min(k, keys), exactly the k largest land in out.  Every
+ * thread of the block calls it with the same n (converged warps, for
+ * gpuir_warp_slot).
+ */
+template <int THREADS>
+__device__ static inline void
+gpuir_block_emit(const uint64_t *keys, uint64_t n, uint64_t thr, uint32_t take,
+				 uint32_t *pos, uint64_t *out)
+{
+	for (uint64_t base = 0; base < n; base += THREADS)
+	{
+		const uint64_t i = base + threadIdx.x;
+		const uint64_t key = (i < n) ? keys[i] : 0;
+		const bool	in = (key != 0 && key >= thr);
+		const uint32_t slot = gpuir_warp_slot(pos, in);
+
+		if (in && slot < take)
+			out[slot] = key;
+	}
 }
 
 /*

@@ -619,7 +619,8 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
 	if (mode == GPUIR_CUDA_MODE_BMW)
 		printf("; BMW queries %" PRIu64 ", tiles pruned %" PRIu64 " of %" PRIu64
 			   ", sub-ranges pruned %" PRIu64, st.bmw_queries, st.tiles_pruned,
-			   (uint64_t) r->n * ((s->ndocs + 8191) / 8192), st.subranges_pruned);
+			   (uint64_t) r->n * ((s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS),
+			   st.subranges_pruned);
 	if (bad)
 		printf("; %" PRIu64 " of %u queries differ", bad, r->n);
 	printf("\n");
