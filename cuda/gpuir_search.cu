@@ -38,6 +38,18 @@
  * OR: every list's overlapping blocks are decoded and scored; a document
  * matches when any list holds it (match bit).
  *
+ * Decoded once per batch: a block of a sparse list spans many tiles (on 10
+ * M documents, a list of 5,000 postings has a block every 256,000 docIDs,
+ * 16 tiles), and every tile it overlaps would decode it and gather its
+ * documents' lengths again (resampled Wikipedia at 10 M documents: 2.6
+ * block decodes per block of the queries' lists).  So the lists of the batch's OR and BMW
+ * queries are first decoded once (gpuir_search_decode_kernel, one warp a
+ * block, every block checked), each posting's contribution computed there,
+ * into a workspace area that the tiles read with vector loads
+ * (GpuirDecoded, up to GPUIR_DECODE_BUDGET blocks a batch; the tiles decode
+ * the rest, and AND's lists, whose skipping leaves most blocks undecoded,
+ * themselves).
+ *
  * BMW: the OR result with block-max pruning (Ding & Suel, "Faster top-k
  * document retrieval using block-max indexes", SIGIR 2011, on the GPU as
  * in Huang et al., "GPU-Accelerated Block-Max Query Processing", ICA3PP
@@ -71,8 +83,9 @@
  *	   score is at least the k-th best, so at least every threshold, and at
  *	   most its sub-range's bound times the slack.  A query falls back to
  *	   OR when the segment has no impacts or a term's idf is negative.
- *	   Corrupt blocks are detected only among the blocks BMW decodes (like
- *	   the CPU engine's BMW); the directory is checked in full.
+ *	   Corrupt blocks are detected only among the blocks decoded (in full
+ *	   for lists decoded once per batch; else, like the CPU engine's BMW,
+ *	   the blocks it does not skip); the directory is checked in full.
  *
  * AND: Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1) inside
  * the tile.  A tile is skipped at once unless every list has a block
@@ -109,6 +122,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include <cub/block/block_radix_sort.cuh>
 
@@ -123,6 +137,7 @@
 #define GPUIR_ORDER_ITEMS		8		/* tiles per thread sorted by bound */
 #define GPUIR_NO_BMW			UINT32_MAX	/* GpuirSearchWork.bmw of a non-BMW query */
 #define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
+#define GPUIR_DECODE_BUDGET		((uint32_t) 1 << 21)	/* decoded blocks per batch (2 GiB) */
 
 static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 			  "the final sort must hold k keys");
@@ -301,6 +316,84 @@ gpuir_search_order_kernel(const GpuirSearchWork *__restrict__ work, uint32_t nti
 }
 
 /*
+ * gpuir_search_decode_kernel: decode once the lists of a batch that the
+ * tiles of OR and BMW queries read (GpuirDecoded): grid of
+ * ceil(nblocks / 8) thread blocks of 256 threads, warp g decoding decoded
+ * block g: block g - list_first[l] of list l (list_first[l] <= g <
+ * list_first[l + 1], nlists + 1 entries), the list of terms[list_term[l]],
+ * checked as the tiles check it (gpuir_tile_decode), each posting's BM25
+ * contribution computed as the tiles compute it (gpuir_bm25), so that the
+ * tiles' sums are the same float additions.  A block outside the window of
+ * a windowed segment is skipped (no tile reads it); a corrupt block sets
+ * *corrupt (the batch fails).  stats (debug, may be NULL) counts blocks.
+ */
+__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
+gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
+						   const gpuir_cuda_term *__restrict__ terms,
+						   const uint32_t *__restrict__ list_term,
+						   const uint32_t *__restrict__ list_first, uint32_t nlists,
+						   uint4 *__restrict__ dec_doc, float4 *__restrict__ dec_score,
+						   uint32_t *corrupt, GpuirSearchDevStats *stats)
+{
+	const uint32_t g = blockIdx.x * (GPUIR_SEARCH_THREADS / 32) + (threadIdx.x >> 5);
+	const uint32_t lane = threadIdx.x & 31;
+	uint32_t	l = 0,
+				h = nlists,
+				b,
+				blo,
+				whi;
+	gpuir_cuda_term term;
+	uint32_t	doc[GPUIR_DECODE_PER_LANE],
+				tf[GPUIR_DECODE_PER_LANE];
+	float		c[GPUIR_DECODE_PER_LANE];
+	int			n;
+
+	if (g >= list_first[nlists])
+		return;
+	/* the list: the last l with list_first[l] <= g */
+	while (h - l > 1)
+	{
+		const uint32_t mid = l + (h - l) / 2;
+
+		if (list_first[mid] <= g)
+			l = mid;
+		else
+			h = mid;
+	}
+	term = terms[list_term[l]];
+	b = term.first_block + (g - list_first[l]);
+	if (seg.windowed)
+	{
+		blo = (b > term.first_block) ? seg.block_last[b - 1] + 1 : 0;
+		whi = (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
+		if (seg.block_last[b] < seg.tile_first * (uint32_t) GPUIR_TILE_DOCS || blo >= whi)
+			return;
+	}
+	n = gpuir_tile_decode(seg, term, b, true, doc, tf);
+	if (n < 0)
+	{
+		if (lane == 0)
+			atomicOr(corrupt, 1u);
+		n = 0;					/* padding only: the batch fails anyway */
+	}
+	else if (stats != NULL && lane == 0)
+		atomicAdd(&stats->blocks_decoded, 1ull);
+#pragma unroll
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+	{
+		const bool	in = (int) (GPUIR_DECODE_PER_LANE * lane + r) < n;
+
+		c[r] = in ? gpuir_bm25(term.idf, tf[r], seg.doclen[doc[r]], sc) : 0.0f;
+		if (!in)
+			doc[r] = UINT32_MAX;
+	}
+	dec_doc[(size_t) g * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane] = make_uint4(doc[0], doc[1], doc[2],
+																		  doc[3]);
+	dec_score[(size_t) g * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane] = make_float4(c[0], c[1], c[2],
+																			 c[3]);
+}
+
+/*
  * gpuir_search_tile_kernel: grid of nw * ntiles thread blocks of
  * GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem) bytes of dynamic
  * shared memory; block x handles query wi = x / ntiles on tile x % ntiles,
@@ -314,8 +407,9 @@ gpuir_search_order_kernel(const GpuirSearchWork *__restrict__ work, uint32_t nti
  * query's threshold thr[wi], appends the tile's min(k, candidates) best
  * result keys to the query's candidate region cand[cand_off ..], counting
  * them in cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a
- * tile whose tile_ub is below the threshold.  stats (debug, may be NULL)
- * accumulates decoded blocks and pruning.
+ * tile whose tile_ub is below the threshold.  OR and BMW queries read
+ * the lists of dec (GpuirDecoded) where it has them.  stats (debug, may be
+ * NULL) accumulates decoded blocks and pruning.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
@@ -323,9 +417,10 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 bool rank_major, const gpuir_cuda_term *__restrict__ terms,
 						 const uint32_t *__restrict__ order,
 						 const float *__restrict__ tile_ub,
-						 const uint32_t *__restrict__ tile_order, uint32_t *thr,
-						 uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
-						 uint32_t *corrupt, GpuirSearchDevStats *stats)
+						 const uint32_t *__restrict__ tile_order, GpuirDecoded dec,
+						 uint32_t *thr, uint64_t *__restrict__ cand,
+						 uint32_t *__restrict__ cand_count, uint32_t *corrupt,
+						 GpuirSearchDevStats *stats)
 {
 	extern __shared__ __align__(16) unsigned char tile_smem[];
 	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
@@ -337,6 +432,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
 	const gpuir_cuda_term *qt = terms + qw.first_term;
+	const uint32_t *qoff = (dec.off != NULL) ? dec.off + qw.first_term : NULL;
 	const int	t = threadIdx.x;
 	uint32_t	take;
 	uint64_t	kthr = 1;		/* smallest key kept (1: every key) */
@@ -367,11 +463,11 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		sm.kmin = ~0ull;
 	}
 	if (qw.mode == GPUIR_CUDA_MODE_AND)
-		r = gpuir_tile_and(seg, sc, qt, order + qw.order_off, qw.nterms, lo, hi, sm);
+		r = gpuir_tile_and(seg, sc, qt, order + qw.order_off, qw.nterms, lo, hi, dec, sm);
 	else if (bmw)
-		r = gpuir_tile_bmw(seg, sc, qt, qw.nterms, lo, hi, &thr[wi], stats, sm);
+		r = gpuir_tile_bmw(seg, sc, qt, qoff, dec, qw.nterms, lo, hi, &thr[wi], stats, sm);
 	else
-		r = gpuir_tile_or(seg, sc, qt, qw.nterms, lo, hi, sm);
+		r = gpuir_tile_or(seg, sc, qt, qoff, dec, qw.nterms, lo, hi, sm);
 	if (stats != NULL && t == 0 && r >= 0 && sm.ndec > 0)
 		atomicAdd(&stats->blocks_decoded, (unsigned long long) sm.ndec);
 	if (r < 0)
@@ -655,6 +751,11 @@ struct GpuirSearchPlan
 	uint32_t	nbmw;			/* BMW queries: rows of tile_ub, tile_order */
 	uint64_t	chunk_keys;		/* candidate keys of the last chunk so far */
 	uint64_t	max_chunk_keys;
+	/* the lists decoded once for the batch (GpuirDecoded), nlists of them */
+	uint32_t   *dec_off;		/* [nterms]: GpuirDecoded.off, NULL if none */
+	uint32_t   *list_term;		/* [nlists]: a term of the list */
+	uint32_t   *list_first;		/* [nlists + 1]: its first decoded block */
+	uint32_t	nlists;
 };
 
 /* plan_free: free what plan_batch allocated */
@@ -668,6 +769,9 @@ plan_free(GpuirSearchPlan *p)
 	free(p->chunk_bmw);
 	free(p->chunk_part);
 	free(p->chunk_or);
+	free(p->dec_off);
+	free(p->list_term);
+	free(p->list_first);
 }
 
 /*
@@ -780,6 +884,68 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	return GPUIR_CUDA_OK;
 }
 
+/*
+ * plan_decode: the lists that the tiles of the plan's OR and BMW queries
+ * read, each decoded once for the whole batch (GpuirDecoded): a list is
+ * known by its first block; the terms of such queries that name it (with
+ * the same idf: the contributions depend on it) read it from the decoded
+ * area.  Lists are taken in query order until GPUIR_DECODE_BUDGET blocks;
+ * the terms of the lists past it, and of AND queries, are decoded by the
+ * tiles that read them.  Nothing when no query is OR or BMW.
+ */
+static gpuir_cuda_status
+plan_decode(GpuirSearchPlan *p, const gpuir_cuda_term *terms, uint32_t nterms)
+{
+	std::unordered_map<uint32_t, uint32_t> list_of;	/* first block -> list */
+	uint32_t	nblocks = 0;
+	bool		any = false;
+
+	for (uint32_t w = 0; w < p->nwork && !any; w++)
+		any = (p->work[w].mode != GPUIR_CUDA_MODE_AND);
+	if (!any)
+		return GPUIR_CUDA_OK;
+	p->dec_off = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
+	p->list_term = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
+	p->list_first = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 2));
+	if (p->dec_off == NULL || p->list_term == NULL || p->list_first == NULL)
+		return GPUIR_CUDA_OOM;
+	for (uint32_t i = 0; i < nterms; i++)
+		p->dec_off[i] = GPUIR_NOT_DECODED;
+	for (uint32_t w = 0; w < p->nwork; w++)
+	{
+		const GpuirSearchWork *qw = &p->work[w];
+
+		if (qw->mode == GPUIR_CUDA_MODE_AND)
+			continue;
+		for (uint32_t j = qw->first_term; j < qw->first_term + qw->nterms; j++)
+		{
+			const gpuir_cuda_term *t = &terms[j];
+			auto		it = list_of.find(t->first_block);
+
+			if (t->nblocks == 0)
+				continue;
+			if (it != list_of.end())
+			{
+				const gpuir_cuda_term *u = &terms[p->list_term[it->second]];
+
+				if (u->nblocks == t->nblocks && u->npostings == t->npostings &&
+					memcmp(&u->idf, &t->idf, sizeof(float)) == 0)
+					p->dec_off[j] = p->list_first[it->second];
+				continue;
+			}
+			if (t->nblocks > GPUIR_DECODE_BUDGET - nblocks)
+				continue;		/* over the budget: its tiles decode it */
+			list_of.emplace(t->first_block, p->nlists);
+			p->list_term[p->nlists] = j;
+			p->list_first[p->nlists++] = nblocks;
+			p->dec_off[j] = nblocks;
+			nblocks += t->nblocks;
+		}
+	}
+	p->list_first[p->nlists] = nblocks;
+	return GPUIR_CUDA_OK;
+}
+
 /* plan_batch: the plan of a batch whose arguments are valid (*p zeroed) */
 static gpuir_cuda_status
 plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
@@ -808,6 +974,8 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 			return st;
 	}
 	p->chunk_start[p->nchunks] = p->nwork;
+	if (plan_decode(p, terms, nterms) != GPUIR_CUDA_OK)
+		return GPUIR_CUDA_OOM;
 	/* the block directory of every list used, from the segment's prefix counts */
 	for (uint32_t i = 0; i < nterms; i++)
 	{
@@ -833,6 +1001,9 @@ struct GpuirSearchLayout
 	size_t		o_work,
 				o_terms,
 				o_order,
+				o_doff,
+				o_lterm,
+				o_lfirst,
 				o_count,
 				o_corrupt,
 				o_docids,
@@ -843,6 +1014,8 @@ struct GpuirSearchLayout
 				o_tub,
 				o_tord,
 				o_cand,
+				o_ddoc,
+				o_dscore,
 				total;
 	size_t		h_out,			/* outputs in the pinned buffer */
 				h_total;
@@ -858,7 +1031,11 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_work = 0;
 	l->o_terms = align256(l->o_work + sizeof(GpuirSearchWork) * p->nwork);
 	l->o_order = align256(l->o_terms + sizeof(gpuir_cuda_term) * nterms);
-	l->o_count = align256(l->o_order + sizeof(uint32_t) * p->norder);	/* end of the inputs */
+	l->o_doff = align256(l->o_order + sizeof(uint32_t) * p->norder);
+	l->o_lterm = align256(l->o_doff + (p->dec_off != NULL ? sizeof(uint32_t) * nterms : 0));
+	l->o_lfirst = align256(l->o_lterm + sizeof(uint32_t) * p->nlists);
+	l->o_count = align256(l->o_lfirst + (p->dec_off != NULL ? sizeof(uint32_t) * (p->nlists + 1)
+										 : 0));	/* end of the inputs */
 	l->o_corrupt = align256(l->o_count + sizeof(uint32_t) * p->nwork);
 	l->o_docids = align256(l->o_corrupt + sizeof(uint32_t));
 	l->o_scores = align256(l->o_docids + sizeof(uint32_t) * nout);
@@ -868,7 +1045,10 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_tub = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_tord = align256(l->o_tub + sizeof(float) * (size_t) p->nbmw * p->ntiles);
 	l->o_cand = align256(l->o_tord + sizeof(uint32_t) * (size_t) p->nbmw * p->ntiles);
-	l->total = l->o_cand + sizeof(uint64_t) * p->max_chunk_keys;
+	l->o_ddoc = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
+	l->o_dscore = l->o_ddoc + sizeof(uint32_t) * GPUIR_CUDA_BLOCK_SIZE *
+		(size_t) (p->dec_off != NULL ? p->list_first[p->nlists] : 0);
+	l->total = l->o_dscore + (l->o_dscore - l->o_ddoc);
 	l->h_out = l->o_count;
 	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 }
@@ -950,7 +1130,8 @@ gpuir_cuda_workspace_release(void)
 
 /*
  * search_stage: the inputs [0, o_count) of the workspace, staged in host
- * (the pinned buffer): work items, terms and AND orders.
+ * (the pinned buffer): work items, terms, AND orders and the decoded lists'
+ * places.
  */
 static void
 search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
@@ -961,12 +1142,18 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 		memcpy(host + l->o_terms, terms, sizeof(gpuir_cuda_term) * nterms);
 	if (p->norder > 0)
 		memcpy(host + l->o_order, p->order, sizeof(uint32_t) * p->norder);
+	if (p->dec_off != NULL)
+	{
+		memcpy(host + l->o_doff, p->dec_off, sizeof(uint32_t) * nterms);
+		memcpy(host + l->o_lterm, p->list_term, sizeof(uint32_t) * p->nlists);
+		memcpy(host + l->o_lfirst, p->list_first, sizeof(uint32_t) * (p->nlists + 1));
+	}
 }
 
 /*
- * search_launch: enqueue the kernels on s over the workspace arena: per
- * chunk (BMW: bound and order kernels) the tile, (partial) and final
- * kernels.
+ * search_launch: enqueue the kernels on s over the workspace arena: the
+ * decode kernel (lists of OR and BMW queries), then per chunk (BMW: bound
+ * and order kernels) the tile, (partial) and final kernels.
  * Returns the launch status.
  */
 static gpuir_cuda_status
@@ -987,13 +1174,30 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	float	   *d_tub = (float *) (arena + l->o_tub);
 	uint32_t   *d_tord = (uint32_t *) (arena + l->o_tord);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
+	const uint32_t ndec = (p->dec_off != NULL) ? p->list_first[p->nlists] : 0;
+	GpuirDecoded dec;
 	gpuir_cuda_status st;
+
+	dec.off = (ndec > 0) ? (const uint32_t *) (arena + l->o_doff) : NULL;
+	dec.doc = (const uint4 *) (arena + l->o_ddoc);
+	dec.score = (const float4 *) (arena + l->o_dscore);
 
 	/* the tile kernel's shared memory is above the 48 KB of a default launch */
 	if ((st = gpuir_cuda_check(cudaFuncSetAttribute(gpuir_search_tile_kernel,
 													cudaFuncAttributeMaxDynamicSharedMemorySize,
 													(int) sizeof(GpuirTileSmem)))) != GPUIR_CUDA_OK)
 		return st;
+	if (ndec > 0)
+	{
+		const uint32_t per = GPUIR_SEARCH_THREADS / 32;
+
+		gpuir_search_decode_kernel<<<(ndec + per - 1) / per, GPUIR_SEARCH_THREADS, 0, s>>>
+			(dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
+			 (const uint32_t *) (arena + l->o_lfirst), p->nlists, (uint4 *) (arena + l->o_ddoc),
+			 (float4 *) (arena + l->o_dscore), d_corrupt, d_stats);
+		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			return st;
+	}
 	for (uint32_t c = 0; c < p->nchunks; c++)
 	{
 		const uint32_t w0 = p->chunk_start[c];
@@ -1012,7 +1216,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		}
 		gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
 			(dseg, dsc, d_work + w0, nw, ntiles, p->chunk_or[c] != 0, d_terms, d_order,
-			 d_tub, d_tord, d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
+			 d_tub, d_tord, dec, d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
 		if (p->chunk_part[c])

@@ -52,6 +52,24 @@ struct GpuirTileSmem
 	unsigned long long kmin;	/* smallest key kept by the tile */
 };
 
+/*
+ * The lists of a batch decoded once (gpuir_search_decode_kernel), so that
+ * a block spanning several tiles is not decoded by each of them: block i
+ * of the decoded area holds 128 postings as 32 uint4 of docIDs and 32
+ * float4 of BM25 contributions (posting 4 l + r in element r of vector l,
+ * the lanes' layout of gpuir_warp_decode_block), docID UINT32_MAX past the
+ * list's end.  off[term] is the decoded block of the term's first block,
+ * GPUIR_NOT_DECODED for a term the tiles decode themselves (AND queries,
+ * lists past the decode budget); off is NULL when nothing was decoded.
+ */
+#define GPUIR_NOT_DECODED	UINT32_MAX
+struct GpuirDecoded
+{
+	const uint32_t *off;		/* [nterms] or NULL */
+	const uint4 *doc;			/* [blocks * 32] */
+	const float4 *score;		/* [blocks * 32] */
+};
+
 /* debug statistics (gpuir_cuda_search_stats), device side */
 struct GpuirSearchDevStats
 {
@@ -229,7 +247,10 @@ enum GpuirTilePass
  * + GPUIR_SEARCH_WARPS, ... (gpuir_warp_decode_block).  Blocks whose docID range holds no
  * candidate are skipped undecoded in the FILTER and SCORE passes (Parallel
  * Merge Find); in the BMW pass, blocks whose docID range in the tile lies
- * in dead sub-ranges only (sm.alive).  Within the pass each docID is
+ * in dead sub-ranges only (sm.alive).  OR and BMW read a block from the
+ * decoded area when doff is not GPUIR_NOT_DECODED (the list's first block
+ * there; its contributions are already computed), else decode it.  Within
+ * the pass each docID is
  * handled by one lane (a docID occurs once in a list), so the accumulator
  * updates need no atomics; the pass ends with a barrier, which orders the
  * lists' additions.  first_term (SCORE): this list starts the survivors'
@@ -239,8 +260,10 @@ template <int PASS>
 __device__ static bool
 gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const gpuir_cuda_term &term, uint32_t first, uint32_t lo, uint32_t hi,
-				bool first_term, GpuirTileSmem &sm)
+				bool first_term, uint32_t doff, const GpuirDecoded &dec, GpuirTileSmem &sm)
 {
+	const bool	decoded = (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW) &&
+		doff != GPUIR_NOT_DECODED;
 	const uint32_t fb = term.first_block;
 	const uint32_t end = fb + term.nblocks;
 	const uint32_t lane = threadIdx.x & 31;
@@ -274,16 +297,31 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			if (!gpuir_alive_any(sm.alive, a / GPUIR_BMW_SUB_DOCS, z / GPUIR_BMW_SUB_DOCS))
 				continue;
 		}
-		n = gpuir_tile_decode(seg, term, b,
-							  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW ||
-							  PASS == GPUIR_PASS_SCORE, doc, tf);
-		if (n < 0)
+		if (decoded)
 		{
-			bad = true;
-			break;
+			/* docIDs and contributions (as bits, in tf) of the decoded block */
+			const size_t at = ((size_t) doff + (b - fb)) * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane;
+			const uint4 d4 = dec.doc[at];
+			const float4 c4 = dec.score[at];
+
+			doc[0] = d4.x, doc[1] = d4.y, doc[2] = d4.z, doc[3] = d4.w;
+			tf[0] = __float_as_uint(c4.x), tf[1] = __float_as_uint(c4.y);
+			tf[2] = __float_as_uint(c4.z), tf[3] = __float_as_uint(c4.w);
+			n = GPUIR_CUDA_BLOCK_SIZE;	/* the padding's docIDs lie past hi */
 		}
-		if (lane == 0)
-			atomicAdd(&sm.ndec, 1u);
+		else
+		{
+			n = gpuir_tile_decode(seg, term, b,
+								  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW ||
+								  PASS == GPUIR_PASS_SCORE, doc, tf);
+			if (n < 0)
+			{
+				bad = true;
+				break;
+			}
+			if (lane == 0)
+				atomicAdd(&sm.ndec, 1u);
+		}
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		{
@@ -295,7 +333,8 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 
 				if (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW)
 				{
-					const float c = gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc);
+					const float c = decoded ? __uint_as_float(tf[r])
+						: gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc);
 					const uint32_t old = atomicOr(&sm.cur[i >> 5], bit);
 
 					/* the document's first term starts its sum at 0.0f, as the CPU */
@@ -362,13 +401,15 @@ gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, 
 }
 
 /*
- * gpuir_tile_or: accumulate the OR scores of the tile; 1 when some document
+ * gpuir_tile_or: accumulate the OR scores of the tile (term j's list read
+ * from the decoded area when qoff is not NULL and qoff[j] names a place
+ * there); 1 when some document
  * matched (sm.cur, sm.acc), 0 when no list reaches the tile, -1 corrupt.
  */
 __device__ static int
 gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-			  const gpuir_cuda_term *qt, uint32_t nt, uint32_t lo, uint32_t hi,
-			  GpuirTileSmem &sm)
+			  const gpuir_cuda_term *qt, const uint32_t *qoff, const GpuirDecoded &dec,
+			  uint32_t nt, uint32_t lo, uint32_t hi, GpuirTileSmem &sm)
 {
 	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
 		return 0;
@@ -384,7 +425,8 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (term.nblocks == 0)
 			continue;
 		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, false, sm))
+		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, false,
+											qoff != NULL ? qoff[j] : GPUIR_NOT_DECODED, dec, sm))
 			return -1;
 	}
 	__syncthreads();
@@ -422,13 +464,15 @@ gpuir_bmw_refresh(double ub, bool &mine, const uint32_t *thr, GpuirTileSmem &sm)
  * that overlap a live sub-range, and the documents of sub-ranges dead at
  * the end are cleared from sm.cur.  1 when some sub-range survived (sm.cur,
  * sm.acc; sm.cur may be empty), 0 when no list reaches the tile or every
- * sub-range was pruned, -1 corrupt.  stats (debug, may be NULL) counts
+ * sub-range was pruned, -1 corrupt.  qoff, dec: as gpuir_tile_or's.
+ * stats (debug, may be NULL) counts
  * pruned tiles and sub-ranges.
  */
 __device__ static int
 gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-			   const gpuir_cuda_term *qt, uint32_t nt, uint32_t lo, uint32_t hi,
-			   const uint32_t *thr, GpuirSearchDevStats *stats, GpuirTileSmem &sm)
+			   const gpuir_cuda_term *qt, const uint32_t *qoff, const GpuirDecoded &dec,
+			   uint32_t nt, uint32_t lo, uint32_t hi, const uint32_t *thr,
+			   GpuirSearchDevStats *stats, GpuirTileSmem &sm)
 {
 	const uint32_t slo = lo + threadIdx.x * (uint32_t) GPUIR_BMW_SUB_DOCS;
 	const uint32_t shi = (slo < hi && hi - slo > GPUIR_BMW_SUB_DOCS)
@@ -479,7 +523,9 @@ gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (term.nblocks == 0)
 			continue;
 		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_BMW>(seg, sc, term, first, lo, hi, false, sm))
+		if (!gpuir_tile_term<GPUIR_PASS_BMW>(seg, sc, term, first, lo, hi, false,
+											 qoff != NULL ? qoff[j] : GPUIR_NOT_DECODED, dec,
+											 sm))
 			return -1;
 		any = gpuir_bmw_refresh(ub, mine, thr, sm);
 		if (!any)
@@ -512,7 +558,7 @@ gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 __device__ static int
 gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			   const gpuir_cuda_term *qt, const uint32_t *order, uint32_t nt,
-			   uint32_t lo, uint32_t hi, GpuirTileSmem &sm)
+			   uint32_t lo, uint32_t hi, const GpuirDecoded &dec, GpuirTileSmem &sm)
 {
 	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, true, sm))
 		return 0;
@@ -528,9 +574,11 @@ gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 					any = false;
 
 		if (jj == 0)
-			ok = gpuir_tile_term<GPUIR_PASS_FIRST>(seg, sc, term, first, lo, hi, false, sm);
+			ok = gpuir_tile_term<GPUIR_PASS_FIRST>(seg, sc, term, first, lo, hi, false,
+												   GPUIR_NOT_DECODED, dec, sm);
 		else
-			ok = gpuir_tile_term<GPUIR_PASS_FILTER>(seg, sc, term, first, lo, hi, false, sm);
+			ok = gpuir_tile_term<GPUIR_PASS_FILTER>(seg, sc, term, first, lo, hi, false,
+													GPUIR_NOT_DECODED, dec, sm);
 		if (!ok)
 			return -1;
 		__syncthreads();
@@ -551,7 +599,8 @@ gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		const gpuir_cuda_term term = qt[j];
 		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
 
-		if (!gpuir_tile_term<GPUIR_PASS_SCORE>(seg, sc, term, first, lo, hi, j == 0, sm))
+		if (!gpuir_tile_term<GPUIR_PASS_SCORE>(seg, sc, term, first, lo, hi, j == 0,
+											   GPUIR_NOT_DECODED, dec, sm))
 			return -1;
 	}
 	__syncthreads();
