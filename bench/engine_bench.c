@@ -122,7 +122,7 @@
  *	   ranges of 65536 (one top-k heap per thread, merged); it is computed
  *	   once per query at the largest k (the smaller k's top is its prefix)
  *	   and its speed is printed.  The debug call also gives blocks decoded
- *	   and, for BMW, tiles and 64-docID sub-ranges pruned.  Any mismatch:
+ *	   and, for BMW, tiles pruned.  Any mismatch:
  *	   exit status 1.
  *	7. Timing grid: for each log, mode, k and batch size B, the log's
  *	   queries in consecutive batches of B (wrapping around the log when B

@@ -347,12 +347,13 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			GPUIR_BOUND_SLACK), tiles run best bound first, and a per-query
  *			threshold in device memory (always a lower bound of the final
  *			k-th best score, raised by every tile that kept k documents)
- *			lets a tile, or a 64-docID sub-range of it, be skipped, and its
- *			blocks left undecoded, when its bound is strictly below the
- *			threshold.  The output is exactly OR's.  Needs the segment's
- *			impact arrays and idf >= 0; otherwise the query runs as OR.
- *			Corrupt posting blocks are reported only if BMW decodes them
- *			(the block directory is always checked in full), like the CPU
+ *			lets a tile be skipped when its bound is strictly below the
+ *			threshold; the other tiles are scored as OR.  The output is
+ *			exactly OR's.  Needs the segment's impact arrays and idf >= 0;
+ *			otherwise the query runs as OR.  Corrupt posting blocks are
+ *			reported only if they are decoded (every block of a list the
+ *			batch decodes once; else those of the tiles not skipped; the
+ *			block directory is always checked in full), like the CPU
  *			engine's BMW.
  *	top-k	multi-level selection (Ding et al. 2009, section 8.3; Stanfill
  *			1992, data-parallel top-N): each tile keeps its k best
@@ -427,18 +428,17 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_workspace_release(void);
 /*
  * Debugging and testing only (src/ does not call it): counters of one
  * gpuir_cuda_search_batch_debug call, to measure what BMW pruned.
- *	blocks_decoded		posting blocks decoded by the tile kernels (every
- *						mode; a block spanning several tiles counts once
- *						per tile)
+ *	blocks_decoded		posting blocks decoded: once per batch for the
+ *						lists of OR and BMW queries, by each tile that
+ *						decodes it for the others (a block spanning
+ *						several tiles counts once per such tile)
  *	tiles_pruned		BMW (query, tile) pairs skipped whole by their bound
- *	subranges_pruned	BMW 64-docID sub-ranges dropped in the tiles scored
  *	bmw_queries			queries that ran as BMW (not fallen back to OR)
  */
 typedef struct gpuir_cuda_search_stats
 {
 	uint64_t	blocks_decoded;
 	uint64_t	tiles_pruned;
-	uint64_t	subranges_pruned;
 	uint64_t	bmw_queries;
 } gpuir_cuda_search_stats;
 

@@ -55,12 +55,13 @@
  * in Huang et al., "GPU-Accelerated Block-Max Query Processing", ICA3PP
  * 2017: docID-range partitions, block-max bounds, a shared threshold).
  * The bound of a posting block of a term is the larger BM25 of its two
- * impacts, in double (GpuirBM25Bound of src/gpuir.h); every bound sum is
- * multiplied by GPUIR_BOUND_SLACK before it is compared with float32
- * scores, as on the CPU.  Each query keeps a threshold in global memory
- * that is always a lower bound of its final k-th best score: a tile that
- * kept k non-deleted fully scored documents publishes the k-th best score
- * of its own (atomicMax on the float's bits).  Per chunk:
+ * impacts, in double (GpuirBM25Bound of src/gpuir.h), rounded up to float
+ * when the decode kernel computes it; every bound sum is multiplied by
+ * GPUIR_BOUND_SLACK before it is compared with float32 scores, as on the
+ * CPU.  Each query keeps a threshold in global memory that is always a
+ * lower bound of its final k-th best score: a tile that kept k non-deleted
+ * fully scored documents publishes the k-th best score of its own
+ * (atomicMax on the float's bits).  Per chunk:
  *	1. gpuir_search_bound_kernel: per (query, tile), the sum over terms of
  *	   the largest bound of the term's blocks overlapping the tile;
  *	2. gpuir_search_order_kernel: per query, the tiles by that bound,
@@ -68,24 +69,21 @@
  *	   tile kernel's grid runs rank-major (rank r of every query before
  *	   rank r + 1 of any), so that every query's most promising tiles run
  *	   first and raise its threshold early;
- *	3. the tile kernel skips a tile whose bound is below the threshold;
- *	   otherwise it cuts the tile into 256 sub-ranges of 64 docIDs (one per
- *	   thread; a sub-range overlaps at most two blocks of a list, found by
- *	   binary search on block_last) and sums each sub-range's per-term
- *	   maximal block bound; a sub-range is dead once its bound is strictly
- *	   below the threshold (a document scoring exactly the threshold may
- *	   still win by docID).  Terms are scored in query order as in OR, but
- *	   a block is decoded only if a sub-range it overlaps is alive; the live
- *	   set is refreshed from the threshold between terms (it only shrinks,
- *	   so a sub-range alive at the end saw every term: its scores are
- *	   exact), and the documents of dead sub-ranges are dropped before the
- *	   tile's top-k.  No document of the true top-k is ever dropped: its
- *	   score is at least the k-th best, so at least every threshold, and at
- *	   most its sub-range's bound times the slack.  A query falls back to
- *	   OR when the segment has no impacts or a term's idf is negative.
- *	   Corrupt blocks are detected only among the blocks decoded (in full
- *	   for lists decoded once per batch; else, like the CPU engine's BMW,
- *	   the blocks it does not skip); the directory is checked in full.
+ *	3. the tile kernel skips a tile whose bound is strictly below the
+ *	   threshold (a document scoring exactly the threshold may still win
+ *	   by docID) and scores the others as OR.  No document of the true
+ *	   top-k is ever dropped: its score is at least the k-th best, so at
+ *	   least every threshold, and at most its tile's bound.
+ *	Pruning inside a tile (64-docID sub-ranges bounded per thread, blocks
+ *	of dead sub-ranges not read) was measured and removed: with the lists
+ *	decoded once per batch, reading a block costs less than bounding the
+ *	sub-ranges, and BMW ran at 0.47-0.75x OR with it, even where it
+ *	dropped a fifth of the sub-ranges (bench/results/2026-11-26-h200-bmw.md).
+ *	A query falls back to OR when the segment has no impacts or a term's
+ *	idf is negative.  Corrupt blocks are detected among the blocks decoded
+ *	(all blocks of a list decoded once per batch; else, like the CPU
+ *	engine's BMW, those of the tiles not pruned); the directory is checked
+ *	in full.
  *
  * AND: Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1) inside
  * the tile.  A tile is skipped at once unless every list has a block
@@ -181,13 +179,14 @@ gpuir_part_needed(uint64_t n, uint32_t k)
  * ntiles] (nothing for other modes): tile_ub[bmw * ntiles + tile] = the sum
  * over the query's terms of the largest block-max bound of the term's
  * blocks overlapping the tile, times GPUIR_BOUND_SLACK, rounded up to
- * float (so no document of the tile scores above it).  One warp per term.
+ * float (so no document of the tile scores above it).  One warp per term;
+ * a block's bound is read from dec.ub when its list was decoded once.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
 gpuir_search_bound_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						  const GpuirSearchWork *__restrict__ work, uint32_t ntiles,
-						  const gpuir_cuda_term *__restrict__ terms, float *tile_ub,
-						  const uint32_t *corrupt)
+						  const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
+						  float *tile_ub, const uint32_t *corrupt)
 {
 	__shared__ double wsum[GPUIR_SEARCH_THREADS / 32];
 	const uint32_t wi = blockIdx.x / ntiles;
@@ -209,6 +208,7 @@ gpuir_search_bound_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		const gpuir_cuda_term term = qt[j];
 		const uint32_t fb = term.first_block;
 		const uint32_t end = fb + term.nblocks;
+		const uint32_t doff = (dec.off != NULL) ? dec.off[qw.first_term + j] : GPUIR_NOT_DECODED;
 		uint32_t	first = end;
 		double		m = 0.0;
 
@@ -218,7 +218,8 @@ gpuir_search_bound_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		{
 			if (b > fb && seg.block_last[b - 1] >= hi - 1)
 				break;			/* this block and the next start at or after hi */
-			m = fmax(m, gpuir_block_bound(seg, sc, term.idf, b));
+			m = fmax(m, (doff != GPUIR_NOT_DECODED) ? (double) dec.ub[doff + (b - fb)]
+					 : gpuir_block_bound(seg, sc, term.idf, b));
 		}
 		for (int o = 16; o > 0; o >>= 1)
 			m = fmax(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
@@ -323,7 +324,9 @@ gpuir_search_order_kernel(const GpuirSearchWork *__restrict__ work, uint32_t nti
  * list_first[l + 1], nlists + 1 entries), the list of terms[list_term[l]],
  * checked as the tiles check it (gpuir_tile_decode), each posting's BM25
  * contribution computed as the tiles compute it (gpuir_bm25), so that the
- * tiles' sums are the same float additions.  A block outside the window of
+ * tiles' sums are the same float additions, and on a segment with impacts
+ * its block-max bound (gpuir_block_bound rounded up to float, +infinity
+ * for NaN) for BMW.  A block outside the window of
  * a windowed segment is skipped (no tile reads it); a corrupt block sets
  * *corrupt (the batch fails).  stats (debug, may be NULL) counts blocks.
  */
@@ -333,7 +336,8 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						   const uint32_t *__restrict__ list_term,
 						   const uint32_t *__restrict__ list_first, uint32_t nlists,
 						   uint4 *__restrict__ dec_doc, float4 *__restrict__ dec_score,
-						   uint32_t *corrupt, GpuirSearchDevStats *stats)
+						   float *__restrict__ dec_ub, uint32_t *corrupt,
+						   GpuirSearchDevStats *stats)
 {
 	const uint32_t g = blockIdx.x * (GPUIR_SEARCH_THREADS / 32) + (threadIdx.x >> 5);
 	const uint32_t lane = threadIdx.x & 31;
@@ -391,6 +395,12 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 																		  doc[3]);
 	dec_score[(size_t) g * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane] = make_float4(c[0], c[1], c[2],
 																			 c[3]);
+	if (seg.impact_tf != NULL && lane == 0)
+	{
+		const float f = __double2float_ru(gpuir_block_bound(seg, sc, term.idf, b));
+
+		dec_ub[g] = isnan(f) ? INFINITY : f;
+	}
 }
 
 /*
@@ -464,8 +474,6 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	}
 	if (qw.mode == GPUIR_CUDA_MODE_AND)
 		r = gpuir_tile_and(seg, sc, qt, order + qw.order_off, qw.nterms, lo, hi, dec, sm);
-	else if (bmw)
-		r = gpuir_tile_bmw(seg, sc, qt, qoff, dec, qw.nterms, lo, hi, &thr[wi], stats, sm);
 	else
 		r = gpuir_tile_or(seg, sc, qt, qoff, dec, qw.nterms, lo, hi, sm);
 	if (stats != NULL && t == 0 && r >= 0 && sm.ndec > 0)
@@ -543,8 +551,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		/*
 		 * k non-deleted, fully scored documents of the tile score at least
 		 * its k-th best, so that score bounds the query's k-th best from
-		 * below: publish it as the threshold (Huang et al. 2017; in BMW the
-		 * documents of sub-ranges alive at the end saw every term).
+		 * below: publish it as the threshold (Huang et al. 2017).
 		 */
 		if (sm.total >= qw.k)
 		{
@@ -1016,6 +1023,7 @@ struct GpuirSearchLayout
 				o_cand,
 				o_ddoc,
 				o_dscore,
+				o_dub,
 				total;
 	size_t		h_out,			/* outputs in the pinned buffer */
 				h_total;
@@ -1048,7 +1056,9 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_ddoc = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
 	l->o_dscore = l->o_ddoc + sizeof(uint32_t) * GPUIR_CUDA_BLOCK_SIZE *
 		(size_t) (p->dec_off != NULL ? p->list_first[p->nlists] : 0);
-	l->total = l->o_dscore + (l->o_dscore - l->o_ddoc);
+	l->o_dub = l->o_dscore + (l->o_dscore - l->o_ddoc);
+	l->total = l->o_dub + sizeof(float) *
+		(size_t) (p->dec_off != NULL ? p->list_first[p->nlists] : 0);
 	l->h_out = l->o_count;
 	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 }
@@ -1181,6 +1191,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	dec.off = (ndec > 0) ? (const uint32_t *) (arena + l->o_doff) : NULL;
 	dec.doc = (const uint4 *) (arena + l->o_ddoc);
 	dec.score = (const float4 *) (arena + l->o_dscore);
+	dec.ub = (const float *) (arena + l->o_dub);
 
 	/* the tile kernel's shared memory is above the 48 KB of a default launch */
 	if ((st = gpuir_cuda_check(cudaFuncSetAttribute(gpuir_search_tile_kernel,
@@ -1194,7 +1205,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		gpuir_search_decode_kernel<<<(ndec + per - 1) / per, GPUIR_SEARCH_THREADS, 0, s>>>
 			(dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
 			 (const uint32_t *) (arena + l->o_lfirst), p->nlists, (uint4 *) (arena + l->o_ddoc),
-			 (float4 *) (arena + l->o_dscore), d_corrupt, d_stats);
+			 (float4 *) (arena + l->o_dscore), (float *) (arena + l->o_dub), d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
 	}
@@ -1206,7 +1217,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (p->chunk_bmw[c])
 		{
 			gpuir_search_bound_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
-				(dseg, dsc, d_work + w0, ntiles, d_terms, d_tub, d_corrupt);
+				(dseg, dsc, d_work + w0, ntiles, d_terms, dec, d_tub, d_corrupt);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 			gpuir_search_order_kernel<<<nw, GPUIR_ORDER_THREADS, 0, s>>>
@@ -1304,7 +1315,6 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		memcpy(&hstats, out + l.o_thr, sizeof(hstats));
 		stats->blocks_decoded = hstats.blocks_decoded;
 		stats->tiles_pruned = hstats.tiles_pruned;
-		stats->subranges_pruned = hstats.subranges_pruned;
 		stats->bmw_queries = plan.nbmw;
 	}
 	goto done;

@@ -3,8 +3,9 @@
  * gpuir_search_tile.cuh
  *	  Device routines of the search's tile kernel (gpuir_search.cu): one
  *	  thread block of 256 threads scores one (query, tile) pair, a tile
- *	  being GPUIR_TILE_DOCS consecutive docIDs of the segment, with the OR,
- *	  BMW or AND algorithm, in shared memory (GpuirTileSmem).
+ *	  being GPUIR_TILE_DOCS consecutive docIDs of the segment, with the OR
+ *	  (also BMW's tiles that their bound did not prune) or AND algorithm,
+ *	  in shared memory (GpuirTileSmem).
  *
  * The algorithms, their sources and why the scores are exact are described
  * at the top of gpuir_search.cu.  Included by gpuir_search.cu only.
@@ -26,14 +27,10 @@
 #define GPUIR_TILE_DOCS			GPUIR_CUDA_TILE_DOCS	/* docIDs per tile (gpuir_cuda.h) */
 #define GPUIR_TILE_WORDS		(GPUIR_TILE_DOCS / 32)	/* bitmap words per tile */
 #define GPUIR_TILE_FIRST_CACHE	GPUIR_SEARCH_THREADS	/* terms whose first block is cached */
-#define GPUIR_BMW_SUB_DOCS		(GPUIR_TILE_DOCS / GPUIR_SEARCH_THREADS)	/* 64 */
-#define GPUIR_BMW_ALIVE_WORDS	(GPUIR_SEARCH_THREADS / 32)	/* live sub-range bitmap */
 #define GPUIR_BOUND_SLACK_DEV	1.0001	/* GPUIR_BOUND_SLACK of src/gpuir.h */
 
 static_assert(GPUIR_TILE_DOCS % (32 * GPUIR_SEARCH_THREADS) == 0,
 			  "tile items must divide evenly among the threads");
-static_assert(GPUIR_BMW_SUB_DOCS % 32 == 0 && GPUIR_BMW_SUB_DOCS <= GPUIR_BLOCK_SIZE,
-			  "a BMW sub-range is whole bitmap words and overlaps at most two blocks");
 
 /* shared memory of the tile kernel (about 70 KB, dynamic) */
 struct GpuirTileSmem
@@ -46,7 +43,6 @@ struct GpuirTileSmem
 	uint32_t	total;			/* the tile's candidates (gpuir_tile_candidates) */
 	uint32_t	base;			/* first candidate slot of the tile */
 	uint32_t	pos;			/* candidate slots handed out */
-	uint32_t	alive[GPUIR_BMW_ALIVE_WORDS];	/* BMW: live sub-ranges */
 	uint32_t	ndec;			/* blocks decoded (debug statistics) */
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
@@ -58,7 +54,8 @@ struct GpuirTileSmem
  * of the decoded area holds 128 postings as 32 uint4 of docIDs and 32
  * float4 of BM25 contributions (posting 4 l + r in element r of vector l,
  * the lanes' layout of gpuir_warp_decode_block), docID UINT32_MAX past the
- * list's end.  off[term] is the decoded block of the term's first block,
+ * list's end; on a segment with impacts, ub[i] is the block's BM25 bound
+ * (gpuir_block_bound rounded up to float: never below it).  off[term] is the decoded block of the term's first block,
  * GPUIR_NOT_DECODED for a term the tiles decode themselves (AND queries,
  * lists past the decode budget); off is NULL when nothing was decoded.
  */
@@ -68,6 +65,7 @@ struct GpuirDecoded
 	const uint32_t *off;		/* [nterms] or NULL */
 	const uint4 *doc;			/* [blocks * 32] */
 	const float4 *score;		/* [blocks * 32] */
+	const float *ub;			/* [blocks]: block-max bounds (impacts only) */
 };
 
 /* debug statistics (gpuir_cuda_search_stats), device side */
@@ -75,7 +73,6 @@ struct GpuirSearchDevStats
 {
 	unsigned long long blocks_decoded;
 	unsigned long long tiles_pruned;
-	unsigned long long subranges_pruned;
 };
 
 /* ---------- device helpers ---------- */
@@ -213,29 +210,10 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 	return n;
 }
 
-/* is any sub-range sa .. sz (inclusive) of the live bitmap alive? */
-__device__ static inline bool
-gpuir_alive_any(const uint32_t *alive, uint32_t sa, uint32_t sz)
-{
-	for (uint32_t w = sa >> 5; w <= (sz >> 5); w++)
-	{
-		uint32_t	v = alive[w];
-
-		if (w == (sa >> 5))
-			v &= ~0u << (sa & 31);
-		if (w == (sz >> 5))
-			v &= ~0u >> (31 - (sz & 31));
-		if (v != 0)
-			return true;
-	}
-	return false;
-}
-
 /* what gpuir_tile_term does with the postings of a list inside the tile */
 enum GpuirTilePass
 {
 	GPUIR_PASS_OR,				/* add contributions, set match bits */
-	GPUIR_PASS_BMW,				/* OR, decoding only blocks with a live sub-range */
 	GPUIR_PASS_FIRST,			/* AND, shortest list: candidates = its docIDs */
 	GPUIR_PASS_FILTER,			/* AND, longer list: keep candidates it holds */
 	GPUIR_PASS_SCORE			/* AND, survivors: add contributions */
@@ -243,18 +221,17 @@ enum GpuirTilePass
 
 /*
  * gpuir_tile_term: one list's pass over the tile [lo, hi), starting at its
- * first overlapping block first; warp w decodes blocks first + w, first + w
- * + GPUIR_SEARCH_WARPS, ... (gpuir_warp_decode_block).  Blocks whose docID range holds no
- * candidate are skipped undecoded in the FILTER and SCORE passes (Parallel
- * Merge Find); in the BMW pass, blocks whose docID range in the tile lies
- * in dead sub-ranges only (sm.alive).  OR and BMW read a block from the
- * decoded area when doff is not GPUIR_NOT_DECODED (the list's first block
- * there; its contributions are already computed), else decode it.  Within
- * the pass each docID is
- * handled by one lane (a docID occurs once in a list), so the accumulator
- * updates need no atomics; the pass ends with a barrier, which orders the
- * lists' additions.  first_term (SCORE): this list starts the survivors'
- * sums.  Returns false (in every thread) if a block is corrupt.
+ * first overlapping block first; warp w takes blocks first + w, first + w
+ * + GPUIR_SEARCH_WARPS, ...  OR reads a block from the decoded area when
+ * doff is not GPUIR_NOT_DECODED (the list's first block there; its
+ * contributions already computed), else decodes it with the warp
+ * (gpuir_warp_decode_block).  Blocks whose docID range holds no candidate
+ * are skipped undecoded in the FILTER and SCORE passes (Parallel Merge
+ * Find).  Within the pass each docID is handled by one lane (a docID
+ * occurs once in a list), so the accumulator updates need no atomics; the
+ * pass ends with a barrier, which orders the lists' additions.  first_term
+ * (SCORE): this list starts the survivors' sums.  Returns false (in every
+ * thread) if a block is corrupt.
  */
 template <int PASS>
 __device__ static bool
@@ -262,8 +239,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const gpuir_cuda_term &term, uint32_t first, uint32_t lo, uint32_t hi,
 				bool first_term, uint32_t doff, const GpuirDecoded &dec, GpuirTileSmem &sm)
 {
-	const bool	decoded = (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW) &&
-		doff != GPUIR_NOT_DECODED;
+	const bool	decoded = PASS == GPUIR_PASS_OR && doff != GPUIR_NOT_DECODED;
 	const uint32_t fb = term.first_block;
 	const uint32_t end = fb + term.nblocks;
 	const uint32_t lane = threadIdx.x & 31;
@@ -287,16 +263,6 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			if (!gpuir_warp_bits_any(sm.cur, a, z))
 				continue;
 		}
-		if (PASS == GPUIR_PASS_BMW)
-		{
-			uint32_t	a = (b > fb && prev >= lo) ? prev + 1 - lo : 0;
-			uint32_t	last = seg.block_last[b];
-			uint32_t	z = ((last < hi - 1) ? last : hi - 1) - lo;
-
-			/* uniform: sm.alive changes only between terms, behind barriers */
-			if (!gpuir_alive_any(sm.alive, a / GPUIR_BMW_SUB_DOCS, z / GPUIR_BMW_SUB_DOCS))
-				continue;
-		}
 		if (decoded)
 		{
 			/* docIDs and contributions (as bits, in tf) of the decoded block */
@@ -312,8 +278,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		else
 		{
 			n = gpuir_tile_decode(seg, term, b,
-								  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW ||
-								  PASS == GPUIR_PASS_SCORE, doc, tf);
+								  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_SCORE, doc, tf);
 			if (n < 0)
 			{
 				bad = true;
@@ -331,7 +296,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const uint32_t i = d - lo;
 				const uint32_t bit = 1u << (i & 31);
 
-				if (PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_BMW)
+				if (PASS == GPUIR_PASS_OR)
 				{
 					const float c = decoded ? __uint_as_float(tf[r])
 						: gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc);
@@ -428,122 +393,6 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, false,
 											qoff != NULL ? qoff[j] : GPUIR_NOT_DECODED, dec, sm))
 			return -1;
-	}
-	__syncthreads();
-	return 1;
-}
-
-/*
- * gpuir_bmw_refresh: BMW's live sub-ranges against the query's current
- * threshold *thr: thread t's sub-range (bound ub, liveness mine) dies when
- * ub * GPUIR_BOUND_SLACK is strictly below the threshold, and stays dead
- * (the threshold never falls).  Publishes the bitmap in sm.alive; returns
- * whether any sub-range is alive.  Block-wide, with barriers before (every
- * thread is done reading sm.alive) and after (the bitmap is visible).
- */
-__device__ static bool
-gpuir_bmw_refresh(double ub, bool &mine, const uint32_t *thr, GpuirTileSmem &sm)
-{
-	const float th = gpuir_threshold_read(thr);
-	unsigned	bits;
-
-	__syncthreads();
-	if (mine && ub * GPUIR_BOUND_SLACK_DEV < (double) th)
-		mine = false;
-	bits = __ballot_sync(0xFFFFFFFFu, mine);
-	if ((threadIdx.x & 31) == 0)
-		sm.alive[threadIdx.x >> 5] = bits;
-	return __syncthreads_or(mine) != 0;
-}
-
-/*
- * gpuir_tile_bmw: the OR scores of the tile with block-max pruning (see the
- * file header): thread t bounds sub-range t (docIDs lo + 64 t .., at most
- * two blocks per list, binary search from the list's first block in the
- * tile), then the terms are scored in query order, decoding only blocks
- * that overlap a live sub-range, and the documents of sub-ranges dead at
- * the end are cleared from sm.cur.  1 when some sub-range survived (sm.cur,
- * sm.acc; sm.cur may be empty), 0 when no list reaches the tile or every
- * sub-range was pruned, -1 corrupt.  qoff, dec: as gpuir_tile_or's.
- * stats (debug, may be NULL) counts
- * pruned tiles and sub-ranges.
- */
-__device__ static int
-gpuir_tile_bmw(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-			   const gpuir_cuda_term *qt, const uint32_t *qoff, const GpuirDecoded &dec,
-			   uint32_t nt, uint32_t lo, uint32_t hi, const uint32_t *thr,
-			   GpuirSearchDevStats *stats, GpuirTileSmem &sm)
-{
-	const uint32_t slo = lo + threadIdx.x * (uint32_t) GPUIR_BMW_SUB_DOCS;
-	const uint32_t shi = (slo < hi && hi - slo > GPUIR_BMW_SUB_DOCS)
-		? slo + GPUIR_BMW_SUB_DOCS : hi;
-	double		ub = 0.0;
-	bool		mine = (slo < hi);
-
-	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
-		return 0;
-	for (uint32_t j = 0; mine && j < nt; j++)
-	{
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t fb = term.first_block;
-		const uint32_t end = fb + term.nblocks;
-		uint32_t	first,
-					b;
-		double		m = 0.0;
-
-		if (term.nblocks == 0)
-			continue;
-		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (first >= end)
-			continue;
-		for (b = gpuir_first_block(seg.block_last, first, end, slo, shi); b < end; b++)
-		{
-			if (b > fb && seg.block_last[b - 1] >= shi - 1)
-				break;			/* this block and the next start at or after shi */
-			m = fmax(m, gpuir_block_bound(seg, sc, term.idf, b));
-		}
-		ub += m;
-	}
-	if (!gpuir_bmw_refresh(ub, mine, thr, sm))
-	{
-		if (stats != NULL && threadIdx.x == 0)
-			atomicAdd(&stats->tiles_pruned, 1ull);
-		return 0;
-	}
-	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-		sm.cur[w] = 0;
-	__syncthreads();
-	/* query term order: the order of the float additions */
-	for (uint32_t j = 0; j < nt; j++)
-	{
-		const gpuir_cuda_term term = qt[j];
-		uint32_t	first;
-		bool		any;
-
-		if (term.nblocks == 0)
-			continue;
-		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_BMW>(seg, sc, term, first, lo, hi, false,
-											 qoff != NULL ? qoff[j] : GPUIR_NOT_DECODED, dec,
-											 sm))
-			return -1;
-		any = gpuir_bmw_refresh(ub, mine, thr, sm);
-		if (!any)
-			break;
-	}
-	{
-		const uint32_t dead = __syncthreads_count(slo < hi && !mine);
-
-		if (stats != NULL && threadIdx.x == 0 && dead > 0)
-			atomicAdd(&stats->subranges_pruned, (unsigned long long) dead);
-	}
-	/* drop the documents of dead sub-ranges (partial scores, or none) */
-	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-	{
-		const uint32_t sub = w * 32 / GPUIR_BMW_SUB_DOCS;
-
-		if (!((sm.alive[sub >> 5] >> (sub & 31)) & 1))
-			sm.cur[w] = 0;
 	}
 	__syncthreads();
 	return 1;

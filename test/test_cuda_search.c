@@ -27,7 +27,7 @@
  * encoder computes.  On the large segments the
  * same batch runs as OR and as BMW through gpuir_cuda_search_batch_debug:
  * the outputs must be identical, BMW must decode no more blocks than OR,
- * and the decoded blocks, pruned tiles and sub-ranges and both
+ * and the decoded blocks, pruned tiles and both
  * throughputs are printed.  A segment uploaded without impacts and queries
  * with a negative idf must fall back to OR (same results).  A segment of
  * 2.2 M docIDs makes top-1000 queries select in two levels (partial
@@ -795,7 +795,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 				tbmw = 0;
 	gpuir_cuda_status st;
 	char		what[256];
-	const uint64_t ntiles = ((uint64_t) s->ndocs + 8191) / 8192;
+	const uint64_t ntiles = ((uint64_t) s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS;
 	size_t		n;
 
 	batch_make(&b, s, bs);
@@ -831,12 +831,11 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 		snprintf(what, sizeof(what), "%s/%s: every query ran as BMW (%llu of %u)",
 				 s->spec.name, bs->name, (unsigned long long) sb.bmw_queries, b.nq);
 		check(sb.bmw_queries == b.nq, what);
-		printf("cuda search: BMW vs OR, %s on %s (%u docs, %u queries): blocks decoded OR %llu, BMW %llu (%.1f%%); tiles pruned %llu of %llu, sub-ranges pruned %llu; OR %.2f ms (%.0f queries/s), BMW %.2f ms (%.0f queries/s): %.2fx\n",
+		printf("cuda search: BMW vs OR, %s on %s (%u docs, %u queries): blocks decoded OR %llu, BMW %llu (%.1f%%); tiles pruned %llu of %llu; OR %.2f ms (%.0f queries/s), BMW %.2f ms (%.0f queries/s): %.2fx\n",
 			   bs->name, s->spec.name, s->ndocs, b.nq,
 			   (unsigned long long) so.blocks_decoded, (unsigned long long) sb.blocks_decoded,
 			   so.blocks_decoded ? 100.0 * sb.blocks_decoded / so.blocks_decoded : 0.0,
 			   (unsigned long long) sb.tiles_pruned, (unsigned long long) (ntiles * b.nq),
-			   (unsigned long long) sb.subranges_pruned,
 			   tor * 1e3, b.nq / tor, tbmw * 1e3, b.nq / tbmw, tor / tbmw);
 	}
 	out_free(&oo);

@@ -431,7 +431,6 @@ search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
 		{
 			stats->blocks_decoded += part[d].blocks_decoded;
 			stats->tiles_pruned += part[d].tiles_pruned;
-			stats->subranges_pruned += part[d].subranges_pruned;
 			stats->bmw_queries += part[d].bmw_queries;
 		}
 	}
@@ -617,10 +616,9 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
 		   l->name, mode_names[mode], k, r->n, bad ? "MISMATCH" : "exact", (now_s() - t0) * 1e3,
 		   st.blocks_decoded, b->blocks);
 	if (mode == GPUIR_CUDA_MODE_BMW)
-		printf("; BMW queries %" PRIu64 ", tiles pruned %" PRIu64 " of %" PRIu64
-			   ", sub-ranges pruned %" PRIu64, st.bmw_queries, st.tiles_pruned,
-			   (uint64_t) r->n * ((s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS),
-			   st.subranges_pruned);
+		printf("; BMW queries %" PRIu64 ", tiles pruned %" PRIu64 " of %" PRIu64,
+			   st.bmw_queries, st.tiles_pruned,
+			   (uint64_t) r->n * ((s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS));
 	if (bad)
 		printf("; %" PRIu64 " of %u queries differ", bad, r->n);
 	printf("\n");
