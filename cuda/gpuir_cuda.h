@@ -462,6 +462,15 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch_debug(const gpui
 													   void *stream,
 													   gpuir_cuda_search_stats *stats);
 
+/*
+ * gpuir_cuda_search_set_decode_budget: testing only: how many posting
+ * blocks the calling thread's later searches decode once per batch for the
+ * lists of their OR and BMW queries (default 2^21); the lists past it are
+ * decoded by every tile that reads them, the path the tests exercise with
+ * a budget of 0 or a few blocks.  Not provided by the no-CUDA stub build.
+ */
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
+
 #ifdef __cplusplus
 }
 #endif

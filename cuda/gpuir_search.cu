@@ -891,12 +891,23 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	return GPUIR_CUDA_OK;
 }
 
+/* the decode budget of the calling thread (gpuir_cuda_search_set_decode_budget) */
+static thread_local uint32_t decode_budget = GPUIR_DECODE_BUDGET;
+
+/* gpuir_cuda_search_set_decode_budget: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_set_decode_budget(uint32_t blocks)
+{
+	decode_budget = blocks;
+}
+
 /*
  * plan_decode: the lists that the tiles of the plan's OR and BMW queries
  * read, each decoded once for the whole batch (GpuirDecoded): a list is
  * known by its first block; the terms of such queries that name it (with
  * the same idf: the contributions depend on it) read it from the decoded
- * area.  Lists are taken in query order until GPUIR_DECODE_BUDGET blocks;
+ * area.  Lists are taken in query order until the decode budget
+ * (GPUIR_DECODE_BUDGET blocks unless a test set another) is spent;
  * the terms of the lists past it, and of AND queries, are decoded by the
  * tiles that read them.  Nothing when no query is OR or BMW.
  */
@@ -940,7 +951,7 @@ plan_decode(GpuirSearchPlan *p, const gpuir_cuda_term *terms, uint32_t nterms)
 					p->dec_off[j] = p->list_first[it->second];
 				continue;
 			}
-			if (t->nblocks > GPUIR_DECODE_BUDGET - nblocks)
+			if (t->nblocks > decode_budget - nblocks)
 				continue;		/* over the budget: its tiles decode it */
 			list_of.emplace(t->first_block, p->nlists);
 			p->list_term[p->nlists] = j;

@@ -29,7 +29,10 @@
  * the outputs must be identical, BMW must decode no more blocks than OR,
  * and the decoded blocks, pruned tiles and both
  * throughputs are printed.  A segment uploaded without impacts and queries
- * with a negative idf must fall back to OR (same results).  A segment of
+ * with a negative idf must fall back to OR (same results).  Decode budgets
+ * of 0, 3 and 40 blocks make the tiles decode some or all of the OR and
+ * BMW lists themselves (gpuir_cuda_search_set_decode_budget): same
+ * results; corrupt blocks must be found on both paths.  A segment of
  * 2.2 M docIDs makes top-1000 queries select in two levels (partial
  * selections, then the final one).
  *
@@ -971,12 +974,21 @@ test_corruption(TestSeg *s, const gpuir_cuda_scoring *sc)
 		check(st == GPUIR_CUDA_OK, what);
 		if (st == GPUIR_CUDA_OK)
 		{
-			for (int mode = 0; mode < 2; mode++)
+			/*
+			 * OR: found by the decode kernel, and with a decode budget of 0 by
+			 * the tiles; BMW (mode 2) only with the list decoded once (its
+			 * tiles may skip the damaged block)
+			 */
+			for (int budget = 0; budget < 2; budget++)
 			{
-				st = search_one(s, sc, t, mode, 10);
-				snprintf(what, sizeof(what), "corruption (%s), mode %d: status %s", name, mode,
-						 gpuir_cuda_status_string(st));
-				check(st == GPUIR_CUDA_CORRUPT, what);
+				gpuir_cuda_search_set_decode_budget(budget ? 1u << 21 : 0);
+				for (int mode = 0; mode < (budget ? 3 : 2); mode++)
+				{
+					st = search_one(s, sc, t, mode, 10);
+					snprintf(what, sizeof(what), "corruption (%s), mode %d, decode budget %s: status %s",
+							 name, mode, budget ? "default" : "0", gpuir_cuda_status_string(st));
+					check(st == GPUIR_CUDA_CORRUPT, what);
+				}
 			}
 			st = search_one(s, sc, other, GPUIR_CUDA_MODE_OR, 10);
 			snprintf(what, sizeof(what), "corruption (%s): another list: status %s", name,
@@ -1210,6 +1222,36 @@ test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs
 /* ---------- main ---------- */
 
 /* timing: 1 BMW against OR, 2 also the plain throughput batches */
+/*
+ * The lists of OR and BMW queries past the decode budget are decoded by
+ * the tiles that read them: with a budget of 0 (every list), 3 and 40
+ * blocks (some lists each way) the batches must still equal the CPU
+ * reference.
+ */
+static void
+test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
+				   const BatchSpec *mixed, const BatchSpec *bmw)
+{
+	const uint32_t budgets[] = {0, 3, 40};
+
+	for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++)
+	{
+		BatchSpec	m = *mixed,
+					w = *bmw;
+		char		nm[96],
+					nw[96];
+
+		snprintf(nm, sizeof(nm), "%s, decode budget %u", mixed->name, budgets[i]);
+		snprintf(nw, sizeof(nw), "%s, decode budget %u", bmw->name, budgets[i]);
+		m.name = nm;
+		w.name = nw;
+		gpuir_cuda_search_set_decode_budget(budgets[i]);
+		test_batch(r, s, sc, &m, 0);
+		test_batch(r, s, sc, &w, 0);
+	}
+	gpuir_cuda_search_set_decode_budget(1u << 21);
+}
+
 static void
 test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int corrupt,
 			 int args)
@@ -1252,6 +1294,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	if (args)
 		test_bmw_fallback(&r, &s, sc);
 	test_windows(&s, sc, &mixed);
+	test_decode_budget(&r, &s, sc, &mixed, &bmw_mixed);
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
