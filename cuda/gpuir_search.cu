@@ -992,8 +992,15 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 			return st;
 	}
 	p->chunk_start[p->nchunks] = p->nwork;
-	if (plan_decode(p, terms, nterms) != GPUIR_CUDA_OK)
-		return GPUIR_CUDA_OOM;
+	try
+	{
+		if (plan_decode(p, terms, nterms) != GPUIR_CUDA_OK)
+			return GPUIR_CUDA_OOM;
+	}
+	catch (...)
+	{
+		return GPUIR_CUDA_OOM;	/* the list map's allocation (std::bad_alloc) */
+	}
 	/* the block directory of every list used, from the segment's prefix counts */
 	for (uint32_t i = 0; i < nterms; i++)
 	{
