@@ -344,7 +344,7 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *	BMW		the OR result with block-max pruning (Ding & Suel, SIGIR 2011;
  *			on the GPU as Huang et al., ICA3PP 2017): per (query, tile) a
  *			bound from the blocks' impacts (GpuirBM25Bound in double, times
- *			GPUIR_BOUND_SLACK), tiles run best bound first, and a per-query
+ *			GPUIR_BOUND_SLACK), tiles in docID order, and a per-query
  *			threshold in device memory (always a lower bound of the final
  *			k-th best score, raised by every tile that kept k documents)
  *			lets a tile be skipped when its bound is strictly below the

@@ -61,24 +61,24 @@
  * CPU.  Each query keeps a threshold in global memory that is always a
  * lower bound of its final k-th best score: a tile that kept k non-deleted
  * fully scored documents publishes the k-th best score of its own
- * (atomicMax on the float's bits).  Per chunk:
- *	1. gpuir_search_bound_kernel: per (query, tile), the sum over terms of
- *	   the largest bound of the term's blocks overlapping the tile;
- *	2. gpuir_search_order_kernel: per query, the tiles by that bound,
- *	   highest first (the 2048 highest sorted, the rest after them); the
- *	   tile kernel's grid runs rank-major (rank r of every query before
- *	   rank r + 1 of any), so that every query's most promising tiles run
- *	   first and raise its threshold early;
- *	3. the tile kernel skips a tile whose bound is strictly below the
- *	   threshold (a document scoring exactly the threshold may still win
- *	   by docID) and scores the others as OR.  No document of the true
- *	   top-k is ever dropped: its score is at least the k-th best, so at
- *	   least every threshold, and at most its tile's bound.
- *	Pruning inside a tile (64-docID sub-ranges bounded per thread, blocks
- *	of dead sub-ranges not read) was measured and removed: with the lists
- *	decoded once per batch, reading a block costs less than bounding the
- *	sub-ranges, and BMW ran at 0.47-0.75x OR with it, even where it
- *	dropped a fifth of the sub-ranges (bench/results/2026-11-26-h200-bmw.md).
+ * (atomicMax on the float's bits).  The tile kernel's grid runs
+ * rank-major (tile r of every query before tile r + 1 of any), so that
+ * every query's earlier tiles have raised its threshold before its later
+ * ones start.  A tile sums, per term, the largest bound of the term's
+ * blocks overlapping it (gpuir_tile_bound_below, one warp per term, from
+ * the decoded blocks' bounds) and is skipped when that sum is strictly
+ * below the threshold (a document scoring exactly the threshold may
+ * still win by docID); the other tiles are scored as OR.  No document of
+ * the true top-k is ever dropped: its score is at least the k-th best, so
+ * at least every threshold, and at most its tile's bound.
+ *	Measured and removed (bench/results/2026-11-26-h200-bmw.md): pruning
+ *	inside a tile (64-docID sub-ranges bounded per thread, blocks of dead
+ *	sub-ranges not read; with the lists decoded once per batch, reading a
+ *	block costs less than bounding the sub-ranges: BMW at 0.47-0.75x OR),
+ *	and a bound kernel and an order kernel that ran each query's tiles
+ *	best bound first (a thread block per (query, tile) for the bounds, and
+ *	tiles visited out of docID order: BMW at 0.70-0.72x OR, against
+ *	0.88-1.01x with the bound in the tile and tiles in docID order).
  *	A query falls back to OR when the segment has no impacts or a term's
  *	idf is negative.  Corrupt blocks are detected among the blocks decoded
  *	(all blocks of a list decoded once per batch; else, like the CPU
@@ -131,9 +131,6 @@
 #define GPUIR_FINAL_THREADS		256		/* final selection kernel */
 #define GPUIR_FINAL_ITEMS		4		/* keys per thread in the final sort */
 #define GPUIR_CAND_BUDGET		((uint64_t) 32 << 20)	/* candidate keys per chunk (256 MiB) */
-#define GPUIR_ORDER_THREADS		256		/* tile order kernel */
-#define GPUIR_ORDER_ITEMS		8		/* tiles per thread sorted by bound */
-#define GPUIR_NO_BMW			UINT32_MAX	/* GpuirSearchWork.bmw of a non-BMW query */
 #define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
 #define GPUIR_DECODE_BUDGET		((uint32_t) 1 << 21)	/* decoded blocks per batch (2 GiB) */
 
@@ -149,8 +146,6 @@ struct GpuirSearchWork
 	uint32_t	k;
 	uint32_t	mode;			/* GPUIR_CUDA_MODE_AND, _OR or _BMW */
 	uint32_t	order_off;		/* AND: shortest-first order at order[order_off ..] */
-	uint32_t	bmw;			/* BMW: its tile bounds and order at [bmw * ntiles
-								 * ..] of tile_ub, tile_order; else GPUIR_NO_BMW */
 	uint64_t	cand_off;		/* its candidate region in the chunk's buffer: */
 	uint64_t	cand_cap;		/* cand_cap keys, then (gpuir_part_needed(cand_cap,
 								 * k)) GPUIR_PART_SLICES x k partial results */
@@ -172,149 +167,6 @@ gpuir_part_needed(uint64_t n, uint32_t k)
 }
 
 /* ---------- kernels ---------- */
-
-/*
- * gpuir_search_bound_kernel: BMW step 1, grid of nwork * ntiles thread
- * blocks of 256 threads; block x bounds tile x % ntiles for query work[x /
- * ntiles] (nothing for other modes): tile_ub[bmw * ntiles + tile] = the sum
- * over the query's terms of the largest block-max bound of the term's
- * blocks overlapping the tile, times GPUIR_BOUND_SLACK, rounded up to
- * float (so no document of the tile scores above it).  One warp per term;
- * a block's bound is read from dec.ub when its list was decoded once.
- */
-__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
-gpuir_search_bound_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
-						  const GpuirSearchWork *__restrict__ work, uint32_t ntiles,
-						  const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						  float *tile_ub, const uint32_t *corrupt)
-{
-	__shared__ double wsum[GPUIR_SEARCH_THREADS / 32];
-	const uint32_t wi = blockIdx.x / ntiles;
-	const uint32_t tile = blockIdx.x % ntiles;
-	const GpuirSearchWork qw = work[wi];
-	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
-	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
-	const gpuir_cuda_term *qt = terms + qw.first_term;
-	const uint32_t warp = threadIdx.x >> 5;
-	const uint32_t lane = threadIdx.x & 31;
-	double		sum = 0.0;
-
-	if (qw.mode != GPUIR_CUDA_MODE_BMW)
-		return;
-	if (*(const volatile uint32_t *) corrupt)
-		return;					/* an earlier chunk found a corrupt block */
-	for (uint32_t j = warp; j < qw.nterms; j += GPUIR_SEARCH_THREADS / 32)
-	{
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t fb = term.first_block;
-		const uint32_t end = fb + term.nblocks;
-		const uint32_t doff = (dec.off != NULL) ? dec.off[qw.first_term + j] : GPUIR_NOT_DECODED;
-		uint32_t	first = end;
-		double		m = 0.0;
-
-		if (term.nblocks > 0)
-			first = gpuir_first_block(seg.block_last, fb, end, lo, hi);
-		for (uint32_t b = first + lane; b < end; b += 32)
-		{
-			if (b > fb && seg.block_last[b - 1] >= hi - 1)
-				break;			/* this block and the next start at or after hi */
-			m = fmax(m, (doff != GPUIR_NOT_DECODED) ? (double) dec.ub[doff + (b - fb)]
-					 : gpuir_block_bound(seg, sc, term.idf, b));
-		}
-		for (int o = 16; o > 0; o >>= 1)
-			m = fmax(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-		sum += m;
-	}
-	if (lane == 0)
-		wsum[warp] = sum;
-	__syncthreads();
-	if (threadIdx.x == 0)
-	{
-		double		total = 0.0;
-		float		f;
-
-		for (int w = 0; w < GPUIR_SEARCH_THREADS / 32; w++)
-			total += wsum[w];
-		f = __double2float_ru(total * GPUIR_BOUND_SLACK_DEV);
-		tile_ub[(size_t) qw.bmw * ntiles + tile] = isnan(f) ? INFINITY : f;
-	}
-}
-
-/*
- * gpuir_search_order_kernel: BMW step 2, one thread block of 256 threads per
- * query of the chunk (nothing for other modes): tile_order[bmw * ntiles +
- * r] = the tile of rank r, by tile_ub descending (ties by tile ascending):
- * all tiles when ntiles <= 2048, else the 2048 best sorted (radix select on
- * the key (bound, ~tile), then cub::BlockRadixSort) and the others after
- * them in no particular order.  The order affects speed only, never the
- * result.
- */
-__global__ void __launch_bounds__(GPUIR_ORDER_THREADS)
-gpuir_search_order_kernel(const GpuirSearchWork *__restrict__ work, uint32_t ntiles,
-						  const float *__restrict__ tile_ub, uint32_t *__restrict__ tile_order,
-						  const uint32_t *corrupt)
-{
-	typedef cub::BlockRadixSort<uint64_t, GPUIR_ORDER_THREADS, GPUIR_ORDER_ITEMS> BlockSort;
-	const uint32_t CAP = GPUIR_ORDER_THREADS * GPUIR_ORDER_ITEMS;
-	__shared__ union
-	{
-		GpuirSelectTempStorage<GPUIR_ORDER_THREADS> sel;
-		uint64_t	keys[GPUIR_ORDER_THREADS * GPUIR_ORDER_ITEMS];
-		typename BlockSort::TempStorage sort;
-	}			sm;
-	__shared__ uint32_t pos,
-				rest;
-	const GpuirSearchWork qw = work[blockIdx.x];
-	const float *ub = tile_ub + (size_t) qw.bmw * ntiles;
-	uint32_t   *ord = tile_order + (size_t) qw.bmw * ntiles;
-	const int	t = threadIdx.x;
-	const uint32_t take = min(ntiles, CAP);
-	auto		key_of = [&](uint64_t i) -> uint64_t {
-		return ((uint64_t) gpuir_score_key(ub[i]) << 32) | (uint64_t) (~(uint32_t) i);
-	};
-	uint64_t	thr = 1;
-	uint64_t	keys[GPUIR_ORDER_ITEMS];
-
-	if (qw.mode != GPUIR_CUDA_MODE_BMW)
-		return;
-	if (*(const volatile uint32_t *) corrupt)
-		return;
-	if (ntiles > CAP)
-		thr = gpuir_block_select<GPUIR_ORDER_THREADS>(key_of, ntiles, CAP, sm.sel);
-	for (uint32_t i = t; i < CAP; i += GPUIR_ORDER_THREADS)
-		sm.keys[i] = 0;
-	if (t == 0)
-	{
-		pos = 0;
-		rest = 0;
-	}
-	__syncthreads();
-	for (uint32_t base = 0; base < ntiles; base += GPUIR_ORDER_THREADS)
-	{
-		const uint32_t i = base + t;
-		const uint64_t key = (i < ntiles) ? key_of(i) : 0;
-		const bool	in = (key != 0 && key >= thr);
-		const uint32_t slot = gpuir_warp_slot(&pos, in);
-		const uint32_t rslot = gpuir_warp_slot(&rest, key != 0 && !in);
-
-		if (in && slot < take)
-			sm.keys[slot] = key;
-		if (key != 0 && !in && take + rslot < ntiles)
-			ord[take + rslot] = i;
-	}
-	__syncthreads();
-	for (int r = 0; r < GPUIR_ORDER_ITEMS; r++)
-		keys[r] = sm.keys[t * GPUIR_ORDER_ITEMS + r];
-	__syncthreads();
-	BlockSort(sm.sort).SortDescending(keys);
-	for (int r = 0; r < GPUIR_ORDER_ITEMS; r++)
-	{
-		const uint32_t rank = t * GPUIR_ORDER_ITEMS + r;
-
-		if (rank < take)
-			ord[rank] = ~(uint32_t) keys[r];
-	}
-}
 
 /*
  * gpuir_search_decode_kernel: decode once the lists of a batch that the
@@ -407,9 +259,8 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
  * gpuir_search_tile_kernel: grid of nw * ntiles thread blocks of
  * GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem) bytes of dynamic
  * shared memory; block x handles query wi = x / ntiles on tile x % ntiles,
- * or, when rank_major, query wi = x % nw on its tile of rank x / nw (the
- * tile itself for AND and OR, tile_order[bmw * ntiles + rank] for BMW), so
- * that a batch's queries have their first tiles done, and their thresholds
+ * or, when rank_major, query wi = x % nw on tile x / nw, so that a
+ * batch's queries have their first tiles done, and their thresholds
  * raised, before their later tiles start (chunks with an OR or BMW query;
  * AND gains little from thresholds and much from the cache locality of
  * one query's tiles running together): scores
@@ -417,7 +268,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
  * query's threshold thr[wi], appends the tile's min(k, candidates) best
  * result keys to the query's candidate region cand[cand_off ..], counting
  * them in cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a
- * tile whose tile_ub is below the threshold.  OR and BMW queries read
+ * tile whose bound is below the threshold.  OR and BMW queries read
  * the lists of dec (GpuirDecoded) where it has them.  stats (debug, may be
  * NULL) accumulates decoded blocks and pruning.
  */
@@ -425,9 +276,7 @@ __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 const GpuirSearchWork *__restrict__ work, uint32_t nw, uint32_t ntiles,
 						 bool rank_major, const gpuir_cuda_term *__restrict__ terms,
-						 const uint32_t *__restrict__ order,
-						 const float *__restrict__ tile_ub,
-						 const uint32_t *__restrict__ tile_order, GpuirDecoded dec,
+						 const uint32_t *__restrict__ order, GpuirDecoded dec,
 						 uint32_t *thr, uint64_t *__restrict__ cand,
 						 uint32_t *__restrict__ cand_count, uint32_t *corrupt,
 						 GpuirSearchDevStats *stats)
@@ -435,10 +284,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	extern __shared__ __align__(16) unsigned char tile_smem[];
 	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
 	const uint32_t wi = rank_major ? blockIdx.x % nw : blockIdx.x / ntiles;
-	const uint32_t rank = rank_major ? blockIdx.x / nw : blockIdx.x % ntiles;
+	const uint32_t tile = rank_major ? blockIdx.x / nw : blockIdx.x % ntiles;
 	const GpuirSearchWork qw = work[wi];
-	const bool	bmw = (qw.mode == GPUIR_CUDA_MODE_BMW);
-	const uint32_t tile = bmw ? tile_order[(size_t) qw.bmw * ntiles + rank] : rank;
 	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
 	const gpuir_cuda_term *qt = terms + qw.first_term;
@@ -450,21 +297,6 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 
 	if (*(volatile uint32_t *) corrupt)
 		return;					/* a corrupt block was found: the batch fails */
-	if (bmw)
-	{
-		/* the whole tile bounded below the threshold: thread 0's read decides */
-		if (t == 0)
-			sm.total = (tile_ub[(size_t) qw.bmw * ntiles + tile] <
-						gpuir_threshold_read(&thr[wi]));
-		__syncthreads();
-		if (sm.total)
-		{
-			if (stats != NULL && t == 0)
-				atomicAdd(&stats->tiles_pruned, 1ull);
-			return;
-		}
-		__syncthreads();
-	}
 	if (t == 0)
 	{
 		sm.total = 0;
@@ -475,7 +307,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	if (qw.mode == GPUIR_CUDA_MODE_AND)
 		r = gpuir_tile_and(seg, sc, qt, order + qw.order_off, qw.nterms, lo, hi, dec, sm);
 	else
-		r = gpuir_tile_or(seg, sc, qt, qoff, dec, qw.nterms, lo, hi, sm);
+		r = gpuir_tile_or(seg, sc, qt, qoff, dec, qw.nterms, lo, hi,
+						  qw.mode == GPUIR_CUDA_MODE_BMW ? &thr[wi] : NULL, stats, sm);
 	if (stats != NULL && t == 0 && r >= 0 && sm.ndec > 0)
 		atomicAdd(&stats->blocks_decoded, (unsigned long long) sm.ndec);
 	if (r < 0)
@@ -748,14 +581,13 @@ struct GpuirSearchPlan
 	size_t		order_cap;
 	uint8_t    *used;			/* [nterms + 1]: term used by a query */
 	uint32_t   *chunk_start;	/* [nchunks + 1]: first work of each chunk */
-	uint8_t    *chunk_bmw;		/* [nchunks]: chunk has a BMW query */
 	uint8_t    *chunk_part;		/* [nchunks]: chunk has a query that may need
 								 * the partial selection */
 	uint8_t    *chunk_or;		/* [nchunks]: chunk has an OR or BMW query */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
-	uint32_t	nbmw;			/* BMW queries: rows of tile_ub, tile_order */
+	uint32_t	nbmw;			/* BMW queries (debug statistics) */
 	uint64_t	chunk_keys;		/* candidate keys of the last chunk so far */
 	uint64_t	max_chunk_keys;
 	/* the lists decoded once for the batch (GpuirDecoded), nlists of them */
@@ -773,7 +605,6 @@ plan_free(GpuirSearchPlan *p)
 	free(p->order);
 	free(p->used);
 	free(p->chunk_start);
-	free(p->chunk_bmw);
 	free(p->chunk_part);
 	free(p->chunk_or);
 	free(p->dec_off);
@@ -862,7 +693,8 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	w->mode = and_mode ? GPUIR_CUDA_MODE_AND
 		: (bmw_mode ? GPUIR_CUDA_MODE_BMW : GPUIR_CUDA_MODE_OR);
 	w->order_off = 0;
-	w->bmw = bmw_mode ? p->nbmw++ : GPUIR_NO_BMW;
+	if (bmw_mode)
+		p->nbmw++;
 	if (and_mode && plan_and_order(p, w, qt, qq->nterms) != GPUIR_CUDA_OK)
 		return GPUIR_CUDA_OOM;
 	for (uint32_t j = 0; j < qq->nterms; j++)
@@ -877,8 +709,6 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		p->chunk_start[p->nchunks++] = p->nwork;
 		p->chunk_keys = 0;
 	}
-	if (bmw_mode)
-		p->chunk_bmw[p->nchunks - 1] = 1;
 	if (gpuir_part_needed(cap, qq->k))
 		p->chunk_part[p->nchunks - 1] = 1;
 	if (!and_mode)
@@ -978,11 +808,10 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	p->order_cap = 1;
 	p->used = (uint8_t *) calloc(nterms + 1, 1);
 	p->chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
-	p->chunk_bmw = (uint8_t *) calloc((size_t) nqueries + 1, 1);
 	p->chunk_part = (uint8_t *) calloc((size_t) nqueries + 1, 1);
 	p->chunk_or = (uint8_t *) calloc((size_t) nqueries + 1, 1);
 	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
-		p->chunk_bmw == NULL || p->chunk_part == NULL || p->chunk_or == NULL)
+		p->chunk_part == NULL || p->chunk_or == NULL)
 		return GPUIR_CUDA_OOM;
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
@@ -1036,8 +865,6 @@ struct GpuirSearchLayout
 				o_counts,
 				o_thr,
 				o_stats,
-				o_tub,
-				o_tord,
 				o_cand,
 				o_ddoc,
 				o_dscore,
@@ -1068,9 +895,7 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_counts = align256(l->o_scores + sizeof(float) * nout);
 	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);	/* end of the outputs */
 	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
-	l->o_tub = align256(l->o_stats + sizeof(GpuirSearchDevStats));
-	l->o_tord = align256(l->o_tub + sizeof(float) * (size_t) p->nbmw * p->ntiles);
-	l->o_cand = align256(l->o_tord + sizeof(uint32_t) * (size_t) p->nbmw * p->ntiles);
+	l->o_cand = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_ddoc = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
 	l->o_dscore = l->o_ddoc + sizeof(uint32_t) * GPUIR_CUDA_BLOCK_SIZE *
 		(size_t) (p->dec_off != NULL ? p->list_first[p->nlists] : 0);
@@ -1199,8 +1024,6 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_corrupt = (uint32_t *) (arena + l->o_corrupt);
 	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
 	uint32_t   *d_thr = (uint32_t *) (arena + l->o_thr);
-	float	   *d_tub = (float *) (arena + l->o_tub);
-	uint32_t   *d_tord = (uint32_t *) (arena + l->o_tord);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	const uint32_t ndec = (p->dec_off != NULL) ? p->list_first[p->nlists] : 0;
 	GpuirDecoded dec;
@@ -1232,20 +1055,9 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		const uint32_t w0 = p->chunk_start[c];
 		const uint32_t nw = p->chunk_start[c + 1] - w0;
 
-		if (p->chunk_bmw[c])
-		{
-			gpuir_search_bound_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, 0, s>>>
-				(dseg, dsc, d_work + w0, ntiles, d_terms, dec, d_tub, d_corrupt);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-				return st;
-			gpuir_search_order_kernel<<<nw, GPUIR_ORDER_THREADS, 0, s>>>
-				(d_work + w0, ntiles, d_tub, d_tord, d_corrupt);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-				return st;
-		}
 		gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
-			(dseg, dsc, d_work + w0, nw, ntiles, p->chunk_or[c] != 0, d_terms, d_order,
-			 d_tub, d_tord, dec, d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
+			(dseg, dsc, d_work + w0, nw, ntiles, p->chunk_or[c] != 0, d_terms, d_order, dec,
+			 d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
 		if (p->chunk_part[c])

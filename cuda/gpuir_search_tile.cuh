@@ -44,6 +44,8 @@ struct GpuirTileSmem
 	uint32_t	base;			/* first candidate slot of the tile */
 	uint32_t	pos;			/* candidate slots handed out */
 	uint32_t	ndec;			/* blocks decoded (debug statistics) */
+	double		bsum[GPUIR_SEARCH_WARPS];	/* BMW: the warps' term bound sums */
+	uint32_t	pruned;			/* BMW: the tile is bounded below the threshold */
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
 };
@@ -366,18 +368,86 @@ gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, 
 }
 
 /*
+ * gpuir_tile_bound_below: BMW's test of a whole tile (Ding & Suel 2011,
+ * block-max bounds, on docID-range partitions as Huang et al. 2017): the
+ * sum over the terms of the largest bound of each term's blocks
+ * overlapping the tile (dec.ub for a list decoded once, else its impacts),
+ * times GPUIR_BOUND_SLACK, rounded up to float, against the query's
+ * threshold *thr; true (in every thread) when the bound is strictly below
+ * it, so that no document of the tile can be in the top-k (one scoring
+ * exactly the threshold may still win by docID).  After
+ * gpuir_tile_scan_terms; one warp per term.
+ */
+__device__ static bool
+gpuir_tile_bound_below(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+					   const gpuir_cuda_term *qt, const uint32_t *qoff,
+					   const GpuirDecoded &dec, uint32_t nt, uint32_t lo, uint32_t hi,
+					   const uint32_t *thr, GpuirTileSmem &sm)
+{
+	const uint32_t warp = threadIdx.x >> 5;
+	const uint32_t lane = threadIdx.x & 31;
+	double		sum = 0.0;
+
+	for (uint32_t j = warp; j < nt; j += GPUIR_SEARCH_WARPS)
+	{
+		const gpuir_cuda_term term = qt[j];
+		const uint32_t fb = term.first_block;
+		const uint32_t end = fb + term.nblocks;
+		const uint32_t doff = (qoff != NULL) ? qoff[j] : GPUIR_NOT_DECODED;
+		double		m = 0.0;
+
+		if (term.nblocks == 0)
+			continue;
+		for (uint32_t b = gpuir_term_first(seg, term, j, lo, hi, sm) + lane; b < end; b += 32)
+		{
+			if (b > fb && seg.block_last[b - 1] >= hi - 1)
+				break;			/* this block and the next start at or after hi */
+			m = fmax(m, (doff != GPUIR_NOT_DECODED) ? (double) dec.ub[doff + (b - fb)]
+					 : gpuir_block_bound(seg, sc, term.idf, b));
+		}
+		for (int o = 16; o > 0; o >>= 1)
+			m = fmax(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+		sum += m;
+	}
+	if (lane == 0)
+		sm.bsum[warp] = sum;
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		double		total = 0.0;
+		float		f;
+
+		for (int w = 0; w < GPUIR_SEARCH_WARPS; w++)
+			total += sm.bsum[w];
+		f = __double2float_ru(total * GPUIR_BOUND_SLACK_DEV);
+		sm.pruned = !isnan(f) && f < gpuir_threshold_read(thr);
+	}
+	__syncthreads();
+	return sm.pruned != 0;
+}
+
+/*
  * gpuir_tile_or: accumulate the OR scores of the tile (term j's list read
  * from the decoded area when qoff is not NULL and qoff[j] names a place
- * there); 1 when some document
- * matched (sm.cur, sm.acc), 0 when no list reaches the tile, -1 corrupt.
+ * there); with thr (BMW), first skip the tile when its block-max bound is
+ * below the query's threshold (gpuir_tile_bound_below; counted in stats,
+ * debug, may be NULL).  1 when some document matched (sm.cur, sm.acc), 0
+ * when no list reaches the tile or BMW skipped it, -1 corrupt.
  */
 __device__ static int
 gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			  const gpuir_cuda_term *qt, const uint32_t *qoff, const GpuirDecoded &dec,
-			  uint32_t nt, uint32_t lo, uint32_t hi, GpuirTileSmem &sm)
+			  uint32_t nt, uint32_t lo, uint32_t hi, const uint32_t *thr,
+			  GpuirSearchDevStats *stats, GpuirTileSmem &sm)
 {
 	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
 		return 0;
+	if (thr != NULL && gpuir_tile_bound_below(seg, sc, qt, qoff, dec, nt, lo, hi, thr, sm))
+	{
+		if (stats != NULL && threadIdx.x == 0)
+			atomicAdd(&stats->tiles_pruned, 1ull);
+		return 0;
+	}
 	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
 		sm.cur[w] = 0;
 	__syncthreads();
