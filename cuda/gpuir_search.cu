@@ -42,10 +42,11 @@
  * M documents, a list of 5,000 postings has a block every 256,000 docIDs,
  * 16 tiles), and every tile it overlaps would decode it and gather its
  * documents' lengths again (resampled Wikipedia at 10 M documents: 2.6
- * block decodes per block of the queries' lists).  So the lists of the batch's OR and BMW
- * queries are first decoded once (gpuir_search_decode_kernel, one warp a
- * block, every block checked), each posting's contribution computed there,
- * into a workspace area that the tiles read with vector loads
+ * block decodes per block of the queries' lists).  So the lists of the
+ * batch's OR and BMW queries are first decoded once
+ * (gpuir_search_decode_kernel, one warp a block, every block checked),
+ * each posting's contribution computed there, into a workspace area that
+ * the tiles read with vector loads
  * (GpuirDecoded, up to GPUIR_DECODE_BUDGET blocks a batch; the tiles decode
  * the rest, and AND's lists, whose skipping leaves most blocks undecoded,
  * themselves).
@@ -178,9 +179,9 @@ gpuir_part_needed(uint64_t n, uint32_t k)
  * contribution computed as the tiles compute it (gpuir_bm25), so that the
  * tiles' sums are the same float additions, and on a segment with impacts
  * its block-max bound (gpuir_block_bound rounded up to float, +infinity
- * for NaN) for BMW.  A block outside the window of
- * a windowed segment is skipped (no tile reads it); a corrupt block sets
- * *corrupt (the batch fails).  stats (debug, may be NULL) counts blocks.
+ * for NaN) for BMW.  A block outside the window of a windowed segment is
+ * skipped (no tile reads it); a corrupt block sets *corrupt (the batch
+ * fails).  stats (debug, may be NULL) counts blocks.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
 gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,

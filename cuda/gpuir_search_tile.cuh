@@ -57,9 +57,10 @@ struct GpuirTileSmem
  * float4 of BM25 contributions (posting 4 l + r in element r of vector l,
  * the lanes' layout of gpuir_warp_decode_block), docID UINT32_MAX past the
  * list's end; on a segment with impacts, ub[i] is the block's BM25 bound
- * (gpuir_block_bound rounded up to float: never below it).  off[term] is the decoded block of the term's first block,
- * GPUIR_NOT_DECODED for a term the tiles decode themselves (AND queries,
- * lists past the decode budget); off is NULL when nothing was decoded.
+ * (gpuir_block_bound rounded up to float: never below it).  off[term] is
+ * the decoded block of the term's first block, GPUIR_NOT_DECODED for a
+ * term the tiles decode themselves (AND queries, lists past the decode
+ * budget); off is NULL when nothing was decoded.
  */
 #define GPUIR_NOT_DECODED	UINT32_MAX
 struct GpuirDecoded
