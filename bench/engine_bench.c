@@ -156,8 +156,10 @@
  * at k = 1000 a long OR query takes up to 2.4M keys and a chunk holds
  * about 13 such queries; a batch of B then runs as ceil(B / 13) chunks,
  * and the final selection of a query with many candidates runs in two
- * levels (32 slices, then the slices' k best).  BMW adds 8 bytes per
- * (query, tile) (195 MB at B = 10000).  The outputs are B * kmax docIDs
+ * levels (32 slices, then the slices' k best).  The lists of the batch's
+ * OR and BMW queries are decoded once into the workspace (8 bytes a
+ * posting, at most GPUIR_CUDA_DECODE_BUDGET blocks: 2 GiB; the tiles
+ * decode the rest).  The outputs are B * kmax docIDs
  * and scores (80 MB at B = 10000, k = 1000).  Everything fits an 80 GB
  * card next to a 3-4 GB segment.  Measured on an H100 with the kernels of
  * 2026-11-25 (40M docs, --synthetic 1000000, 1.18e9

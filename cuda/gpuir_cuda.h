@@ -195,6 +195,12 @@ typedef struct gpuir_cuda_segment
 #define GPUIR_CUDA_TILE_DOCS	16384
 
 /*
+ * posting blocks a search decodes once per batch at most (the lists of its
+ * OR and BMW queries; 2^21 blocks: 2 GiB of docIDs and contributions)
+ */
+#define GPUIR_CUDA_DECODE_BUDGET	((uint32_t) 1 << 21)
+
+/*
  * gpuir_cuda_segment_window: *out = *seg restricted to part part of nparts
  * equal docID ranges, cut at tile boundaries (part p gets tiles [T * p /
  * nparts, T * (p + 1) / nparts) of the segment's T): a search of *out
@@ -385,8 +391,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * The call is synchronous: it stages the query arrays in a pinned host
  * buffer, copies them into a device workspace with one asynchronous copy,
  * launches on stream (batches whose candidates would take more than 256
- * MiB run in several chunks), copies the results back into the pinned
- * buffer with one copy and synchronizes.  The workspace and the pinned
+ * MiB run in several chunks; the lists of the batch's OR and BMW queries
+ * are first decoded once into the workspace, 8 bytes a posting plus 4 a
+ * block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2 GiB; the rest is
+ * decoded by the tiles that read it), copies the results back into the
+ * pinned buffer with one copy and synchronizes.  The workspace and the pinned
  * buffer belong to the calling thread and are kept between calls (grown
  * when a call needs more, CUB's temporary-storage pattern), so a call
  * allocates nothing once they are large enough; gpuir_cuda_workspace_release
@@ -428,10 +437,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_workspace_release(void);
 /*
  * Debugging and testing only (src/ does not call it): counters of one
  * gpuir_cuda_search_batch_debug call, to measure what BMW pruned.
- *	blocks_decoded		posting blocks decoded: once per batch for the
- *						lists of OR and BMW queries, by each tile that
- *						decodes it for the others (a block spanning
- *						several tiles counts once per such tile)
+ *	blocks_decoded		posting blocks decoded: those of the lists decoded
+ *						once per batch (OR and BMW queries, within the
+ *						decode budget) once each; those of the other
+ *						lists (AND, past the budget) once per tile that
+ *						decodes them
  *	tiles_pruned		BMW (query, tile) pairs skipped whole by their bound
  *	bmw_queries			queries that ran as BMW (not fallen back to OR)
  */
@@ -465,7 +475,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch_debug(const gpui
 /*
  * gpuir_cuda_search_set_decode_budget: testing only: how many posting
  * blocks the calling thread's later searches decode once per batch for the
- * lists of their OR and BMW queries (default 2^21); the lists past it are
+ * lists of their OR and BMW queries (GPUIR_CUDA_DECODE_BUDGET restores the
+ * default; 0 decodes none that way); the lists past it are
  * decoded by every tile that reads them, the path the tests exercise with
  * a budget of 0 or a few blocks.  Not provided by the no-CUDA stub build.
  */

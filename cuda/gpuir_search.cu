@@ -46,10 +46,9 @@
  * batch's OR and BMW queries are first decoded once
  * (gpuir_search_decode_kernel, one warp a block, every block checked),
  * each posting's contribution computed there, into a workspace area that
- * the tiles read with vector loads
- * (GpuirDecoded, up to GPUIR_DECODE_BUDGET blocks a batch; the tiles decode
- * the rest, and AND's lists, whose skipping leaves most blocks undecoded,
- * themselves).
+ * the tiles read with vector loads (GpuirDecoded, up to
+ * GPUIR_CUDA_DECODE_BUDGET blocks a batch; the tiles decode the rest, and
+ * AND's lists, whose skipping leaves most blocks undecoded, themselves).
  *
  * BMW: the OR result with block-max pruning (Ding & Suel, "Faster top-k
  * document retrieval using block-max indexes", SIGIR 2011, on the GPU as
@@ -133,7 +132,6 @@
 #define GPUIR_FINAL_ITEMS		4		/* keys per thread in the final sort */
 #define GPUIR_CAND_BUDGET		((uint64_t) 32 << 20)	/* candidate keys per chunk (256 MiB) */
 #define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
-#define GPUIR_DECODE_BUDGET		((uint32_t) 1 << 21)	/* decoded blocks per batch (2 GiB) */
 
 static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 			  "the final sort must hold k keys");
@@ -722,8 +720,15 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	return GPUIR_CUDA_OK;
 }
 
+/* plan_decoded_blocks: the blocks the plan decodes once (list_first's last entry) */
+static inline uint32_t
+plan_decoded_blocks(const GpuirSearchPlan *p)
+{
+	return (p->dec_off != NULL) ? p->list_first[p->nlists] : 0;
+}
+
 /* the decode budget of the calling thread (gpuir_cuda_search_set_decode_budget) */
-static thread_local uint32_t decode_budget = GPUIR_DECODE_BUDGET;
+static thread_local uint32_t decode_budget = GPUIR_CUDA_DECODE_BUDGET;
 
 /* gpuir_cuda_search_set_decode_budget: contract in gpuir_cuda.h */
 extern "C" void
@@ -738,7 +743,7 @@ gpuir_cuda_search_set_decode_budget(uint32_t blocks)
  * known by its first block; the terms of such queries that name it (with
  * the same idf: the contributions depend on it) read it from the decoded
  * area.  Lists are taken in query order until the decode budget
- * (GPUIR_DECODE_BUDGET blocks unless a test set another) is spent;
+ * (GPUIR_CUDA_DECODE_BUDGET blocks unless a test set another) is spent;
  * the terms of the lists past it, and of AND queries, are decoded by the
  * tiles that read them.  Nothing when no query is OR or BMW.
  */
@@ -899,10 +904,9 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_cand = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_ddoc = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
 	l->o_dscore = l->o_ddoc + sizeof(uint32_t) * GPUIR_CUDA_BLOCK_SIZE *
-		(size_t) (p->dec_off != NULL ? p->list_first[p->nlists] : 0);
+		(size_t) plan_decoded_blocks(p);
 	l->o_dub = l->o_dscore + (l->o_dscore - l->o_ddoc);
-	l->total = l->o_dub + sizeof(float) *
-		(size_t) (p->dec_off != NULL ? p->list_first[p->nlists] : 0);
+	l->total = l->o_dub + sizeof(float) * (size_t) plan_decoded_blocks(p);
 	l->h_out = l->o_count;
 	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 }
@@ -1006,8 +1010,8 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 
 /*
  * search_launch: enqueue the kernels on s over the workspace arena: the
- * decode kernel (lists of OR and BMW queries), then per chunk (BMW: bound
- * and order kernels) the tile, (partial) and final kernels.
+ * decode kernel (lists of OR and BMW queries), then per chunk the tile,
+ * (partial) and final kernels.
  * Returns the launch status.
  */
 static gpuir_cuda_status
@@ -1026,7 +1030,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
 	uint32_t   *d_thr = (uint32_t *) (arena + l->o_thr);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
-	const uint32_t ndec = (p->dec_off != NULL) ? p->list_first[p->nlists] : 0;
+	const uint32_t ndec = plan_decoded_blocks(p);
 	GpuirDecoded dec;
 	gpuir_cuda_status st;
 

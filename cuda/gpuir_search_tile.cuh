@@ -473,7 +473,9 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
  * gpuir_tile_and: Parallel Merge Find over the tile, then scoring of the
  * survivors in query term order; 1 when some document holds every term
  * (sm.cur, sm.acc), 0 when none, -1 corrupt.  order[0 .. nt) is the
- * query's term indexes from the shortest list to the longest.
+ * query's term indexes from the shortest list to the longest.  AND's
+ * lists are never in the decoded area (its passes decode only the blocks
+ * that hold a candidate): dec only fills gpuir_tile_term's argument.
  */
 __device__ static int
 gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,

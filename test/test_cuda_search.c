@@ -981,7 +981,7 @@ test_corruption(TestSeg *s, const gpuir_cuda_scoring *sc)
 			 */
 			for (int budget = 0; budget < 2; budget++)
 			{
-				gpuir_cuda_search_set_decode_budget(budget ? 1u << 21 : 0);
+				gpuir_cuda_search_set_decode_budget(budget ? GPUIR_CUDA_DECODE_BUDGET : 0);
 				for (int mode = 0; mode < (budget ? 3 : 2); mode++)
 				{
 					st = search_one(s, sc, t, mode, 10);
@@ -1221,7 +1221,6 @@ test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs
 
 /* ---------- main ---------- */
 
-/* timing: 1 BMW against OR, 2 also the plain throughput batches */
 /*
  * The lists of OR and BMW queries past the decode budget are decoded by
  * the tiles that read them: with a budget of 0 (every list), 3 and 40
@@ -1249,9 +1248,10 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 		test_batch(r, s, sc, &m, 0);
 		test_batch(r, s, sc, &w, 0);
 	}
-	gpuir_cuda_search_set_decode_budget(1u << 21);
+	gpuir_cuda_search_set_decode_budget(GPUIR_CUDA_DECODE_BUDGET);
 }
 
+/* timing: 1 BMW against OR, 2 also the plain throughput batches */
 static void
 test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int corrupt,
 			 int args)
