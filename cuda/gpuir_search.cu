@@ -132,6 +132,7 @@
 #define GPUIR_FINAL_ITEMS		4		/* keys per thread in the final sort */
 #define GPUIR_CAND_BUDGET		((uint64_t) 32 << 20)	/* candidate keys per chunk (256 MiB) */
 #define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
+#define GPUIR_FAILED_INTERNAL	2u		/* in the corrupt word: a kernel's own check failed */
 
 static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 			  "the final sort must hold k keys");
@@ -439,26 +440,62 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
 
 /*
  * gpuir_search_final_kernel: one thread block of 256 threads per query of
- * the chunk: the k best of the query's candidate keys (radix select; of
- * its partial selections' results when gpuir_part_needed), sorted
- * descending (cub::BlockRadixSort), written to row qindex of the outputs
- * with the count.
+ * the chunk: the k best of the query's candidate keys (of its partial
+ * selections' results when gpuir_part_needed), sorted descending, written
+ * to row qindex of the outputs with the count.
+ *
+ * k <= 256 (Ding et al. 2009, section 8.3, selection with a rising
+ * threshold): one pass over the candidates, eight loads in flight per
+ * thread, appends those at or above a running bound to a buffer in shared
+ * memory.  The bound starts at the query's threshold (thr, raised by the
+ * tiles: a lower bound of its k-th best score, and every one of its k best
+ * keys is a candidate at or above it, since a tile emits its own k best at
+ * or above the threshold of the moment).  Whenever the buffer may not take
+ * another round, a radix select over the buffer (shared memory only) finds
+ * the buffer's k-th best key, the buffer keeps its k best, and that key
+ * becomes the bound: a key below the k-th best of some candidates is below
+ * the query's.  At the end the buffer is cut to k the same way and each
+ * thread ranks one key by counting the keys above it (keys are distinct).
+ * So the candidates are read once from global memory, whatever their
+ * number.  Should fewer than min(k, candidates) keys reach the end (the
+ * argument above says never), the batch fails (*failed |=
+ * GPUIR_FAILED_INTERNAL) rather than return fewer rows.  A larger k: a
+ * block radix select over all candidates in global memory, then
+ * cub::BlockRadixSort of the k best.
  */
+#define GPUIR_FINAL_BUFFER		4096	/* keys buffered by the k <= 256 pass */
+#define GPUIR_FINAL_ROUND		(GPUIR_FINAL_THREADS * GPUIR_KEYS_IN_FLIGHT)
+
+static_assert(GPUIR_FINAL_BUFFER >= GPUIR_FINAL_ROUND + GPUIR_FINAL_THREADS,
+			  "the buffer must hold k keys and a round");
+
 __global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
 gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 						  const uint64_t *__restrict__ cand,
-						  const uint32_t *__restrict__ cand_count, uint32_t kmax,
+						  const uint32_t *__restrict__ cand_count,
+						  const uint32_t *__restrict__ thr_bits, uint32_t kmax,
 						  uint32_t *__restrict__ out_docids, float *__restrict__ out_scores,
-						  uint32_t *__restrict__ out_counts)
+						  uint32_t *__restrict__ out_counts, uint32_t *failed)
 {
 	typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> BlockSort;
 	__shared__ union
 	{
-		GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
-		uint64_t	keys[GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS];
+		struct					/* k <= 256 */
+		{
+			GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
+			uint64_t	buf[GPUIR_FINAL_BUFFER];
+			uint64_t	top[GPUIR_FINAL_THREADS];
+		}			f;
+		struct					/* larger k */
+		{
+			GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
+			uint64_t	keys[GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS];
+		}			g;
 		typename BlockSort::TempStorage sort;
 	}			sm;
-	__shared__ uint32_t pos;
+	__shared__ uint32_t pos,
+				tpos;
+	__shared__ uint64_t bound;
 	const GpuirSearchWork qw = work[blockIdx.x];
 	const uint64_t n = min((uint64_t) cand_count[blockIdx.x], qw.cand_cap);
 	const bool	part = gpuir_part_needed(n, qw.k);
@@ -468,36 +505,128 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	const uint32_t take = (uint32_t) min(n, (uint64_t) qw.k);
 	const size_t row = (size_t) qw.qindex * kmax;
 	const int	t = threadIdx.x;
-	uint64_t	thr = 1;
-	uint64_t	keys[GPUIR_FINAL_ITEMS];
 
-	if (m > qw.k)
-		thr = gpuir_block_select<GPUIR_FINAL_THREADS>([&](uint64_t i) -> uint64_t {
-			return qc[i];
-		}, m, qw.k, sm.sel);
-	for (int i = t; i < GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS; i += GPUIR_FINAL_THREADS)
-		sm.keys[i] = 0;
-	if (t == 0)
-		pos = 0;
-	__syncthreads();
-	gpuir_block_emit<GPUIR_FINAL_THREADS>(qc, m, thr, take, &pos, sm.keys);
-	__syncthreads();
-	for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
-		keys[r] = sm.keys[t * GPUIR_FINAL_ITEMS + r];
-	__syncthreads();
-	BlockSort(sm.sort).SortDescending(keys);
-	for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
+	if (qw.k <= GPUIR_FINAL_THREADS)
 	{
-		const uint32_t rank = t * GPUIR_FINAL_ITEMS + r;
+		/* buf[0 .. c) (c > k, distinct) -> its k best, and the bound */
+		auto		shrink = [&](uint32_t c) {
+			const uint64_t kth = gpuir_block_select<GPUIR_FINAL_THREADS>(
+				[&](uint64_t i) -> uint64_t { return sm.f.buf[i]; }, c, qw.k, sm.f.sel);
 
-		if (rank < take)
+			if (t == 0)
+				tpos = 0;
+			__syncthreads();
+			gpuir_block_emit<GPUIR_FINAL_THREADS>(sm.f.buf, c, kth, qw.k, &tpos, sm.f.top);
+			__syncthreads();
+			for (uint32_t i = t; i < qw.k; i += GPUIR_FINAL_THREADS)
+				sm.f.buf[i] = sm.f.top[i];
+			if (t == 0)
+			{
+				pos = qw.k;
+				bound = kth;
+			}
+			__syncthreads();
+		};
+		uint32_t	c;
+
+		if (t == 0)
 		{
-			out_docids[row + rank] = gpuir_key_docid(keys[r]);
-			out_scores[row + rank] = gpuir_key_to_score(keys[r]);
+			pos = 0;
+			/*
+			 * the smallest key of a document scoring at the threshold; 1
+			 * (every key) while none was set, as scores may be negative
+			 * (a negative idf) and the threshold only rises above 0
+			 */
+			const uint32_t tb = thr_bits[blockIdx.x];
+
+			bound = (tb == 0) ? 1 : (uint64_t) gpuir_score_key(__uint_as_float(tb)) << 32;
+		}
+		__syncthreads();
+		for (uint64_t base = 0; base < m; base += GPUIR_FINAL_ROUND)
+		{
+			uint64_t	key[GPUIR_KEYS_IN_FLIGHT];
+			const uint32_t filled = pos;
+			uint64_t	lo;
+
+			__syncthreads();	/* everyone read pos before it grows */
+			if (filled > GPUIR_FINAL_BUFFER - GPUIR_FINAL_ROUND)
+				shrink(filled);	/* filled > k: the buffer must make room */
+			lo = bound;
+#pragma unroll
+			for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
+			{
+				const uint64_t i = base + (uint64_t) r * GPUIR_FINAL_THREADS + t;
+
+				key[r] = (i < m) ? qc[i] : 0;
+			}
+#pragma unroll
+			for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
+			{
+				const bool	in = (key[r] != 0 && key[r] >= lo);
+				const uint32_t slot = gpuir_warp_slot(&pos, in);
+
+				if (in)
+					sm.f.buf[slot] = key[r];
+			}
+			__syncthreads();
+		}
+		if (pos > qw.k)
+			shrink(pos);
+		c = pos;
+		/* c == take (a candidate set of fewer than k is all at or above thr) */
+		if ((uint32_t) t < c)
+		{
+			const uint64_t key = sm.f.buf[t];
+			uint32_t	rank = 0;
+
+			for (uint32_t j = 0; j < c; j++)
+				rank += (sm.f.buf[j] > key);
+			if (rank < take)
+			{
+				out_docids[row + rank] = gpuir_key_docid(key);
+				out_scores[row + rank] = gpuir_key_to_score(key);
+			}
+		}
+		if (t == 0)
+		{
+			out_counts[qw.qindex] = min(c, take);
+			if (c != take)
+				atomicOr(failed, GPUIR_FAILED_INTERNAL);	/* never: see above */
 		}
 	}
-	if (t == 0)
-		out_counts[qw.qindex] = take;
+	else
+	{
+		uint64_t	thr = 1;
+		uint64_t	keys[GPUIR_FINAL_ITEMS];
+
+		if (m > qw.k)
+			thr = gpuir_block_select<GPUIR_FINAL_THREADS>([&](uint64_t i) -> uint64_t {
+				return qc[i];
+			}, m, qw.k, sm.g.sel);
+		for (int i = t; i < GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS; i += GPUIR_FINAL_THREADS)
+			sm.g.keys[i] = 0;
+		if (t == 0)
+			pos = 0;
+		__syncthreads();
+		gpuir_block_emit<GPUIR_FINAL_THREADS>(qc, m, thr, take, &pos, sm.g.keys);
+		__syncthreads();
+		for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
+			keys[r] = sm.g.keys[t * GPUIR_FINAL_ITEMS + r];
+		__syncthreads();
+		BlockSort(sm.sort).SortDescending(keys);
+		for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
+		{
+			const uint32_t rank = t * GPUIR_FINAL_ITEMS + r;
+
+			if (rank < take)
+			{
+				out_docids[row + rank] = gpuir_key_docid(keys[r]);
+				out_scores[row + rank] = gpuir_key_to_score(keys[r]);
+			}
+		}
+		if (t == 0)
+			out_counts[qw.qindex] = take;
+	}
 }
 
 /* ---------- host side ---------- */
@@ -1073,9 +1202,9 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				return st;
 		}
 		gpuir_search_final_kernel<<<nw, GPUIR_FINAL_THREADS, 0, s>>>
-			(d_work + w0, d_cand, d_count + w0, kmax,
+			(d_work + w0, d_cand, d_count + w0, d_thr + w0, kmax,
 			 (uint32_t *) (arena + l->o_docids), (float *) (arena + l->o_scores),
-			 (uint32_t *) (arena + l->o_counts));
+			 (uint32_t *) (arena + l->o_counts), d_corrupt);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
 	}
@@ -1141,7 +1270,9 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	memcpy(out_docids, out + l.o_docids, sizeof(uint32_t) * nout);
 	memcpy(out_scores, out + l.o_scores, sizeof(float) * nout);
 	memcpy(out_counts, out + l.o_counts, sizeof(uint32_t) * nqueries);
-	if (*(const uint32_t *) (out + l.o_corrupt))
+	if (*(const uint32_t *) (out + l.o_corrupt) & GPUIR_FAILED_INTERNAL)
+		st = GPUIR_CUDA_ERROR;
+	else if (*(const uint32_t *) (out + l.o_corrupt))
 		st = GPUIR_CUDA_CORRUPT;
 	if (stats != NULL)
 	{

@@ -150,6 +150,49 @@ gpuir_first_block(const uint32_t *__restrict__ block_last, uint32_t fb, uint32_t
 	return l;
 }
 
+/*
+ * gpuir_warp_first_block: gpuir_first_block with the calling warp, a
+ * 32-ary search: each round the lanes probe 32 evenly spaced entries at
+ * once and keep the stretch where block_last first reaches lo, so a list
+ * of n blocks costs about log32(n) + 1 dependent loads instead of log2(n)
+ * (the latency of those loads was the longest chain of a tile's start).
+ * Every lane of the warp must call it with the same arguments; every lane
+ * gets the result.
+ */
+__device__ static inline uint32_t
+gpuir_warp_first_block(const uint32_t *__restrict__ block_last, uint32_t fb, uint32_t end,
+					   uint32_t lo, uint32_t hi)
+{
+	const uint32_t lane = threadIdx.x & 31;
+	uint32_t	l = fb,
+				h = end;		/* the answer lies in [l, h]; h: none */
+
+	while (l < h)
+	{
+		const uint32_t step = (h - l + 31) / 32;
+		const uint32_t p = l + (lane + 1) * step - 1;	/* probes: last of each stretch */
+		const unsigned reach = __ballot_sync(0xFFFFFFFFu, p >= h || block_last[p] >= lo);
+		uint32_t	f;
+
+		if (reach == 0)
+		{
+			l = h;				/* every probe below lo, the last one at h - 1 */
+			break;
+		}
+		f = (uint32_t) (__ffs(reach) - 1);
+		if (step == 1)
+		{
+			l += f;				/* probes were l .. l + 31: exact */
+			break;
+		}
+		h = min(h, l + (f + 1) * step - 1);	/* probe f reached lo */
+		l += f * step;			/* probe f - 1 did not */
+	}
+	if (l < end && l > fb && block_last[l - 1] >= hi - 1)
+		return end;				/* its docIDs start at or after hi */
+	return l;
+}
+
 /* is any bit of bits[a .. z] (inclusive, tile offsets) set?  Warp-wide. */
 __device__ static inline bool
 gpuir_warp_bits_any(const uint32_t *bits, uint32_t a, uint32_t z)
@@ -337,8 +380,8 @@ gpuir_term_first(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uin
 }
 
 /*
- * gpuir_tile_scan_terms: every thread takes some terms, finds their first
- * overlapping blocks (cached in sm.first), and reports whether any term
+ * gpuir_tile_scan_terms: every warp takes some terms, finds their first
+ * overlapping blocks (gpuir_warp_first_block; cached in sm.first), and reports whether any term
  * (want_all false) or every term (want_all true) reaches the tile.
  */
 __device__ static bool
@@ -348,15 +391,15 @@ gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, 
 	bool		any = false,
 				missing = false;
 
-	for (uint32_t j = threadIdx.x; j < nt; j += GPUIR_SEARCH_THREADS)
+	for (uint32_t j = threadIdx.x >> 5; j < nt; j += GPUIR_SEARCH_WARPS)
 	{
 		const gpuir_cuda_term term = qt[j];
 		const uint32_t end = term.first_block + term.nblocks;
 		uint32_t	first = end;
 
 		if (term.nblocks > 0)
-			first = gpuir_first_block(seg.block_last, term.first_block, end, lo, hi);
-		if (j < GPUIR_TILE_FIRST_CACHE)
+			first = gpuir_warp_first_block(seg.block_last, term.first_block, end, lo, hi);
+		if (j < GPUIR_TILE_FIRST_CACHE && (threadIdx.x & 31) == 0)
 			sm.first[j] = first;
 		if (first < end)
 			any = true;

@@ -37,6 +37,14 @@
 
 #include <cub/block/block_scan.cuh>
 
+/*
+ * keys each thread loads before it uses the first, in the block-wide
+ * passes over keys in global memory (gpuir_block_select, gpuir_block_emit):
+ * one thread block reading a query's candidates is bound by the latency of
+ * its loads, not by bandwidth, so eight are kept in flight.
+ */
+#define GPUIR_KEYS_IN_FLIGHT	8
+
 /* score_key: float bits -> unsigned integer with the float's order */
 __device__ static inline uint32_t
 gpuir_score_key(float s)
@@ -169,19 +177,26 @@ __device__ static inline uint64_t
 gpuir_block_select(Get get, uint64_t n, uint32_t k, GpuirSelectTempStorage<THREADS> &ts)
 {
 	return gpuir_radix_select<THREADS>(k, ts, [&](uint64_t prefix, uint64_t mask, int shift) {
-		for (uint64_t base = 0; base < n; base += THREADS)
+		for (uint64_t base = 0; base < n; base += THREADS * GPUIR_KEYS_IN_FLIGHT)
 		{
-			const uint64_t i = base + threadIdx.x;
-			uint32_t	bin = 256;
+			uint64_t	key[GPUIR_KEYS_IN_FLIGHT];
 
-			if (i < n)
+#pragma unroll
+			for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
 			{
-				const uint64_t key = get(i);
+				const uint64_t i = base + (uint64_t) r * THREADS + threadIdx.x;
 
-				if (key != 0 && (key & mask) == prefix)
-					bin = (uint32_t) (key >> shift) & 255;
+				key[r] = (i < n) ? get(i) : 0;
 			}
-			gpuir_warp_count(ts.hist, bin);
+#pragma unroll
+			for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
+			{
+				uint32_t	bin = 256;
+
+				if (key[r] != 0 && (key[r] & mask) == prefix)
+					bin = (uint32_t) (key[r] >> shift) & 255;
+				gpuir_warp_count(ts.hist, bin);
+			}
 		}
 	});
 }
@@ -260,15 +275,26 @@ __device__ static inline void
 gpuir_block_emit(const uint64_t *keys, uint64_t n, uint64_t thr, uint32_t take,
 				 uint32_t *pos, uint64_t *out)
 {
-	for (uint64_t base = 0; base < n; base += THREADS)
+	for (uint64_t base = 0; base < n; base += THREADS * GPUIR_KEYS_IN_FLIGHT)
 	{
-		const uint64_t i = base + threadIdx.x;
-		const uint64_t key = (i < n) ? keys[i] : 0;
-		const bool	in = (key != 0 && key >= thr);
-		const uint32_t slot = gpuir_warp_slot(pos, in);
+		uint64_t	key[GPUIR_KEYS_IN_FLIGHT];
 
-		if (in && slot < take)
-			out[slot] = key;
+#pragma unroll
+		for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
+		{
+			const uint64_t i = base + (uint64_t) r * THREADS + threadIdx.x;
+
+			key[r] = (i < n) ? keys[i] : 0;
+		}
+#pragma unroll
+		for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
+		{
+			const bool	in = (key[r] != 0 && key[r] >= thr);
+			const uint32_t slot = gpuir_warp_slot(pos, in);
+
+			if (in && slot < take)
+				out[slot] = key[r];
+		}
 	}
 }
 
@@ -276,9 +302,11 @@ gpuir_block_emit(const uint64_t *keys, uint64_t n, uint64_t thr, uint32_t take,
  * gpuir_threshold_raise / gpuir_threshold_read: a query's shared top-k
  * threshold in global memory (Huang et al., ICA3PP 2017; Ding & Suel,
  * SIGIR 2011): the bit pattern of a float score that is always a lower
- * bound of the query's final k-th best score.  Scores are never negative
- * (+0.0f included), and the bit patterns of non-negative floats order like
- * the floats, so raising is an atomicMax on the bits.  Starts at 0 (0.0f).
+ * bound of the query's final k-th best score once it is above 0.  It only
+ * takes positive scores (a negative idf, which the kernels accept, gives
+ * negative ones), and the bit patterns of non-negative floats order like
+ * the floats, so raising is an atomicMax on the bits.  Starts at 0 (0.0f),
+ * which means "no bound yet", not "scores >= 0".
  */
 __device__ static inline void
 gpuir_threshold_raise(uint32_t *thr, float score)
