@@ -1355,18 +1355,23 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 	pfree(scratch);
 }
 
-static int
-result_cmp(const void *a, const void *b)
+static inline int
+result_cmp(const GpuirResult *ra, const GpuirResult *rb)
 {
-	const GpuirResult *ra = a;
-	const GpuirResult *rb = b;
-
 	if (GpuirResultBetter(ra->score, (ItemPointer) &ra->tid, rb->score, (ItemPointer) &rb->tid))
 		return -1;
 	if (GpuirResultBetter(rb->score, (ItemPointer) &rb->tid, ra->score, (ItemPointer) &ra->tid))
 		return 1;
 	return 0;
 }
+
+/* sort_results: results best first, result_cmp inlined (lib/sort_template.h) */
+#define ST_SORT sort_results
+#define ST_ELEMENT_TYPE GpuirResult
+#define ST_COMPARE(a, b) result_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 /* GpuirQueryRunAll: the CPU engine in mode over every segment and the buffer */
 void
@@ -1682,7 +1687,7 @@ GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results)
 	if (n > 0)
 	{
 		memcpy(*results, q->topk, sizeof(GpuirResult) * n);
-		qsort(*results, n, sizeof(GpuirResult), result_cmp);
+		sort_results(*results, n);
 	}
 	return n;
 }

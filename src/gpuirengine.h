@@ -77,13 +77,24 @@ typedef struct GpuirQuery
 	bool		ready;			/* prepared, and something may match */
 } GpuirQuery;
 
-/* is (score a, tid a) a better result than b? (score desc, then TID asc) */
+/*
+ * is (score a, tid a) a better result than b? (score desc, then TID asc;
+ * the TIDs compared as ItemPointerCompare does, inline: equal scores are
+ * common, and this runs for every heap step and sort comparison)
+ */
 static inline bool
 GpuirResultBetter(float4 sa, ItemPointer ta, float4 sb, ItemPointer tb)
 {
+	BlockNumber ba,
+				bb;
+
 	if (sa != sb)
 		return sa > sb;
-	return ItemPointerCompare(ta, tb) < 0;
+	ba = ItemPointerGetBlockNumberNoCheck(ta);
+	bb = ItemPointerGetBlockNumberNoCheck(tb);
+	if (ba != bb)
+		return ba < bb;
+	return ItemPointerGetOffsetNumberNoCheck(ta) < ItemPointerGetOffsetNumberNoCheck(tb);
 }
 
 /* called once per iteration of every mode's loop: honours query cancel */
