@@ -410,8 +410,9 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * array, npostings not matching nblocks, a non-finite idf, bad constants or
  * mode); GPUIR_CUDA_CORRUPT when a list used by a query fails a check or a
  * posting block does not decode (outputs then undefined); GPUIR_CUDA_OOM,
- * GPUIR_CUDA_NO_DEVICE, GPUIR_CUDA_ERROR.  nqueries = 0 returns
- * GPUIR_CUDA_OK at once.
+ * GPUIR_CUDA_NO_DEVICE, GPUIR_CUDA_ERROR (a CUDA call, or a kernel's own
+ * consistency check, named in gpuir_cuda_last_error_detail()).  nqueries =
+ * 0 returns GPUIR_CUDA_OK at once.
  */
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch(const gpuir_cuda_segment *seg,
 												 const gpuir_cuda_scoring *sc,

@@ -103,8 +103,10 @@
  * and keeps its k best documents (block-wide radix select on the result
  * key over the match bitmap's set bits, gpuir_topk.cuh), appending them to
  * the query's candidate region; then one thread block per query selects
- * the k best of its candidates and sorts them by key
- * (cub::BlockRadixSort).  The key orders by score descending, then docID
+ * the k best of its candidates and orders them (gpuir_search_final_kernel:
+ * for k <= 256 one pass behind a rising bound and a rank by counting,
+ * above that a radix select and cub::BlockRadixSort).  The key orders by
+ * score descending, then docID
  * ascending, and is distinct per document, so ties are broken exactly as
  * on the CPU at both levels.  Every mode keeps the query's threshold in
  * global memory (see BMW): a tile that kept k documents raises it to its
@@ -1213,9 +1215,11 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 
 /*
  * search_batch: gpuir_cuda_search_batch with optional debug statistics
- * (stats may be NULL): validate, plan chunks and check the lists, stage
- * and upload the query arrays, run (BMW: bound / order) / tile / final
- * kernels, copy back; contract in gpuir_cuda.h.
+ * (stats may be NULL): validate, plan chunks and the lists decoded once,
+ * stage and upload the query arrays, run the decode / tile / (partial) /
+ * final kernels, copy back; a final kernel's failed check
+ * (GPUIR_FAILED_INTERNAL) is GPUIR_CUDA_ERROR, a corrupt block
+ * GPUIR_CUDA_CORRUPT; contract in gpuir_cuda.h.
  */
 static gpuir_cuda_status
 search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
@@ -1271,7 +1275,11 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	memcpy(out_scores, out + l.o_scores, sizeof(float) * nout);
 	memcpy(out_counts, out + l.o_counts, sizeof(uint32_t) * nqueries);
 	if (*(const uint32_t *) (out + l.o_corrupt) & GPUIR_FAILED_INTERNAL)
+	{
+		gpuir_cuda_set_detail("gpuir_search_final_kernel",
+							  "fewer keys than the count to return survived the selection");
 		st = GPUIR_CUDA_ERROR;
+	}
 	else if (*(const uint32_t *) (out + l.o_corrupt))
 		st = GPUIR_CUDA_CORRUPT;
 	if (stats != NULL)

@@ -381,8 +381,9 @@ gpuir_term_first(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uin
 
 /*
  * gpuir_tile_scan_terms: every warp takes some terms, finds their first
- * overlapping blocks (gpuir_warp_first_block; cached in sm.first), and reports whether any term
- * (want_all false) or every term (want_all true) reaches the tile.
+ * overlapping blocks (gpuir_warp_first_block; cached in sm.first), and
+ * reports whether any term (want_all false) or every term (want_all true)
+ * reaches the tile.
  */
 __device__ static bool
 gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, uint32_t nt,
