@@ -104,8 +104,8 @@
  * key over the match bitmap's set bits, gpuir_topk.cuh), appending them to
  * the query's candidate region; then one thread block per query selects
  * the k best of its candidates and orders them (gpuir_search_final_kernel:
- * for k <= 256 one pass behind a rising bound and a rank by counting,
- * above that a radix select and cub::BlockRadixSort).  The key orders by
+ * one pass behind a rising bound, then a rank by counting or
+ * cub::BlockRadixSort).  The key orders by
  * score descending, then docID
  * ascending, and is distinct per document, so ties are broken exactly as
  * on the CPU at both levels.  Every mode keeps the query's threshold in
@@ -400,77 +400,171 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 }
 
 /*
+ * Selection with a rising bound (Ding et al. 2009, section 8.3): the k best
+ * of n keys in global memory by one thread block, reading each key once.
+ * One pass, GPUIR_KEYS_IN_FLIGHT loads in flight per thread, appends the
+ * keys at or above a running bound to a buffer in shared memory; whenever
+ * the buffer may not take another round, a radix select over the buffer
+ * (shared memory only) finds its k-th best key, the buffer keeps its k
+ * best, and that key becomes the bound (a key below the k-th best of some
+ * of the keys is below the k-th best of all).  At the end the buffer is cut
+ * to k the same way.
+ */
+#define GPUIR_FINAL_BUFFER		4096	/* keys buffered by the pass */
+#define GPUIR_FINAL_ROUND		(GPUIR_FINAL_THREADS * GPUIR_KEYS_IN_FLIGHT)
+
+static_assert(GPUIR_FINAL_BUFFER >= GPUIR_FINAL_ROUND + GPUIR_CUDA_MAX_K,
+			  "the buffer must hold k keys and a round");
+static_assert(GPUIR_FINAL_BUFFER - GPUIR_FINAL_ROUND > GPUIR_CUDA_MAX_K,
+			  "a full buffer must hold more than k keys");
+
+/* shared memory of gpuir_block_topk */
+struct GpuirTopkStorage
+{
+	GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
+	uint64_t	buf[GPUIR_FINAL_BUFFER];	/* the kept keys, unordered */
+	uint64_t	top[GPUIR_CUDA_MAX_K];	/* a cut's k best, before they move back */
+	uint32_t	pos;			/* keys in buf */
+	uint32_t	tpos;
+	uint64_t	bound;			/* keys below it are not kept */
+};
+
+/*
+ * gpuir_block_topk: into ts.buf[0 .. c), in no particular order, the c =
+ * min(k, keys at or above bound) best of the nonzero keys keys[0 .. n)
+ * (distinct; zeros ignored); returns c.  bound >= 1 (1: every key).  Every
+ * thread of the block calls it with the same arguments; blockDim.x ==
+ * GPUIR_FINAL_THREADS; 1 <= k <= GPUIR_CUDA_MAX_K.  Ends with a barrier.
+ */
+__device__ static uint32_t
+gpuir_block_topk(const uint64_t *keys, uint64_t n, uint32_t k, uint64_t bound,
+				 GpuirTopkStorage &ts)
+{
+	const int	t = threadIdx.x;
+	/* ts.buf[0 .. c) (c > k) -> its k best; the k-th becomes the bound */
+	auto		cut = [&](uint32_t c) {
+		const uint64_t kth = gpuir_block_select<GPUIR_FINAL_THREADS>(
+			[&](uint64_t i) -> uint64_t { return ts.buf[i]; }, c, k, ts.sel);
+
+		if (t == 0)
+			ts.tpos = 0;
+		__syncthreads();
+		gpuir_block_emit<GPUIR_FINAL_THREADS>(ts.buf, c, kth, k, &ts.tpos, ts.top);
+		__syncthreads();
+		for (uint32_t i = t; i < k; i += GPUIR_FINAL_THREADS)
+			ts.buf[i] = ts.top[i];
+		if (t == 0)
+		{
+			ts.pos = k;
+			ts.bound = kth;
+		}
+		__syncthreads();
+	};
+	uint32_t	c;
+
+	if (t == 0)
+	{
+		ts.pos = 0;
+		ts.bound = bound;
+	}
+	__syncthreads();
+	for (uint64_t base = 0; base < n; base += GPUIR_FINAL_ROUND)
+	{
+		uint64_t	key[GPUIR_KEYS_IN_FLIGHT];
+		const uint32_t filled = ts.pos;
+		uint64_t	lo;
+
+		__syncthreads();		/* everyone read pos before it grows */
+		if (filled > GPUIR_FINAL_BUFFER - GPUIR_FINAL_ROUND)
+			cut(filled);		/* filled > k: the buffer must make room */
+		lo = ts.bound;
+#pragma unroll
+		for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
+		{
+			const uint64_t i = base + (uint64_t) r * GPUIR_FINAL_THREADS + t;
+
+			key[r] = (i < n) ? keys[i] : 0;
+		}
+#pragma unroll
+		for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
+		{
+			const bool	in = (key[r] != 0 && key[r] >= lo);
+			const uint32_t slot = gpuir_warp_slot(&ts.pos, in);
+
+			if (in)
+				ts.buf[slot] = key[r];
+		}
+		__syncthreads();
+	}
+	c = ts.pos;
+	if (c > k)
+	{
+		cut(c);
+		c = k;
+	}
+	return c;
+}
+
+/*
+ * gpuir_threshold_key: the smallest key of a document scoring at the
+ * threshold thr_bits; 1 (every key) while none was set, as scores may be
+ * negative (a negative idf) and the threshold only rises above 0
+ * (gpuir_threshold_raise)
+ */
+__device__ static inline uint64_t
+gpuir_threshold_key(uint32_t thr_bits)
+{
+	return (thr_bits == 0) ? 1 : (uint64_t) gpuir_score_key(__uint_as_float(thr_bits)) << 32;
+}
+
+/*
  * gpuir_search_partial_kernel: the first level of a large query's final
  * selection (Ding et al. 2009, section 8.3, multi-level selection): grid
  * of nw * GPUIR_PART_SLICES thread blocks of 256 threads; block x takes
  * slice g = x % GPUIR_PART_SLICES of the candidates of query x /
- * GPUIR_PART_SLICES and writes the slice's min(k, slice) best keys, then
- * zeros up to k, to the query's partial results (after its candidates).
- * Nothing for a query whose count does not need it (gpuir_part_needed).
+ * GPUIR_PART_SLICES and writes the slice's best keys at or above the
+ * query's threshold (gpuir_block_topk; at most k: every key of the query's
+ * k best is among them), then zeros up to k, to the query's partial
+ * results (after its candidates).  Nothing for a query whose count does
+ * not need it (gpuir_part_needed).
  */
 __global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
 gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *cand,
-							const uint32_t *__restrict__ cand_count)
+							const uint32_t *__restrict__ cand_count,
+							const uint32_t *__restrict__ thr_bits)
 {
-	__shared__ GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
-	__shared__ uint32_t pos;
+	__shared__ GpuirTopkStorage ts;
 	const uint32_t wi = blockIdx.x / GPUIR_PART_SLICES;
 	const uint32_t g = blockIdx.x % GPUIR_PART_SLICES;
 	const GpuirSearchWork qw = work[wi];
 	const uint64_t n = min((uint64_t) cand_count[wi], qw.cand_cap);
 	const uint64_t s0 = n * g / GPUIR_PART_SLICES;
 	const uint64_t len = n * (g + 1) / GPUIR_PART_SLICES - s0;
-	const uint64_t *qc = cand + qw.cand_off + s0;
 	uint64_t   *out = cand + qw.cand_off + qw.cand_cap + (uint64_t) g * qw.k;
-	const uint32_t take = (uint32_t) min(len, (uint64_t) qw.k);
-	const int	t = threadIdx.x;
-	uint64_t	thr = 1;
+	uint32_t	c;
 
 	if (!gpuir_part_needed(n, qw.k))
 		return;
-	if (len > qw.k)
-		thr = gpuir_block_select<GPUIR_FINAL_THREADS>([&](uint64_t i) -> uint64_t {
-			return qc[i];
-		}, len, qw.k, sel);
-	if (t == 0)
-		pos = 0;
-	__syncthreads();
-	gpuir_block_emit<GPUIR_FINAL_THREADS>(qc, len, thr, take, &pos, out);
-	for (uint32_t i = take + t; i < qw.k; i += GPUIR_FINAL_THREADS)
-		out[i] = 0;
+	c = gpuir_block_topk(cand + qw.cand_off + s0, len, qw.k, gpuir_threshold_key(thr_bits[wi]),
+						 ts);
+	for (uint32_t i = threadIdx.x; i < qw.k; i += GPUIR_FINAL_THREADS)
+		out[i] = (i < c) ? ts.buf[i] : 0;
 }
 
 /*
  * gpuir_search_final_kernel: one thread block of 256 threads per query of
  * the chunk: the k best of the query's candidate keys (of its partial
  * selections' results when gpuir_part_needed), sorted descending, written
- * to row qindex of the outputs with the count.
- *
- * k <= 256 (Ding et al. 2009, section 8.3, selection with a rising
- * threshold): one pass over the candidates, eight loads in flight per
- * thread, appends those at or above a running bound to a buffer in shared
- * memory.  The bound starts at the query's threshold (thr, raised by the
- * tiles: a lower bound of its k-th best score, and every one of its k best
- * keys is a candidate at or above it, since a tile emits its own k best at
- * or above the threshold of the moment).  Whenever the buffer may not take
- * another round, a radix select over the buffer (shared memory only) finds
- * the buffer's k-th best key, the buffer keeps its k best, and that key
- * becomes the bound: a key below the k-th best of some candidates is below
- * the query's.  At the end the buffer is cut to k the same way and each
- * thread ranks one key by counting the keys above it (keys are distinct).
- * So the candidates are read once from global memory, whatever their
- * number.  Should fewer than min(k, candidates) keys reach the end (the
- * argument above says never), the batch fails (*failed |=
- * GPUIR_FAILED_INTERNAL) rather than return fewer rows.  A larger k: a
- * block radix select over all candidates in global memory, then
- * cub::BlockRadixSort of the k best.
+ * to row qindex of the outputs with the count.  gpuir_block_topk keeps
+ * them, starting from the query's threshold (thr, raised by the tiles: a
+ * lower bound of its k-th best score, and every one of its k best keys is
+ * a candidate at or above it, since a tile emits its own k best at or
+ * above the threshold of the moment); up to 256 are ordered by each thread
+ * counting the keys above its own, more by cub::BlockRadixSort.  Should
+ * fewer than min(k, candidates) keys come out (the argument above says
+ * never), the batch fails (*failed |= GPUIR_FAILED_INTERNAL) rather than
+ * return fewer rows.
  */
-#define GPUIR_FINAL_BUFFER		4096	/* keys buffered by the k <= 256 pass */
-#define GPUIR_FINAL_ROUND		(GPUIR_FINAL_THREADS * GPUIR_KEYS_IN_FLIGHT)
-
-static_assert(GPUIR_FINAL_BUFFER >= GPUIR_FINAL_ROUND + GPUIR_FINAL_THREADS,
-			  "the buffer must hold k keys and a round");
-
 __global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
 gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 						  const uint64_t *__restrict__ cand,
@@ -482,22 +576,9 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> BlockSort;
 	__shared__ union
 	{
-		struct					/* k <= 256 */
-		{
-			GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
-			uint64_t	buf[GPUIR_FINAL_BUFFER];
-			uint64_t	top[GPUIR_FINAL_THREADS];
-		}			f;
-		struct					/* larger k */
-		{
-			GpuirSelectTempStorage<GPUIR_FINAL_THREADS> sel;
-			uint64_t	keys[GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS];
-		}			g;
+		GpuirTopkStorage f;
 		typename BlockSort::TempStorage sort;
 	}			sm;
-	__shared__ uint32_t pos,
-				tpos;
-	__shared__ uint64_t bound;
 	const GpuirSearchWork qw = work[blockIdx.x];
 	const uint64_t n = min((uint64_t) cand_count[blockIdx.x], qw.cand_cap);
 	const bool	part = gpuir_part_needed(n, qw.k);
@@ -507,75 +588,13 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	const uint32_t take = (uint32_t) min(n, (uint64_t) qw.k);
 	const size_t row = (size_t) qw.qindex * kmax;
 	const int	t = threadIdx.x;
+	const uint32_t c = gpuir_block_topk(qc, m, qw.k, gpuir_threshold_key(thr_bits[blockIdx.x]),
+										 sm.f);
 
-	if (qw.k <= GPUIR_FINAL_THREADS)
+	/* c == take: a query with fewer than k candidates never set thr */
+	if (c <= GPUIR_FINAL_THREADS)
 	{
-		/* buf[0 .. c) (c > k, distinct) -> its k best, and the bound */
-		auto		shrink = [&](uint32_t c) {
-			const uint64_t kth = gpuir_block_select<GPUIR_FINAL_THREADS>(
-				[&](uint64_t i) -> uint64_t { return sm.f.buf[i]; }, c, qw.k, sm.f.sel);
-
-			if (t == 0)
-				tpos = 0;
-			__syncthreads();
-			gpuir_block_emit<GPUIR_FINAL_THREADS>(sm.f.buf, c, kth, qw.k, &tpos, sm.f.top);
-			__syncthreads();
-			for (uint32_t i = t; i < qw.k; i += GPUIR_FINAL_THREADS)
-				sm.f.buf[i] = sm.f.top[i];
-			if (t == 0)
-			{
-				pos = qw.k;
-				bound = kth;
-			}
-			__syncthreads();
-		};
-		uint32_t	c;
-
-		if (t == 0)
-		{
-			pos = 0;
-			/*
-			 * the smallest key of a document scoring at the threshold; 1
-			 * (every key) while none was set, as scores may be negative
-			 * (a negative idf) and the threshold only rises above 0
-			 */
-			const uint32_t tb = thr_bits[blockIdx.x];
-
-			bound = (tb == 0) ? 1 : (uint64_t) gpuir_score_key(__uint_as_float(tb)) << 32;
-		}
-		__syncthreads();
-		for (uint64_t base = 0; base < m; base += GPUIR_FINAL_ROUND)
-		{
-			uint64_t	key[GPUIR_KEYS_IN_FLIGHT];
-			const uint32_t filled = pos;
-			uint64_t	lo;
-
-			__syncthreads();	/* everyone read pos before it grows */
-			if (filled > GPUIR_FINAL_BUFFER - GPUIR_FINAL_ROUND)
-				shrink(filled);	/* filled > k: the buffer must make room */
-			lo = bound;
-#pragma unroll
-			for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
-			{
-				const uint64_t i = base + (uint64_t) r * GPUIR_FINAL_THREADS + t;
-
-				key[r] = (i < m) ? qc[i] : 0;
-			}
-#pragma unroll
-			for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
-			{
-				const bool	in = (key[r] != 0 && key[r] >= lo);
-				const uint32_t slot = gpuir_warp_slot(&pos, in);
-
-				if (in)
-					sm.f.buf[slot] = key[r];
-			}
-			__syncthreads();
-		}
-		if (pos > qw.k)
-			shrink(pos);
-		c = pos;
-		/* c == take (a candidate set of fewer than k is all at or above thr) */
+		/* rank by counting: the kept keys are distinct */
 		if ((uint32_t) t < c)
 		{
 			const uint64_t key = sm.f.buf[t];
@@ -589,45 +608,35 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 				out_scores[row + rank] = gpuir_key_to_score(key);
 			}
 		}
-		if (t == 0)
-		{
-			out_counts[qw.qindex] = min(c, take);
-			if (c != take)
-				atomicOr(failed, GPUIR_FAILED_INTERNAL);	/* never: see above */
-		}
 	}
 	else
 	{
-		uint64_t	thr = 1;
 		uint64_t	keys[GPUIR_FINAL_ITEMS];
 
-		if (m > qw.k)
-			thr = gpuir_block_select<GPUIR_FINAL_THREADS>([&](uint64_t i) -> uint64_t {
-				return qc[i];
-			}, m, qw.k, sm.g.sel);
-		for (int i = t; i < GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS; i += GPUIR_FINAL_THREADS)
-			sm.g.keys[i] = 0;
-		if (t == 0)
-			pos = 0;
-		__syncthreads();
-		gpuir_block_emit<GPUIR_FINAL_THREADS>(qc, m, thr, take, &pos, sm.g.keys);
-		__syncthreads();
 		for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
-			keys[r] = sm.g.keys[t * GPUIR_FINAL_ITEMS + r];
-		__syncthreads();
+		{
+			const uint32_t i = t * GPUIR_FINAL_ITEMS + r;
+
+			keys[r] = (i < c) ? sm.f.buf[i] : 0;
+		}
+		__syncthreads();		/* the sort's storage overlays the buffer */
 		BlockSort(sm.sort).SortDescending(keys);
 		for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
 		{
 			const uint32_t rank = t * GPUIR_FINAL_ITEMS + r;
 
-			if (rank < take)
+			if (rank < take && rank < c)
 			{
 				out_docids[row + rank] = gpuir_key_docid(keys[r]);
 				out_scores[row + rank] = gpuir_key_to_score(keys[r]);
 			}
 		}
-		if (t == 0)
-			out_counts[qw.qindex] = take;
+	}
+	if (t == 0)
+	{
+		out_counts[qw.qindex] = min(c, take);
+		if (c != take)
+			atomicOr(failed, GPUIR_FAILED_INTERNAL);	/* never: see above */
 	}
 }
 
@@ -1199,7 +1208,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (p->chunk_part[c])
 		{
 			gpuir_search_partial_kernel<<<nw * GPUIR_PART_SLICES, GPUIR_FINAL_THREADS, 0, s>>>
-				(d_work + w0, d_cand, d_count + w0);
+				(d_work + w0, d_cand, d_count + w0, d_thr + w0);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}

@@ -39,7 +39,8 @@
 
 /*
  * keys each thread loads before it uses the first, in the block-wide
- * passes over keys in global memory (gpuir_block_select, gpuir_block_emit):
+ * passes over keys in global memory (gpuir_block_select, gpuir_block_emit,
+ * and gpuir_search.cu's gpuir_block_topk):
  * one thread block reading a query's candidates is bound by the latency of
  * its loads, not by bandwidth, so eight are kept in flight.
  */
