@@ -105,8 +105,7 @@
  * the query's candidate region; then one thread block per query selects
  * the k best of its candidates and orders them (gpuir_search_final_kernel:
  * one pass behind a rising bound, then a rank by counting or
- * cub::BlockRadixSort).  The key orders by
- * score descending, then docID
+ * cub::BlockRadixSort).  The key orders by score descending, then docID
  * ascending, and is distinct per document, so ties are broken exactly as
  * on the CPU at both levels.  Every mode keeps the query's threshold in
  * global memory (see BMW): a tile that kept k documents raises it to its

@@ -38,11 +38,12 @@
 #include <cub/block/block_scan.cuh>
 
 /*
- * keys each thread loads before it uses the first, in the block-wide
- * passes over keys in global memory (gpuir_block_select, gpuir_block_emit,
- * and gpuir_search.cu's gpuir_block_topk):
- * one thread block reading a query's candidates is bound by the latency of
- * its loads, not by bandwidth, so eight are kept in flight.
+ * keys each thread loads before it uses the first, in a block-wide pass
+ * over keys: gpuir_search.cu's gpuir_block_topk reads a query's candidates
+ * from global memory with one thread block, bound by the latency of its
+ * loads rather than by bandwidth, so eight are kept in flight;
+ * gpuir_block_select and gpuir_block_emit read in the same rounds (they
+ * now run over gpuir_block_topk's buffer in shared memory).
  */
 #define GPUIR_KEYS_IN_FLIGHT	8
 

@@ -318,6 +318,25 @@ typedef enum GpuirMode
 	GPUIR_MODE_AND_OR
 } GpuirMode;
 
+/*
+ * GpuirTidCmp: heap TIDs in ItemPointerCompare's order (block, then
+ * offset), inline and without its validity assertions: the tie-break of
+ * every result order (GpuirResultBetter) and gpuir_verify's checks of
+ * possibly corrupt TIDs.  Returns < 0, 0 or > 0.
+ */
+static inline int
+GpuirTidCmp(const ItemPointerData *a, const ItemPointerData *b)
+{
+	BlockNumber ba = ItemPointerGetBlockNumberNoCheck(a);
+	BlockNumber bb = ItemPointerGetBlockNumberNoCheck(b);
+	OffsetNumber oa = ItemPointerGetOffsetNumberNoCheck(a);
+	OffsetNumber ob = ItemPointerGetOffsetNumberNoCheck(b);
+
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	return (oa > ob) - (oa < ob);
+}
+
 /* one result row of a top-k query */
 typedef struct GpuirResult
 {

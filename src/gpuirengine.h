@@ -78,23 +78,16 @@ typedef struct GpuirQuery
 } GpuirQuery;
 
 /*
- * is (score a, tid a) a better result than b? (score desc, then TID asc;
- * the TIDs compared as ItemPointerCompare does, inline: equal scores are
- * common, and this runs for every heap step and sort comparison)
+ * is (score a, tid a) a better result than b? (score desc, then TID asc,
+ * GpuirTidCmp: inline, as this runs for every heap step and sort
+ * comparison, and equal scores are common)
  */
 static inline bool
 GpuirResultBetter(float4 sa, ItemPointer ta, float4 sb, ItemPointer tb)
 {
-	BlockNumber ba,
-				bb;
-
 	if (sa != sb)
 		return sa > sb;
-	ba = ItemPointerGetBlockNumberNoCheck(ta);
-	bb = ItemPointerGetBlockNumberNoCheck(tb);
-	if (ba != bb)
-		return ba < bb;
-	return ItemPointerGetOffsetNumberNoCheck(ta) < ItemPointerGetOffsetNumberNoCheck(tb);
+	return GpuirTidCmp(ta, tb) < 0;
 }
 
 /* called once per iteration of every mode's loop: honours query cancel */

@@ -189,24 +189,10 @@ check_tid(VerifyState *vs, const ItemPointerData *tid, const char *where, uint64
 					 where, (unsigned long long) id, blk, off, vs->heap_nblocks);
 }
 
-/* compare heap TIDs without ItemPointerCompare's validity assertions */
-static int
-tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
-{
-	BlockNumber ba = ItemPointerGetBlockNumberNoCheck(a);
-	BlockNumber bb = ItemPointerGetBlockNumberNoCheck(b);
-	OffsetNumber oa = ItemPointerGetOffsetNumberNoCheck(a);
-	OffsetNumber ob = ItemPointerGetOffsetNumberNoCheck(b);
-
-	if (ba != bb)
-		return ba < bb ? -1 : 1;
-	return (oa > ob) - (oa < ob);
-}
-
 static int
 tid_qsort_cmp_arg(const void *a, const void *b, void *arg)
 {
-	return tid_cmp((const ItemPointerData *) a, (const ItemPointerData *) b);
+	return GpuirTidCmp((const ItemPointerData *) a, (const ItemPointerData *) b);
 }
 
 /* remember the heap TID of a live index entry (see verify_no_duplicates) */
@@ -239,7 +225,7 @@ verify_no_duplicates(VerifyState *vs)
 	qsort_interruptible(vs->live_tids, vs->nlive_tids, sizeof(ItemPointerData),
 						tid_qsort_cmp_arg, NULL);
 	for (uint64 i = 1; i < vs->nlive_tids; i++)
-		if (tid_cmp(&vs->live_tids[i - 1], &vs->live_tids[i]) == 0)
+		if (GpuirTidCmp(&vs->live_tids[i - 1], &vs->live_tids[i]) == 0)
 			verify_error(vs, "heap TID (%u,%u) has two live index entries",
 						 ItemPointerGetBlockNumberNoCheck(&vs->live_tids[i]),
 						 ItemPointerGetOffsetNumberNoCheck(&vs->live_tids[i]));
@@ -649,7 +635,7 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 
 		if ((d & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (d > 0 && tid_cmp(&tids[d - 1], &tids[d]) >= 0)
+		if (d > 0 && GpuirTidCmp(&tids[d - 1], &tids[d]) >= 0)
 			verify_error(vs, "segment %u, docID %u: heap TID (%u,%u) does not follow docID %u's (%u,%u)",
 						 s, d, ItemPointerGetBlockNumberNoCheck(&tids[d]),
 						 ItemPointerGetOffsetNumberNoCheck(&tids[d]), d - 1,
