@@ -94,6 +94,9 @@ _PG_init(void)
 					   GPUIR_DEFAULT_K1, GPUIR_MIN_K1, GPUIR_MAX_K1, AccessExclusiveLock);
 	add_real_reloption(gpuir_relopt_kind, "b", "BM25 document length normalisation b",
 					   GPUIR_DEFAULT_B, GPUIR_MIN_B, GPUIR_MAX_B, AccessExclusiveLock);
+	add_string_reloption(gpuir_relopt_kind, "weights",
+						 "BM25F weight of each indexed column: '2, 1' in column order or '{title:2, body:1}'",
+						 NULL, GpuirValidateWeights, AccessExclusiveLock);
 
 	DefineCustomIntVariable("gpuir.insert_buffer_limit",
 							"Size of a gpuir insert buffer past which an insert merges it into a segment.",
@@ -158,7 +161,7 @@ _PG_init(void)
 }
 
 /*
- * gpuiroptions: parse text_config, k1 and b.  Out-of-range values raise
+ * gpuiroptions: parse text_config, k1, b and weights.  Out-of-range values raise
  * 22023 from the reloptions machinery.
  */
 bytea *
@@ -170,6 +173,8 @@ gpuiroptions(Datum reloptions, bool validate)
 		.offset = offsetof(GpuirOptions, text_config_offset)},
 		{.optname = "k1", .opttype = RELOPT_TYPE_REAL, .offset = offsetof(GpuirOptions, k1)},
 		{.optname = "b", .opttype = RELOPT_TYPE_REAL, .offset = offsetof(GpuirOptions, b)},
+		{.optname = "weights", .opttype = RELOPT_TYPE_STRING,
+		.offset = offsetof(GpuirOptions, weights_offset)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, gpuir_relopt_kind,
@@ -258,7 +263,7 @@ gpuir_handler(PG_FUNCTION_ARGS)
 	amroutine->amcanorderbyop = true;
 	amroutine->amcanbackward = false;
 	amroutine->amcanunique = false;
-	amroutine->amcanmulticol = false;
+	amroutine->amcanmulticol = true;
 	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = false;
 	amroutine->amsearchnulls = false;

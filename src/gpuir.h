@@ -58,6 +58,7 @@
 #define GPUIR_DEFAULT_B			0.75
 #define GPUIR_MIN_B				0.0
 #define GPUIR_MAX_B				1.0
+#define GPUIR_MAX_WEIGHT		100		/* a column's BM25F weight: 1 .. this */
 
 /* GUC gpuir.insert_buffer_limit, in kB */
 #define GPUIR_DEFAULT_BUFFER_LIMIT	256
@@ -232,6 +233,10 @@ typedef struct GpuirMetaPageData
 								 * a crash, ndeleted, N, total dl and df may
 								 * lag the deleted marks until the next VACUUM
 								 * (gpuirvacuum.c) */
+	/* added with indexes over several columns (zero in older metapages) */
+	uint16		weights[INDEX_MAX_KEYS];	/* each index column's BM25F weight,
+											 * 1 .. GPUIR_MAX_WEIGHT; 0 reads as
+											 * 1 (GpuirMetaWeight) */
 } GpuirMetaPageData;
 
 StaticAssertDecl(sizeof(GpuirMetaPageData) <= GPUIR_PAGE_DATA,
@@ -291,6 +296,7 @@ typedef struct GpuirOptions
 	int			text_config_offset;
 	double		k1;				/* real reloptions are stored as double */
 	double		b;
+	int			weights_offset; /* the weights string, 0 when not set */
 } GpuirOptions;
 
 /* one distinct lexeme of a document or query with its tf */
@@ -489,6 +495,17 @@ extern void GpuirCompact(Relation index);
 /* gpuirtokenize.c */
 extern Oid	GpuirResolveConfig(Relation index);
 extern void GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out);
+extern bool GpuirTokenizeRow(Oid cfg_id, const uint16 *weights, int natts,
+							 const Datum *values, const bool *isnull, GpuirDocTerms *out);
+extern void GpuirIndexWeights(Relation index, uint16 *weights);
+extern void GpuirValidateWeights(const char *spec);
+
+/* GpuirMetaWeight: index column col's (0-based) BM25F weight */
+static inline uint16
+GpuirMetaWeight(const GpuirMetaPageData *meta, int col)
+{
+	return meta->weights[col] == 0 ? 1 : meta->weights[col];
+}
 
 /* gpuirsegment.c: in-memory builder of a segment */
 typedef struct GpuirBuilder GpuirBuilder;

@@ -69,6 +69,7 @@ fill_metapage(Relation index, Page page)
 	meta->b = opts ? opts->b : GPUIR_DEFAULT_B;
 	meta->buf_head = InvalidBlockNumber;
 	meta->buf_tail = InvalidBlockNumber;
+	GpuirIndexWeights(index, meta->weights);
 	GpuirSetMetaLower(page);
 }
 
@@ -114,6 +115,7 @@ typedef struct GpuirParallelShared
 	Oid			heaprelid;
 	Oid			indexrelid;
 	Oid			cfg_id;
+	uint16		weights[INDEX_MAX_KEYS];	/* the metapage's */
 	bool		isconcurrent;
 	slock_t		mutex;
 	double		reltuples;		/* the workers' heap tuples, summed */
@@ -141,6 +143,8 @@ typedef struct GpuirBuildState
 {
 	GpuirBuilder *builder;
 	Oid			cfg_id;
+	uint16		weights[INDEX_MAX_KEYS];	/* each column's BM25F weight */
+	int			natts;
 	MemoryContext tmpcxt;		/* reset after every tuple */
 	double		indtuples;
 	int64		scanned;		/* rows seen, for progress */
@@ -247,7 +251,6 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	GpuirBuildState *bs = state;
 	MemoryContext old;
 	GpuirDocTerms doc;
-	text	   *t;
 
 	if ((++bs->scanned % 1024) == 0)
 	{
@@ -261,11 +264,13 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	}
 	if (bs->nqueues > 0)
 		(void) drain_queues(bs, false);
-	if (isnull[0])
-		return;					/* NULL documents are not indexed */
 	old = MemoryContextSwitchTo(bs->tmpcxt);
-	t = DatumGetTextPP(values[0]);
-	GpuirTokenize(bs->cfg_id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &doc);
+	if (!GpuirTokenizeRow(bs->cfg_id, bs->weights, bs->natts, values, isnull, &doc))
+	{
+		/* NULL documents (every column NULL) are not indexed */
+		MemoryContextSwitchTo(old);
+		return;
+	}
 	if (bs->to_leader == NULL)
 		add_doc(bs, tid, &doc);
 	else if (doc.nterms > 0)
@@ -323,12 +328,14 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	bs.shared_scanned = &shared->rows_scanned;
 	initStringInfo(&bs.msg);
 	bs.cfg_id = shared->cfg_id;
+	memcpy(bs.weights, shared->weights, sizeof(bs.weights));
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
 	heap = table_open(shared->heaprelid, heap_lock);
 	index = index_open(shared->indexrelid, index_lock);
 	indexInfo = BuildIndexInfo(index);
 	indexInfo->ii_Concurrent = shared->isconcurrent;
+	bs.natts = IndexRelationGetNumberOfKeyAttributes(index);
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, false,
 									   gpuir_build_callback, &bs, scan);
@@ -384,6 +391,7 @@ scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSta
 	shared->heaprelid = RelationGetRelid(heap);
 	shared->indexrelid = RelationGetRelid(index);
 	shared->cfg_id = bs->cfg_id;
+	memcpy(shared->weights, bs->weights, sizeof(shared->weights));
 	shared->isconcurrent = indexInfo->ii_Concurrent;
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
@@ -491,6 +499,9 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.builder = GpuirBuilderCreate();
 	GpuirBuilderReportProgress(bs.builder);
 	bs.cfg_id = meta.cfg_id;
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+		bs.weights[i] = GpuirMetaWeight(&meta, i);
+	bs.natts = IndexRelationGetNumberOfKeyAttributes(index);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SCAN);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
 								 (int64) Max(heap->rd_rel->reltuples, 0));

@@ -72,7 +72,7 @@ search_args(int32 k, text *modetext)
 /*
  * check_read_access: may the current user read what fname reveals of the
  * index's table heapoid (its rows' ctids and scores, or statistics of its
- * text)?  Requires SELECT on the table or on the indexed column, as
+ * text)?  Requires SELECT on the table or on every indexed column, as
  * pg_stats does, raising 42501 otherwise; and, since these functions bypass
  * the planner that adds row-level security quals, refuses a table whose
  * policies apply to the user (42501, with a hint naming the ORDER BY form,
@@ -83,20 +83,31 @@ static void
 check_read_access(const char *fname, Oid indexoid, Oid heapoid)
 {
 	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-	AttrNumber	att = InvalidAttrNumber;
+	bool		columns_ok = false;
 
-	if (HeapTupleIsValid(tup))
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 	{
-		Form_pg_index ind = (Form_pg_index) GETSTRUCT(tup);
+		/* else SELECT on every indexed column (none is an expression) */
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_index ind = (Form_pg_index) GETSTRUCT(tup);
 
-		if (ind->indnatts >= 1)
-			att = ind->indkey.values[0];
-		ReleaseSysCache(tup);
+			columns_ok = ind->indnkeyatts >= 1;
+			for (int i = 0; i < ind->indnkeyatts; i++)
+				if (ind->indkey.values[i] == InvalidAttrNumber ||
+					pg_attribute_aclcheck(heapoid, ind->indkey.values[i], GetUserId(),
+										  ACL_SELECT) != ACLCHECK_OK)
+					columns_ok = false;
+		}
+		if (!columns_ok)
+		{
+			if (HeapTupleIsValid(tup))
+				ReleaseSysCache(tup);
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
+		}
 	}
-	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
-		(att == InvalidAttrNumber ||
-		 pg_attribute_aclcheck(heapoid, att, GetUserId(), ACL_SELECT) != ACLCHECK_OK))
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
+	if (HeapTupleIsValid(tup))
+		ReleaseSysCache(tup);
 	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -18,7 +18,9 @@
  * gpuirinsert: tokenize the new row and append it to this backend's insert
  * lane (GpuirBufferAppend); merge the buffer into a segment once it holds
  * more than gpuir.insert_buffer_limit (left to a later insert while another
- * merge or a VACUUM runs).  NULL and token-less documents are not indexed.
+ * merge or a VACUUM runs).  An index over several columns indexes the row as
+ * one document (GpuirTokenizeRow, with the weights the index was built
+ * with).  NULL (every column NULL) and token-less documents are not indexed.
  */
 bool
 gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -29,18 +31,18 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	MemoryContext old;
 	GpuirMetaPageData meta;
 	GpuirDocTerms doc;
-	text	   *t;
+	uint16		weights[INDEX_MAX_KEYS];
 
-	if (isnull[0])
-		return false;
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir insert",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 
 	GpuirReadMeta(index, &meta);
-	t = DatumGetTextPP(values[0]);
-	GpuirTokenize(meta.cfg_id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &doc);
-	if (doc.nterms > 0)
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+		weights[i] = GpuirMetaWeight(&meta, i);
+	if (GpuirTokenizeRow(meta.cfg_id, weights, IndexRelationGetNumberOfKeyAttributes(index),
+						 values, isnull, &doc) &&
+		doc.nterms > 0)
 	{
 		GpuirBufferAppend(index, ht_ctid, &doc);
 		/*

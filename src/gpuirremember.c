@@ -58,7 +58,8 @@ struct GpuirScoreSource
 	Relation	index;			/* its relations and snapshot */
 	Relation	heap;
 	Snapshot	snapshot;
-	AttrNumber	heap_attno;		/* the indexed column; 0: an expression */
+	int			index_col;		/* the ORDER BY column's place in the index (0-based) */
+	AttrNumber	heap_attno;		/* its table column; 0: an expression */
 	const GpuirResult *results; /* [nreturned]: returned so far, the scan's */
 	int			nreturned;
 	int			nhashed;		/* results[0 .. nhashed) are in rows */
@@ -139,8 +140,11 @@ GpuirScoreSourceSet(GpuirScoreSource *src, IndexScanDesc scan, const char *query
 	src->index = scan->indexRelation;
 	src->heap = scan->heapRelation;
 	src->snapshot = scan->xs_snapshot;
+	/* the index column that ORDER BY col <@> query names */
+	src->index_col = scan->numberOfOrderBys > 0 ? scan->orderByData[0].sk_attno - 1 : 0;
+	Assert(src->index_col >= 0 && src->index_col < src->index->rd_index->indnkeyatts);
 	src->heap_attno = src->heap->rd_tableam == GetHeapamTableAmRoutine() ?
-		src->index->rd_index->indkey.values[0] : 0;
+		src->index->rd_index->indkey.values[src->index_col] : 0;
 	src->results = NULL;
 	src->nreturned = 0;
 	src->nhashed = 0;
@@ -231,8 +235,8 @@ hash_returned(GpuirScoreSource *src)
 		ItemPointerData tid = r->tid;
 		bool		call_again = false;
 		bool		all_dead = false;
-		Datum		value;
-		bool		isnull;
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
 		ReturnedRow *row;
 		bool		found;
 		uint64		h;
@@ -241,12 +245,12 @@ hash_returned(GpuirScoreSource *src)
 									 &call_again, &all_dead))
 			continue;			/* not visible (cannot happen for a returned row) */
 		ResetPerTupleExprContext(src->estate);
-		FormIndexDatum(src->ii, src->slot, src->estate, &value, &isnull);
-		if (!isnull)
+		FormIndexDatum(src->ii, src->slot, src->estate, values, isnull);
+		if (!isnull[src->index_col])
 		{
 			/* detoasted in the per-tuple memory, reset for every row */
 			MemoryContext tmp = MemoryContextSwitchTo(GetPerTupleMemoryContext(src->estate));
-			text	   *t = DatumGetTextPP(value);
+			text	   *t = DatumGetTextPP(values[src->index_col]);
 
 			h = text_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 			MemoryContextSwitchTo(tmp);

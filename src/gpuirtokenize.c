@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "utils/builtins.h"
 #include "tsearch/ts_cache.h"
 #include "tsearch/ts_utils.h"
 #include "utils/memutils.h"
@@ -99,4 +100,252 @@ GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
 		}
 	}
 	out->nterms = n;
+}
+
+/* term_cmp: GpuirTerms in lexeme order */
+static int
+term_cmp(const void *a, const void *b)
+{
+	const GpuirTerm *ta = a;
+	const GpuirTerm *tb = b;
+
+	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
+}
+
+/*
+ * GpuirTokenizeRow: a row of an index over natts text columns (values,
+ * isnull: the index's columns, as FormIndexDatum or the build's callback
+ * give them) as one document, scored as BM25F by Robertson, Zaragoza and
+ * Taylor, "Simple BM25 extension to multiple weighted fields" (CIKM 2004,
+ * s.4): a column of weight w counts as if its text stood w times in one
+ * document, so a lexeme's tf = sum over columns of w * tf in that column
+ * and dl = sum of w * dl, and BM25's saturation and length normalisation
+ * apply once to these sums.  weights[i] is column i's weight (0 reads as
+ * 1).  NULL columns add nothing; returns false when every column is NULL
+ * (the row is not indexed).  Raises 54000 when a weighted tf or dl passes
+ * 2^32 - 1.  With one column of weight 1 this is GpuirTokenize.
+ */
+bool
+GpuirTokenizeRow(Oid cfg_id, const uint16 *weights, int natts,
+				 const Datum *values, const bool *isnull, GpuirDocTerms *out)
+{
+	GpuirDocTerms cols[INDEX_MAX_KEYS];
+	uint16		w[INDEX_MAX_KEYS];
+	int			ncols = 0;
+	int			nterms = 0;
+	uint64		dl = 0;
+	GpuirTerm  *all;
+	int			n = 0;
+
+	Assert(natts >= 1 && natts <= INDEX_MAX_KEYS);
+	for (int i = 0; i < natts; i++)
+	{
+		text	   *t;
+
+		if (isnull[i])
+			continue;
+		t = DatumGetTextPP(values[i]);
+		GpuirTokenize(cfg_id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &cols[ncols]);
+		w[ncols] = weights[i] == 0 ? 1 : weights[i];
+		dl += (uint64) w[ncols] * cols[ncols].dl;
+		nterms += cols[ncols].nterms;
+		ncols++;
+	}
+	if (ncols == 0)
+		return false;
+	if (dl > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("document too long for gpuir: its weighted length is %llu lexemes",
+						(unsigned long long) dl),
+				 errdetail("A gpuir document's length, each column's lexemes times its weight, is at most %u.",
+						   PG_UINT32_MAX),
+				 errhint("Lower the index's weights or index a shorter text.")));
+	if (ncols == 1 && w[0] == 1)
+	{
+		*out = cols[0];
+		return true;
+	}
+
+	/* every column's lexemes, tf weighted, sorted; then equal lexemes summed */
+	all = palloc(sizeof(GpuirTerm) * Max(nterms, 1));
+	for (int c = 0; c < ncols; c++)
+		for (int i = 0; i < cols[c].nterms; i++)
+		{
+			all[n] = cols[c].terms[i];
+			all[n].tf *= w[c];	/* tf <= dl, so w * tf <= the weighted dl */
+			n++;
+		}
+	qsort(all, n, sizeof(GpuirTerm), term_cmp);
+	out->terms = all;
+	out->nterms = 0;
+	for (int i = 0; i < n; i++)
+	{
+		GpuirTerm  *last = out->nterms > 0 ? &all[out->nterms - 1] : NULL;
+
+		if (last != NULL && term_cmp(last, &all[i]) == 0)
+			last->tf += all[i].tf;	/* the sum <= the weighted dl */
+		else
+			all[out->nterms++] = all[i];
+	}
+	out->dl = (uint32) dl;
+	return true;
+}
+
+/*
+ * parse_weights: the weights option's text, spec, as a list of column
+ * weights.  Syntax: items separated by commas, optionally inside braces;
+ * each either a weight, for the columns in order ('2, 1'), or
+ * name:weight, for the index column of that name ('{title:2, body:1}';
+ * names as the index's columns are named, as \d shows them: a table
+ * column's name; an expression's column is named after its function, or
+ * expr); not both kinds in one list.  A weight is a
+ * whole number from 1 to GPUIR_MAX_WEIGHT; columns not named weigh 1.
+ * With index NULL, only the syntax is checked.  Raises 22023.
+ */
+static void
+parse_weights(const char *spec, Relation index, uint16 *weights)
+{
+	char	   *buf = pstrdup(spec);
+	char	   *p = buf;
+	char	   *end;
+	int			natts = index ? IndexRelationGetNumberOfKeyAttributes(index) : INDEX_MAX_KEYS;
+	int			pos = 0;
+	int			named = -1;		/* unknown yet; 0: positions; 1: names */
+	bool		seen[INDEX_MAX_KEYS] = {0};
+
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+		weights[i] = 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	end = p + strlen(p);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*end = '\0';
+	if (*p == '{')
+	{
+		if (end == p || end[-1] != '}')
+			goto bad;
+		p++;
+		*--end = '\0';
+	}
+	for (;;)
+	{
+		char	   *item = p;
+		char	   *comma = strchr(p, ',');
+		char	   *colon;
+		char	   *num;
+		char	   *numend;
+		long		w;
+		int			col;
+
+		if (comma != NULL)
+			*comma = '\0';
+		colon = strchr(item, ':');
+		num = colon ? colon + 1 : item;
+		if (colon != NULL)
+		{
+			char	   *name = item;
+			char	   *nameend = colon;
+
+			while (*name == ' ' || *name == '\t')
+				name++;
+			while (nameend > name && (nameend[-1] == ' ' || nameend[-1] == '\t'))
+				nameend--;
+			*nameend = '\0';
+			if (*name == '\0' || named == 0)
+				goto bad;
+			named = 1;
+			col = -1;
+			if (index != NULL)
+			{
+				for (int i = 0; i < natts; i++)
+					if (strcmp(NameStr(TupleDescAttr(RelationGetDescr(index), i)->attname), name) == 0)
+						col = i;
+				if (col < 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("gpuir index \"%s\" has no column \"%s\" to weight",
+									RelationGetRelationName(index), name),
+							 errhint("Name the index's columns as \\d shows them (a table column's name; an expression's column is named after its function, or expr), or give the weights in column order: weights = '2, 1'.")));
+			}
+		}
+		else
+		{
+			if (named == 1)
+				goto bad;
+			named = 0;
+			col = pos;
+			if (col >= natts)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("gpuir weights \"%s\" list more weights than the index's %d columns",
+								spec, natts)));
+		}
+		pos++;
+		errno = 0;
+		w = strtol(num, &numend, 10);
+		while (*numend == ' ' || *numend == '\t')
+			numend++;
+		if (numend == num || *numend != '\0' || errno != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid gpuir weight \"%s\"", num),
+					 errdetail("A weight is a whole number from 1 to %d: a column of weight w counts as if its text stood w times in the document (BM25F, Robertson et al. 2004).",
+							   GPUIR_MAX_WEIGHT)));
+		if (w < 1 || w > GPUIR_MAX_WEIGHT)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("gpuir weight %ld is out of range", w),
+					 errdetail("A weight is a whole number from 1 to %d.", GPUIR_MAX_WEIGHT)));
+		if (col >= 0)
+		{
+			if (seen[col])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("gpuir weights \"%s\" weight column \"%s\" twice", spec,
+								NameStr(TupleDescAttr(RelationGetDescr(index), col)->attname))));
+			seen[col] = true;
+			weights[col] = (uint16) w;
+		}
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	pfree(buf);
+	return;
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid gpuir weights \"%s\"", spec),
+			 errhint("Write the weights in column order, weights = '2, 1', or by column name, weights = '{title:2, body:1}'.")));
+}
+
+/* GpuirValidateWeights: the weights option's validator (syntax only), 22023 */
+void
+GpuirValidateWeights(const char *spec)
+{
+	uint16		weights[INDEX_MAX_KEYS];
+
+	if (spec != NULL)
+		parse_weights(spec, NULL, weights);
+}
+
+/*
+ * GpuirIndexWeights: the BM25F weight of each of index's columns
+ * (weights[0 .. INDEX_MAX_KEYS), 1 past its columns) as its weights option
+ * says, 1 each without it.  Raises 22023 for an option that does not fit
+ * the index (an unknown column name, more weights than columns).
+ */
+void
+GpuirIndexWeights(Relation index, uint16 *weights)
+{
+	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
+
+	if (opts && opts->weights_offset != 0)
+		parse_weights((char *) opts + opts->weights_offset, index, weights);
+	else
+		for (int i = 0; i < INDEX_MAX_KEYS; i++)
+			weights[i] = 1;
 }

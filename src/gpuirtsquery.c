@@ -145,7 +145,10 @@ tsquery_text(TSQuery query)
 /*
  * ts_recheck: GpuirRowFilter of a plan: does the visible heap row in slot
  * match the tsquery?  to_tsvector_byid of the row's indexed value with the
- * index's configuration, then ts_match_vq, in per-row memory.
+ * index's configuration (of an index over several columns: each non-NULL
+ * column's, concatenated in column order with tsvector's ||, as
+ * to_tsvector(cfg, a) || to_tsvector(cfg, b)), then ts_match_vq, in
+ * per-row memory.
  */
 static bool
 ts_recheck(void *arg, TupleTableSlot *slot)
@@ -153,8 +156,9 @@ ts_recheck(void *arg, TupleTableSlot *slot)
 	GpuirTsQueryPlan *p = arg;
 	ExprContext *econtext;
 	MemoryContext old;
-	Datum		value;
-	bool		isnull;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	Datum		vector = (Datum) 0;
 	bool		match;
 
 	if (p->estate == NULL)
@@ -168,12 +172,19 @@ ts_recheck(void *arg, TupleTableSlot *slot)
 	ResetExprContext(econtext);
 	econtext->ecxt_scantuple = slot;
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	FormIndexDatum(p->ii, slot, p->estate, &value, &isnull);
-	match = !isnull &&
-		DatumGetBool(DirectFunctionCall2(ts_match_vq,
-										 DirectFunctionCall2(to_tsvector_byid,
-															 ObjectIdGetDatum(p->cfg), value),
-										 PointerGetDatum(p->query)));
+	FormIndexDatum(p->ii, slot, p->estate, values, isnull);
+	/* several columns: their tsvectors concatenated, NULL ones left out */
+	for (int i = 0; i < p->ii->ii_NumIndexKeyAttrs; i++)
+	{
+		Datum		v;
+
+		if (isnull[i])
+			continue;
+		v = DirectFunctionCall2(to_tsvector_byid, ObjectIdGetDatum(p->cfg), values[i]);
+		vector = vector == (Datum) 0 ? v : DirectFunctionCall2(tsvector_concat, vector, v);
+	}
+	match = vector != (Datum) 0 &&
+		DatumGetBool(DirectFunctionCall2(ts_match_vq, vector, PointerGetDatum(p->query)));
 	MemoryContextSwitchTo(old);
 	return match;
 }

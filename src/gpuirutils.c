@@ -127,13 +127,16 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 	if (!(meta->k1 >= GPUIR_MIN_K1 && meta->k1 <= GPUIR_MAX_K1) ||
 		!(meta->b >= GPUIR_MIN_B && meta->b <= GPUIR_MAX_B))
 		GpuirCorrupt(index, "metapage k1 or b out of range");
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+		if (meta->weights[i] > GPUIR_MAX_WEIGHT)
+			GpuirCorrupt(index, "metapage column weight out of range");
 	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
 		GpuirCorrupt(index, "the metapage's text search configuration does not exist");
 }
 
 /*
  * GpuirCheckOptions: raise 55000 (object_not_in_prerequisite_state) when the
- * index's k1 or b reloptions differ from the values it was built with (the
+ * index's k1, b or weights reloptions differ from the values it was built with (the
  * metapage's): ALTER INDEX ... SET changed them, and they take effect only
  * when REINDEX rebuilds the lists' impacts and the metapage.  A query must
  * not silently use other constants than its options say.
@@ -145,6 +148,22 @@ GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta)
 	float4		k1 = opts ? (float4) opts->k1 : (float4) GPUIR_DEFAULT_K1;
 	float4		b = opts ? (float4) opts->b : (float4) GPUIR_DEFAULT_B;
 
+	uint16		weights[INDEX_MAX_KEYS];
+	bool		same_weights = true;
+
+	GpuirIndexWeights(index, weights);
+	for (int i = 0; i < IndexRelationGetNumberOfKeyAttributes(index); i++)
+		if (weights[i] != GpuirMetaWeight(meta, i))
+			same_weights = false;
+	if (!same_weights)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("options of gpuir index \"%s\" were changed after it was built",
+						RelationGetRelationName(index)),
+				 errdetail("The index's column weights differ from those it was built with."),
+				 errhint("Run REINDEX INDEX %s to use the new weights, or ALTER INDEX to set them back.",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+													RelationGetRelationName(index)))));
 	if (k1 != meta->k1 || b != meta->b)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
