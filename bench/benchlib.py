@@ -178,6 +178,15 @@ class SciFact(Dataset):
                 o = json.loads(line)
                 yield (str(o["_id"]), (o.get("title") or "") + " " + (o.get("text") or ""))
 
+    def fields(self):
+        """(id, title, text): the two fields docs() joins, for weighted indexes"""
+        with gzip.open(os.path.join(self.dir, "corpus.jsonl.gz"), "rt", encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                o = json.loads(line)
+                yield (str(o["_id"]), o.get("title") or "", o.get("text") or "")
+
     def topics(self):
         out = []
         with gzip.open(os.path.join(self.dir, "topics.beir-v1.0.0-scifact.test.tsv.gz"),

@@ -3,8 +3,9 @@
  * gpuirtsquery.c
  *	  tsquery in, BM25 out: the rows of a gpuir index's table that match a
  *	  tsquery, exactly those to_tsvector(cfg, column) @@ tsquery holds (cfg:
- *	  the index's text search configuration), ranked by BM25 over the
- *	  query's positive lexemes.
+ *	  the index's text search configuration; over several columns, their
+ *	  tsvectors concatenated), ranked by BM25 over the query's positive
+ *	  lexemes.
  *
  * A tsquery's lexemes are used as they are: they were normalised when the
  * tsquery was made, so to_tsquery and its kin should be called with the
