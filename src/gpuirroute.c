@@ -70,8 +70,6 @@
 #define GPUIR_ROUTE_EXPLORE_FAR		1024
 #define GPUIR_ROUTE_FAR				3.0
 #define GPUIR_ROUTE_SATURATED		1.5
-/* oversubscribed, the GPU takes at most this many backends per processor at once */
-#define GPUIR_ROUTE_GPU_SHARE		2.0
 
 /* route_cell: the cell of a query, or NULL without the GPU service */
 static GpuirRouteCell *
@@ -148,9 +146,7 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 		uint64		every;
 
 		if (cores_full && pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) > 0)
-			gpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]) < mcpu &&
-				(double) pg_atomic_read_u32(&GpuirService->gpu_active) <
-				GPUIR_ROUTE_GPU_SHARE * ncores;
+			gpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]) < mcpu;
 		else
 			gpu = mgpu < mcpu;
 		/* explore: now and then the other device, to keep its mean current */
