@@ -192,10 +192,8 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 		char		why[256];
 
 		sent = true;
-		GpuirRouteGpuBegin();
 		answered = GpuirGpuSearch(gq[0]->index, &gq[0]->meta, &gq[0]->sc, g, ng,
 								  why, sizeof(why));
-		GpuirRouteGpuEnd();
 		if (!answered)
 			ereport(LOG,
 					(errmsg("gpuir: %d queries answered by the CPU: %s", ng, why)));

@@ -27,17 +27,18 @@
  *	- the cores are oversubscribed (more backends in a gpuir search than
  *	  GPUIR_ROUTE_SATURATED times the online processors): the device that
  *	  costs the cores less, CPU against GPU_CPU, whatever
- *	  gpuir.gpu_min_postings says, as long as fewer than
- *	  GPUIR_ROUTE_GPU_SHARE backends per processor wait for the GPU service
- *	  (beyond that the GPU, not the cores, is what limits, and the query
- *	  goes to the CPU).  Every query waits for a
- *	  core then, the GPU service's worker too, so the cores' time is what
- *	  throughput follows: long OR and BMW queries go to the GPU, short AND
- *	  ones stay on the CPU, and both devices work.  (Measured on an H100
- *	  with 16 cores and 64 pgbench clients: by the wall times alone most
- *	  queries went to the CPU, whose CPU times stay low while the GPU round
- *	  trips it slows down grow, for half the GPU's throughput:
- *	  bench/results/2026-11-25-h100-request-path.md.)
+ *	  gpuir.gpu_min_postings says and however many backends wait for the
+ *	  GPU service.  Every query waits for a core then, the GPU service's
+ *	  worker too, so the cores' time is what throughput follows: long OR
+ *	  and BMW queries go to the GPU, short AND ones stay on the CPU, and
+ *	  both devices work.  (Measured on an H100 with 16 cores and 64 pgbench
+ *	  clients: by the wall times alone most queries went to the CPU, whose
+ *	  CPU times stay low while the GPU round trips it slows down grow, for
+ *	  half the GPU's throughput: bench/results/2026-11-25-h100-request-path.md.
+ *	  A cap of 2 waiting backends per core, past which queries went to the
+ *	  CPU, sent a quarter of the long OR queries there, whose cores the
+ *	  worker then lacked: auto/best 0.62 with it, 0.85 without,
+ *	  bench/results/2026-11-26-h100-router.md.)
  *	- otherwise the device with the lower time, CPU against GPU: the answer
  *	  that comes first.
  * A device with fewer than GPUIR_ROUTE_MIN_SAMPLES samples in the cell is
@@ -230,37 +231,10 @@ GpuirRouteActiveBegin(void)
 void
 GpuirRouteActiveEnd(void)
 {
-	GpuirRouteGpuEnd();
 	if (GpuirService == NULL || !active_counted)
 		return;
 	pg_atomic_fetch_sub_u32(&GpuirService->active, 1);
 	active_counted = false;
-}
-
-/* is this backend counted in GpuirService->gpu_active? */
-static bool gpu_counted = false;
-
-/*
- * GpuirRouteGpuBegin / End: a backend, inside GpuirRouteActiveBegin / End,
- * sends a request to the GPU service / has its answer.  GpuirRouteActiveEnd
- * ends it too (errors, and the exit callback of a backend that leaves).
- */
-void
-GpuirRouteGpuBegin(void)
-{
-	if (GpuirService == NULL || gpu_counted || !active_counted)
-		return;
-	pg_atomic_fetch_add_u32(&GpuirService->gpu_active, 1);
-	gpu_counted = true;
-}
-
-void
-GpuirRouteGpuEnd(void)
-{
-	if (GpuirService == NULL || !gpu_counted)
-		return;
-	pg_atomic_fetch_sub_u32(&GpuirService->gpu_active, 1);
-	gpu_counted = false;
 }
 
 PG_FUNCTION_INFO_V1(gpuir_route);

@@ -216,7 +216,6 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 stage_us[GPUIR_NSTAGES];	/* microseconds per stage */
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
-	pg_atomic_uint32 gpu_active;	/* of those, backends waiting for the GPU service */
 	/* the auto cost model: mode class x k class x postings class */
 	GpuirRouteCell route[GPUIR_ROUTE_MODES][GPUIR_ROUTE_KCLASSES][GPUIR_ROUTE_BUCKETS];
 	int			nslots;
@@ -331,8 +330,6 @@ extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, 
 extern double GpuirRouteCpuTime(void);
 extern void GpuirRouteActiveBegin(void);
 extern void GpuirRouteActiveEnd(void);
-extern void GpuirRouteGpuBegin(void);
-extern void GpuirRouteGpuEnd(void);
 
 /*
  * gpuircache.c: the syntax of gpuir.device_memory, shared by its check hook
