@@ -78,4 +78,9 @@ SELECT * FROM gpuir_search('pa_idx', 'w1', 10);
 ALTER INDEX pa_3_body_idx SET (k1 = 2.0);
 REINDEX INDEX pa_3_body_idx;
 SELECT count(*) FROM gpuir_search('pa_1_body_idx', 'w1', 10);
+-- and on the column weights
+ALTER INDEX pa_3_body_idx RESET (k1);
+ALTER INDEX pa_3_body_idx SET (weights = '2');
+REINDEX INDEX pa_3_body_idx;
+SELECT count(*) FROM gpuir_search('pa_1_body_idx', 'w1', 10);
 DROP TABLE pa_docs, pa_flat;

@@ -1298,7 +1298,8 @@ count_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * partition index of the topmost partitioned index holds, so that a query
  * through the parent scores each row as one unpartitioned table would
  * (N, avgdl and df over all partitions, whichever the query reads).  The
- * partitions' indexes must agree on k1, b and text_config (55000 if not).
+ * partitions' indexes must agree on k1, b, text_config and the column
+ * weights (55000 if not).
  */
 static void
 partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
@@ -1335,6 +1336,13 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 					 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in k1, b or text_config",
 							RelationGetRelationName(q->index), RelationGetRelationName(sib)),
 					 errhint("Give every partition's index the same k1, b and text_config (ALTER INDEX ... SET, then REINDEX).")));
+		for (int i = 0; i < INDEX_MAX_KEYS; i++)
+			if (GpuirMetaWeight(&meta, i) != GpuirMetaWeight(&q->meta, i))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in their column weights",
+								RelationGetRelationName(q->index), RelationGetRelationName(sib)),
+						 errhint("Give every partition's index the same weights (ALTER INDEX ... SET, then REINDEX).")));
 		*ndocs += meta.ndocs;
 		*total_dl += meta.total_dl;
 		for (int t = 0; t < q->nterms; t++)
