@@ -171,12 +171,8 @@ class SciFact(Dataset):
     metrics = ["nDCG@10", "R@100", "R@1000", "MAP"]
 
     def docs(self):
-        with gzip.open(os.path.join(self.dir, "corpus.jsonl.gz"), "rt", encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                o = json.loads(line)
-                yield (str(o["_id"]), (o.get("title") or "") + " " + (o.get("text") or ""))
+        for docid, title, text in self.fields():
+            yield (docid, title + " " + text)
 
     def fields(self):
         """(id, title, text): the two fields docs() joins, for weighted indexes"""

@@ -9,7 +9,6 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
-#include "utils/builtins.h"
 #include "tsearch/ts_cache.h"
 #include "tsearch/ts_utils.h"
 #include "utils/memutils.h"

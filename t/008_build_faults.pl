@@ -113,6 +113,26 @@ sub grow
 		"SELECT docs, terms, postings FROM gpuir_index_info('docs_serial')");
 }
 
+# build_with_worker(): a build started in the background and the pid of one
+# of its running parallel workers (a larger table and another build when one
+# ends before a worker is seen, three tries)
+sub build_with_worker
+{
+	my ($pid, $h, $out, $err);
+	for (my $try = 0; $try < 3; $try++)
+	{
+		($h, $out, $err) = start_build();
+		$pid = worker_pid();
+		last if defined $pid;
+		$h->finish;
+		$node->safe_psql('postgres', 'DROP INDEX IF EXISTS docs_par');
+		note("try $try: the build ended before a worker was seen; a larger table");
+		grow();
+	}
+	ok(defined $pid, 'a parallel worker of the build was seen');
+	return ($h, $out, $err, $pid);
+}
+
 # check_rebuild($what): the table intact, then a parallel build matches the serial one
 sub check_rebuild
 {
@@ -137,18 +157,7 @@ sub check_rebuild
 
 # ---- 1. SIGTERM of a parallel worker ----
 {
-	my ($pid, $h, $out, $err);
-	for (my $try = 0; $try < 3; $try++)
-	{
-		($h, $out, $err) = start_build();
-		$pid = worker_pid();
-		last if defined $pid;
-		$h->finish;
-		$node->safe_psql('postgres', 'DROP INDEX IF EXISTS docs_par');
-		note("try $try: the build ended before a worker was seen; a larger table");
-		grow();
-	}
-	ok(defined $pid, 'a parallel worker of the build was seen');
+	my ($h, $out, $err, $pid) = build_with_worker();
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)") if defined $pid;
 	$h->finish;
 	isnt($h->result(0), 0, 'CREATE INDEX failed when its worker was terminated');
@@ -160,18 +169,7 @@ sub check_rebuild
 
 # ---- 2. SIGKILL of a parallel worker: crash recovery ----
 {
-	my ($pid, $h, $out, $err);
-	for (my $try = 0; $try < 3; $try++)
-	{
-		($h, $out, $err) = start_build();
-		$pid = worker_pid();
-		last if defined $pid;
-		$h->finish;
-		$node->safe_psql('postgres', 'DROP INDEX IF EXISTS docs_par');
-		note("try $try: the build ended before a worker was seen; a larger table");
-		grow();
-	}
-	ok(defined $pid, 'a parallel worker of the build was seen');
+	my ($h, $out, $err, $pid) = build_with_worker();
 	kill 'KILL', $pid if defined $pid;
 	$h->finish;
 	isnt($h->result(0), 0, 'CREATE INDEX failed when its worker was killed');
