@@ -444,6 +444,8 @@ extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn
 extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);
 extern void GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta);
 extern void GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta);
+extern void GpuirIndexWeights(Relation index, uint16 *weights);
+extern void GpuirValidateWeights(const char *spec);
 extern Buffer GpuirNewBuffer(Relation index);
 extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type);
 extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag);
@@ -497,8 +499,6 @@ extern Oid	GpuirResolveConfig(Relation index);
 extern void GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out);
 extern bool GpuirTokenizeRow(Oid cfg_id, const uint16 *weights, int natts,
 							 const Datum *values, const bool *isnull, GpuirDocTerms *out);
-extern void GpuirIndexWeights(Relation index, uint16 *weights);
-extern void GpuirValidateWeights(const char *spec);
 
 /* GpuirMetaWeight: index column col's (0-based) BM25F weight */
 static inline uint16

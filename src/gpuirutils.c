@@ -135,6 +135,164 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 }
 
 /*
+ * parse_weights: the weights option's text, spec, as a list of column
+ * weights.  Syntax: items separated by commas, optionally inside braces;
+ * each either a weight, for the columns in order ('2, 1'), or
+ * name:weight, for the index column of that name ('{title:2, body:1}';
+ * names as the index's columns are named, as \d shows them: a table
+ * column's name; an expression's column is named after its function, or
+ * expr); not both kinds in one list.  A weight is a
+ * whole number from 1 to GPUIR_MAX_WEIGHT; columns not named weigh 1.
+ * With index NULL, only the syntax is checked.  Raises 22023.
+ */
+static void
+parse_weights(const char *spec, Relation index, uint16 *weights)
+{
+	char	   *buf = pstrdup(spec);
+	char	   *p = buf;
+	char	   *end;
+	int			natts = index ? IndexRelationGetNumberOfKeyAttributes(index) : INDEX_MAX_KEYS;
+	int			pos = 0;
+	int			named = -1;		/* unknown yet; 0: positions; 1: names */
+	bool		seen[INDEX_MAX_KEYS] = {0};
+
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+		weights[i] = 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	end = p + strlen(p);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*end = '\0';
+	if (*p == '{')
+	{
+		if (end == p || end[-1] != '}')
+			goto bad;
+		p++;
+		*--end = '\0';
+	}
+	for (;;)
+	{
+		char	   *item = p;
+		char	   *comma = strchr(p, ',');
+		char	   *colon;
+		char	   *num;
+		char	   *numend;
+		long		w;
+		int			col;
+
+		if (comma != NULL)
+			*comma = '\0';
+		colon = strchr(item, ':');
+		num = colon ? colon + 1 : item;
+		if (colon != NULL)
+		{
+			char	   *name = item;
+			char	   *nameend = colon;
+
+			while (*name == ' ' || *name == '\t')
+				name++;
+			while (nameend > name && (nameend[-1] == ' ' || nameend[-1] == '\t'))
+				nameend--;
+			*nameend = '\0';
+			if (*name == '\0' || named == 0)
+				goto bad;
+			named = 1;
+			col = -1;
+			if (index != NULL)
+			{
+				for (int i = 0; i < natts; i++)
+					if (strcmp(NameStr(TupleDescAttr(RelationGetDescr(index), i)->attname), name) == 0)
+						col = i;
+				if (col < 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("gpuir index \"%s\" has no column \"%s\" to weight",
+									RelationGetRelationName(index), name),
+							 errhint("Name the index's columns as \\d shows them (a table column's name; an expression's column is named after its function, or expr), or give the weights in column order: weights = '2, 1'.")));
+			}
+		}
+		else
+		{
+			if (named == 1)
+				goto bad;
+			named = 0;
+			col = pos;
+			if (col >= natts)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("gpuir weights \"%s\" list more weights than the index's %d columns",
+								spec, natts)));
+		}
+		pos++;
+		errno = 0;
+		w = strtol(num, &numend, 10);
+		while (*numend == ' ' || *numend == '\t')
+			numend++;
+		if (numend == num || *numend != '\0' || errno != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid gpuir weight \"%s\"", num),
+					 errdetail("A weight is a whole number from 1 to %d: a column of weight w counts as if its text stood w times in the document (BM25F, Robertson et al. 2004).",
+							   GPUIR_MAX_WEIGHT)));
+		if (w < 1 || w > GPUIR_MAX_WEIGHT)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("gpuir weight %ld is out of range", w),
+					 errdetail("A weight is a whole number from 1 to %d.", GPUIR_MAX_WEIGHT)));
+		if (col >= 0)
+		{
+			if (seen[col])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("gpuir weights \"%s\" weight column \"%s\" twice", spec,
+								NameStr(TupleDescAttr(RelationGetDescr(index), col)->attname))));
+			seen[col] = true;
+			weights[col] = (uint16) w;
+		}
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	pfree(buf);
+	return;
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid gpuir weights \"%s\"", spec),
+			 errhint("Write the weights in column order, weights = '2, 1', or by column name, weights = '{title:2, body:1}'.")));
+}
+
+/* GpuirValidateWeights: the weights option's validator (syntax only), 22023 */
+void
+GpuirValidateWeights(const char *spec)
+{
+	uint16		weights[INDEX_MAX_KEYS];
+
+	if (spec != NULL)
+		parse_weights(spec, NULL, weights);
+}
+
+/*
+ * GpuirIndexWeights: the BM25F weight of each of index's columns
+ * (weights[0 .. INDEX_MAX_KEYS), 1 past its columns) as its weights option
+ * says, 1 each without it.  Raises 22023 for an option that does not fit
+ * the index (an unknown column name, more weights than columns).
+ */
+void
+GpuirIndexWeights(Relation index, uint16 *weights)
+{
+	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
+
+	if (opts && opts->weights_offset != 0)
+		parse_weights((char *) opts + opts->weights_offset, index, weights);
+	else
+		for (int i = 0; i < INDEX_MAX_KEYS; i++)
+			weights[i] = 1;
+}
+
+/*
  * GpuirCheckOptions: raise 55000 (object_not_in_prerequisite_state) when the
  * index's k1, b or weights reloptions differ from the values it was built with (the
  * metapage's): ALTER INDEX ... SET changed them, and they take effect only
@@ -152,7 +310,8 @@ GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta)
 	bool		same_weights = true;
 
 	GpuirIndexWeights(index, weights);
-	for (int i = 0; i < IndexRelationGetNumberOfKeyAttributes(index); i++)
+	/* past the index's columns both read 1 */
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
 		if (weights[i] != GpuirMetaWeight(meta, i))
 			same_weights = false;
 	if (!same_weights)

@@ -178,6 +178,16 @@ pfree(void *pointer)
 	chunk_free(pointer);
 }
 
+char *
+pstrdup(const char *in)
+{
+	size_t		len = strlen(in) + 1;
+	char	   *out = chunk_alloc(len, false, false);
+
+	memcpy(out, in, len);
+	return out;
+}
+
 void *
 repalloc(void *pointer, Size size)
 {
