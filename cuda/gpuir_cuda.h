@@ -28,6 +28,7 @@
 #define GPUIR_CUDA_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* the posting-list format (block size, block header, impacts per block) */
@@ -434,6 +435,55 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch(const gpuir_cuda
  * GPUIR_CUDA_OK or the status of the first failing free.
  */
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_workspace_release(void);
+
+/*
+ * Searches in flight.  A search job owns a workspace (as the one of
+ * gpuir_cuda_search_batch: a device arena and a pinned host buffer) and a
+ * CUDA stream of its own (non-blocking), and holds at most one search
+ * started and not finished; searches of different jobs run on the device
+ * at the same time, so that a caller can start a batch while another one
+ * computes (two jobs: double buffering).  The segment a pending search
+ * reads must stay resident until it is finished.  Jobs belong to the
+ * thread (and device) that made them.
+ *
+ * gpuir_cuda_search_job_create: a new job in *job (NULL on failure);
+ * GPUIR_CUDA_OK, GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
+ * gpuir_cuda_search_job_free: waits for its pending search, if any, and
+ * frees the job (NULL: nothing).
+ * gpuir_cuda_search_job_release: frees the job's workspace (no search
+ * pending, else GPUIR_CUDA_INVALID_ARGUMENT), as
+ * gpuir_cuda_workspace_release does the default one's.
+ * gpuir_cuda_search_start: gpuir_cuda_search_batch's search, with its
+ * arguments and checks (but the outputs), enqueued on the job's stream;
+ * returns once enqueued.  The query and term arrays are copied: the caller
+ * may free them at once.  On GPUIR_CUDA_OK the search is pending (unless
+ * nqueries = 0); on a failure nothing is.  GPUIR_CUDA_INVALID_ARGUMENT also
+ * when a search is pending already.
+ * gpuir_cuda_search_done: true when the job has no pending search or its
+ * pending search has finished on the device (or failed): finish will not
+ * wait.
+ * gpuir_cuda_search_finish: waits for the pending search and writes its
+ * outputs, with gpuir_cuda_search_batch's outputs and statuses; afterwards
+ * nothing is pending.  GPUIR_CUDA_OK at once when nothing was pending.
+ */
+typedef struct gpuir_cuda_search_job gpuir_cuda_search_job;
+
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_job_create(gpuir_cuda_search_job **job);
+extern GPUIR_CUDA_API void gpuir_cuda_search_job_free(gpuir_cuda_search_job *job);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_job_release(gpuir_cuda_search_job *job);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_start(gpuir_cuda_search_job *job,
+																const gpuir_cuda_segment *seg,
+																const gpuir_cuda_scoring *sc,
+																const gpuir_cuda_query *queries,
+																uint32_t nqueries,
+																const gpuir_cuda_term *terms,
+																uint32_t nterms,
+																uint32_t kmax);
+extern GPUIR_CUDA_API bool gpuir_cuda_search_done(const gpuir_cuda_search_job *job);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_finish(gpuir_cuda_search_job *job,
+																 uint32_t *out_docids,
+																 float *out_scores,
+																 uint32_t *out_counts);
 
 /*
  * Debugging and testing only (src/ does not call it): counters of one

@@ -114,3 +114,65 @@ gpuir_cuda_workspace_release(void)
 {
 	return GPUIR_CUDA_OK;
 }
+
+/* gpuir_cuda_search_job_create: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_search_job_create(gpuir_cuda_search_job **job)
+{
+	if (job != NULL)
+		*job = NULL;
+	return no_device();
+}
+
+/* gpuir_cuda_search_job_free: no job is ever made */
+void
+gpuir_cuda_search_job_free(gpuir_cuda_search_job *job)
+{
+	(void) job;
+}
+
+/* gpuir_cuda_search_job_release: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_search_job_release(gpuir_cuda_search_job *job)
+{
+	(void) job;
+	return no_device();
+}
+
+/* gpuir_cuda_search_start: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
+						const gpuir_cuda_scoring *sc, const gpuir_cuda_query *queries,
+						uint32_t nqueries, const gpuir_cuda_term *terms, uint32_t nterms,
+						uint32_t kmax)
+{
+	(void) job;
+	(void) seg;
+	(void) sc;
+	(void) queries;
+	(void) nqueries;
+	(void) terms;
+	(void) nterms;
+	(void) kmax;
+	return no_device();
+}
+
+/* gpuir_cuda_search_done: nothing is ever pending */
+bool
+gpuir_cuda_search_done(const gpuir_cuda_search_job *job)
+{
+	(void) job;
+	return true;
+}
+
+/* gpuir_cuda_search_finish: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores,
+						 uint32_t *out_counts)
+{
+	(void) job;
+	(void) out_docids;
+	(void) out_scores;
+	(void) out_counts;
+	return no_device();
+}

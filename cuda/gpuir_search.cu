@@ -1051,18 +1051,35 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 }
 
 /*
- * The calling thread's workspace, kept between calls: a device arena and a
- * pinned host buffer, each grown (freed and allocated again, half as large
- * again as asked) when a call needs more.  Calls are synchronous, so no
- * work of an earlier call is in flight when it is replaced.
+ * A search job (gpuir_cuda.h): its workspace, kept between searches (a
+ * device arena and a pinned host buffer, each grown, freed and allocated
+ * again half as large again as asked, when a search needs more), its
+ * stream, and the search started on it and not yet finished: its plan and
+ * layout, whose outputs the copy back leaves in the pinned buffer.  A
+ * workspace is replaced only between searches (gpuir_cuda_search_start
+ * finds no search pending), so no work in flight uses it.  Each thread has
+ * a default job for gpuir_cuda_search_batch (on the caller's stream);
+ * gpuir_cuda_search_job_create makes others, each on a stream of its own,
+ * so that searches of two jobs run at once.
  */
-static thread_local struct
+struct gpuir_cuda_search_job
 {
 	uint8_t    *dev;
 	size_t		dev_cap;
 	uint8_t    *host;
 	size_t		host_cap;
-}			ws;
+	cudaStream_t stream;		/* the job's own, or the caller's (default job) */
+	bool		own_stream;
+	cudaEvent_t done;			/* recorded after the copy back (own stream) */
+	bool		pending;		/* a search started and not finished */
+	bool		with_stats;
+	uint32_t	nqueries;
+	uint32_t	kmax;
+	GpuirSearchPlan plan;
+	GpuirSearchLayout l;
+};
+
+static thread_local gpuir_cuda_search_job default_job;
 
 /*
  * ws_grow: make the buffer *p of *cap bytes hold bytes: free it and
@@ -1094,14 +1111,34 @@ ws_grow(uint8_t **p, size_t *cap, size_t bytes, size_t min_bytes, bool pinned)
 	return st;
 }
 
-/* ws_reserve: make the workspace hold dev_bytes and host_bytes */
+/* ws_reserve: make job's workspace hold dev_bytes and host_bytes */
 static gpuir_cuda_status
-ws_reserve(size_t dev_bytes, size_t host_bytes)
+ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
 {
-	gpuir_cuda_status st = ws_grow(&ws.dev, &ws.dev_cap, dev_bytes, (size_t) 1 << 20, false);
+	gpuir_cuda_status st = ws_grow(&job->dev, &job->dev_cap, dev_bytes, (size_t) 1 << 20, false);
 
 	if (st == GPUIR_CUDA_OK)
-		st = ws_grow(&ws.host, &ws.host_cap, host_bytes, (size_t) 1 << 16, true);
+		st = ws_grow(&job->host, &job->host_cap, host_bytes, (size_t) 1 << 16, true);
+	return st;
+}
+
+/* ws_release: free job's workspace (no search pending); the first failing free's status */
+static gpuir_cuda_status
+ws_release(gpuir_cuda_search_job *job)
+{
+	gpuir_cuda_status st = GPUIR_CUDA_OK;
+
+	if (job->dev != NULL)
+		st = gpuir_cuda_check(cudaFree(job->dev));
+	if (job->host != NULL)
+	{
+		gpuir_cuda_status st2 = gpuir_cuda_check(cudaFreeHost(job->host));
+
+		if (st == GPUIR_CUDA_OK)
+			st = st2;
+	}
+	job->dev = job->host = NULL;
+	job->dev_cap = job->host_cap = 0;
 	return st;
 }
 
@@ -1109,20 +1146,7 @@ ws_reserve(size_t dev_bytes, size_t host_bytes)
 extern "C" gpuir_cuda_status
 gpuir_cuda_workspace_release(void)
 {
-	gpuir_cuda_status st = GPUIR_CUDA_OK;
-
-	if (ws.dev != NULL)
-		st = gpuir_cuda_check(cudaFree(ws.dev));
-	if (ws.host != NULL)
-	{
-		gpuir_cuda_status st2 = gpuir_cuda_check(cudaFreeHost(ws.host));
-
-		if (st == GPUIR_CUDA_OK)
-			st = st2;
-	}
-	ws.dev = ws.host = NULL;
-	ws.dev_cap = ws.host_cap = 0;
-	return st;
+	return ws_release(&default_job);
 }
 
 /*
@@ -1222,12 +1246,132 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 }
 
 /*
+ * search_start: validate, plan chunks and the lists decoded once, stage and
+ * upload the query arrays into job's workspace, and enqueue on its stream
+ * the decode / tile / (partial) / final kernels and the copy back of the
+ * outputs (and, with_stats, the statistics) into its pinned buffer; the
+ * search is then pending until search_finish.  On a failure nothing stays
+ * enqueued and nothing is pending.  Arguments as gpuir_cuda_search_batch's
+ * (the outputs' checks are search_finish's).
+ */
+static gpuir_cuda_status
+search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
+			 const gpuir_cuda_scoring *sc, const gpuir_cuda_query *queries, uint32_t nqueries,
+			 const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax, bool with_stats)
+{
+	static const uint32_t dummy = 0;
+	cudaStream_t s = job->stream;
+	GpuirSearchLayout *l = &job->l;
+	gpuir_cuda_status st;
+
+	if (job->pending)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	job->nqueries = nqueries;
+	job->kmax = kmax;
+	job->with_stats = with_stats;
+	if (nqueries == 0)
+		return GPUIR_CUDA_OK;
+	if (!search_args_valid(seg, sc, queries, nqueries, terms, nterms, kmax,
+						   &dummy, (const float *) &dummy, &dummy))
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+
+	memset(&job->plan, 0, sizeof(job->plan));
+	if ((st = plan_batch(&job->plan, seg, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK)
+		goto done;
+	search_layout(l, &job->plan, nqueries, nterms, kmax);
+	if ((st = ws_reserve(job, l->total, l->h_total)) != GPUIR_CUDA_OK)
+		goto done;
+	search_stage(job->host, &job->plan, l, terms, nterms);
+
+	if ((l->o_count > 0 &&
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, l->o_count,
+												cudaMemcpyHostToDevice, s))) != GPUIR_CUDA_OK) ||
+		(st = gpuir_cuda_check(cudaMemsetAsync(job->dev + l->o_count, 0, l->o_cand - l->o_count,
+											   s))) != GPUIR_CUDA_OK)
+		goto fail;
+	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, kmax, with_stats, s)) != GPUIR_CUDA_OK)
+		goto fail;
+
+	/* ---- results: [o_corrupt, o_thr) in one copy, then the statistics ---- */
+	if ((st = gpuir_cuda_check(cudaMemcpyAsync(job->host + l->h_out, job->dev + l->o_corrupt,
+											   l->o_thr - l->o_corrupt,
+											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
+		(with_stats &&
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->host + l->h_out + (l->o_thr - l->o_corrupt),
+												job->dev + l->o_stats, sizeof(GpuirSearchDevStats),
+												cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK) ||
+		(job->own_stream &&
+		 (st = gpuir_cuda_check(cudaEventRecord(job->done, s))) != GPUIR_CUDA_OK))
+		goto fail;
+	job->pending = true;
+	return GPUIR_CUDA_OK;
+
+fail:
+	/* wait for enqueued work before the workspace may be reused */
+	gpuir_cuda_ignore_error(cudaStreamSynchronize(s));
+done:
+	plan_free(&job->plan);
+	return st;
+}
+
+/*
+ * search_finish: wait for job's pending search and copy its outputs (a
+ * final kernel's failed check, GPUIR_FAILED_INTERNAL, is GPUIR_CUDA_ERROR,
+ * a corrupt block GPUIR_CUDA_CORRUPT); OK at once when none is pending
+ * (a search of no query).  Nothing is pending afterwards.
+ */
+static gpuir_cuda_status
+search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores,
+			  uint32_t *out_counts, gpuir_cuda_search_stats *stats)
+{
+	const GpuirSearchLayout *l = &job->l;
+	const size_t nout = (size_t) job->nqueries * job->kmax;
+	const uint8_t *out;
+	gpuir_cuda_status st;
+
+	if (stats != NULL)
+		memset(stats, 0, sizeof(*stats));
+	if (!job->pending)
+		return GPUIR_CUDA_OK;
+	job->pending = false;
+	st = gpuir_cuda_check(cudaStreamSynchronize(job->stream));
+	if (st == GPUIR_CUDA_OK &&
+		(out_docids == NULL || out_scores == NULL || out_counts == NULL))
+		st = GPUIR_CUDA_INVALID_ARGUMENT;
+	if (st != GPUIR_CUDA_OK)
+	{
+		plan_free(&job->plan);
+		return st;
+	}
+	out = job->host + l->h_out - l->o_corrupt;	/* device offset o in the arena is out + o */
+	memcpy(out_docids, out + l->o_docids, sizeof(uint32_t) * nout);
+	memcpy(out_scores, out + l->o_scores, sizeof(float) * nout);
+	memcpy(out_counts, out + l->o_counts, sizeof(uint32_t) * job->nqueries);
+	if (*(const uint32_t *) (out + l->o_corrupt) & GPUIR_FAILED_INTERNAL)
+	{
+		gpuir_cuda_set_detail("gpuir_search_final_kernel",
+							  "fewer keys than the count to return survived the selection");
+		st = GPUIR_CUDA_ERROR;
+	}
+	else if (*(const uint32_t *) (out + l->o_corrupt))
+		st = GPUIR_CUDA_CORRUPT;
+	if (stats != NULL && job->with_stats)
+	{
+		GpuirSearchDevStats hstats;
+
+		memcpy(&hstats, out + l->o_thr, sizeof(hstats));
+		stats->blocks_decoded = hstats.blocks_decoded;
+		stats->tiles_pruned = hstats.tiles_pruned;
+		stats->bmw_queries = job->plan.nbmw;
+	}
+	plan_free(&job->plan);
+	return st;
+}
+
+/*
  * search_batch: gpuir_cuda_search_batch with optional debug statistics
- * (stats may be NULL): validate, plan chunks and the lists decoded once,
- * stage and upload the query arrays, run the decode / tile / (partial) /
- * final kernels, copy back; a final kernel's failed check
- * (GPUIR_FAILED_INTERNAL) is GPUIR_CUDA_ERROR, a corrupt block
- * GPUIR_CUDA_CORRUPT; contract in gpuir_cuda.h.
+ * (stats may be NULL): search_start and search_finish on the thread's
+ * default job, on the caller's stream.
  */
 static gpuir_cuda_status
 search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
@@ -1236,77 +1380,18 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			 uint32_t *out_docids, float *out_scores, uint32_t *out_counts,
 			 void *stream, gpuir_cuda_search_stats *stats)
 {
-	cudaStream_t s = (cudaStream_t) stream;
-	const size_t nout = (size_t) nqueries * kmax;
-	GpuirSearchPlan plan;
-	GpuirSearchLayout l;
-	const uint8_t *out;
 	gpuir_cuda_status st;
 
 	if (stats != NULL)
 		memset(stats, 0, sizeof(*stats));
-	if (nqueries == 0)
-		return GPUIR_CUDA_OK;
-	if (!search_args_valid(seg, sc, queries, nqueries, terms, nterms, kmax,
-						   out_docids, out_scores, out_counts))
+	if (nqueries > 0 && (out_docids == NULL || out_scores == NULL || out_counts == NULL))
 		return GPUIR_CUDA_INVALID_ARGUMENT;
-
-	memset(&plan, 0, sizeof(plan));
-	if ((st = plan_batch(&plan, seg, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK)
-		goto done;
-	search_layout(&l, &plan, nqueries, nterms, kmax);
-	if ((st = ws_reserve(l.total, l.h_total)) != GPUIR_CUDA_OK)
-		goto done;
-	search_stage(ws.host, &plan, &l, terms, nterms);
-
-	if ((l.o_count > 0 &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(ws.dev, ws.host, l.o_count,
-												cudaMemcpyHostToDevice, s))) != GPUIR_CUDA_OK) ||
-		(st = gpuir_cuda_check(cudaMemsetAsync(ws.dev + l.o_count, 0, l.o_cand - l.o_count,
-											   s))) != GPUIR_CUDA_OK)
-		goto fail;
-	if ((st = search_launch(seg, sc, &plan, &l, ws.dev, kmax, stats != NULL, s)) != GPUIR_CUDA_OK)
-		goto fail;
-
-	/* ---- results: [o_corrupt, o_thr) in one copy, then the statistics ---- */
-	if ((st = gpuir_cuda_check(cudaMemcpyAsync(ws.host + l.h_out, ws.dev + l.o_corrupt,
-											   l.o_thr - l.o_corrupt,
-											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(stats != NULL &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(ws.host + l.h_out + (l.o_thr - l.o_corrupt),
-												ws.dev + l.o_stats, sizeof(GpuirSearchDevStats),
-												cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK) ||
-		(st = gpuir_cuda_check(cudaStreamSynchronize(s))) != GPUIR_CUDA_OK)
-		goto fail;
-	out = ws.host + l.h_out - l.o_corrupt;	/* device offset o in the arena is out + o */
-	memcpy(out_docids, out + l.o_docids, sizeof(uint32_t) * nout);
-	memcpy(out_scores, out + l.o_scores, sizeof(float) * nout);
-	memcpy(out_counts, out + l.o_counts, sizeof(uint32_t) * nqueries);
-	if (*(const uint32_t *) (out + l.o_corrupt) & GPUIR_FAILED_INTERNAL)
-	{
-		gpuir_cuda_set_detail("gpuir_search_final_kernel",
-							  "fewer keys than the count to return survived the selection");
-		st = GPUIR_CUDA_ERROR;
-	}
-	else if (*(const uint32_t *) (out + l.o_corrupt))
-		st = GPUIR_CUDA_CORRUPT;
-	if (stats != NULL)
-	{
-		GpuirSearchDevStats hstats;
-
-		memcpy(&hstats, out + l.o_thr, sizeof(hstats));
-		stats->blocks_decoded = hstats.blocks_decoded;
-		stats->tiles_pruned = hstats.tiles_pruned;
-		stats->bmw_queries = plan.nbmw;
-	}
-	goto done;
-
-fail:
-	/* wait for enqueued work before the workspace may be reused */
-	gpuir_cuda_ignore_error(cudaStreamSynchronize(s));
-done:
-	plan_free(&plan);
-	return st;
+	default_job.stream = (cudaStream_t) stream;
+	st = search_start(&default_job, seg, sc, queries, nqueries, terms, nterms, kmax,
+					  stats != NULL);
+	if (st != GPUIR_CUDA_OK)
+		return st;
+	return search_finish(&default_job, out_docids, out_scores, out_counts, stats);
 }
 
 /* gpuir_cuda_search_batch: contract in gpuir_cuda.h */
@@ -1331,4 +1416,91 @@ gpuir_cuda_search_batch_debug(const gpuir_cuda_segment *seg, const gpuir_cuda_sc
 {
 	return search_batch(seg, sc, queries, nqueries, terms, nterms, kmax, out_docids,
 						out_scores, out_counts, stream, stats);
+}
+
+/* gpuir_cuda_search_job_create: contract in gpuir_cuda.h */
+extern "C" gpuir_cuda_status
+gpuir_cuda_search_job_create(gpuir_cuda_search_job **jobp)
+{
+	gpuir_cuda_search_job *job;
+	gpuir_cuda_status st;
+
+	if (jobp == NULL)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	*jobp = NULL;
+	job = (gpuir_cuda_search_job *) calloc(1, sizeof(gpuir_cuda_search_job));
+	if (job == NULL)
+		return GPUIR_CUDA_OOM;
+	if ((st = gpuir_cuda_check(cudaStreamCreateWithFlags(&job->stream,
+														 cudaStreamNonBlocking))) != GPUIR_CUDA_OK)
+	{
+		free(job);
+		return st;
+	}
+	if ((st = gpuir_cuda_check(cudaEventCreateWithFlags(&job->done,
+														cudaEventDisableTiming))) != GPUIR_CUDA_OK)
+	{
+		gpuir_cuda_ignore_error(cudaStreamDestroy(job->stream));
+		free(job);
+		return st;
+	}
+	job->own_stream = true;
+	*jobp = job;
+	return GPUIR_CUDA_OK;
+}
+
+/* gpuir_cuda_search_job_free: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_job_free(gpuir_cuda_search_job *job)
+{
+	if (job == NULL)
+		return;
+	if (job->pending)
+	{
+		gpuir_cuda_ignore_error(cudaStreamSynchronize(job->stream));
+		plan_free(&job->plan);
+		job->pending = false;
+	}
+	(void) ws_release(job);
+	gpuir_cuda_ignore_error(cudaEventDestroy(job->done));
+	gpuir_cuda_ignore_error(cudaStreamDestroy(job->stream));
+	free(job);
+}
+
+/* gpuir_cuda_search_job_release: contract in gpuir_cuda.h */
+extern "C" gpuir_cuda_status
+gpuir_cuda_search_job_release(gpuir_cuda_search_job *job)
+{
+	if (job == NULL || job->pending)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	return ws_release(job);
+}
+
+/* gpuir_cuda_search_start: contract in gpuir_cuda.h */
+extern "C" gpuir_cuda_status
+gpuir_cuda_search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
+						const gpuir_cuda_scoring *sc, const gpuir_cuda_query *queries,
+						uint32_t nqueries, const gpuir_cuda_term *terms, uint32_t nterms,
+						uint32_t kmax)
+{
+	if (job == NULL || !job->own_stream)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	return search_start(job, seg, sc, queries, nqueries, terms, nterms, kmax, false);
+}
+
+/* gpuir_cuda_search_done: contract in gpuir_cuda.h */
+extern "C" bool
+gpuir_cuda_search_done(const gpuir_cuda_search_job *job)
+{
+	return job == NULL || !job->pending || cudaEventQuery(job->done) != cudaErrorNotReady;
+}
+
+/* gpuir_cuda_search_finish: contract in gpuir_cuda.h */
+extern "C" gpuir_cuda_status
+gpuir_cuda_search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores,
+						 uint32_t *out_counts)
+{
+	if (job == NULL)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	return search_finish(job, out_docids, out_scores, out_counts, NULL);
 }

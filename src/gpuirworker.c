@@ -122,8 +122,33 @@ typedef struct GpuirUnit
 
 /* ---------- worker state ---------- */
 
-static MemoryContext batch_cxt;	/* reset after every batch */
+/*
+ * Batches in flight (double buffering): with two search jobs (each a
+ * workspace and a CUDA stream, gpuir_cuda.h), a batch whose items all go to
+ * one search call is started on a free job and answered once the device
+ * has finished it, while the worker gathers, prepares and starts the next
+ * batch on the other job: the host's work for one batch and the kernels of
+ * two overlap.  A batch of several runs, or of another segment than the
+ * one in flight, first waits for the batches in flight and then runs as
+ * before, one run at a time.  Without jobs (they could not be made) every
+ * batch runs that way.
+ */
+#define GPUIR_JOBS				2
+
+/* the in-flight search of a batch (GpuirBatch.flight) */
+typedef struct GpuirFlight
+{
+	int			job;			/* index in jobs[] */
+	GpuirUnit  *units;			/* the batch's one run */
+	int			nunits;
+	struct GpuirRunArrays *ra;
+	TimestampTz started;
+} GpuirFlight;
+
+static MemoryContext batch_cxts[GPUIR_JOBS];	/* a batch's, reset after it is answered */
 static MemoryContext run_cxt;	/* reset after every run */
+static gpuir_cuda_search_job *jobs[GPUIR_JOBS];	/* NULL: no pipelining */
+static GpuirBatch *inflight[GPUIR_JOBS];	/* the batch started on each job */
 static ResourceOwner worker_owner;	/* buffer pins of page reads */
 
 static int	my_index = 0;		/* this worker's device: GpuirService->devices[my_index] */
@@ -252,7 +277,7 @@ GpuirWorkerCatchError(char *buf, size_t buflen)
 {
 	ErrorData  *edata;
 
-	MemoryContextSwitchTo(batch_cxt);
+	MemoryContextSwitchTo(TopMemoryContext);	/* the copy is freed below */
 	edata = CopyErrorData();
 	FlushErrorState();
 
@@ -370,9 +395,10 @@ answer(GpuirTaken *t, bool detach)
 /*
  * worker_exit: before_shmem_exit callback (runs on proc_exit, FATAL, and
  * postmaster death; DSM mappings are still attached at that point).  Drops
- * what an interrupted page read may hold, answers the current batch's
- * unanswered requests FAILED, and unpublishes the worker so that backends
- * stop submitting and fall back.  Device memory goes with the process.
+ * what an interrupted page read may hold, answers the unanswered requests
+ * of the batch being gathered or run and of the batches in flight FAILED,
+ * and unpublishes the worker so that backends stop submitting and fall
+ * back.  Device memory goes with the process.
  */
 static void
 worker_exit(int code, Datum arg)
@@ -383,17 +409,23 @@ worker_exit(int code, Datum arg)
 	if (worker_owner != NULL)
 		ResourceOwnerRelease(worker_owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
 
-	if (current_batch != NULL)
+	for (int j = -1; j < GPUIR_JOBS; j++)
 	{
-		for (int i = 0; i < current_batch->ntaken; i++)
+		GpuirBatch *b = j < 0 ? current_batch : inflight[j];
+
+		if (b == NULL)
+			continue;
+		for (int i = 0; i < b->ntaken; i++)
 		{
-			GpuirTaken *t = &current_batch->taken[i];
+			GpuirTaken *t = &b->taken[i];
 
 			GpuirWorkerFail(t, "the gpu service is shutting down");
 			answer(t, false);
 		}
-		current_batch = NULL;
 	}
+	current_batch = NULL;
+	for (int j = 0; j < GPUIR_JOBS; j++)
+		inflight[j] = NULL;
 
 	SpinLockAcquire(&GpuirService->mutex);
 	GpuirWorkerDevice->worker_pid = 0;
@@ -464,6 +496,21 @@ probe_device(void)
 	}
 
 	budget = GpuirCacheSetBudget((uint64) mem);
+
+	/* the search jobs of batches in flight; without them, one batch at a time */
+	for (int j = 0; j < GPUIR_JOBS; j++)
+		if (jobs[j] == NULL && gpuir_cuda_search_job_create(&jobs[j]) != GPUIR_CUDA_OK)
+		{
+			for (int k = 0; k < GPUIR_JOBS; k++)
+			{
+				gpuir_cuda_search_job_free(jobs[k]);
+				jobs[k] = NULL;
+			}
+			ereport(LOG,
+					(errmsg("gpuir gpu service %d: no search jobs (%s): one batch at a time",
+							my_index, gpuir_cuda_last_error_detail())));
+			break;
+		}
 
 	SpinLockAcquire(&GpuirService->mutex);
 	strlcpy(dev->device_name, name, sizeof(dev->device_name));
@@ -809,6 +856,9 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 	if (st == GPUIR_CUDA_OOM)
 	{
 		(void) gpuir_cuda_workspace_release();
+		for (int j = 0; j < GPUIR_JOBS; j++)
+			if (jobs[j] != NULL && inflight[j] == NULL)
+				(void) gpuir_cuda_search_job_release(jobs[j]);
 		(void) GpuirCacheEvictOthers(e);
 		st = run_kernels(e, &units[0], &ra);
 	}
@@ -853,13 +903,14 @@ run_search_guarded(GpuirBatch *b, GpuirUnit *units, int n)
 }
 
 /*
- * run_batch: validate the batch's requests, group their (request, segment)
- * pairs by segment key and BM25 constants (sorted, so that runs of the same
- * segment follow each other and it stays resident between them), run each
- * group, then answer every request and count the batch.
+ * batch_units: validate the batch's requests and list their (request,
+ * segment) pairs with work, sorted by segment key and BM25 constants (so
+ * that runs of the same segment follow each other and it stays resident
+ * between them); *nunits receives their number.  In the current memory
+ * context (the batch's).
  */
-static void
-run_batch(GpuirBatch *b)
+static GpuirUnit *
+batch_units(GpuirBatch *b, int *nunits_out)
 {
 	GpuirUnit  *units;
 	int			nunits = 0;
@@ -913,20 +964,29 @@ run_batch(GpuirBatch *b)
 	}
 	if (nunits > 1)
 		qsort(units, nunits, sizeof(GpuirUnit), unit_cmp);
+	*nunits_out = nunits;
+	return units;
+}
 
-	for (int first = 0; first < nunits;)
-	{
-		int			end = first + 1;
+/* run_end: the end of the run of units that starts at first (same key, constants and window) */
+static int
+run_end(const GpuirUnit *units, int nunits, int first)
+{
+	int			end = first + 1;
 
-		/* a run: same key, constants and window (the request and segment may differ) */
-		while (end < nunits &&
-			   memcmp(&units[first].key, &units[end].key, sizeof(GpuirCacheKey)) == 0 &&
-			   memcmp(&units[first].sc, &units[end].sc, sizeof(gpuir_cuda_scoring)) == 0 &&
-			   units[first].part == units[end].part && units[first].nparts == units[end].nparts)
-			end++;
-		run_search_guarded(b, &units[first], end - first);
-		first = end;
-	}
+	while (end < nunits &&
+		   memcmp(&units[first].key, &units[end].key, sizeof(GpuirCacheKey)) == 0 &&
+		   memcmp(&units[first].sc, &units[end].sc, sizeof(gpuir_cuda_scoring)) == 0 &&
+		   units[first].part == units[end].part && units[first].nparts == units[end].nparts)
+		end++;
+	return end;
+}
+
+/* batch_answer: answer every request of the batch and count it */
+static void
+batch_answer(GpuirBatch *b)
+{
+	TimestampTz t_start;
 
 	/* the next batch opens files afresh: no descriptor of a dropped relation lingers */
 	if (b->read_pages)
@@ -940,6 +1000,198 @@ run_batch(GpuirBatch *b)
 
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batches, 1);
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batched_queries, b->nqueries);
+}
+
+/*
+ * run_batch_units: run each run of units[0 .. nunits) in turn
+ * (run_search_guarded), then answer the batch
+ */
+static void
+run_batch_units(GpuirBatch *b, GpuirUnit *units, int nunits)
+{
+	for (int first = 0; first < nunits;)
+	{
+		int			end = run_end(units, nunits, first);
+
+		run_search_guarded(b, &units[first], end - first);
+		first = end;
+	}
+	batch_answer(b);
+}
+
+/* what flight_start did */
+typedef enum GpuirFlightStart
+{
+	FLIGHT_STARTED,				/* the search is on the device */
+	FLIGHT_FAILED,				/* the run's requests failed: answer the batch */
+	FLIGHT_SYNC					/* not started: run the batch the usual way */
+} GpuirFlightStart;
+
+/*
+ * flight_start: start the one run units[0 .. nunits) of b on job j
+ * (gpuir_cuda_search_start) over its resident segment (loaded when
+ * missing).  The run's arrays live in the batch's memory (the current
+ * context).  A failure to start on the device (out of memory, a CUDA
+ * error) leaves the run to the synchronous path, which handles it.
+ */
+static GpuirFlightStart
+flight_start(GpuirBatch *b, GpuirUnit *units, int nunits, int j)
+{
+	volatile GpuirFlightStart result = FLIGHT_SYNC;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		GpuirTaken *t0;
+		const GpuirSegmentData *seg0;
+		GpuirRunArrays *ra = palloc(sizeof(GpuirRunArrays));
+		GpuirCacheEntry *e;
+		TimestampTz t_start,
+					t_end;
+		char		why[sizeof(((GpuirRequest *) NULL)->detail)];
+
+		run_count(b, units, nunits, ra, &t0, &seg0);
+		if (ra->nq == 0)
+			result = FLIGHT_FAILED; /* nothing to search: answer the batch */
+		else if (ra->nterms <= PG_UINT32_MAX)
+		{
+			t_start = GetCurrentTimestamp();
+			e = GpuirCacheGet(b, &units[0].key, t0, seg0, why, sizeof(why));
+			t_end = GetCurrentTimestamp();
+			GpuirServiceStage(GPUIR_STAGE_CACHE, t_start, t_end);
+			if (e == NULL)
+			{
+				for (int u = 0; u < nunits; u++)
+					GpuirWorkerFail(&b->taken[units[u].t], "%s", why);
+				result = FLIGHT_FAILED;
+			}
+			else
+			{
+				run_fill(b, units, nunits, ra);
+				if (gpuir_cuda_search_start(jobs[j], &e->dev, &units[0].sc, ra->queries, ra->nq,
+											ra->terms, (uint32) ra->nterms,
+											ra->kmax) == GPUIR_CUDA_OK)
+				{
+					b->flight = palloc(sizeof(GpuirFlight));
+					b->flight->job = j;
+					b->flight->units = units;
+					b->flight->nunits = nunits;
+					b->flight->ra = ra;
+					b->flight->started = t_end;
+					result = FLIGHT_STARTED;
+				}
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		char		msg[sizeof(((GpuirRequest *) NULL)->detail)];
+
+		GpuirWorkerCatchError(msg, sizeof(msg));
+		for (int u = 0; u < nunits; u++)
+			GpuirWorkerFail(&b->taken[units[u].t], "%s", msg);
+		result = FLIGHT_FAILED;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	return result;
+}
+
+/*
+ * flight_end: wait for the search of the batch in flight on job j, write
+ * its results (or fail its requests), answer the batch and free its memory
+ */
+static void
+flight_end(int j)
+{
+	GpuirBatch *b = inflight[j];
+	GpuirFlight *f = b->flight;
+	gpuir_cuda_status st;
+	TimestampTz t_end;
+	char		why[sizeof(((GpuirRequest *) NULL)->detail)];
+
+	st = gpuir_cuda_search_finish(jobs[j], f->ra->out_docids, f->ra->out_scores,
+								  f->ra->out_counts);
+	t_end = GetCurrentTimestamp();
+	GpuirServiceStage(GPUIR_STAGE_SEARCH, f->started, t_end);
+	if (st != GPUIR_CUDA_OK)
+	{
+		GpuirWorkerCudaFailure(b, "search", st, why, sizeof(why));
+		for (int u = 0; u < f->nunits; u++)
+			GpuirWorkerFail(&b->taken[f->units[u].t], "%s", why);
+	}
+	else
+	{
+		GpuirWorkerCudaSuccess();
+		run_answer(b, f->units, f->nunits, f->ra);
+		b->answer_us += GetCurrentTimestamp() - t_end;
+	}
+	batch_answer(b);
+	inflight[j] = NULL;
+	if (b->restart)
+	{
+		ereport(LOG,
+				(errmsg("gpuir gpu service %d: restarting after device failures", my_index)));
+		proc_exit(1);
+	}
+	MemoryContextReset(batch_cxts[j]);
+}
+
+/* flights_end: wait for and answer every batch in flight */
+static void
+flights_end(void)
+{
+	for (int j = 0; j < GPUIR_JOBS; j++)
+		if (inflight[j] != NULL)
+			flight_end(j);
+}
+
+/*
+ * run_batch: run batch b, taken into batch_cxts[j] (the current context):
+ * started on job j and left in flight when it is one run over the segment
+ * of any other batch in flight (none of its parts a docID window); else,
+ * once the batches in flight are answered, run by runs and answered.
+ * Returns true when b is left in flight.
+ */
+static bool
+run_batch(GpuirBatch *b, int j)
+{
+	GpuirUnit  *units;
+	int			nunits;
+
+	units = batch_units(b, &nunits);
+	if (nunits == 0)
+	{
+		batch_answer(b);		/* every request failed, or has no possible result */
+		return false;
+	}
+	if (jobs[j] != NULL && run_end(units, nunits, 0) == nunits &&
+		units[0].nparts == 1)
+	{
+		bool		same = true;
+
+		for (int o = 0; o < GPUIR_JOBS; o++)
+			if (inflight[o] != NULL &&
+				memcmp(&inflight[o]->flight->units[0].key, &units[0].key,
+					   sizeof(GpuirCacheKey)) != 0)
+				same = false;
+		if (!same)
+			flights_end();		/* its segment may have to make room */
+		switch (flight_start(b, units, nunits, j))
+		{
+			case FLIGHT_STARTED:
+				inflight[j] = b;
+				return true;
+			case FLIGHT_FAILED:
+				batch_answer(b);
+				return false;
+			case FLIGHT_SYNC:
+				break;
+		}
+	}
+	flights_end();
+	run_batch_units(b, units, nunits);
+	return false;
 }
 
 /* ---------- gathering ---------- */
@@ -1019,6 +1271,16 @@ take_ready(GpuirBatch *b)
 	return false;
 }
 
+/* any_ready: is a slot READY (an unlocked peek, as take_ready's)? */
+static bool
+any_ready(void)
+{
+	for (int i = 0; i < GpuirService->nslots; i++)
+		if (*((volatile int *) &GpuirService->slots[i].state) == GPUIR_SLOT_READY)
+			return true;
+	return false;
+}
+
 /*
  * gather_batch: take what is READY now (continuous batching: the worker is
  * free, so the batch runs at once with what has arrived).  Under load, when
@@ -1079,9 +1341,10 @@ GpuirWorkerMain(Datum arg)
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "gpuir gpu service");
 	worker_owner = CurrentResourceOwner;
 	GpuirCacheInit();
-	batch_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir batch",
-									  ALLOCSET_DEFAULT_SIZES);
-	/* not a child of batch_cxt: resetting a context deletes its children */
+	for (int j = 0; j < GPUIR_JOBS; j++)
+		batch_cxts[j] = AllocSetContextCreate(TopMemoryContext, "gpuir batch",
+											  ALLOCSET_DEFAULT_SIZES);
+	/* not a child of a batch's context: resetting a context deletes its children */
 	run_cxt = AllocSetContextCreate(TopMemoryContext, "gpuir run", ALLOCSET_DEFAULT_SIZES);
 
 	my_index = DatumGetInt32(arg);
@@ -1158,10 +1421,32 @@ GpuirWorkerMain(Datum arg)
 		pg_atomic_write_u32(&GpuirWorkerDevice->busy, 1);
 		for (;;)
 		{
-			MemoryContext old = MemoryContextSwitchTo(batch_cxt);
-			GpuirBatch *b = palloc0(sizeof(GpuirBatch));
-			bool		restart;
+			GpuirBatch *b;
+			MemoryContext old;
+			int			j = -1;
+			bool		any_inflight = false;
 
+			/* answer the batches the device has finished */
+			for (int o = 0; o < GPUIR_JOBS; o++)
+				if (inflight[o] != NULL && gpuir_cuda_search_done(jobs[o]))
+					flight_end(o);
+			for (int o = 0; o < GPUIR_JOBS; o++)
+			{
+				if (inflight[o] != NULL)
+					any_inflight = true;
+				else if (j < 0)
+					j = o;
+			}
+			if (j < 0 || (any_inflight && !any_ready()))
+			{
+				/* both jobs busy, or nothing new: poll the device and the slots */
+				pg_spin_delay();
+				CHECK_FOR_INTERRUPTS();
+				continue;
+			}
+
+			old = MemoryContextSwitchTo(batch_cxts[j]);
+			b = palloc0(sizeof(GpuirBatch));
 			b->capacity = 16;
 			b->taken = palloc(sizeof(GpuirTaken) * b->capacity);
 			current_batch = b;
@@ -1169,23 +1454,34 @@ GpuirWorkerMain(Datum arg)
 			{
 				current_batch = NULL;
 				MemoryContextSwitchTo(old);
-				MemoryContextReset(batch_cxt);
+				MemoryContextReset(batch_cxts[j]);
+				if (any_inflight)
+				{
+					/* nothing new: poll the slots and the device */
+					pg_spin_delay();
+					CHECK_FOR_INTERRUPTS();
+					continue;
+				}
 				pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
 				/* a request set READY while busy was still 1: its backend set our latch */
 				break;
 			}
-			run_batch(b);
-			restart = b->restart;
+			if (run_batch(b, j))
+			{
+				/* in flight: answered by flight_end */
+				current_batch = NULL;
+				MemoryContextSwitchTo(old);
+				continue;
+			}
 			current_batch = NULL;
 			MemoryContextSwitchTo(old);
-			MemoryContextReset(batch_cxt);
-
-			if (restart)
+			if (b->restart)
 			{
 				ereport(LOG,
 						(errmsg("gpuir gpu service %d: restarting after device failures", my_index)));
 				proc_exit(1);
 			}
+			MemoryContextReset(batch_cxts[j]);
 			CHECK_FOR_INTERRUPTS();
 		}
 	}

@@ -101,6 +101,7 @@ typedef struct GpuirBatch
 	bool		restart;		/* the device failed: restart after answering */
 	TimestampTz first_take;		/* when its first request was taken */
 	int64		answer_us;		/* time its runs spent writing results */
+	struct GpuirFlight *flight; /* its search in flight (gpuirworker.c), or NULL */
 } GpuirBatch;
 
 /* gpuirworker.c: this worker's device (its counters, state and last error) */
