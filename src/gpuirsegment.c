@@ -304,7 +304,7 @@ check_stream_size(ByteBuf *bb)
 /*
  * encode_lists: encode every term's postings (post[start[t] .. start[t+1])
  * for the t-th term in dictionary order, termorder[t] its builder index;
- * docIDs already the new ones, dl of docID d at b->dls[docorder[d]]) with
+ * docIDs already the new ones, dl of docID d at dl_by_docid[d]) with
  * the list encoder (gpuirlist.h) into the DICT, LEXEMES, BLOCKDIR and
  * PAYLOAD streams bb[]; returns the number of blocks.  Raises 54000 past a
  * stream's 4 GB and ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a
@@ -312,7 +312,7 @@ check_stream_size(ByteBuf *bb)
  */
 static uint32
 encode_lists(GpuirBuilder *b, Relation index, const uint32 *termorder, const uint64 *start,
-			 DocTf *post, const uint32 *docorder, float4 k1, float4 bparam, double avgdl,
+			 DocTf *post, const uint32 *dl_by_docid, float4 k1, float4 bparam, double avgdl,
 			 ByteBuf *bb)
 {
 	uint32		nblocks = 0;
@@ -358,7 +358,7 @@ encode_lists(GpuirBuilder *b, Relation index, const uint32 *termorder, const uin
 			{
 				docs[j] = list[i + j].doc;
 				tfs[j] = list[i + j].tf;
-				dls[j] = b->dls[docorder[docs[j]]];
+				dls[j] = dl_by_docid[docs[j]];
 			}
 			len = GpuirListEncodeBlock(&enc, docs, tfs, dls, cnt, &bh, out);
 			if (len == 0)
@@ -411,6 +411,8 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	ByteBuf		bb[GPUIR_NSTREAMS];
 	uint32		nblocks = 0;
 	double		avgdl;
+	bool		by_doc = true;	/* postings arrived grouped by builder doc, ascending */
+	uint32	   *dl_by_docid;
 
 	if (b->ndocs == 0)
 		return false;
@@ -457,6 +459,8 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
 			CHECK_FOR_INTERRUPTS();
 		start[newterm[b->p_term[i]] + 1]++;
+		if (i > 0 && b->p_doc[i] < b->p_doc[i - 1])
+			by_doc = false;
 	}
 	for (uint32 t = 0; t < b->nterms; t++)
 		start[t + 1] += start[t];
@@ -465,14 +469,50 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		uint64	   *fill = palloc_extended(sizeof(uint64) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
 
 		memcpy(fill, start, sizeof(uint64) * b->nterms);
-		for (uint64 i = 0; i < b->np; i++)
+		if (by_doc)
 		{
-			uint64		at = fill[newterm[b->p_term[i]]]++;
+			/*
+			 * Each document's postings arrived together (CREATE INDEX, the
+			 * insert buffer): taking the documents in docID order fills
+			 * every list in docID order, sorted as it is written, whatever
+			 * order the documents arrived in (a parallel build's workers
+			 * interleave them).
+			 */
+			uint64	   *dstart = palloc_extended(sizeof(uint64) * ((uint64) b->ndocs + 1),
+												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
-			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-				CHECK_FOR_INTERRUPTS();
-			post[at].doc = newdoc[b->p_doc[i]];
-			post[at].tf = b->p_tf[i];
+			for (uint64 i = 0; i < b->np; i++)
+				dstart[b->p_doc[i] + 1]++;
+			for (uint32 d = 0; d < b->ndocs; d++)
+				dstart[d + 1] += dstart[d];
+			for (uint32 i = 0; i < b->ndocs; i++)
+			{
+				uint32		d = docorder[i];
+
+				if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+					CHECK_FOR_INTERRUPTS();
+				for (uint64 p = dstart[d]; p < dstart[d + 1]; p++)
+				{
+					uint64		at = fill[newterm[b->p_term[p]]]++;
+
+					post[at].doc = i;
+					post[at].tf = b->p_tf[p];
+				}
+			}
+			pfree(dstart);
+		}
+		else
+		{
+			/* in arrival order: encode_lists sorts each list that needs it */
+			for (uint64 i = 0; i < b->np; i++)
+			{
+				uint64		at = fill[newterm[b->p_term[i]]]++;
+
+				if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+					CHECK_FOR_INTERRUPTS();
+				post[at].doc = newdoc[b->p_doc[i]];
+				post[at].tf = b->p_tf[i];
+			}
 		}
 		pfree(fill);
 	}
@@ -483,9 +523,15 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	b->p_term = b->p_doc = b->p_tf = NULL;
 	b->p_cap = 0;
 
+	/* lengths by docID, so that encoding reads each posting's with one lookup */
+	dl_by_docid = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < b->ndocs; i++)
+		dl_by_docid[i] = b->dls[docorder[i]];
+
 	/* encode the posting lists */
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
-	nblocks = encode_lists(b, index, termorder, start, post, docorder, k1, bparam, avgdl, bb);
+	nblocks = encode_lists(b, index, termorder, start, post, dl_by_docid, k1, bparam, avgdl, bb);
+	pfree(dl_by_docid);
 
 	/* docID -> TID, dl; an all-clear deleted bitmap */
 	for (uint32 i = 0; i < b->ndocs; i++)
