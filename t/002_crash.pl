@@ -11,6 +11,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use IPC::Run;
+use Time::HiRes qw(usleep);
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('main');
@@ -43,8 +44,17 @@ sub check_after_crash
 # wait until the crashed server accepts connections again
 sub wait_restarted
 {
-	$node->poll_query_until('postgres', 'SELECT true')
-	  or die 'server did not restart after the crash';
+	# while the server still refuses connections psql may exit before it
+	# reads its query, and IPC::Run then dies writing it ("Broken pipe", seen
+	# on PostgreSQL 18): try again until the server answers, 3 minutes at most
+	for (my $i = 0; $i < 1800; $i++)
+	{
+		my $ok = eval { $node->poll_query_until('postgres', 'SELECT true') };
+
+		return if $ok;
+		usleep(100_000);
+	}
+	die 'server did not restart after the crash';
 }
 
 # crash_during($like, $h): kill -9 the backend running a query matching $like

@@ -173,8 +173,16 @@ sub check_rebuild
 	kill 'KILL', $pid if defined $pid;
 	$h->finish;
 	isnt($h->result(0), 0, 'CREATE INDEX failed when its worker was killed');
-	# the postmaster reinitializes after a child's crash: wait until it accepts connections
-	$node->poll_query_until('postgres', 'SELECT 1', '1');
+	# the postmaster reinitializes after a child's crash: wait until it
+	# answers (while it refuses connections psql may exit before it reads its
+	# query, and IPC::Run dies writing it: try again)
+	my $up = 0;
+	for (my $i = 0; $i < 1800 && !$up; $i++)
+	{
+		$up = eval { $node->poll_query_until('postgres', 'SELECT 1', '1') };
+		usleep(100_000) unless $up;
+	}
+	ok($up, 'the server accepts connections after crash recovery');
 	ok(!index_exists(), 'no index is left after crash recovery');
 	check_rebuild('after SIGKILL of a worker');
 }
