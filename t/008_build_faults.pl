@@ -1,8 +1,9 @@
 # t/008_build_faults.pl: a parallel CREATE INDEX whose worker dies leaves no
 # index and an intact table, and the next build works.
 #
-# A table of 200,000 generated documents (40 words each over 3000 words) is
-# indexed with 2 parallel workers (max_parallel_maintenance_workers = 2,
+# A table of 120,000 generated documents (30 words each over 3000 words) is
+# indexed with 1 parallel worker (max_parallel_maintenance_workers = 1, so
+# that the file leaves a core to the timing tests running beside it,
 # min_parallel_table_scan_size = 0), each time from a background psql while
 # another session waits for one of the build's parallel workers
 # (pg_stat_activity.backend_type = 'parallel worker', leader_pid = the
@@ -31,7 +32,7 @@ $node->append_conf('postgresql.conf', q{
 autovacuum = off
 max_worker_processes = 8
 max_parallel_workers = 8
-max_parallel_maintenance_workers = 2
+max_parallel_maintenance_workers = 1
 maintenance_work_mem = 256MB
 jit = off
 restart_after_crash = on
@@ -45,9 +46,9 @@ $node->safe_psql('postgres', q{
 	  SELECT string_agg('w' || (3000 * power(
 	           (((i::bigint * 7919 + g * 104729) * 2654435761) % 4294967296)::float8
 	           / 4294967296, 3))::int, ' ')
-	  FROM generate_series(1, 40) g
+	  FROM generate_series(1, 30) g
 	$$;
-	INSERT INTO docs SELECT i, doc(i) FROM generate_series(1, 200000) i;
+	INSERT INTO docs SELECT i, doc(i) FROM generate_series(1, 120000) i;
 	SET max_parallel_maintenance_workers = 0;
 	CREATE INDEX docs_serial ON docs USING gpuir (body) WITH (text_config = 'simple');
 });
