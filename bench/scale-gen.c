@@ -28,6 +28,13 @@ typedef struct
 	uint32_t	len;
 } Span;
 
+/* a paragraph: its words, words[first .. first + n) */
+typedef struct
+{
+	uint64_t	first;
+	uint32_t	n;
+} Para;
+
 static uint64_t
 splitmix64(uint64_t *x)
 {
@@ -58,8 +65,8 @@ main(int argc, char **argv)
 	size_t		len = 0,
 				cap = 0,
 				got;
-	Span	   *paras = NULL,
-			   *words = NULL;
+	Para	   *paras = NULL;
+	Span	   *words = NULL;
 	size_t		npara = 0,
 				nwords = 0,
 				cpara = 0,
@@ -113,10 +120,8 @@ main(int argc, char **argv)
 		if (end > i)
 		{
 			if (npara == cpara)
-				paras = xrealloc(paras, (cpara = cpara ? cpara * 2 : 65536) * sizeof(Span));
-			paras[npara].off = i;
-			paras[npara].len = (uint32_t) (end - i);
-			npara++;
+				paras = xrealloc(paras, (cpara = cpara ? cpara * 2 : 65536) * sizeof(Para));
+			paras[npara].first = nwords;
 			for (size_t w = i; w < end;)
 			{
 				size_t		we;
@@ -136,6 +141,8 @@ main(int argc, char **argv)
 				}
 				w = we;
 			}
+			paras[npara].n = (uint32_t) (nwords - paras[npara].first);
+			npara++;
 		}
 		i = end + 1;
 	}
@@ -148,26 +155,16 @@ main(int argc, char **argv)
 
 	for (uint64_t id = part; id < rows; id += nparts)
 	{
-		const Span *p = &paras[id % npara];
+		const Para *p = &paras[id % npara];
 		uint64_t	rng = seed * 0x100000001B3ULL ^ id;
 		size_t		o = (size_t) snprintf(out, sizeof(out), "%llu\t", (unsigned long long) id);
-		int			first = 1;
 
-		for (size_t w = p->off; w < p->off + p->len;)
+		for (uint32_t i = 0; i < p->n; i++)
 		{
-			size_t		we;
-			const char *src;
-			size_t		n;
+			const Span *wd = &words[p->first + i];
+			const char *src = text + wd->off;
+			size_t		n = wd->len;
 
-			while (w < p->off + p->len && text[w] == ' ')
-				w++;
-			we = w;
-			while (we < p->off + p->len && text[we] != ' ')
-				we++;
-			if (we == w)
-				break;
-			src = text + w;
-			n = we - w;
 			if (splitmix64(&rng) % 10 == 0)
 			{
 				const Span *r = &words[splitmix64(&rng) % nwords];
@@ -177,12 +174,10 @@ main(int argc, char **argv)
 			}
 			if (o + n + 2 >= sizeof(out))
 				break;			/* a paragraph over 1 MB: cut */
-			if (!first)
+			if (i > 0)
 				out[o++] = ' ';
 			memcpy(out + o, src, n);
 			o += n;
-			first = 0;
-			w = we;
 		}
 		out[o++] = '\n';
 		fwrite(out, 1, o, stdout);

@@ -663,18 +663,16 @@ term_valid(const gpuir_cuda_term *t, const gpuir_cuda_segment *seg)
 
 /*
  * search_args_valid: the argument checks of gpuir_cuda_search_batch
- * (gpuir_cuda.h) for nqueries > 0: pointers, kmax, BM25 constants, the
+ * (gpuir_cuda.h) for nqueries > 0, but for the output pointers (its
+ * callers check those): input pointers, kmax, BM25 constants, the
  * segment's counts, every term and every query.
  */
 static bool
 search_args_valid(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				  const gpuir_cuda_query *queries, uint32_t nqueries,
-				  const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax,
-				  const uint32_t *out_docids, const float *out_scores,
-				  const uint32_t *out_counts)
+				  const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax)
 {
-	if (seg == NULL || sc == NULL || queries == NULL || out_docids == NULL ||
-		out_scores == NULL || out_counts == NULL || (terms == NULL && nterms > 0) ||
+	if (seg == NULL || sc == NULL || queries == NULL || (terms == NULL && nterms > 0) ||
 		kmax < 1 || kmax > GPUIR_CUDA_MAX_K)
 		return false;
 	if (!(std::isfinite(sc->k1) && sc->k1 >= 0.0f && sc->b >= 0.0f && sc->b <= 1.0f &&
@@ -1259,7 +1257,6 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 			 const gpuir_cuda_scoring *sc, const gpuir_cuda_query *queries, uint32_t nqueries,
 			 const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax, bool with_stats)
 {
-	static const uint32_t dummy = 0;
 	cudaStream_t s = job->stream;
 	GpuirSearchLayout *l = &job->l;
 	gpuir_cuda_status st;
@@ -1271,8 +1268,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 	job->with_stats = with_stats;
 	if (nqueries == 0)
 		return GPUIR_CUDA_OK;
-	if (!search_args_valid(seg, sc, queries, nqueries, terms, nterms, kmax,
-						   &dummy, (const float *) &dummy, &dummy))
+	if (!search_args_valid(seg, sc, queries, nqueries, terms, nterms, kmax))
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 
 	memset(&job->plan, 0, sizeof(job->plan));

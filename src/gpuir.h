@@ -507,6 +507,16 @@ GpuirMetaWeight(const GpuirMetaPageData *meta, int col)
 	return meta->weights[col] == 0 ? 1 : meta->weights[col];
 }
 
+/* GpuirMetaSameWeights: do two metapages give every column the same weight? */
+static inline bool
+GpuirMetaSameWeights(const GpuirMetaPageData *a, const GpuirMetaPageData *b)
+{
+	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+		if (GpuirMetaWeight(a, i) != GpuirMetaWeight(b, i))
+			return false;
+	return true;
+}
+
 /* gpuirsegment.c: in-memory builder of a segment */
 typedef struct GpuirBuilder GpuirBuilder;
 extern GpuirBuilder *GpuirBuilderCreate(void);

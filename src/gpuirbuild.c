@@ -143,7 +143,7 @@ typedef struct GpuirBuildState
 {
 	GpuirBuilder *builder;
 	Oid			cfg_id;
-	uint16		weights[INDEX_MAX_KEYS];	/* each column's BM25F weight */
+	uint16		weights[INDEX_MAX_KEYS];	/* the metapage's (0 reads as 1) */
 	int			natts;
 	MemoryContext tmpcxt;		/* reset after every tuple */
 	double		indtuples;
@@ -499,8 +499,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.builder = GpuirBuilderCreate();
 	GpuirBuilderReportProgress(bs.builder);
 	bs.cfg_id = meta.cfg_id;
-	for (int i = 0; i < INDEX_MAX_KEYS; i++)
-		bs.weights[i] = GpuirMetaWeight(&meta, i);
+	memcpy(bs.weights, meta.weights, sizeof(bs.weights));
 	bs.natts = IndexRelationGetNumberOfKeyAttributes(index);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SCAN);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,

@@ -1330,19 +1330,13 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 		sib = GpuirOpenIndex(oid, AccessShareLock);
 		bufdata = GpuirBufferSnapshot(sib, &meta, NULL);
 		GpuirCheckOptions(sib, &meta);
-		if (meta.k1 != q->meta.k1 || meta.b != q->meta.b || meta.cfg_id != q->meta.cfg_id)
+		if (meta.k1 != q->meta.k1 || meta.b != q->meta.b || meta.cfg_id != q->meta.cfg_id ||
+			!GpuirMetaSameWeights(&meta, &q->meta))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in k1, b or text_config",
+					 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in k1, b, text_config or weights",
 							RelationGetRelationName(q->index), RelationGetRelationName(sib)),
-					 errhint("Give every partition's index the same k1, b and text_config (ALTER INDEX ... SET, then REINDEX).")));
-		for (int i = 0; i < INDEX_MAX_KEYS; i++)
-			if (GpuirMetaWeight(&meta, i) != GpuirMetaWeight(&q->meta, i))
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in their column weights",
-								RelationGetRelationName(q->index), RelationGetRelationName(sib)),
-						 errhint("Give every partition's index the same weights (ALTER INDEX ... SET, then REINDEX).")));
+					 errhint("Give every partition's index the same k1, b, text_config and weights (ALTER INDEX ... SET, then REINDEX).")));
 		*ndocs += meta.ndocs;
 		*total_dl += meta.total_dl;
 		for (int t = 0; t < q->nterms; t++)

@@ -82,32 +82,26 @@ search_args(int32 k, text *modetext)
 static void
 check_read_access(const char *fname, Oid indexoid, Oid heapoid)
 {
-	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-	bool		columns_ok = false;
-
 	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 	{
-		/* else SELECT on every indexed column (none is an expression) */
+		/* else SELECT on every indexed column (none an expression) will do */
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		bool		columns_ok = false;
+
 		if (HeapTupleIsValid(tup))
 		{
 			Form_pg_index ind = (Form_pg_index) GETSTRUCT(tup);
 
 			columns_ok = ind->indnkeyatts >= 1;
-			for (int i = 0; i < ind->indnkeyatts; i++)
-				if (ind->indkey.values[i] == InvalidAttrNumber ||
+			for (int i = 0; i < ind->indnkeyatts && columns_ok; i++)
+				columns_ok = ind->indkey.values[i] != InvalidAttrNumber &&
 					pg_attribute_aclcheck(heapoid, ind->indkey.values[i], GetUserId(),
-										  ACL_SELECT) != ACLCHECK_OK)
-					columns_ok = false;
+										  ACL_SELECT) == ACLCHECK_OK;
+			ReleaseSysCache(tup);
 		}
 		if (!columns_ok)
-		{
-			if (HeapTupleIsValid(tup))
-				ReleaseSysCache(tup);
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
-		}
 	}
-	if (HeapTupleIsValid(tup))
-		ReleaseSysCache(tup);
 	if (check_enable_rls(heapoid, InvalidOid, false) == RLS_ENABLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

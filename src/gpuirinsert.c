@@ -31,16 +31,13 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	MemoryContext old;
 	GpuirMetaPageData meta;
 	GpuirDocTerms doc;
-	uint16		weights[INDEX_MAX_KEYS];
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir insert",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 
 	GpuirReadMeta(index, &meta);
-	for (int i = 0; i < INDEX_MAX_KEYS; i++)
-		weights[i] = GpuirMetaWeight(&meta, i);
-	if (GpuirTokenizeRow(meta.cfg_id, weights, IndexRelationGetNumberOfKeyAttributes(index),
+	if (GpuirTokenizeRow(meta.cfg_id, meta.weights, IndexRelationGetNumberOfKeyAttributes(index),
 						 values, isnull, &doc) &&
 		doc.nterms > 0)
 	{

@@ -134,6 +134,21 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 		GpuirCorrupt(index, "the metapage's text search configuration does not exist");
 }
 
+/* trim_blanks: s without its leading and trailing spaces and tabs (cut in place) */
+static char *
+trim_blanks(char *s)
+{
+	char	   *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	end = s + strlen(s);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*end = '\0';
+	return s;
+}
+
 /*
  * parse_weights: the weights option's text, spec, as a list of column
  * weights.  Syntax: items separated by commas, optionally inside braces;
@@ -149,8 +164,8 @@ static void
 parse_weights(const char *spec, Relation index, uint16 *weights)
 {
 	char	   *buf = pstrdup(spec);
-	char	   *p = buf;
-	char	   *end;
+	char	   *p = trim_blanks(buf);
+	size_t		len = strlen(p);
 	int			natts = index ? IndexRelationGetNumberOfKeyAttributes(index) : INDEX_MAX_KEYS;
 	int			pos = 0;
 	int			named = -1;		/* unknown yet; 0: positions; 1: names */
@@ -158,22 +173,15 @@ parse_weights(const char *spec, Relation index, uint16 *weights)
 
 	for (int i = 0; i < INDEX_MAX_KEYS; i++)
 		weights[i] = 1;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	end = p + strlen(p);
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	*end = '\0';
 	if (*p == '{')
 	{
-		if (end == p || end[-1] != '}')
+		if (len < 2 || p[len - 1] != '}')
 			goto bad;
+		p[len - 1] = '\0';
 		p++;
-		*--end = '\0';
 	}
 	for (;;)
 	{
-		char	   *item = p;
 		char	   *comma = strchr(p, ',');
 		char	   *colon;
 		char	   *num;
@@ -183,18 +191,14 @@ parse_weights(const char *spec, Relation index, uint16 *weights)
 
 		if (comma != NULL)
 			*comma = '\0';
-		colon = strchr(item, ':');
-		num = colon ? colon + 1 : item;
+		colon = strchr(p, ':');
+		if (colon != NULL)
+			*colon = '\0';
+		num = trim_blanks(colon ? colon + 1 : p);
 		if (colon != NULL)
 		{
-			char	   *name = item;
-			char	   *nameend = colon;
+			char	   *name = trim_blanks(p);
 
-			while (*name == ' ' || *name == '\t')
-				name++;
-			while (nameend > name && (nameend[-1] == ' ' || nameend[-1] == '\t'))
-				nameend--;
-			*nameend = '\0';
 			if (*name == '\0' || named == 0)
 				goto bad;
 			named = 1;
@@ -227,8 +231,6 @@ parse_weights(const char *spec, Relation index, uint16 *weights)
 		pos++;
 		errno = 0;
 		w = strtol(num, &numend, 10);
-		while (*numend == ' ' || *numend == '\t')
-			numend++;
 		if (numend == num || *numend != '\0' || errno != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -307,29 +309,22 @@ GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta)
 	float4		b = opts ? (float4) opts->b : (float4) GPUIR_DEFAULT_B;
 
 	uint16		weights[INDEX_MAX_KEYS];
-	bool		same_weights = true;
+	char	   *changed = NULL;
 
 	GpuirIndexWeights(index, weights);
 	/* past the index's columns both read 1 */
-	for (int i = 0; i < INDEX_MAX_KEYS; i++)
+	for (int i = 0; i < INDEX_MAX_KEYS && changed == NULL; i++)
 		if (weights[i] != GpuirMetaWeight(meta, i))
-			same_weights = false;
-	if (!same_weights)
+			changed = "The index's column weights differ from those it was built with.";
+	if (changed == NULL && (k1 != meta->k1 || b != meta->b))
+		changed = psprintf("The index was built with k1 = %g, b = %g; its options now say k1 = %g, b = %g.",
+						   meta->k1, meta->b, k1, b);
+	if (changed != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("options of gpuir index \"%s\" were changed after it was built",
 						RelationGetRelationName(index)),
-				 errdetail("The index's column weights differ from those it was built with."),
-				 errhint("Run REINDEX INDEX %s to use the new weights, or ALTER INDEX to set them back.",
-						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
-													RelationGetRelationName(index)))));
-	if (k1 != meta->k1 || b != meta->b)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("options of gpuir index \"%s\" were changed after it was built",
-						RelationGetRelationName(index)),
-				 errdetail("The index was built with k1 = %g, b = %g; its options now say k1 = %g, b = %g.",
-						   meta->k1, meta->b, k1, b),
+				 errdetail("%s", changed),
 				 errhint("Run REINDEX INDEX %s to use the new options, or ALTER INDEX to set them back.",
 						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
 													RelationGetRelationName(index)))));

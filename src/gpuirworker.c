@@ -138,7 +138,6 @@ typedef struct GpuirUnit
 /* the in-flight search of a batch (GpuirBatch.flight) */
 typedef struct GpuirFlight
 {
-	int			job;			/* index in jobs[] */
 	GpuirUnit  *units;			/* the batch's one run */
 	int			nunits;
 	struct GpuirRunArrays *ra;
@@ -811,6 +810,40 @@ run_kernels(GpuirCacheEntry *e, const GpuirUnit *u, GpuirRunArrays *ra)
 }
 
 /*
+ * run_prepare: the arrays ra of the live items of units[0 .. n) (same
+ * segment key, constants and window), filled, and their segment made
+ * resident (the cache stage); *resident receives when it was.  Returns the
+ * cache entry; NULL when there is nothing to search (ra->nq = 0, why
+ * empty) or on a failure (why says it; the caller fails the run).
+ */
+static GpuirCacheEntry *
+run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra,
+			TimestampTz *resident, char *why, size_t whylen)
+{
+	GpuirTaken *t0;
+	const GpuirSegmentData *seg0;
+	GpuirCacheEntry *e;
+	TimestampTz t_start;
+
+	why[0] = '\0';
+	run_count(b, units, n, ra, &t0, &seg0);
+	if (ra->nq == 0)
+		return NULL;
+	if (ra->nterms > PG_UINT32_MAX)
+	{
+		snprintf(why, whylen, "batch has too many terms");
+		return NULL;
+	}
+	t_start = GetCurrentTimestamp();
+	e = GpuirCacheGet(b, &units[0].key, t0, seg0, why, whylen);
+	*resident = GetCurrentTimestamp();
+	GpuirServiceStage(GPUIR_STAGE_CACHE, t_start, *resident);
+	if (e != NULL)
+		run_fill(b, units, n, ra);
+	return e;
+}
+
+/*
  * run_search: the items of units[0 .. n) (same segment key, same BM25
  * constants) of the requests not yet failed, in one gpuir_cuda_search_batch
  * call over the resident segment (Huang et al. 2017: batches of queries
@@ -821,8 +854,6 @@ run_kernels(GpuirCacheEntry *e, const GpuirUnit *u, GpuirRunArrays *ra)
 static void
 run_search(GpuirBatch *b, GpuirUnit *units, int n)
 {
-	GpuirTaken *t0;
-	const GpuirSegmentData *seg0;
 	GpuirRunArrays ra;
 	GpuirCacheEntry *e;
 	gpuir_cuda_status st;
@@ -830,24 +861,13 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 				t_end;
 	char		why[sizeof(((GpuirRequest *) NULL)->detail)];
 
-	run_count(b, units, n, &ra, &t0, &seg0);
-	if (ra.nq == 0)
-		return;
-	if (ra.nterms > PG_UINT32_MAX)
-	{
-		snprintf(why, sizeof(why), "batch has too many terms");
-		goto fail;
-	}
-
-	t_start = GetCurrentTimestamp();
-	e = GpuirCacheGet(b, &units[0].key, t0, seg0, why, sizeof(why));
-	t_end = GetCurrentTimestamp();
-	GpuirServiceStage(GPUIR_STAGE_CACHE, t_start, t_end);
+	e = run_prepare(b, units, n, &ra, &t_start, why, sizeof(why));
 	if (e == NULL)
-		goto fail;
-	run_fill(b, units, n, &ra);
-
-	t_start = t_end;
+	{
+		if (why[0] != '\0')
+			goto fail;
+		return;
+	}
 	st = run_kernels(e, &units[0], &ra);
 	/*
 	 * out of memory: give the search workspace back, make room beside the
@@ -1023,14 +1043,15 @@ run_batch_units(GpuirBatch *b, GpuirUnit *units, int nunits)
 typedef enum GpuirFlightStart
 {
 	FLIGHT_STARTED,				/* the search is on the device */
-	FLIGHT_FAILED,				/* the run's requests failed: answer the batch */
+	FLIGHT_FAILED,				/* nothing to search, or the run's requests
+								 * failed: answer the batch */
 	FLIGHT_SYNC					/* not started: run the batch the usual way */
 } GpuirFlightStart;
 
 /*
  * flight_start: start the one run units[0 .. nunits) of b on job j
- * (gpuir_cuda_search_start) over its resident segment (loaded when
- * missing).  The run's arrays live in the batch's memory (the current
+ * (gpuir_cuda_search_start) over its resident segment (run_prepare: loaded
+ * when missing).  The run's arrays live in the batch's memory (the current
  * context).  A failure to start on the device (out of memory, a CUDA
  * error) leaves the run to the synchronous path, which handles it.
  */
@@ -1042,45 +1063,30 @@ flight_start(GpuirBatch *b, GpuirUnit *units, int nunits, int j)
 
 	PG_TRY();
 	{
-		GpuirTaken *t0;
-		const GpuirSegmentData *seg0;
 		GpuirRunArrays *ra = palloc(sizeof(GpuirRunArrays));
 		GpuirCacheEntry *e;
-		TimestampTz t_start,
-					t_end;
+		TimestampTz resident = 0;
 		char		why[sizeof(((GpuirRequest *) NULL)->detail)];
 
-		run_count(b, units, nunits, ra, &t0, &seg0);
-		if (ra->nq == 0)
-			result = FLIGHT_FAILED; /* nothing to search: answer the batch */
-		else if (ra->nterms <= PG_UINT32_MAX)
+		e = run_prepare(b, units, nunits, ra, &resident, why, sizeof(why));
+		if (e == NULL)
 		{
-			t_start = GetCurrentTimestamp();
-			e = GpuirCacheGet(b, &units[0].key, t0, seg0, why, sizeof(why));
-			t_end = GetCurrentTimestamp();
-			GpuirServiceStage(GPUIR_STAGE_CACHE, t_start, t_end);
-			if (e == NULL)
-			{
+			/* nothing to search, or the run failed: answer the batch */
+			if (why[0] != '\0')
 				for (int u = 0; u < nunits; u++)
 					GpuirWorkerFail(&b->taken[units[u].t], "%s", why);
-				result = FLIGHT_FAILED;
-			}
-			else
-			{
-				run_fill(b, units, nunits, ra);
-				if (gpuir_cuda_search_start(jobs[j], &e->dev, &units[0].sc, ra->queries, ra->nq,
-											ra->terms, (uint32) ra->nterms,
-											ra->kmax) == GPUIR_CUDA_OK)
-				{
-					b->flight = palloc(sizeof(GpuirFlight));
-					b->flight->job = j;
-					b->flight->units = units;
-					b->flight->nunits = nunits;
-					b->flight->ra = ra;
-					b->flight->started = t_end;
-					result = FLIGHT_STARTED;
-				}
-			}
+			result = FLIGHT_FAILED;
+		}
+		else if (gpuir_cuda_search_start(jobs[j], &e->dev, &units[0].sc, ra->queries, ra->nq,
+										 ra->terms, (uint32) ra->nterms,
+										 ra->kmax) == GPUIR_CUDA_OK)
+		{
+			b->flight = palloc(sizeof(GpuirFlight));
+			b->flight->units = units;
+			b->flight->nunits = nunits;
+			b->flight->ra = ra;
+			b->flight->started = resident;
+			result = FLIGHT_STARTED;
 		}
 	}
 	PG_CATCH();
