@@ -1222,6 +1222,86 @@ test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs
 /* ---------- main ---------- */
 
 /*
+ * Searches in flight (gpuir_cuda_search_start / _done / _finish): batch a
+ * started on one job and batch b on another, both pending at once (the
+ * kernels of both on the device together), finished in the other order;
+ * a second start on a job with a search pending is refused; a job is
+ * reused after its finish, and a start of no query leaves nothing pending.
+ * Every result against the CPU reference.
+ */
+static void
+test_jobs_in_flight(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
+					const BatchSpec *a_spec, const BatchSpec *b_spec)
+{
+	gpuir_cuda_search_job *job[2] = {NULL, NULL};
+	Batch		a,
+				b;
+	Out			oa,
+				ob;
+	char		what[256];
+	gpuir_cuda_status st;
+
+	check(gpuir_cuda_search_job_create(&job[0]) == GPUIR_CUDA_OK &&
+		  gpuir_cuda_search_job_create(&job[1]) == GPUIR_CUDA_OK, "jobs: create two");
+	if (job[0] == NULL || job[1] == NULL)
+	{
+		gpuir_cuda_search_job_free(job[0]);
+		gpuir_cuda_search_job_free(job[1]);
+		return;
+	}
+	batch_make(&a, s, a_spec);
+	batch_make(&b, s, b_spec);
+	out_alloc(&oa, &a);
+	out_alloc(&ob, &b);
+
+	st = gpuir_cuda_search_start(job[0], &s->dev, sc, a.q, a.nq, a.t, a.nt, a.kmax);
+	snprintf(what, sizeof(what), "%s/jobs: start a (%s)", s->spec.name, gpuir_cuda_status_string(st));
+	check(st == GPUIR_CUDA_OK, what);
+	st = gpuir_cuda_search_start(job[1], &s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax);
+	snprintf(what, sizeof(what), "%s/jobs: start b while a is pending (%s)", s->spec.name,
+			 gpuir_cuda_status_string(st));
+	check(st == GPUIR_CUDA_OK, what);
+	check(gpuir_cuda_search_start(job[0], &s->dev, sc, a.q, a.nq, a.t, a.nt, a.kmax) ==
+		  GPUIR_CUDA_INVALID_ARGUMENT, "jobs: a second start on a pending job is refused");
+
+	st = gpuir_cuda_search_finish(job[1], ob.docids, ob.scores, ob.counts);
+	snprintf(what, sizeof(what), "%s/jobs: finish b (%s)", s->spec.name, gpuir_cuda_status_string(st));
+	check(st == GPUIR_CUDA_OK, what);
+	if (st == GPUIR_CUDA_OK)
+		compare_batch(r, s, sc, &b, &ob, "jobs: b, finished first");
+	st = gpuir_cuda_search_finish(job[0], oa.docids, oa.scores, oa.counts);
+	snprintf(what, sizeof(what), "%s/jobs: finish a (%s)", s->spec.name, gpuir_cuda_status_string(st));
+	check(st == GPUIR_CUDA_OK, what);
+	if (st == GPUIR_CUDA_OK)
+		compare_batch(r, s, sc, &a, &oa, "jobs: a, finished second");
+	check(gpuir_cuda_search_done(job[0]) && gpuir_cuda_search_done(job[1]),
+		  "jobs: nothing pending after the finishes");
+
+	/* job 1 again, now with batch a; then a start of no query */
+	out_free(&oa);
+	out_alloc(&oa, &a);
+	st = gpuir_cuda_search_start(job[1], &s->dev, sc, a.q, a.nq, a.t, a.nt, a.kmax);
+	if (st == GPUIR_CUDA_OK)
+		st = gpuir_cuda_search_finish(job[1], oa.docids, oa.scores, oa.counts);
+	snprintf(what, sizeof(what), "%s/jobs: a on the reused job (%s)", s->spec.name,
+			 gpuir_cuda_status_string(st));
+	check(st == GPUIR_CUDA_OK, what);
+	if (st == GPUIR_CUDA_OK)
+		compare_batch(r, s, sc, &a, &oa, "jobs: a on the reused job");
+	check(gpuir_cuda_search_start(job[0], &s->dev, sc, a.q, 0, a.t, a.nt, a.kmax) == GPUIR_CUDA_OK &&
+		  gpuir_cuda_search_done(job[0]) &&
+		  gpuir_cuda_search_finish(job[0], oa.docids, oa.scores, oa.counts) == GPUIR_CUDA_OK,
+		  "jobs: a start of no query leaves nothing pending");
+
+	out_free(&oa);
+	out_free(&ob);
+	batch_free(&a);
+	batch_free(&b);
+	gpuir_cuda_search_job_free(job[0]);
+	gpuir_cuda_search_job_free(job[1]);
+}
+
+/*
  * The lists of OR and BMW queries past the decode budget are decoded by
  * the tiles that read them: with a budget of 0 (every list), 3 and 40
  * blocks (some lists each way) the batches must still equal the CPU
@@ -1295,6 +1375,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 		test_bmw_fallback(&r, &s, sc);
 	test_windows(&s, sc, &mixed);
 	test_decode_budget(&r, &s, sc, &mixed, &bmw_mixed);
+	test_jobs_in_flight(&r, &s, sc, &mixed, &bmw_mixed);
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
