@@ -480,17 +480,27 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 			 */
 			uint64	   *dstart = palloc_extended(sizeof(uint64) * ((uint64) b->ndocs + 1),
 												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			uint64		since_check = 0;
 
 			for (uint64 i = 0; i < b->np; i++)
+			{
+				if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+					CHECK_FOR_INTERRUPTS();
 				dstart[b->p_doc[i] + 1]++;
+			}
 			for (uint32 d = 0; d < b->ndocs; d++)
 				dstart[d + 1] += dstart[d];
 			for (uint32 i = 0; i < b->ndocs; i++)
 			{
 				uint32		d = docorder[i];
 
-				if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+				/* every GPUIR_INTERRUPT_EVERY postings: a long document counts its length */
+				since_check += dstart[d + 1] - dstart[d] + 1;
+				if (since_check >= GPUIR_INTERRUPT_EVERY)
+				{
 					CHECK_FOR_INTERRUPTS();
+					since_check = 0;
+				}
 				for (uint64 p = dstart[d]; p < dstart[d + 1]; p++)
 				{
 					uint64		at = fill[newterm[b->p_term[p]]]++;
@@ -526,7 +536,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	/* lengths by docID, so that encoding reads each posting's with one lookup */
 	dl_by_docid = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
 	for (uint32 i = 0; i < b->ndocs; i++)
+	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
 		dl_by_docid[i] = b->dls[docorder[i]];
+	}
 
 	/* encode the posting lists */
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
