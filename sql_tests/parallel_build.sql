@@ -4,7 +4,8 @@
 -- serial build: same counts, gpuir_verify clean, the same rows and score
 -- bits for every query and mode; rows deleted but not vacuumed, NULL and
 -- stopword-only rows included.  The DEBUG1 line shows that workers ran (how
--- many is in its DETAIL, not shown).
+-- many is in its DETAIL, not shown).  Last, a serial build past
+-- maintenance_work_mem, from sorted runs in temporary files.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuir;
@@ -73,5 +74,29 @@ SELECT count(*) FILTER (WHERE
          (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
           FROM gpuir_search('pb_concurrent', qtext, 100, 'bmw'))) AS mismatches
 FROM pb_queries;
+
+-- maintenance_work_mem bounds the postings a build holds (20 bytes each):
+-- past it they go to sorted runs in temporary files, read back term by term,
+-- and the index is the same (the DEBUG1 line gives the number of runs)
+SET max_parallel_maintenance_workers = 0;
+SET maintenance_work_mem = '1MB';
+SET client_min_messages = debug1;
+\set VERBOSITY terse
+CREATE INDEX pb_spilled ON pb_docs USING gpuir (body) WITH (text_config = 'simple');
+RESET client_min_messages;
+\set VERBOSITY default
+RESET maintenance_work_mem;
+SELECT gpuir_verify('pb_spilled');
+SELECT s.docs = p.docs AS docs, s.terms = p.terms AS terms, s.postings = p.postings AS postings,
+       s.pages = p.pages AS pages
+FROM gpuir_index_info('pb_serial') s, gpuir_index_info('pb_spilled') p;
+SELECT m.mode, count(*) FILTER (WHERE
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search('pb_serial', qtext, 1000, m.mode))
+         IS DISTINCT FROM
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search('pb_spilled', qtext, 1000, m.mode))) AS mismatches
+FROM pb_queries, (VALUES ('and'), ('or'), ('bmw')) m(mode)
+GROUP BY m.mode ORDER BY m.mode;
 
 DROP TABLE pb_docs, pb_queries;

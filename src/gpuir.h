@@ -517,10 +517,12 @@ GpuirMetaSameWeights(const GpuirMetaPageData *a, const GpuirMetaPageData *b)
 	return true;
 }
 
-/* gpuirsegment.c: in-memory builder of a segment */
+/* gpuirsegment.c: builder of a segment (in memory, or spilling sorted runs) */
 typedef struct GpuirBuilder GpuirBuilder;
 extern GpuirBuilder *GpuirBuilderCreate(void);
 extern void GpuirBuilderReportProgress(GpuirBuilder *b);
+extern void GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes);
+extern int	GpuirBuilderRuns(GpuirBuilder *b);
 
 /*
  * phases of CREATE INDEX (pg_stat_progress_create_index, gpuirbuildphasename),

@@ -498,6 +498,8 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	memset(&bs, 0, sizeof(bs));
 	bs.builder = GpuirBuilderCreate();
 	GpuirBuilderReportProgress(bs.builder);
+	/* the leader holds every posting: maintenance_work_mem bounds them */
+	GpuirBuilderSetMemoryLimit(bs.builder, (Size) maintenance_work_mem * 1024);
 	bs.cfg_id = meta.cfg_id;
 	memcpy(bs.weights, meta.weights, sizeof(bs.weights));
 	bs.natts = IndexRelationGetNumberOfKeyAttributes(index);
@@ -520,6 +522,11 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 										   gpuir_build_callback, &bs, NULL);
 
 	have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL, &seg);
+	if (GpuirBuilderRuns(bs.builder) > 0)
+		ereport(DEBUG1,
+				(errmsg_internal("gpuir: index \"%s\" built from %d sorted runs of postings in temporary files",
+								 RelationGetRelationName(index), GpuirBuilderRuns(bs.builder)),
+				 errdetail_internal("maintenance_work_mem is %d kB.", maintenance_work_mem)));
 	if (have)
 	{
 		Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);

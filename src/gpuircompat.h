@@ -24,6 +24,11 @@
  *								process's own error recovery: AbortBufferIO
  *								up to 16; from 17 the resource owner's
  *								release does it
+ *	  gpuir_buffile_read(f, p, n) read exactly n bytes of a BufFile, else
+ *								an error: BufFileRead and a length check up
+ *								to 15, BufFileReadExact from 16
+ *	  gpuir_buffile_write(f, p, n) BufFileWrite, whose buffer became const
+ *								in 16
  *	  pg_attribute_noreturn()	gone in 18 (pg_noreturn before the
  *								declaration instead): defined here as GCC's
  *								attribute, which 15 and 17 expand it to
@@ -37,6 +42,7 @@
 
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "storage/buffile.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/acl.h"
@@ -102,5 +108,22 @@ GpuirBackendSlot(void)
 #define gpuir_smgr_close_all()	smgrcloseall()
 #define gpuir_abort_buffer_io() AbortBufferIO()
 #endif
+
+#if PG_VERSION_NUM >= 160000
+#define gpuir_buffile_read(f, p, n) BufFileReadExact((f), (p), (n))
+#else
+static inline void
+gpuir_buffile_read(BufFile *f, void *p, size_t n)
+{
+	size_t		got = BufFileRead(f, p, n);
+
+	if (got != n)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from temporary file: read only %zu of %zu bytes",
+						got, n)));
+}
+#endif
+#define gpuir_buffile_write(f, p, n) BufFileWrite((f), (void *) (p), (n))
 
 #endif							/* GPUIRCOMPAT_H */

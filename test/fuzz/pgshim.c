@@ -50,6 +50,7 @@
 #include "common/hashfn.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
+#include "storage/buffile.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
@@ -357,6 +358,49 @@ bool		bsysscan = false;
 void
 ProcessInterrupts(void)
 {
+}
+
+/*
+ * Temporary files: only a segment builder with a memory limit spills to
+ * them (CREATE INDEX), which the page fuzzer never runs.
+ */
+BufFile *
+BufFileCreateTemp(bool interXact)
+{
+	shim_fail("BufFileCreateTemp: no temporary files in the fuzz shim");
+	return NULL;
+}
+
+void
+BufFileClose(BufFile *file)
+{
+	shim_fail("BufFileClose: no temporary files in the fuzz shim");
+}
+
+size_t
+BufFileRead(BufFile *file, void *ptr, size_t size)
+{
+	shim_fail("BufFileRead: no temporary files in the fuzz shim");
+	return 0;
+}
+
+void
+BufFileWrite(BufFile *file, void *ptr, size_t size)
+{
+	shim_fail("BufFileWrite: no temporary files in the fuzz shim");
+}
+
+int
+BufFileSeek(BufFile *file, int fileno, off_t offset, int whence)
+{
+	shim_fail("BufFileSeek: no temporary files in the fuzz shim");
+	return -1;
+}
+
+int
+errcode_for_file_access(void)
+{
+	return 0;
 }
 
 bool
