@@ -99,4 +99,28 @@ SELECT m.mode, count(*) FILTER (WHERE
 FROM pb_queries, (VALUES ('and'), ('or'), ('bmw')) m(mode)
 GROUP BY m.mode ORDER BY m.mode;
 
+-- merges too: new rows, then a merge of pb_serial's segment and buffer past
+-- maintenance_work_mem, against pb_spilled, which holds the same rows (the
+-- new ones in its insert buffer)
+INSERT INTO pb_docs
+SELECT i, 'w' || (i % 77) || ' w' || (i % 5) || ' w' || (i % 1234) FROM generate_series(40001, 40300) i;
+SET maintenance_work_mem = '1MB';
+SET client_min_messages = debug1;
+\set VERBOSITY terse
+SELECT gpuir_merge('pb_serial');
+RESET client_min_messages;
+\set VERBOSITY default
+RESET maintenance_work_mem;
+SELECT gpuir_verify('pb_serial');
+SELECT s.segments, s.buffer_docs, p.buffer_docs AS spilled_buffer_docs, s.docs = p.docs AS docs
+FROM gpuir_index_info('pb_serial') s, gpuir_index_info('pb_spilled') p;
+SELECT m.mode, count(*) FILTER (WHERE
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search('pb_serial', qtext, 1000, m.mode))
+         IS DISTINCT FROM
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search('pb_spilled', qtext, 1000, m.mode))) AS mismatches
+FROM pb_queries, (VALUES ('and'), ('or'), ('bmw')) m(mode)
+GROUP BY m.mode ORDER BY m.mode;
+
 DROP TABLE pb_docs, pb_queries;

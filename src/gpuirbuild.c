@@ -487,6 +487,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	GpuirSegmentData seg;
 	double		reltuples;
 	bool		have;
+	Size		budget = (Size) maintenance_work_mem * 1024;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
@@ -499,7 +500,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.builder = GpuirBuilderCreate();
 	GpuirBuilderReportProgress(bs.builder);
 	/* the leader holds every posting: maintenance_work_mem bounds them */
-	GpuirBuilderSetMemoryLimit(bs.builder, (Size) maintenance_work_mem * 1024);
+	GpuirBuilderSetMemoryLimit(bs.builder, budget);
 	bs.cfg_id = meta.cfg_id;
 	memcpy(bs.weights, meta.weights, sizeof(bs.weights));
 	bs.natts = IndexRelationGetNumberOfKeyAttributes(index);
@@ -515,7 +516,12 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 														 RelationGetRelid(index));
 
 		if (nworkers > 0)
+		{
+			/* the workers' queues come out of the same budget */
+			GpuirBuilderSetMemoryLimit(bs.builder,
+									   budget - Min(budget / 2, (Size) nworkers * GPUIR_BUILD_QUEUE_SIZE));
 			reltuples = scan_parallel(heap, index, indexInfo, &bs, nworkers);
+		}
 	}
 	if (reltuples < 0)
 		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,

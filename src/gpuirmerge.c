@@ -267,6 +267,8 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	GpuirFreeListInit(fl, index, &meta);
 
 	b = GpuirBuilderCreate();
+	/* as CREATE INDEX: maintenance_work_mem bounds the postings held */
+	GpuirBuilderSetMemoryLimit(b, (Size) maintenance_work_mem * 1024);
 	for (uint32 s = 0; s < meta.nsegments; s++)
 		if (fold[s])
 			GpuirMergeSegment(b, index, &meta.segments[s], (uint32) s);
@@ -348,6 +350,10 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
 						RelationGetRelationName(index),
 						(unsigned long long) fl->dropped_pages)));
+	if (GpuirBuilderRuns(b) > 0)
+		ereport(DEBUG1,
+				(errmsg_internal("gpuir: merge of index \"%s\" read %d sorted runs of postings from temporary files",
+								 RelationGetRelationName(index), GpuirBuilderRuns(b))));
 
 	GpuirBuilderFree(b);
 	MemoryContextSwitchTo(old);

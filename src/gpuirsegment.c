@@ -8,11 +8,10 @@
  *
  * Postings are held in memory (12 bytes each while collecting, 20 while
  * sorted) up to the builder's memory limit (GpuirBuilderSetMemoryLimit:
- * CREATE INDEX passes maintenance_work_mem); past it they go to sorted runs
- * in temporary files, which the write reads back term by term, and the
- * encoded blocks go to a temporary file before their pages are written.
- * Without a limit (merges) the whole segment is built in memory.  What stays
- * in memory either way grows with documents (about 32 bytes each), distinct
+ * CREATE INDEX and merges pass maintenance_work_mem); past it they go to
+ * sorted runs in temporary files, which the write reads back term by term,
+ * and the encoded blocks go to a temporary file before their pages are
+ * written.  What stays in memory grows with documents (about 32 bytes each), distinct
  * lexemes and blocks (24 bytes per 128 postings), not with postings; see
  * src/README "Limits".
  *

@@ -361,9 +361,12 @@ ProcessInterrupts(void)
 }
 
 /*
- * Temporary files: only a segment builder with a memory limit spills to
- * them (CREATE INDEX), which the page fuzzer never runs.
+ * Temporary files: a segment builder spills to them past its memory limit
+ * (maintenance_work_mem, 64MB as PostgreSQL's default), which the page
+ * fuzzer's small indexes never reach.
  */
+int			maintenance_work_mem = 65536;
+
 BufFile *
 BufFileCreateTemp(bool interXact)
 {
