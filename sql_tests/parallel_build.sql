@@ -75,6 +75,19 @@ SELECT count(*) FILTER (WHERE
           FROM gpuir_search('pb_concurrent', qtext, 100, 'bmw'))) AS mismatches
 FROM pb_queries;
 
+-- pb_mismatches: the queries whose top-1000 in mode differ between two
+-- indexes (ctids and score bits)
+CREATE FUNCTION pg_temp.pb_mismatches(a regclass, b regclass, mode text) RETURNS bigint
+LANGUAGE sql AS $$
+  SELECT count(*) FILTER (WHERE
+           (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+            FROM gpuir_search(a, qtext, 1000, mode))
+           IS DISTINCT FROM
+           (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+            FROM gpuir_search(b, qtext, 1000, mode)))
+  FROM pb_queries
+$$;
+
 -- maintenance_work_mem bounds the postings a build holds (20 bytes each):
 -- past it they go to sorted runs in temporary files, read back term by term,
 -- and the index is the same (the DEBUG1 line gives the number of runs)
@@ -90,14 +103,8 @@ SELECT gpuir_verify('pb_spilled');
 SELECT s.docs = p.docs AS docs, s.terms = p.terms AS terms, s.postings = p.postings AS postings,
        s.pages = p.pages AS pages
 FROM gpuir_index_info('pb_serial') s, gpuir_index_info('pb_spilled') p;
-SELECT m.mode, count(*) FILTER (WHERE
-         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
-          FROM gpuir_search('pb_serial', qtext, 1000, m.mode))
-         IS DISTINCT FROM
-         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
-          FROM gpuir_search('pb_spilled', qtext, 1000, m.mode))) AS mismatches
-FROM pb_queries, (VALUES ('and'), ('or'), ('bmw')) m(mode)
-GROUP BY m.mode ORDER BY m.mode;
+SELECT m.mode, pg_temp.pb_mismatches('pb_serial', 'pb_spilled', m.mode) AS mismatches
+FROM (VALUES ('and'), ('or'), ('bmw')) m(mode) ORDER BY m.mode;
 
 -- merges too: new rows, then a merge of pb_serial's segment and buffer past
 -- maintenance_work_mem, against pb_spilled, which holds the same rows (the
@@ -114,13 +121,7 @@ RESET maintenance_work_mem;
 SELECT gpuir_verify('pb_serial');
 SELECT s.segments, s.buffer_docs, p.buffer_docs AS spilled_buffer_docs, s.docs = p.docs AS docs
 FROM gpuir_index_info('pb_serial') s, gpuir_index_info('pb_spilled') p;
-SELECT m.mode, count(*) FILTER (WHERE
-         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
-          FROM gpuir_search('pb_serial', qtext, 1000, m.mode))
-         IS DISTINCT FROM
-         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
-          FROM gpuir_search('pb_spilled', qtext, 1000, m.mode))) AS mismatches
-FROM pb_queries, (VALUES ('and'), ('or'), ('bmw')) m(mode)
-GROUP BY m.mode ORDER BY m.mode;
+SELECT m.mode, pg_temp.pb_mismatches('pb_serial', 'pb_spilled', m.mode) AS mismatches
+FROM (VALUES ('and'), ('or'), ('bmw')) m(mode) ORDER BY m.mode;
 
 DROP TABLE pb_docs, pb_queries;
