@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "commands/progress.h"
+#include "commands/tablespace.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -519,6 +520,8 @@ spill_run(GpuirBuilder *b)
 		post[k].tf = b->p_tf[i];
 	}
 
+	if (b->nruns == 0)
+		PrepareTempTablespaces();	/* temp_tablespaces, as tuplesort does */
 	f = BufFileCreateTemp(false);
 	off = 0;
 	for (uint32 i = 0; i < npresent; i++)

@@ -50,6 +50,7 @@
 #include "common/hashfn.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
+#include "commands/tablespace.h"
 #include "storage/buffile.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -398,6 +399,12 @@ BufFileSeek(BufFile *file, int fileno, off_t offset, int whence)
 {
 	shim_fail("BufFileSeek: no temporary files in the fuzz shim");
 	return -1;
+}
+
+void
+PrepareTempTablespaces(void)
+{
+	shim_fail("PrepareTempTablespaces: no temporary files in the fuzz shim");
 }
 
 int
