@@ -1066,6 +1066,18 @@ typedef struct DictProbes
 static HTAB *dict_probes = NULL;
 static MemoryContext dict_probes_cxt = NULL;
 
+/* dict_key: the key of seg of index in the dictionary caches (zeroed padding) */
+static void
+dict_key(Relation index, const GpuirSegmentData *seg, DictProbeKey *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->node = GpuirRelationFile(index);
+	key->generation = seg->generation;
+	key->dict_start = seg->streams[GPUIR_S_DICT].start;
+	key->lex_start = seg->streams[GPUIR_S_LEXEMES].start;
+	key->nterms = seg->nterms;
+}
+
 /* dict_probes_for: the probes kept for seg of index, made when new */
 static DictProbes *
 dict_probes_for(Relation index, const GpuirSegmentData *seg)
@@ -1079,12 +1091,7 @@ dict_probes_for(Relation index, const GpuirSegmentData *seg)
 		dict_probes = session_cache_reset(&dict_probes_cxt, "gpuir dictionary probes",
 										  sizeof(DictProbeKey), sizeof(DictProbes));
 	}
-	memset(&key, 0, sizeof(key));
-	key.node = GpuirRelationFile(index);
-	key.generation = seg->generation;
-	key.dict_start = seg->streams[GPUIR_S_DICT].start;
-	key.lex_start = seg->streams[GPUIR_S_LEXEMES].start;
-	key.nterms = seg->nterms;
+	dict_key(index, seg, &key);
 	p = hash_search(dict_probes, &key, HASH_ENTER, &found);
 	if (!found)
 	{
@@ -1244,6 +1251,52 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
 }
 
 /*
+ * The dictionary positions of the lexemes looked up, remembered per backend.
+ *
+ * The probe cache above leaves a lookup about log2(n) - DICT_PROBE_LEVELS
+ * probes and a check of its answer: a dozen stream reads on a dictionary
+ * of a few hundred thousand lexemes, each a buffer lookup, lock and page
+ * check.  Query logs repeat their words, so a backend keeps, per segment
+ * (the probes' key) and lexeme (up to TERM_POS_MAX_LEN bytes), the position
+ * of its entry; a lookup reads the entry there and takes it when its lexeme
+ * is the one looked up (2 stream reads), else forgets the position and
+ * searches.  An entry's df (live) changes with VACUUM and is read from the
+ * page each time; only the position is kept, which a segment never changes.
+ * At most TERM_POS_MAX_ENTRIES positions; past that the cache starts empty.
+ */
+#define TERM_POS_MAX_LEN		48
+#define TERM_POS_MAX_ENTRIES	65536
+
+typedef struct TermPosKey
+{
+	DictProbeKey seg;
+	uint16		len;
+	char		lexeme[TERM_POS_MAX_LEN];
+} TermPosKey;
+
+typedef struct TermPos
+{
+	TermPosKey	key;			/* hash key (zeroed past the lexeme) */
+	int64		pos;			/* its entry's index in the dictionary */
+} TermPos;
+
+static HTAB *term_pos = NULL;
+static MemoryContext term_pos_cxt = NULL;
+
+/* term_pos_key: the cache key of lexeme[0..len) in seg; false when too long */
+static bool
+term_pos_key(const DictProbeKey *seg, const char *lexeme, int len, TermPosKey *key)
+{
+	if (len > TERM_POS_MAX_LEN)
+		return false;
+	memset(key, 0, sizeof(*key));
+	key->seg = *seg;
+	key->len = (uint16) len;
+	memcpy(key->lexeme, lexeme, len);
+	return true;
+}
+
+/*
  * segment_lookup: look terms[0..nterms) up in the dictionary of segment seg
  * of index, adding each one's df to terms[t].df and, when entries is not
  * NULL, putting its dictionary entry in entries[t] (zeros when absent)
@@ -1253,17 +1306,40 @@ segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nt
 			   GpuirDictEntry *entries)
 {
 	DictReader	d;
+	DictProbeKey segkey;
 
 	dict_open(&d, index, seg);
+	dict_key(index, seg, &segkey);
+	if (term_pos == NULL || hash_get_num_entries(term_pos) >= TERM_POS_MAX_ENTRIES)
+		term_pos = session_cache_reset(&term_pos_cxt, "gpuir dictionary positions",
+									   sizeof(TermPosKey), sizeof(TermPos));
 	for (int t = 0; t < nterms; t++)
 	{
 		GpuirDictEntry de;
+		TermPosKey	key;
+		bool		keyed = term_pos_key(&segkey, terms[t].lexeme, terms[t].len, &key);
+		TermPos    *tp = keyed ? hash_search(term_pos, &key, HASH_FIND, NULL) : NULL;
+		bool		found = false;
 
 		if (entries != NULL)
 			memset(&entries[t], 0, sizeof(GpuirDictEntry));
-		if (dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de) < d.nterms &&
-			GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0 &&
-			de.df > 0)
+		if (tp != NULL && tp->pos < d.nterms)
+		{
+			dict_entry(&d, tp->pos, &de);
+			found = GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
+		}
+		if (tp != NULL && !found)
+			(void) hash_search(term_pos, &key, HASH_REMOVE, NULL);
+		if (!found)
+		{
+			int64		pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
+
+			found = pos < d.nterms &&
+				GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
+			if (found && keyed)
+				((TermPos *) hash_search(term_pos, &key, HASH_ENTER, NULL))->pos = pos;
+		}
+		if (found && de.df > 0)
 		{
 			if (entries != NULL)
 				entries[t] = de;

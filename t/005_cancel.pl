@@ -86,7 +86,10 @@ $node->safe_psql('postgres', q{
 	-- NULL then) for another backend's active statement whose text is LIKE
 	-- pattern; with cancel_after_ms, call pg_cancel_backend once it has run
 	-- that long (with after_scan, that long after the table scan of its
-	-- CREATE INDEX ended, as pg_stat_progress_create_index shows: scanned);
+	-- CREATE INDEX ended, as pg_stat_progress_create_index shows: scanned,
+	-- when its phase is past "scanning table"; not blocks_done, which the
+	-- leader of a parallel scan can report as the whole table at its first
+	-- block);
 	-- return when it is no longer active (polled every millisecond)
 	CREATE FUNCTION watch(pattern text, cancel_after_ms int, after_scan bool,
 	                      OUT started timestamptz, OUT scanned timestamptz,
@@ -113,7 +116,8 @@ $node->safe_psql('postgres', q{
 	    LOOP
 	      PERFORM pg_stat_clear_snapshot();
 	      SELECT clock_timestamp() INTO scanned FROM pg_stat_progress_create_index c
-	      WHERE c.pid = p AND c.blocks_total > 0 AND c.blocks_done >= c.blocks_total;
+	      WHERE c.pid = p AND c.phase LIKE 'building index: %'
+	        AND c.phase <> 'building index: scanning table';
 	      EXIT WHEN scanned IS NOT NULL;
 	      IF clock_timestamp() > deadline THEN
 	        RAISE EXCEPTION 'the table scan of backend % did not end', p;
