@@ -280,7 +280,9 @@ GpuirValidateWeights(const char *spec)
  * GpuirIndexWeights: the BM25F weight of each of index's columns
  * (weights[0 .. INDEX_MAX_KEYS), 1 past its columns) as its weights option
  * says, 1 each without it.  Raises 22023 for an option that does not fit
- * the index (an unknown column name, more weights than columns).
+ * the index (an unknown column name, more weights than columns).  The
+ * option is parsed once per relcache entry (kept in rd_amcache, which
+ * ALTER INDEX ... SET clears with the entry it rebuilds), not per query.
  */
 void
 GpuirIndexWeights(Relation index, uint16 *weights)
@@ -288,7 +290,17 @@ GpuirIndexWeights(Relation index, uint16 *weights)
 	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
 
 	if (opts && opts->weights_offset != 0)
-		parse_weights((char *) opts + opts->weights_offset, index, weights);
+	{
+		if (index->rd_amcache == NULL)
+		{
+			uint16	   *parsed = MemoryContextAlloc(index->rd_indexcxt,
+													sizeof(uint16) * INDEX_MAX_KEYS);
+
+			parse_weights((char *) opts + opts->weights_offset, index, parsed);
+			index->rd_amcache = parsed;
+		}
+		memcpy(weights, index->rd_amcache, sizeof(uint16) * INDEX_MAX_KEYS);
+	}
 	else
 		for (int i = 0; i < INDEX_MAX_KEYS; i++)
 			weights[i] = 1;
