@@ -11,7 +11,7 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuir;
 RESET client_min_messages;
 
-CREATE TABLE pb_docs (id int, body text);
+CREATE TABLE pb_docs (id int, body text) WITH (autovacuum_enabled = off);
 INSERT INTO pb_docs
 SELECT i, (SELECT string_agg('w' || ((i * 7919 + j * 104729) % (50 + i % 3000)), ' ')
            FROM generate_series(1, 1 + i % 40) j)
@@ -108,9 +108,16 @@ FROM (VALUES ('and'), ('or'), ('bmw')) m(mode) ORDER BY m.mode;
 
 -- merges too: new rows, then a merge of pb_serial's segment and buffer past
 -- maintenance_work_mem, against pb_spilled, which holds the same rows (the
--- new ones in its insert buffer)
+-- new ones in its insert buffer).  The new rows fill space a VACUUM freed
+-- among the old ones, so their TIDs interleave with the segment's: the runs'
+-- lists come back out of docID order and are sorted before they are encoded
+-- (autovacuum is off for pb_docs, so the merge's compaction below is alone).
+DELETE FROM pb_docs WHERE id % 11 = 0;
+VACUUM pb_docs;
 INSERT INTO pb_docs
 SELECT i, 'w' || (i % 77) || ' w' || (i % 5) || ' w' || (i % 1234) FROM generate_series(40001, 40300) i;
+SELECT (SELECT min(ctid) FROM pb_docs WHERE id > 40000) <
+       (SELECT max(ctid) FROM pb_docs WHERE id <= 30003) AS new_rows_among_old;
 SET maintenance_work_mem = '1MB';
 SET client_min_messages = debug1;
 \set VERBOSITY terse

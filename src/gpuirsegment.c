@@ -378,19 +378,26 @@ check_stream_size(ByteBuf *bb)
 
 /*
  * encode_list: encode the postings list[0..n) of lexeme lk (docIDs the new
- * ones, ascending; dl of docID d at dl_by_docid[d]) with the list encoder
+ * ones; sorted here unless they are ascending already, as when each
+ * document's postings arrived together; dl of docID d at dl_by_docid[d]) with the list encoder
  * (gpuirlist.h) into the DICT, LEXEMES, BLOCKDIR and PAYLOAD streams bb[];
  * *nblocks counts the blocks written so far.  Raises 54000 past a stream's
  * 4 GB and ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a corrupt
  * merge input).
  */
 static void
-encode_list(Relation index, const LexKey *lk, const DocTf *list, uint64 n,
+encode_list(Relation index, const LexKey *lk, DocTf *list, uint64 n,
 			const uint32 *dl_by_docid, float4 k1, float4 bparam, double avgdl,
 			ByteBuf *bb, uint32 *nblocks)
 {
 	GpuirDictEntry de;
 	GpuirListEncoder enc;
+	bool		sorted = true;
+
+	for (uint64 i = 1; i < n && sorted; i++)
+		sorted = list[i - 1].doc < list[i].doc;
+	if (!sorted)
+		qsort_interruptible(list, n, sizeof(DocTf), doctf_cmp, NULL);
 
 	memset(&de, 0, sizeof(de));
 	de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
@@ -452,19 +459,11 @@ encode_lists(GpuirBuilder *b, Relation index, const uint32 *termorder, const uin
 	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
 	for (uint32 t = 0; t < b->nterms; t++)
 	{
-		DocTf	   *list = post + start[t];
-		uint64		n = start[t + 1] - start[t];
-		bool		sorted = true;
-
 		CHECK_FOR_INTERRUPTS();
 		if ((t % 1024) == 0)
 			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
-		for (uint64 i = 1; i < n && sorted; i++)
-			sorted = list[i - 1].doc < list[i].doc;
-		if (!sorted)
-			qsort_interruptible(list, n, sizeof(DocTf), doctf_cmp, NULL);
-		encode_list(index, &b->lex[termorder[t]], list, n, dl_by_docid, k1, bparam, avgdl,
-					bb, &nblocks);
+		encode_list(index, &b->lex[termorder[t]], post + start[t], start[t + 1] - start[t],
+					dl_by_docid, k1, bparam, avgdl, bb, &nblocks);
 	}
 
 	return nblocks;
@@ -576,7 +575,6 @@ encode_runs(GpuirBuilder *b, Relation index, const uint32 *termorder, const uint
 	for (uint32 t = 0; t < b->nterms; t++)
 	{
 		uint64		n = 0;
-		bool		sorted = true;
 
 		CHECK_FOR_INTERRUPTS();
 		if ((t % 1024) == 0)
@@ -596,11 +594,7 @@ encode_runs(GpuirBuilder *b, Relation index, const uint32 *termorder, const uint
 			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
 				CHECK_FOR_INTERRUPTS();
 			list[i].doc = newdoc[list[i].doc];
-			if (i > 0 && list[i - 1].doc >= list[i].doc)
-				sorted = false;
 		}
-		if (!sorted)
-			qsort_interruptible(list, n, sizeof(DocTf), doctf_cmp, NULL);
 		encode_list(index, &b->lex[termorder[t]], list, n, dl_by_docid, k1, bparam, avgdl,
 					bb, &nblocks);
 		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
@@ -749,7 +743,7 @@ encode_held(GpuirBuilder *b, Relation index, const uint32 *docorder, const uint3
 		}
 		else
 		{
-			/* in arrival order: encode_lists sorts each list that needs it */
+			/* in arrival order: encode_list sorts each list that needs it */
 			for (uint64 i = 0; i < b->np; i++)
 			{
 				uint64		at = fill[newterm[b->p_term[i]]]++;
