@@ -1078,11 +1078,10 @@ dict_key(Relation index, const GpuirSegmentData *seg, DictProbeKey *key)
 	key->nterms = seg->nterms;
 }
 
-/* dict_probes_for: the probes kept for seg of index, made when new */
+/* dict_probes_for: the probes kept for the segment of key, made when new */
 static DictProbes *
-dict_probes_for(Relation index, const GpuirSegmentData *seg)
+dict_probes_for(const DictProbeKey *key)
 {
-	DictProbeKey key;
 	DictProbes *p;
 	bool		found;
 
@@ -1091,8 +1090,7 @@ dict_probes_for(Relation index, const GpuirSegmentData *seg)
 		dict_probes = session_cache_reset(&dict_probes_cxt, "gpuir dictionary probes",
 										  sizeof(DictProbeKey), sizeof(DictProbes));
 	}
-	dict_key(index, seg, &key);
-	p = hash_search(dict_probes, &key, HASH_ENTER, &found);
+	p = hash_search(dict_probes, key, HASH_ENTER, &found);
 	if (!found)
 	{
 		memset(p->lexeme, 0, sizeof(p->lexeme));
@@ -1115,6 +1113,7 @@ typedef struct DictReader
 {
 	Relation	index;
 	uint32		nterms;
+	DictProbeKey key;			/* the segment's key in the dictionary caches */
 	DictProbes *probes;			/* the segment's kept probes; NULL once
 								 * dropped */
 	GpuirStreamReader dict;
@@ -1134,7 +1133,8 @@ dict_open(DictReader *d, Relation index, const GpuirSegmentData *seg)
 		GpuirCorrupt(index, "segment stream sizes do not match the segment directory");
 	d->index = index;
 	d->nterms = seg->nterms;
-	d->probes = dict_probes_for(index, seg);
+	dict_key(index, seg, &d->key);
+	d->probes = dict_probes_for(&d->key);
 	GpuirStreamReaderInit(&d->dict, index, seg, GPUIR_S_DICT);
 	GpuirStreamReaderInit(&d->lex, index, seg, GPUIR_S_LEXEMES);
 }
@@ -1306,10 +1306,8 @@ segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nt
 			   GpuirDictEntry *entries)
 {
 	DictReader	d;
-	DictProbeKey segkey;
 
 	dict_open(&d, index, seg);
-	dict_key(index, seg, &segkey);
 	if (term_pos == NULL || hash_get_num_entries(term_pos) >= TERM_POS_MAX_ENTRIES)
 		term_pos = session_cache_reset(&term_pos_cxt, "gpuir dictionary positions",
 									   sizeof(TermPosKey), sizeof(TermPos));
@@ -1317,7 +1315,7 @@ segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nt
 	{
 		GpuirDictEntry de;
 		TermPosKey	key;
-		bool		keyed = term_pos_key(&segkey, terms[t].lexeme, terms[t].len, &key);
+		bool		keyed = term_pos_key(&d.key, terms[t].lexeme, terms[t].len, &key);
 		TermPos    *tp = keyed ? hash_search(term_pos, &key, HASH_FIND, NULL) : NULL;
 		bool		found = false;
 
