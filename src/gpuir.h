@@ -543,6 +543,41 @@ extern bool GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation
 							  GpuirSegmentData *seg);
 extern void GpuirBuilderFree(GpuirBuilder *b);
 
+/* a posting of a list being built: docID, tf */
+typedef struct GpuirPosting
+{
+	uint32		doc;
+	uint32		tf;
+} GpuirPosting;
+
+extern uint32 GpuirBuilderNumTerms(GpuirBuilder *b);
+extern uint32 GpuirBuilderExportBegin(GpuirBuilder *b, Relation index,
+									  ItemPointerData **tids, uint32 **dls);
+extern bool GpuirBuilderExportNext(GpuirBuilder *b, const char **lexeme, uint16 *len,
+								   GpuirPosting **list, uint64 *n);
+extern void GpuirBuilderExportEnd(GpuirBuilder *b);
+
+/*
+ * One input of GpuirWriteMerged: the documents of a builder's export, in
+ * heap TID order (their positions are its docIDs), and a function giving
+ * its lists in dictionary order (lexeme, postings with ascending docIDs of
+ * its own; valid until the next call; false after the last).
+ */
+typedef struct GpuirSegmentSource
+{
+	uint32		ndocs;
+	const ItemPointerData *tids;
+	const uint32 *dls;
+	uint32		nterms;			/* lists it gives (progress) */
+	bool		(*next) (void *arg, const char **lexeme, uint16 *len,
+						 GpuirPosting **list, uint64 *n);
+	void	   *arg;
+} GpuirSegmentSource;
+
+extern bool GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
+							 GpuirSegmentSource *src, int nsrc, bool report,
+							 GpuirSegmentData *seg, uint64 *total_dl);
+
 /*
  * A copy of the insert buffer (gpuirbuffer.c): the live bytes of the
  * metapage's own chain (written before lanes existed; merges drain it) and

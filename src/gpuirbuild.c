@@ -95,15 +95,16 @@ init_metapage(Relation index, ForkNumber forknum)
  * Parallel build.  With max_parallel_maintenance_workers > 0 and a table
  * large enough (plan_create_index_workers, as for btree), CREATE INDEX and
  * REINDEX scan the table in parallel (a parallel table scan, as
- * _bt_begin_parallel): each worker tokenizes the rows of the blocks it gets
- * and sends every tokenized document (heap TID, dl, lexemes with tf) to the
- * leader through a message queue of its own; the leader scans and tokenizes
- * too, and adds its own documents and the workers' to the one segment
- * builder, which assigns docIDs in heap TID order whatever the order of
- * arrival: the index is the same as a serial build's.  Tokenizing is most
- * of a build's time; the leader's own part (adding every document, then
- * sorting, encoding and writing the segment) is what more workers do not
- * shorten (bench/results/2026-11-26-h200-parbuild.md: 4.5x with 15).
+ * _bt_begin_parallel).  Every participant, the leader too, tokenizes the
+ * rows of the blocks it gets and inverts them in a segment builder of its
+ * own (its share of maintenance_work_mem; past it, sorted runs in temporary
+ * files).  When its scan ends, a worker exports its builder through a
+ * message queue to the leader: a header, its documents in heap TID order,
+ * then its posting lists in dictionary order (GpuirBuilderExport*).  The
+ * leader merges its own export and the workers' into the one segment
+ * (GpuirWriteMerged: documents by TID, lists by lexeme then docID), so the
+ * index is the same as a serial build's.  What stays serial is the merge,
+ * the encoding and the writing of the pages.
  */
 #define PARALLEL_KEY_GPUIR_SHARED	UINT64CONST(0xA000000000000001)
 #define PARALLEL_KEY_GPUIR_QUEUES	UINT64CONST(0xA000000000000002)
@@ -117,6 +118,7 @@ typedef struct GpuirParallelShared
 	Oid			cfg_id;
 	uint16		weights[INDEX_MAX_KEYS];	/* the metapage's */
 	bool		isconcurrent;
+	Size		worker_mem;		/* each worker builder's memory limit, bytes */
 	slock_t		mutex;
 	double		reltuples;		/* the workers' heap tuples, summed */
 	pg_atomic_uint64 rows_scanned;	/* the workers' rows so far, for progress */
@@ -125,19 +127,38 @@ typedef struct GpuirParallelShared
 #define ParallelTableScanFromGpuirShared(shared) \
 	(ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(GpuirParallelShared)))
 
-/* a tokenized document in a queue message: then per lexeme MsgTerm and its bytes */
-typedef struct MsgDoc
-{
-	ItemPointerData tid;
-	uint32		dl;
-	uint32		nterms;
-} MsgDoc;
+/*
+ * A worker's export, message by message: MSG_HEAD, then MSG_DOCS until
+ * every document is sent (TIDs, then lengths), then one or more MSG_LIST
+ * per term in dictionary order (a long list in parts, all but the last
+ * with more set), then an empty message.
+ */
+#define MSG_HEAD	1
+#define MSG_DOCS	2
+#define MSG_LIST	3
+#define MSG_DOCS_MAX	65536	/* documents per MSG_DOCS */
+#define MSG_LIST_MAX	8192	/* postings per MSG_LIST (64 kB) */
 
-typedef struct MsgTerm
+typedef struct MsgHead
 {
-	uint32		tf;
+	uint32		kind;			/* MSG_HEAD */
+	uint32		ndocs;
+	uint32		nterms;
+} MsgHead;
+
+typedef struct MsgDocs
+{
+	uint32		kind;			/* MSG_DOCS; count TIDs, then count lengths */
+	uint32		count;
+} MsgDocs;
+
+typedef struct MsgList
+{
+	uint32		kind;			/* MSG_LIST; the lexeme's bytes, then count GpuirPosting */
 	uint16		len;
-} MsgTerm;
+	bool		more;			/* a part of the same list follows */
+	uint32		count;
+} MsgList;
 
 typedef struct GpuirBuildState
 {
@@ -148,101 +169,13 @@ typedef struct GpuirBuildState
 	MemoryContext tmpcxt;		/* reset after every tuple */
 	double		indtuples;
 	int64		scanned;		/* rows seen, for progress */
+	bool		is_worker;		/* a parallel worker: progress goes to shared_scanned */
 	pg_atomic_uint64 *shared_scanned;	/* a parallel build's rows_scanned */
-	/* the leader of a parallel build: the workers' queues */
-	int			nqueues;
-	shm_mq_handle **queues;
-	bool	   *queue_done;
-	/* a parallel worker: its queue to the leader */
-	shm_mq_handle *to_leader;
-	StringInfoData msg;
+	/* a parallel build's leader: the segment it wrote */
+	bool		have;
+	GpuirSegmentData seg;
+	uint64		total_dl;
 } GpuirBuildState;
-
-/* add_doc: a tokenized document to the builder (the leader, or a serial build) */
-static void
-add_doc(GpuirBuildState *bs, ItemPointer tid, const GpuirDocTerms *doc)
-{
-	GpuirBuilderAddTerms(bs->builder, tid, doc);
-	if (doc->nterms > 0)
-		bs->indtuples += 1;
-}
-
-/*
- * drain_queues: add the documents waiting in the workers' queues; with
- * wait, until every worker has finished (its end message, or detached).
- * Returns true when every queue is done.
- */
-static bool
-drain_queues(GpuirBuildState *bs, bool wait)
-{
-	for (;;)
-	{
-		bool		all_done = true;
-		bool		got = false;
-
-		for (int i = 0; i < bs->nqueues; i++)
-		{
-			Size		nbytes;
-			void	   *data;
-			shm_mq_result res;
-
-			if (bs->queue_done[i])
-				continue;
-			while ((res = shm_mq_receive(bs->queues[i], &nbytes, &data, true)) == SHM_MQ_SUCCESS)
-			{
-				const char *p = data;
-				MsgDoc		md;
-				GpuirDocTerms doc;
-				MemoryContext old;
-
-				got = true;
-				if (nbytes == 0)
-				{
-					bs->queue_done[i] = true;	/* the worker's end message */
-					break;
-				}
-				if (nbytes < sizeof(MsgDoc))
-					elog(ERROR, "gpuir parallel build: a message of %zu bytes", nbytes);
-				memcpy(&md, p, sizeof(MsgDoc));
-				p += sizeof(MsgDoc);
-				old = MemoryContextSwitchTo(bs->tmpcxt);
-				doc.dl = md.dl;
-				doc.nterms = (int) md.nterms;
-				doc.terms = palloc(sizeof(GpuirTerm) * Max(md.nterms, 1));
-				for (uint32 t = 0; t < md.nterms; t++)
-				{
-					MsgTerm		mt;
-
-					if (p + sizeof(MsgTerm) > (const char *) data + nbytes)
-						elog(ERROR, "gpuir parallel build: a truncated message");
-					memcpy(&mt, p, sizeof(MsgTerm));
-					p += sizeof(MsgTerm);
-					if (p + mt.len > (const char *) data + nbytes)
-						elog(ERROR, "gpuir parallel build: a truncated message");
-					doc.terms[t].tf = mt.tf;
-					doc.terms[t].len = mt.len;
-					doc.terms[t].lexeme = (char *) p;	/* the builder copies it */
-					p += mt.len;
-				}
-				add_doc(bs, &md.tid, &doc);
-				MemoryContextSwitchTo(old);
-				MemoryContextReset(bs->tmpcxt);
-			}
-			if (res == SHM_MQ_DETACHED)
-				bs->queue_done[i] = true;	/* gone: its error, if any, comes with its exit */
-			if (!bs->queue_done[i])
-				all_done = false;
-		}
-		if (all_done || !wait)
-			return all_done;
-		if (!got)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
-}
 
 static void
 gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
@@ -255,52 +188,82 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	if ((++bs->scanned % 1024) == 0)
 	{
 		/* the leader reports the rows of every process; a worker adds its own */
-		if (bs->to_leader != NULL)
+		if (bs->is_worker)
 			pg_atomic_fetch_add_u64(bs->shared_scanned, 1024);
 		else
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 										 bs->scanned + (bs->shared_scanned ?
 														(int64) pg_atomic_read_u64(bs->shared_scanned) : 0));
 	}
-	if (bs->nqueues > 0)
-		(void) drain_queues(bs, false);
 	old = MemoryContextSwitchTo(bs->tmpcxt);
-	if (!GpuirTokenizeRow(bs->cfg_id, bs->weights, bs->natts, values, isnull, &doc))
+	/* NULL documents (every column NULL) are not indexed */
+	if (GpuirTokenizeRow(bs->cfg_id, bs->weights, bs->natts, values, isnull, &doc))
 	{
-		/* NULL documents (every column NULL) are not indexed */
-		MemoryContextSwitchTo(old);
-		return;
-	}
-	if (bs->to_leader == NULL)
-		add_doc(bs, tid, &doc);
-	else if (doc.nterms > 0)
-	{
-		MsgDoc		md;
-		shm_mq_result res;
-
-		/* a parallel worker: to the leader */
-		resetStringInfo(&bs->msg);
-		md.tid = *tid;
-		md.dl = doc.dl;
-		md.nterms = (uint32) doc.nterms;
-		appendBinaryStringInfo(&bs->msg, (char *) &md, sizeof(md));
-		for (int i = 0; i < doc.nterms; i++)
-		{
-			MsgTerm		mt;
-
-			mt.tf = doc.terms[i].tf;
-			mt.len = doc.terms[i].len;
-			appendBinaryStringInfo(&bs->msg, (char *) &mt, sizeof(mt));
-			appendBinaryStringInfo(&bs->msg, doc.terms[i].lexeme, doc.terms[i].len);
-		}
-		res = shm_mq_send(bs->to_leader, bs->msg.len, bs->msg.data, false, false);
-		if (res != SHM_MQ_SUCCESS)
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("gpuir parallel build: the leader stopped reading")));
+		GpuirBuilderAddTerms(bs->builder, tid, &doc);
+		if (doc.nterms > 0)
+			bs->indtuples += 1;
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpcxt);
+}
+
+/* msg_send: one message to the leader (the empty one, the last, flushed) */
+static void
+msg_send(shm_mq_handle *mq, const void *data, Size nbytes)
+{
+	if (shm_mq_send(mq, nbytes, data, false, nbytes == 0) != SHM_MQ_SUCCESS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("gpuir parallel build: the leader stopped reading")));
+}
+
+/* export_to_leader: a worker's builder, exported through mq (MSG_*) */
+static void
+export_to_leader(GpuirBuilder *b, Relation index, shm_mq_handle *mq)
+{
+	ItemPointerData *tids;
+	uint32	   *dls;
+	uint32		ndocs = GpuirBuilderExportBegin(b, index, &tids, &dls);
+	MsgHead		head = {MSG_HEAD, ndocs, GpuirBuilderNumTerms(b)};
+	StringInfoData msg;
+	const char *lexeme;
+	uint16		len;
+	GpuirPosting *list;
+	uint64		n;
+
+	initStringInfo(&msg);
+	msg_send(mq, &head, sizeof(head));
+	for (uint32 d = 0; d < ndocs; d += MSG_DOCS_MAX)
+	{
+		MsgDocs		md = {MSG_DOCS, Min(MSG_DOCS_MAX, ndocs - d)};
+
+		CHECK_FOR_INTERRUPTS();
+		resetStringInfo(&msg);
+		appendBinaryStringInfo(&msg, (char *) &md, sizeof(md));
+		appendBinaryStringInfo(&msg, (char *) (tids + d), sizeof(ItemPointerData) * md.count);
+		appendBinaryStringInfo(&msg, (char *) (dls + d), sizeof(uint32) * md.count);
+		msg_send(mq, msg.data, msg.len);
+	}
+	while (GpuirBuilderExportNext(b, &lexeme, &len, &list, &n))
+	{
+		uint64		i = 0;
+
+		do
+		{
+			MsgList		ml = {MSG_LIST, len, n - i > MSG_LIST_MAX, (uint32) Min(MSG_LIST_MAX, n - i)};
+
+			CHECK_FOR_INTERRUPTS();
+			resetStringInfo(&msg);
+			appendBinaryStringInfo(&msg, (char *) &ml, sizeof(ml));
+			appendBinaryStringInfo(&msg, lexeme, len);
+			appendBinaryStringInfo(&msg, (char *) (list + i), sizeof(GpuirPosting) * ml.count);
+			msg_send(mq, msg.data, msg.len);
+			i += ml.count;
+		} while (i < n);
+	}
+	GpuirBuilderExportEnd(b);
+	msg_send(mq, NULL, 0);			/* the end */
+	pfree(msg.data);
 }
 
 /* gpuir_parallel_build_main: a parallel worker of CREATE INDEX */
@@ -314,19 +277,21 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * GPUIR_BUILD_QUEUE_SIZE);
 	LOCKMODE	heap_lock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
 	LOCKMODE	index_lock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
+	shm_mq_handle *to_leader;
 	Relation	heap;
 	Relation	index;
 	IndexInfo  *indexInfo;
 	GpuirBuildState bs;
 	TableScanDesc scan;
 	double		reltuples;
-	shm_mq_result res;
 
 	shm_mq_set_sender(mq, MyProc);
+	to_leader = shm_mq_attach(mq, seg, NULL);
 	memset(&bs, 0, sizeof(bs));
-	bs.to_leader = shm_mq_attach(mq, seg, NULL);
+	bs.is_worker = true;
 	bs.shared_scanned = &shared->rows_scanned;
-	initStringInfo(&bs.msg);
+	bs.builder = GpuirBuilderCreate();
+	GpuirBuilderSetMemoryLimit(bs.builder, shared->worker_mem);
 	bs.cfg_id = shared->cfg_id;
 	memcpy(bs.weights, shared->weights, sizeof(bs.weights));
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir build tuple",
@@ -339,12 +304,8 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, false,
 									   gpuir_build_callback, &bs, scan);
-	/* the end message, flushing what is still unsent */
-	res = shm_mq_send(bs.to_leader, 0, NULL, false, true);
-	if (res != SHM_MQ_SUCCESS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("gpuir parallel build: the leader stopped reading")));
+	export_to_leader(bs.builder, index, to_leader);
+	GpuirBuilderFree(bs.builder);
 	SpinLockAcquire(&shared->mutex);
 	shared->reltuples += reltuples;
 	SpinLockRelease(&shared->mutex);
@@ -352,23 +313,161 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	table_close(heap, heap_lock);
 }
 
+/* a worker's export as read by the leader: a GpuirSegmentSource */
+typedef struct QueueSource
+{
+	shm_mq_handle *mq;
+	GpuirPosting *list;			/* the current list, all its parts */
+	uint64		cap;
+	char	   *lexeme;
+	Size		lexeme_cap;
+} QueueSource;
+
+/* msg_recv: the next message of a worker's queue (valid until the next) */
+static const char *
+msg_recv(QueueSource *q, Size *nbytes)
+{
+	void	   *data;
+
+	if (shm_mq_receive(q->mq, nbytes, &data, false) != SHM_MQ_SUCCESS)
+	{
+		/* the worker is gone: its own error first, if it sent one */
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("gpuir parallel build: a parallel worker exited before sending its postings")));
+	}
+	return data;
+}
+
+static void
+bad_message(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("gpuir parallel build: a malformed message from a parallel worker")));
+}
+
+/* queue_next: GpuirSegmentSource.next of a QueueSource */
+static bool
+queue_next(void *arg, const char **lexeme, uint16 *len, GpuirPosting **list, uint64 *n)
+{
+	QueueSource *q = arg;
+	uint64		have = 0;
+	MsgList		ml;
+
+	do
+	{
+		Size		nbytes;
+		const char *p = msg_recv(q, &nbytes);
+
+		if (nbytes == 0 && have == 0)
+			return false;		/* the end */
+		if (nbytes < sizeof(ml))
+			bad_message();
+		memcpy(&ml, p, sizeof(ml));
+		if (ml.kind != MSG_LIST ||
+			nbytes != sizeof(ml) + ml.len + sizeof(GpuirPosting) * (Size) ml.count)
+			bad_message();
+		if (have == 0)
+		{
+			if ((Size) ml.len + 1 > q->lexeme_cap)
+			{
+				q->lexeme_cap = Max((Size) ml.len + 1, 64);
+				q->lexeme = q->lexeme ? repalloc(q->lexeme, q->lexeme_cap) : palloc(q->lexeme_cap);
+			}
+			memcpy(q->lexeme, p + sizeof(ml), ml.len);
+			*len = ml.len;
+		}
+		if (have + ml.count > q->cap)
+		{
+			q->cap = Max(have + ml.count, q->cap * 2);
+			q->list = q->list ? repalloc_huge(q->list, sizeof(GpuirPosting) * q->cap)
+				: palloc_extended(sizeof(GpuirPosting) * q->cap, MCXT_ALLOC_HUGE);
+		}
+		memcpy(q->list + have, p + sizeof(ml) + ml.len, sizeof(GpuirPosting) * (Size) ml.count);
+		have += ml.count;
+	} while (ml.more);
+	*lexeme = q->lexeme;
+	*list = q->list;
+	*n = have;
+	return true;
+}
+
+/* builder_next: GpuirSegmentSource.next of the leader's own builder */
+static bool
+builder_next(void *arg, const char **lexeme, uint16 *len, GpuirPosting **list, uint64 *n)
+{
+	return GpuirBuilderExportNext((GpuirBuilder *) arg, lexeme, len, list, n);
+}
+
+/* queue_source: read a worker's header and documents into src */
+static void
+queue_source(QueueSource *q, GpuirSegmentSource *src)
+{
+	Size		nbytes;
+	const char *p = msg_recv(q, &nbytes);
+	MsgHead		head;
+	ItemPointerData *tids;
+	uint32	   *dls;
+	uint32		got = 0;
+
+	if (nbytes != sizeof(head))
+		bad_message();
+	memcpy(&head, p, sizeof(head));
+	if (head.kind != MSG_HEAD)
+		bad_message();
+	tids = palloc_extended(sizeof(ItemPointerData) * Max(head.ndocs, 1), MCXT_ALLOC_HUGE);
+	dls = palloc_extended(sizeof(uint32) * Max(head.ndocs, 1), MCXT_ALLOC_HUGE);
+	while (got < head.ndocs)
+	{
+		MsgDocs		md;
+
+		CHECK_FOR_INTERRUPTS();
+		p = msg_recv(q, &nbytes);
+		if (nbytes < sizeof(md))
+			bad_message();
+		memcpy(&md, p, sizeof(md));
+		if (md.kind != MSG_DOCS || md.count > head.ndocs - got ||
+			nbytes != sizeof(md) + (sizeof(ItemPointerData) + sizeof(uint32)) * (Size) md.count)
+			bad_message();
+		memcpy(tids + got, p + sizeof(md), sizeof(ItemPointerData) * md.count);
+		memcpy(dls + got, p + sizeof(md) + sizeof(ItemPointerData) * md.count,
+			   sizeof(uint32) * md.count);
+		got += md.count;
+	}
+	src->ndocs = head.ndocs;
+	src->tids = tids;
+	src->dls = dls;
+	src->nterms = head.nterms;
+	src->next = queue_next;
+	src->arg = q;
+}
+
 /*
- * scan_parallel: the table scan of a parallel build with nworkers
- * requested; the leader's part of it fills bs.  Returns the table's
- * tuples, or -1 when no worker could be launched (nothing scanned: the
- * caller scans serially).
+ * build_parallel: a parallel build with nworkers requested, writing the
+ * segment (bs->have, bs->seg, bs->total_dl); the leader's own part of the
+ * scan goes to bs->builder.  Returns the table's tuples, or -1 when no
+ * worker could be launched (nothing scanned: the caller builds serially).
  */
 static double
-scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildState *bs,
-			  int nworkers)
+build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildState *bs,
+			   int nworkers, Size budget, const GpuirMetaPageData *meta)
 {
 	ParallelContext *pcxt;
 	Snapshot	snapshot;
 	Size		est_shared;
 	GpuirParallelShared *shared;
 	char	   *queues;
+	shm_mq_handle **mqs;
 	TableScanDesc scan;
 	double		reltuples;
+	GpuirSegmentSource *src;
+	QueueSource *qs;
+	ItemPointerData *tids;
+	uint32	   *dls;
+	int			nlaunched;
+	Size		share;
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("gpuir", "gpuir_parallel_build_main", nworkers);
@@ -387,12 +486,16 @@ scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSta
 		ExitParallelMode();
 		return -1;
 	}
+	/* the queues come out of the budget, the rest is shared by every participant */
+	budget -= Min(budget / 2, (Size) nworkers * GPUIR_BUILD_QUEUE_SIZE);
+	share = budget / (nworkers + 1);
 	shared = shm_toc_allocate(pcxt->toc, est_shared);
 	shared->heaprelid = RelationGetRelid(heap);
 	shared->indexrelid = RelationGetRelid(index);
 	shared->cfg_id = bs->cfg_id;
 	memcpy(shared->weights, bs->weights, sizeof(shared->weights));
 	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->worker_mem = share;
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
 	pg_atomic_init_u64(&shared->rows_scanned, 0);
@@ -400,44 +503,62 @@ scan_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSta
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_SHARED, shared);
 	queues = shm_toc_allocate(pcxt->toc, (Size) GPUIR_BUILD_QUEUE_SIZE * nworkers);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_QUEUES, queues);
-	bs->queues = palloc(sizeof(shm_mq_handle *) * nworkers);
-	bs->queue_done = palloc0(sizeof(bool) * nworkers);
+	mqs = palloc(sizeof(shm_mq_handle *) * nworkers);
 	for (int i = 0; i < nworkers; i++)
 	{
 		shm_mq	   *mq = shm_mq_create(queues + (Size) i * GPUIR_BUILD_QUEUE_SIZE,
 									   GPUIR_BUILD_QUEUE_SIZE);
 
 		shm_mq_set_receiver(mq, MyProc);
-		bs->queues[i] = shm_mq_attach(mq, pcxt->seg, NULL);
+		mqs[i] = shm_mq_attach(mq, pcxt->seg, NULL);
 	}
 	LaunchParallelWorkers(pcxt);
-	if (pcxt->nworkers_launched == 0)
+	nlaunched = pcxt->nworkers_launched;
+	if (nlaunched == 0)
 	{
 		WaitForParallelWorkersToFinish(pcxt);
 		if (IsMVCCSnapshot(snapshot))
 			UnregisterSnapshot(snapshot);
 		DestroyParallelContext(pcxt);
 		ExitParallelMode();
-		bs->queues = NULL;
 		return -1;
 	}
-	bs->nqueues = pcxt->nworkers_launched;
+	for (int i = 0; i < nlaunched; i++)
+		shm_mq_set_handle(mqs[i], pcxt->worker[i].bgwhandle);
 	bs->shared_scanned = &shared->rows_scanned;
-	for (int i = 0; i < bs->nqueues; i++)
-		shm_mq_set_handle(bs->queues[i], pcxt->worker[i].bgwhandle);
 	ereport(DEBUG1,
 			(errmsg_internal("gpuir: building index \"%s\" with parallel workers",
 							 RelationGetRelationName(index)),
-			 errdetail_internal("%d of %d workers launched.", pcxt->nworkers_launched, nworkers)));
+			 errdetail_internal("%d of %d workers launched.", nlaunched, nworkers)));
 
-	/* the leader's part of the scan, draining the queues as it goes */
+	/* the leader's part of the scan, into its own builder */
+	GpuirBuilderSetMemoryLimit(bs->builder, share);
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   gpuir_build_callback, bs, scan);
-	(void) drain_queues(bs, true);
+
+	/* every participant's export, merged into the segment */
+	src = palloc0(sizeof(GpuirSegmentSource) * (nlaunched + 1));
+	qs = palloc0(sizeof(QueueSource) * nlaunched);
+	src[0].ndocs = GpuirBuilderExportBegin(bs->builder, index, &tids, &dls);
+	src[0].tids = tids;
+	src[0].dls = dls;
+	src[0].nterms = GpuirBuilderNumTerms(bs->builder);
+	src[0].next = builder_next;
+	src[0].arg = bs->builder;
+	bs->indtuples = src[0].ndocs;
+	for (int i = 0; i < nlaunched; i++)
+	{
+		qs[i].mq = mqs[i];
+		queue_source(&qs[i], &src[i + 1]);
+		bs->indtuples += src[i + 1].ndocs;
+	}
+	bs->have = GpuirWriteMerged(index, 1, meta->k1, meta->b, src, nlaunched + 1, true,
+								&bs->seg, &bs->total_dl);
+	GpuirBuilderExportEnd(bs->builder);
+
 	WaitForParallelWorkersToFinish(pcxt);
 	reltuples += shared->reltuples;
-	bs->nqueues = 0;
 	bs->shared_scanned = NULL;	/* with the shared memory */
 	if (IsMVCCSnapshot(snapshot))
 		UnregisterSnapshot(snapshot);
@@ -484,7 +605,6 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	IndexBuildResult *result;
 	GpuirBuildState bs;
 	GpuirMetaPageData meta;
-	GpuirSegmentData seg;
 	double		reltuples;
 	bool		have;
 	Size		budget = (Size) maintenance_work_mem * 1024;
@@ -499,7 +619,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	memset(&bs, 0, sizeof(bs));
 	bs.builder = GpuirBuilderCreate();
 	GpuirBuilderReportProgress(bs.builder);
-	/* the leader holds every posting: maintenance_work_mem bounds them */
+	/* maintenance_work_mem bounds the postings held (a parallel build shares it) */
 	GpuirBuilderSetMemoryLimit(bs.builder, budget);
 	bs.cfg_id = meta.cfg_id;
 	memcpy(bs.weights, meta.weights, sizeof(bs.weights));
@@ -516,18 +636,17 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 														 RelationGetRelid(index));
 
 		if (nworkers > 0)
-		{
-			/* the workers' queues come out of the same budget */
-			GpuirBuilderSetMemoryLimit(bs.builder,
-									   budget - Min(budget / 2, (Size) nworkers * GPUIR_BUILD_QUEUE_SIZE));
-			reltuples = scan_parallel(heap, index, indexInfo, &bs, nworkers);
-		}
+			reltuples = build_parallel(heap, index, indexInfo, &bs, nworkers, budget, &meta);
 	}
-	if (reltuples < 0)
+	if (reltuples >= 0)
+		have = bs.have;
+	else
+	{
 		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 										   gpuir_build_callback, &bs, NULL);
-
-	have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL, &seg);
+		have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL, &bs.seg);
+		bs.total_dl = GpuirBuilderTotalDl(bs.builder);
+	}
 	if (GpuirBuilderRuns(bs.builder) > 0)
 		ereport(DEBUG1,
 				(errmsg_internal("gpuir: index \"%s\" built from %d sorted runs of postings in temporary files",
@@ -542,10 +661,10 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		state = GenericXLogStart(index);
 		m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
-		m->segments[0] = seg;
+		m->segments[0] = bs.seg;
 		m->nsegments = 1;
-		m->ndocs = seg.ndocs;
-		m->total_dl = GpuirBuilderTotalDl(bs.builder);
+		m->ndocs = bs.seg.ndocs;
+		m->total_dl = bs.total_dl;
 		m->generation = 1;
 		GenericXLogFinish(state);
 		UnlockReleaseBuffer(buf);

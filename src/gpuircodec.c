@@ -341,6 +341,9 @@ tf_part(uint32_t tf, uint32_t dl, double k1, double b, double avgdl)
 	return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
 }
 
+/* tfs below this are reduced by a table in GpuirCodecBlockImpacts, not sorted */
+#define IMPACT_SMALL_TF 32
+
 static int
 impact_cmp(const void *a, const void *b)
 {
@@ -358,16 +361,54 @@ GpuirCodecBlockImpacts(uint32_t (*pairs)[2], int n, int nimpacts,
 					   double k1, double b, double avgdl)
 {
 	int			m = 0;
+	int			nbig = 0;
 	uint32_t	mindl = UINT32_MAX;
+	uint32_t	small[IMPACT_SMALL_TF];
 
-	qsort(pairs, n, sizeof(pairs[0]), impact_cmp);
+	/*
+	 * The frontier is, for each tf from the highest down, the least dl at
+	 * that tf if it is below every higher tf's.  The least dl of each small
+	 * tf goes to small[] in one pass; only the pairs of larger tfs (few in
+	 * text) are sorted (tf descending, dl ascending), moved to the front.
+	 */
+	for (int t = 0; t < IMPACT_SMALL_TF; t++)
+		small[t] = UINT32_MAX;
 	for (int i = 0; i < n; i++)
+	{
+		uint32_t	tf = pairs[i][0];
+
+		if (tf < IMPACT_SMALL_TF)
+		{
+			if (pairs[i][1] < small[tf])
+				small[tf] = pairs[i][1];
+		}
+		else
+		{
+			pairs[nbig][0] = tf;
+			pairs[nbig][1] = pairs[i][1];
+			nbig++;
+		}
+	}
+	if (nbig > 1)
+		qsort(pairs, nbig, sizeof(pairs[0]), impact_cmp);
+	for (int i = 0; i < nbig; i++)
 	{
 		if (pairs[i][1] < mindl)
 		{
 			mindl = pairs[i][1];
 			pairs[m][0] = pairs[i][0];
 			pairs[m][1] = pairs[i][1];
+			m++;
+		}
+	}
+	/* at most one pair per small tf present: m stays within the n pairs */
+	for (int t = IMPACT_SMALL_TF - 1; t >= 0; t--)
+	{
+		if (small[t] < mindl)
+		{
+			mindl = small[t];
+			pairs[m][0] = (uint32_t) t;
+			pairs[m][1] = small[t];
 			m++;
 		}
 	}

@@ -57,6 +57,32 @@ typedef struct TermEntry
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* a run's chunk: a term's postings in arrival order follow (GpuirPosting each) */
+typedef struct RunChunk
+{
+	uint32		termid;			/* RUN_END after the last chunk */
+	uint32		count;
+} RunChunk;
+
+#define RUN_END		PG_UINT32_MAX
+
+/*
+ * The lists of a builder in dictionary order (list_begin, list_next,
+ * list_end): from the postings held in memory, sorted by term once, or read
+ * back from the sorted runs term by term.
+ */
+typedef struct ListIter
+{
+	uint32		t;				/* the next term, in dictionary order */
+	/* held: the t-th term's postings are post[start[t] .. start[t + 1]) */
+	uint64	   *start;
+	GpuirPosting *post;
+	/* runs: each run's next chunk, and the list read back */
+	RunChunk   *head;
+	GpuirPosting *list;
+	uint64		cap;
+} ListIter;
+
 struct GpuirBuilder
 {
 	MemoryContext cxt;
@@ -80,6 +106,12 @@ struct GpuirBuilder
 	BufFile   **runs;			/* sorted runs, one temporary file each */
 	int			nruns;
 	int			runs_cap;
+	/* GpuirBuilderWrite, GpuirBuilderExport*: documents and terms ordered */
+	uint32	   *docorder;		/* docID -> builder doc index (TID order) */
+	uint32	   *newdoc;			/* builder doc index -> docID */
+	uint32	   *termorder;		/* dictionary position -> builder term id */
+	uint32	   *newterm;		/* builder term id -> dictionary position */
+	ListIter	it;
 };
 
 /*
@@ -87,15 +119,6 @@ struct GpuirBuilder
  * and 8 more when the postings are sorted by term (a run's, or the write's).
  */
 #define BYTES_PER_HELD_POSTING	20
-
-/* a run's chunk: a term's postings in arrival order follow (DocTf each) */
-typedef struct RunChunk
-{
-	uint32		termid;			/* RUN_END after the last chunk */
-	uint32		count;
-} RunChunk;
-
-#define RUN_END		PG_UINT32_MAX
 
 static void spill_run(GpuirBuilder *b);
 
@@ -187,12 +210,19 @@ GpuirBuilderReportProgress(GpuirBuilder *b)
 	b->progress = true;
 }
 
-/* progress: set CREATE INDEX progress parameter param to value, if b reports */
+/* report: set CREATE INDEX progress parameter param to value, if on */
+static inline void
+report(bool on, int param, int64 value)
+{
+	if (on)
+		pgstat_progress_update_param(param, value);
+}
+
+/* progress: report for builder b, if it reports */
 static inline void
 progress(const GpuirBuilder *b, int param, int64 value)
 {
-	if (b->progress)
-		pgstat_progress_update_param(param, value);
+	report(b->progress, param, value);
 }
 
 /*
@@ -345,17 +375,11 @@ term_lex_cmp(const void *a, const void *b, void *arg)
 	return GpuirLexemeCmp(la->s, la->len, lb->s, lb->len);
 }
 
-typedef struct DocTf
-{
-	uint32		doc;
-	uint32		tf;
-} DocTf;
-
 static int
 doctf_cmp(const void *a, const void *b, void *arg)
 {
-	uint32		da = ((const DocTf *) a)->doc;
-	uint32		db = ((const DocTf *) b)->doc;
+	uint32		da = ((const GpuirPosting *) a)->doc;
+	uint32		db = ((const GpuirPosting *) b)->doc;
 
 	return (da > db) - (da < db);
 }
@@ -378,26 +402,19 @@ check_stream_size(ByteBuf *bb)
 
 /*
  * encode_list: encode the postings list[0..n) of lexeme lk (docIDs the new
- * ones; sorted here unless they are ascending already, as when each
- * document's postings arrived together; dl of docID d at dl_by_docid[d]) with the list encoder
+ * ones, ascending; dl of docID d at dl_by_docid[d]) with the list encoder
  * (gpuirlist.h) into the DICT, LEXEMES, BLOCKDIR and PAYLOAD streams bb[];
  * *nblocks counts the blocks written so far.  Raises 54000 past a stream's
  * 4 GB and ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a corrupt
  * merge input).
  */
 static void
-encode_list(Relation index, const LexKey *lk, DocTf *list, uint64 n,
+encode_list(Relation index, const LexKey *lk, GpuirPosting *list, uint64 n,
 			const uint32 *dl_by_docid, float4 k1, float4 bparam, double avgdl,
 			ByteBuf *bb, uint32 *nblocks)
 {
 	GpuirDictEntry de;
 	GpuirListEncoder enc;
-	bool		sorted = true;
-
-	for (uint64 i = 1; i < n && sorted; i++)
-		sorted = list[i - 1].doc < list[i].doc;
-	if (!sorted)
-		qsort_interruptible(list, n, sizeof(DocTf), doctf_cmp, NULL);
 
 	memset(&de, 0, sizeof(de));
 	de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
@@ -444,32 +461,6 @@ encode_list(Relation index, const LexKey *lk, DocTf *list, uint64 n,
 }
 
 /*
- * encode_lists: encode every term's postings held in memory
- * (post[start[t] .. start[t+1]) for the t-th term in dictionary order,
- * termorder[t] its builder index; docIDs already the new ones) with
- * encode_list; returns the number of blocks.
- */
-static uint32
-encode_lists(GpuirBuilder *b, Relation index, const uint32 *termorder, const uint64 *start,
-			 DocTf *post, const uint32 *dl_by_docid, float4 k1, float4 bparam, double avgdl,
-			 ByteBuf *bb)
-{
-	uint32		nblocks = 0;
-
-	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
-	for (uint32 t = 0; t < b->nterms; t++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if ((t % 1024) == 0)
-			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
-		encode_list(index, &b->lex[termorder[t]], post + start[t], start[t + 1] - start[t],
-					dl_by_docid, k1, bparam, avgdl, bb, &nblocks);
-	}
-
-	return nblocks;
-}
-
-/*
  * spill_run: write the postings held as one sorted run to a temporary file
  * of its own (the terms present, in dictionary order: a RunChunk each, then
  * its postings in arrival order, builder doc indexes; RUN_END last), then
@@ -484,7 +475,7 @@ spill_run(GpuirBuilder *b)
 	uint64	   *at;
 	uint32	   *present;
 	uint32		npresent = 0;
-	DocTf	   *post;
+	GpuirPosting	   *post;
 	BufFile    *f;
 	RunChunk	end = {RUN_END, 0};
 	uint64		off = 0;
@@ -508,7 +499,7 @@ spill_run(GpuirBuilder *b)
 		off += count[present[i]];
 	}
 	/* a stable counting sort by term: each term's postings stay in arrival order */
-	post = palloc_extended(sizeof(DocTf) * Max(b->np, 1), MCXT_ALLOC_HUGE);
+	post = palloc_extended(sizeof(GpuirPosting) * Max(b->np, 1), MCXT_ALLOC_HUGE);
 	for (uint64 i = 0; i < b->np; i++)
 	{
 		uint64		k = at[b->p_term[i]]++;
@@ -529,7 +520,7 @@ spill_run(GpuirBuilder *b)
 
 		CHECK_FOR_INTERRUPTS();
 		gpuir_buffile_write(f, &ch, sizeof(ch));
-		gpuir_buffile_write(f, post + off, sizeof(DocTf) * ch.count);
+		gpuir_buffile_write(f, post + off, sizeof(GpuirPosting) * ch.count);
 		off += ch.count;
 	}
 	gpuir_buffile_write(f, &end, sizeof(end));
@@ -550,67 +541,6 @@ spill_run(GpuirBuilder *b)
 	pfree(at);
 	pfree(post);
 	MemoryContextSwitchTo(old);
-}
-
-/*
- * encode_runs: encode every term's postings read back from the sorted runs
- * (spill_run), in dictionary order (termorder, as for encode_lists), builder
- * doc indexes mapped to the new docIDs by newdoc; closes the runs and
- * returns the number of blocks; *npostings gets the postings encoded.
- */
-static uint32
-encode_runs(GpuirBuilder *b, Relation index, const uint32 *termorder, const uint32 *newdoc,
-			const uint32 *dl_by_docid, float4 k1, float4 bparam, double avgdl,
-			ByteBuf *bb, uint64 *npostings)
-{
-	RunChunk   *head = palloc(sizeof(RunChunk) * b->nruns);
-	DocTf	   *list = NULL;
-	uint64		cap = 0;
-	uint32		nblocks = 0;
-
-	*npostings = 0;
-	for (int r = 0; r < b->nruns; r++)
-		gpuir_buffile_read(b->runs[r], &head[r], sizeof(RunChunk));
-	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
-	for (uint32 t = 0; t < b->nterms; t++)
-	{
-		uint64		n = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		if ((t % 1024) == 0)
-			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
-		/* the term's chunks, in run order: arrival order */
-		for (int r = 0; r < b->nruns; r++)
-		{
-			if (head[r].termid != termorder[t])
-				continue;
-			list = grow(list, sizeof(DocTf), &cap, n + head[r].count, 0);
-			gpuir_buffile_read(b->runs[r], list + n, sizeof(DocTf) * head[r].count);
-			n += head[r].count;
-			gpuir_buffile_read(b->runs[r], &head[r], sizeof(RunChunk));
-		}
-		for (uint64 i = 0; i < n; i++)
-		{
-			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-				CHECK_FOR_INTERRUPTS();
-			list[i].doc = newdoc[list[i].doc];
-		}
-		encode_list(index, &b->lex[termorder[t]], list, n, dl_by_docid, k1, bparam, avgdl,
-					bb, &nblocks);
-		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
-		*npostings += n;
-	}
-	for (int r = 0; r < b->nruns; r++)
-	{
-		if (head[r].termid != RUN_END)
-			elog(ERROR, "gpuir segment builder: sorted run %d holds a term past the dictionary", r);
-		BufFileClose(b->runs[r]);
-		b->runs[r] = NULL;
-	}
-	if (list != NULL)
-		pfree(list);
-	pfree(head);
-	return nblocks;
 }
 
 /* rows of pages that write_stream writes per read of its temporary file */
@@ -666,219 +596,256 @@ free_held(GpuirBuilder *b)
 }
 
 /*
- * encode_held: encode the postings held in memory (no run was spilled):
- * a counting sort by term (termorder, newterm: dictionary order), each list
- * in docID order (newdoc, docorder: TID order), then encode_lists; frees
- * the arrival-order arrays.  Returns the number of blocks; *npostings gets
- * the postings encoded.
+ * order_docs: docIDs in heap TID order (b->docorder, b->newdoc), so that
+ * ties broken by docID are ties broken by TID.  A heap scan never gives a
+ * TID twice, nor do the live entries of a sound index (VACUUM marks a TID's
+ * entry before the heap reuses it): for a merge, a duplicate means a corrupt
+ * index.
  */
-static uint32
-encode_held(GpuirBuilder *b, Relation index, const uint32 *docorder, const uint32 *newdoc,
-			const uint32 *termorder, const uint32 *newterm, const uint32 *dl_by_docid,
-			float4 k1, float4 bparam, double avgdl, ByteBuf *bb, uint64 *npostings)
+static void
+order_docs(GpuirBuilder *b, Relation index)
 {
-	uint64	   *start;
-	DocTf	   *post;
-	bool		by_doc = true;	/* postings arrived grouped by builder doc, ascending */
-	uint32		nblocks;
+	b->docorder = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+	b->newdoc = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < b->ndocs; i++)
+		b->docorder[i] = i;
+	qsort_interruptible(b->docorder, b->ndocs, sizeof(uint32), doc_tid_cmp, b->tids);
+	for (uint32 i = 0; i < b->ndocs; i++)
+	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
+		b->newdoc[b->docorder[i]] = i;
+		if (i > 0 && ItemPointerCompare(&b->tids[b->docorder[i]], &b->tids[b->docorder[i - 1]]) == 0)
+			GpuirCorrupt(index, psprintf("heap TID (%u,%u) is indexed twice",
+										 ItemPointerGetBlockNumberNoCheck(&b->tids[b->docorder[i]]),
+										 ItemPointerGetOffsetNumberNoCheck(&b->tids[b->docorder[i]])));
+	}
+}
 
-	/* counting sort of the postings by term */
-	start = palloc_extended(sizeof(uint64) * (b->nterms + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+/* order_terms: the dictionary order of the terms (b->termorder, b->newterm) */
+static void
+order_terms(GpuirBuilder *b)
+{
+	b->termorder = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
+	b->newterm = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < b->nterms; i++)
+		b->termorder[i] = i;
+	qsort_interruptible(b->termorder, b->nterms, sizeof(uint32), term_lex_cmp, b->lex);
+	for (uint32 i = 0; i < b->nterms; i++)
+		b->newterm[b->termorder[i]] = i;
+}
+
+/*
+ * held_by_term: sort the postings held in memory (no run was spilled) by
+ * term, with a counting sort, into it->post / it->start, each list in docID
+ * order where the documents' postings arrived together; frees the
+ * arrival-order arrays.
+ */
+static void
+held_by_term(GpuirBuilder *b)
+{
+	ListIter   *it = &b->it;
+	uint64	   *start;
+	GpuirPosting *post;
+	uint64	   *fill;
+	bool		by_doc = true;	/* postings arrived grouped by builder doc, ascending */
+
+	start = palloc_extended(sizeof(uint64) * ((uint64) b->nterms + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (uint64 i = 0; i < b->np; i++)
 	{
 		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
 			CHECK_FOR_INTERRUPTS();
-		start[newterm[b->p_term[i]] + 1]++;
+		start[b->newterm[b->p_term[i]] + 1]++;
 		if (i > 0 && b->p_doc[i] < b->p_doc[i - 1])
 			by_doc = false;
 	}
 	for (uint32 t = 0; t < b->nterms; t++)
 		start[t + 1] += start[t];
-	post = palloc_extended(sizeof(DocTf) * Max(b->np, 1), MCXT_ALLOC_HUGE);
+	post = palloc_extended(sizeof(GpuirPosting) * Max(b->np, 1), MCXT_ALLOC_HUGE);
+	fill = palloc_extended(sizeof(uint64) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
+	memcpy(fill, start, sizeof(uint64) * b->nterms);
+	if (by_doc)
 	{
-		uint64	   *fill = palloc_extended(sizeof(uint64) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
-
-		memcpy(fill, start, sizeof(uint64) * b->nterms);
-		if (by_doc)
-		{
-			/*
-			 * Each document's postings arrived together (CREATE INDEX, the
-			 * insert buffer): taking the documents in docID order fills
-			 * every list in docID order, sorted as it is written, whatever
-			 * order the documents arrived in (a parallel build's workers
-			 * interleave them).
-			 */
-			uint64	   *dstart = palloc_extended(sizeof(uint64) * ((uint64) b->ndocs + 1),
-												 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-			uint64		since_check = 0;
-
-			for (uint64 i = 0; i < b->np; i++)
-			{
-				if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-					CHECK_FOR_INTERRUPTS();
-				dstart[b->p_doc[i] + 1]++;
-			}
-			for (uint32 d = 0; d < b->ndocs; d++)
-				dstart[d + 1] += dstart[d];
-			for (uint32 i = 0; i < b->ndocs; i++)
-			{
-				uint32		d = docorder[i];
-
-				/* every GPUIR_INTERRUPT_EVERY postings: a long document counts its length */
-				since_check += dstart[d + 1] - dstart[d] + 1;
-				if (since_check >= GPUIR_INTERRUPT_EVERY)
-				{
-					CHECK_FOR_INTERRUPTS();
-					since_check = 0;
-				}
-				for (uint64 p = dstart[d]; p < dstart[d + 1]; p++)
-				{
-					uint64		at = fill[newterm[b->p_term[p]]]++;
-
-					post[at].doc = i;
-					post[at].tf = b->p_tf[p];
-				}
-			}
-			pfree(dstart);
-		}
-		else
-		{
-			/* in arrival order: encode_list sorts each list that needs it */
-			for (uint64 i = 0; i < b->np; i++)
-			{
-				uint64		at = fill[newterm[b->p_term[i]]]++;
-
-				if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-					CHECK_FOR_INTERRUPTS();
-				post[at].doc = newdoc[b->p_doc[i]];
-				post[at].tf = b->p_tf[i];
-			}
-		}
-		pfree(fill);
-	}
-	/* the arrival-order postings are no longer needed */
-	free_held(b);
-
-	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
-	nblocks = encode_lists(b, index, termorder, start, post, dl_by_docid, k1, bparam, avgdl, bb);
-	*npostings = start[b->nterms];
-	pfree(start);
-	pfree(post);
-	return nblocks;
-}
-
-
-/*
- * GpuirBuilderWrite: encode everything collected and write it as a new
- * segment of index; fills *seg and returns true, or returns false when the
- * builder holds no document.  DocIDs are assigned in heap TID order, so ties
- * broken by docID are ties broken by TID.  The streams' pages carry the tag
- * of generation and follow each other in one run of pages allocated from
- * the free space map fl (GpuirFreeListAllocate: the lowest reusable extent
- * that holds them all, else at the end of the index; fl NULL: new pages).
- * A segment is thus never scattered over small holes, and compaction
- * (gpuircompact.c) moves it down in one piece.  Raises 54000 when a stream
- * would exceed 4 GB.
- */
-bool
-GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
-				  float4 k1, float4 bparam, GpuirFreeList *fl, GpuirSegmentData *seg)
-{
-	MemoryContext old;
-	uint64		npages = 0;
-	uint64		written = 0;
-	BlockNumber at;
-	uint32	   *docorder;
-	uint32	   *newdoc;
-	uint32	   *termorder;
-	uint32	   *newterm;
-	ByteBuf		bb[GPUIR_NSTREAMS];
-	uint32		nblocks = 0;
-	uint64		npostings = 0;
-	double		avgdl;
-	uint32	   *dl_by_docid;
-
-	if (b->ndocs == 0)
-		return false;
-	avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
-	old = MemoryContextSwitchTo(b->cxt);
-	memset(bb, 0, sizeof(bb));
-	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
-
-	/* docIDs in TID order */
-	docorder = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
-	newdoc = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
-	for (uint32 i = 0; i < b->ndocs; i++)
-		docorder[i] = i;
-	qsort_interruptible(docorder, b->ndocs, sizeof(uint32), doc_tid_cmp, b->tids);
-	for (uint32 i = 0; i < b->ndocs; i++)
-	{
-		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-			CHECK_FOR_INTERRUPTS();
-		newdoc[docorder[i]] = i;
 		/*
-		 * A heap scan never gives a TID twice, nor do the live entries of a
-		 * sound index (VACUUM marks a TID's entry before the heap reuses
-		 * it): for a merge, a duplicate means a corrupt index.
+		 * Each document's postings arrived together (CREATE INDEX, the
+		 * insert buffer): taking the documents in docID order fills every
+		 * list in docID order, sorted as it is written, whatever order the
+		 * documents arrived in.
 		 */
-		if (i > 0 && ItemPointerCompare(&b->tids[docorder[i]], &b->tids[docorder[i - 1]]) == 0)
-			GpuirCorrupt(index, psprintf("heap TID (%u,%u) is indexed twice",
-										 ItemPointerGetBlockNumberNoCheck(&b->tids[docorder[i]]),
-										 ItemPointerGetOffsetNumberNoCheck(&b->tids[docorder[i]])));
-	}
+		uint64	   *dstart = palloc_extended(sizeof(uint64) * ((uint64) b->ndocs + 1),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		uint64		since_check = 0;
 
-	/* dictionary order */
-	termorder = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
-	newterm = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
-	for (uint32 i = 0; i < b->nterms; i++)
-		termorder[i] = i;
-	qsort_interruptible(termorder, b->nterms, sizeof(uint32), term_lex_cmp, b->lex);
-	for (uint32 i = 0; i < b->nterms; i++)
-		newterm[termorder[i]] = i;
+		for (uint64 i = 0; i < b->np; i++)
+		{
+			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+				CHECK_FOR_INTERRUPTS();
+			dstart[b->p_doc[i] + 1]++;
+		}
+		for (uint32 d = 0; d < b->ndocs; d++)
+			dstart[d + 1] += dstart[d];
+		for (uint32 i = 0; i < b->ndocs; i++)
+		{
+			uint32		d = b->docorder[i];
 
-	/* lengths by docID, so that encoding reads each posting's with one lookup */
-	dl_by_docid = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
-	for (uint32 i = 0; i < b->ndocs; i++)
-	{
-		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-			CHECK_FOR_INTERRUPTS();
-		dl_by_docid[i] = b->dls[docorder[i]];
-	}
+			/* every GPUIR_INTERRUPT_EVERY postings: a long document counts its length */
+			since_check += dstart[d + 1] - dstart[d] + 1;
+			if (since_check >= GPUIR_INTERRUPT_EVERY)
+			{
+				CHECK_FOR_INTERRUPTS();
+				since_check = 0;
+			}
+			for (uint64 p = dstart[d]; p < dstart[d + 1]; p++)
+			{
+				uint64		at = fill[b->newterm[b->p_term[p]]]++;
 
-	/* encode the posting lists: held in memory, or read back from the runs */
-	if (b->nruns > 0)
-	{
-		if (b->np > 0)
-			spill_run(b);
-		free_held(b);
-		bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
-		progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
-		nblocks = encode_runs(b, index, termorder, newdoc, dl_by_docid, k1, bparam, avgdl,
-							  bb, &npostings);
+				post[at].doc = i;
+				post[at].tf = b->p_tf[p];
+			}
+		}
+		pfree(dstart);
 	}
 	else
-		nblocks = encode_held(b, index, docorder, newdoc, termorder, newterm, dl_by_docid,
-							  k1, bparam, avgdl, bb, &npostings);
-	pfree(dl_by_docid);
-
-	/* docID -> TID, dl; an all-clear deleted bitmap */
-	for (uint32 i = 0; i < b->ndocs; i++)
 	{
-		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-			CHECK_FOR_INTERRUPTS();
-		bb_append(&bb[GPUIR_S_TIDS], &b->tids[docorder[i]], sizeof(ItemPointerData));
-		bb_append(&bb[GPUIR_S_DOCLENS], &b->dls[docorder[i]], sizeof(uint32));
+		/* in arrival order: list_next sorts each list that needs it */
+		for (uint64 i = 0; i < b->np; i++)
+		{
+			uint64		at = fill[b->newterm[b->p_term[i]]]++;
+
+			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+				CHECK_FOR_INTERRUPTS();
+			post[at].doc = b->newdoc[b->p_doc[i]];
+			post[at].tf = b->p_tf[i];
+		}
 	}
+	pfree(fill);
+	/* the arrival-order postings are no longer needed */
+	free_held(b);
+	it->start = start;
+	it->post = post;
+}
+
+/* list_begin: the lists from the first term on (order_docs, order_terms done) */
+static void
+list_begin(GpuirBuilder *b)
+{
+	ListIter   *it = &b->it;
+
+	memset(it, 0, sizeof(ListIter));
+	if (b->nruns == 0)
 	{
-		uint64		nbitmap = ((uint64) b->ndocs + 7) / 8;
-		char	   *zeros = palloc_extended(nbitmap, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-
-		bb_append(&bb[GPUIR_S_DELETED], zeros, nbitmap);
+		held_by_term(b);
+		return;
 	}
+	if (b->np > 0)
+		spill_run(b);
+	free_held(b);
+	it->head = palloc(sizeof(RunChunk) * b->nruns);
+	for (int r = 0; r < b->nruns; r++)
+		gpuir_buffile_read(b->runs[r], &it->head[r], sizeof(RunChunk));
+}
 
+/*
+ * list_next: the next term's lexeme and postings (new docIDs, ascending),
+ * valid until the next call; false after the last term.
+ */
+static bool
+list_next(GpuirBuilder *b, const LexKey **lk, GpuirPosting **list, uint64 *n)
+{
+	ListIter   *it = &b->it;
+	uint32		t = it->t;
+	GpuirPosting *l;
+	uint64		cnt = 0;
+	bool		sorted = true;
+
+	if (t >= b->nterms)
+		return false;
+	it->t++;
+	*lk = &b->lex[b->termorder[t]];
+	if (b->nruns == 0)
+	{
+		l = it->post + it->start[t];
+		cnt = it->start[t + 1] - it->start[t];
+	}
+	else
+	{
+		/* the term's chunks, in run order: arrival order */
+		for (int r = 0; r < b->nruns; r++)
+		{
+			if (it->head[r].termid != b->termorder[t])
+				continue;
+			it->list = grow(it->list, sizeof(GpuirPosting), &it->cap, cnt + it->head[r].count, 0);
+			gpuir_buffile_read(b->runs[r], it->list + cnt, sizeof(GpuirPosting) * it->head[r].count);
+			cnt += it->head[r].count;
+			gpuir_buffile_read(b->runs[r], &it->head[r], sizeof(RunChunk));
+		}
+		l = it->list;
+		for (uint64 i = 0; i < cnt; i++)
+		{
+			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+				CHECK_FOR_INTERRUPTS();
+			l[i].doc = b->newdoc[l[i].doc];
+		}
+	}
+	/* out of docID order when postings did not arrive by document (merges) */
+	for (uint64 i = 1; i < cnt && sorted; i++)
+		sorted = l[i - 1].doc < l[i].doc;
+	if (!sorted)
+		qsort_interruptible(l, cnt, sizeof(GpuirPosting), doctf_cmp, NULL);
+	*list = l;
+	*n = cnt;
+	return true;
+}
+
+/* list_end: after the last term; checks and closes the runs */
+static void
+list_end(GpuirBuilder *b)
+{
+	ListIter   *it = &b->it;
+
+	for (int r = 0; r < b->nruns; r++)
+	{
+		if (it->head[r].termid != RUN_END)
+			elog(ERROR, "gpuir segment builder: sorted run %d holds a term past the dictionary", r);
+		BufFileClose(b->runs[r]);
+		b->runs[r] = NULL;
+	}
+	if (it->list)
+		pfree(it->list);
+	if (it->head)
+		pfree(it->head);
+	if (it->start)
+		pfree(it->start);
+	if (it->post)
+		pfree(it->post);
+	memset(it, 0, sizeof(ListIter));
+}
+
+/*
+ * write_segment: the segment's last streams (an all-clear deleted bitmap)
+ * and its pages: the streams bb[] follow each other in one run of pages
+ * allocated from the free space map fl (GpuirFreeListAllocate: the lowest
+ * reusable extent that holds them all, else at the end of the index; fl
+ * NULL: new pages), tagged with generation.  A segment is thus never
+ * scattered over small holes, and compaction (gpuircompact.c) moves it down
+ * in one piece.  Fills *seg; reports its phase and pages when on.
+ */
+static void
+write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
+			  uint32 ndocs, uint32 nterms, uint32 nblocks, uint64 npostings, bool on,
+			  GpuirSegmentData *seg)
+{
+	uint64		npages = 0;
+	uint64		written = 0;
+	uint64		nbitmap = ((uint64) ndocs + 7) / 8;
+	char	   *zeros = palloc_extended(Max(nbitmap, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	BlockNumber at;
+
+	bb_append(&bb[GPUIR_S_DELETED], zeros, nbitmap);
+	pfree(zeros);
 	memset(seg, 0, sizeof(GpuirSegmentData));
-	seg->ndocs = b->ndocs;
-	seg->nterms = b->nterms;
+	seg->ndocs = ndocs;
+	seg->nterms = nterms;
 	seg->nblocks = nblocks;
 	seg->npostings = npostings;
 	seg->generation = generation;
@@ -890,9 +857,9 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	/* one run of pages for the whole segment: 7 streams of at most 4 GB */
 	Assert(npages <= PG_UINT32_MAX);
 	at = npages > 0 ? GpuirFreeListAllocate(fl, index, (uint32) npages) : InvalidBlockNumber;
-	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_WRITE);
-	progress(b, PROGRESS_SCAN_BLOCKS_TOTAL, (int64) npages);
-	progress(b, PROGRESS_SCAN_BLOCKS_DONE, 0);
+	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_WRITE);
+	report(on, PROGRESS_SCAN_BLOCKS_TOTAL, (int64) npages);
+	report(on, PROGRESS_SCAN_BLOCKS_DONE, 0);
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
 		uint64		pages = (bb_size(&bb[s]) + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
@@ -900,10 +867,385 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		seg->streams[s] = write_stream(index, &bb[s], GpuirSegmentTag(generation), at);
 		at += pages;
 		written += pages;
-		progress(b, PROGRESS_SCAN_BLOCKS_DONE, (int64) written);
+		report(on, PROGRESS_SCAN_BLOCKS_DONE, (int64) written);
 		if (bb[s].data)
 			pfree(bb[s].data);
 	}
+}
+
+/*
+ * GpuirBuilderWrite: encode everything collected and write it as a new
+ * segment of index (write_segment: one run of pages from fl); fills *seg
+ * and returns true, or returns false when the builder holds no document.
+ * DocIDs are assigned in heap TID order, so ties broken by docID are ties
+ * broken by TID.  Raises 54000 when a stream would exceed 4 GB.
+ */
+bool
+GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
+				  float4 k1, float4 bparam, GpuirFreeList *fl, GpuirSegmentData *seg)
+{
+	MemoryContext old;
+	ByteBuf		bb[GPUIR_NSTREAMS];
+	uint32		nblocks = 0;
+	uint64		npostings = 0;
+	double		avgdl;
+	uint32	   *dl_by_docid;
+	const LexKey *lk;
+	GpuirPosting *list;
+	uint64		n;
+
+	if (b->ndocs == 0)
+		return false;
+	avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
+	old = MemoryContextSwitchTo(b->cxt);
+	memset(bb, 0, sizeof(bb));
+	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
+	order_docs(b, index);
+	order_terms(b);
+
+	/* lengths by docID, so that encoding reads each posting's with one lookup */
+	dl_by_docid = palloc_extended(sizeof(uint32) * b->ndocs, MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < b->ndocs; i++)
+	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
+		dl_by_docid[i] = b->dls[b->docorder[i]];
+	}
+
+	/* encode the posting lists: held in memory, or read back from the runs */
+	if (b->nruns > 0)
+		bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
+	list_begin(b);
+	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
+	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
+	while (list_next(b, &lk, &list, &n))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if ((b->it.t % 1024) == 1)
+			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, b->it.t - 1);
+		encode_list(index, lk, list, n, dl_by_docid, k1, bparam, avgdl, bb, &nblocks);
+		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
+		npostings += n;
+	}
+	list_end(b);
+	pfree(dl_by_docid);
+
+	/* docID -> TID, dl */
+	for (uint32 i = 0; i < b->ndocs; i++)
+	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
+		bb_append(&bb[GPUIR_S_TIDS], &b->tids[b->docorder[i]], sizeof(ItemPointerData));
+		bb_append(&bb[GPUIR_S_DOCLENS], &b->dls[b->docorder[i]], sizeof(uint32));
+	}
+	write_segment(index, generation, fl, bb, b->ndocs, b->nterms, nblocks, npostings,
+				  b->progress, seg);
 	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * GpuirBuilderExportBegin: what the builder collected, in the order of a
+ * segment, for GpuirWriteMerged (a parallel build's worker): returns the
+ * number of documents and sets *tids and *dls to them in heap TID order
+ * (their docIDs are their positions; the arrays live as long as the
+ * builder).  GpuirBuilderExportNext then gives each term's list in
+ * dictionary order, and GpuirBuilderExportEnd ends.  Raises
+ * ERRCODE_INDEX_CORRUPTED for a TID added twice.
+ */
+uint32
+GpuirBuilderExportBegin(GpuirBuilder *b, Relation index, ItemPointerData **tids, uint32 **dls)
+{
+	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+	ItemPointerData *t = palloc_extended(sizeof(ItemPointerData) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+	uint32	   *d = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+
+	order_docs(b, index);
+	order_terms(b);
+	for (uint32 i = 0; i < b->ndocs; i++)
+	{
+		t[i] = b->tids[b->docorder[i]];
+		d[i] = b->dls[b->docorder[i]];
+	}
+	list_begin(b);
+	MemoryContextSwitchTo(old);
+	*tids = t;
+	*dls = d;
+	return b->ndocs;
+}
+
+/*
+ * GpuirBuilderExportNext: the next term in dictionary order: its lexeme
+ * (len bytes) and its postings (docIDs the positions of
+ * GpuirBuilderExportBegin's arrays, ascending), valid until the next call;
+ * false after the last term.
+ */
+bool
+GpuirBuilderExportNext(GpuirBuilder *b, const char **lexeme, uint16 *len,
+					   GpuirPosting **list, uint64 *n)
+{
+	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+	const LexKey *lk;
+	bool		more = list_next(b, &lk, list, n);
+
+	MemoryContextSwitchTo(old);
+	if (more)
+	{
+		*lexeme = lk->s;
+		*len = lk->len;
+	}
+	return more;
+}
+
+/* GpuirBuilderExportEnd: after GpuirBuilderExportNext's last term */
+void
+GpuirBuilderExportEnd(GpuirBuilder *b)
+{
+	list_end(b);
+}
+
+/* GpuirBuilderNumTerms: the distinct lexemes collected */
+uint32
+GpuirBuilderNumTerms(GpuirBuilder *b)
+{
+	return b->nterms;
+}
+
+/* tid_less: a < b */
+static inline bool
+tid_less(const ItemPointerData *a, const ItemPointerData *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b) < 0;
+}
+
+/*
+ * GpuirWriteMerged: one segment from nsrc sources, each a builder's export
+ * (GpuirBuilderExport*: documents in TID order, then lists in dictionary
+ * order, docIDs its own), written as GpuirBuilderWrite writes one (new
+ * pages): the documents are merged by TID into the segment's docIDs, the
+ * lists by lexeme and, for a lexeme in several sources, by docID; each
+ * merged list is encoded once.  A parallel build's leader merges its own
+ * builder and its workers' this way, so the segment equals a serial
+ * build's.  The encoded blocks go to a temporary file before their pages
+ * are written; memory grows with documents (14 bytes each) and the longest
+ * list.  Fills *seg and *total_dl and returns true, or returns false when
+ * the sources hold no document.  Reports CREATE INDEX progress when on:
+ * tuples done / total count the sources' lists taken / given.  Raises
+ * ERRCODE_INDEX_CORRUPTED for a TID in two sources, 54000 past 4 GB a
+ * stream or GPUIR_DOC_END - 1 documents.
+ */
+bool
+GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
+				 GpuirSegmentSource *src, int nsrc, bool on,
+				 GpuirSegmentData *seg, uint64 *total_dl)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir segment merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	uint64		ndocs = 0;
+	uint64		sum_dl = 0;
+	uint64		lists_total = 0;
+	uint64		lists_done = 0;
+	ItemPointerData *tids;
+	uint32	   *dls;
+	uint32	  **newdoc = palloc(sizeof(uint32 *) * nsrc);
+	uint64	   *pos = palloc0(sizeof(uint64) * nsrc);
+	bool	   *have = palloc(sizeof(bool) * nsrc);
+	const char **lex = palloc(sizeof(char *) * nsrc);
+	uint16	   *len = palloc(sizeof(uint16) * nsrc);
+	GpuirPosting **list = palloc(sizeof(GpuirPosting *) * nsrc);
+	uint64	   *cnt = palloc(sizeof(uint64) * nsrc);
+	int		   *members = palloc(sizeof(int) * nsrc);
+	uint32	   *heads = palloc(sizeof(uint32) * nsrc);
+	GpuirPosting *out = NULL;
+	GpuirPosting *merged;
+	uint64		out_cap = 0;
+	ByteBuf		bb[GPUIR_NSTREAMS];
+	uint32		nterms = 0;
+	uint32		nblocks = 0;
+	uint64		npostings = 0;
+	double		avgdl;
+
+	for (int s = 0; s < nsrc; s++)
+	{
+		ndocs += src[s].ndocs;
+		lists_total += src[s].nterms;
+		newdoc[s] = palloc_extended(sizeof(uint32) * Max(src[s].ndocs, 1), MCXT_ALLOC_HUGE);
+	}
+	if (ndocs == 0)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		return false;
+	}
+	if (ndocs >= GPUIR_DOC_END - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a gpuir segment holds at most %u documents", GPUIR_DOC_END - 1)));
+	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
+
+	/*
+	 * The documents, merged by TID: take from the source with the least next
+	 * TID while it stays below every other source's next (a parallel scan's
+	 * ranges of blocks make these runs long).
+	 */
+	tids = palloc_extended(sizeof(ItemPointerData) * ndocs, MCXT_ALLOC_HUGE);
+	dls = palloc_extended(sizeof(uint32) * ndocs, MCXT_ALLOC_HUGE);
+	for (uint64 o = 0; o < ndocs;)
+	{
+		int			best = -1;
+		const ItemPointerData *limit = NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int s = 0; s < nsrc; s++)
+		{
+			const ItemPointerData *h;
+
+			if (pos[s] >= src[s].ndocs)
+				continue;
+			h = &src[s].tids[pos[s]];
+			if (best < 0 || tid_less(h, &src[best].tids[pos[best]]))
+			{
+				if (best >= 0)
+					limit = &src[best].tids[pos[best]];
+				best = s;
+			}
+			else if (limit == NULL || tid_less(h, limit))
+				limit = h;
+		}
+		do
+		{
+			const ItemPointerData *t = &src[best].tids[pos[best]];
+
+			if (o > 0 && !tid_less(&tids[o - 1], t))
+				GpuirCorrupt(index, psprintf("heap TID (%u,%u) is indexed twice",
+											 ItemPointerGetBlockNumberNoCheck(t),
+											 ItemPointerGetOffsetNumberNoCheck(t)));
+			tids[o] = *t;
+			dls[o] = src[best].dls[pos[best]];
+			sum_dl += dls[o];
+			newdoc[best][pos[best]] = (uint32) o;
+			o++;
+			pos[best]++;
+		} while (pos[best] < src[best].ndocs &&
+				 (limit == NULL || tid_less(&src[best].tids[pos[best]], limit)));
+	}
+	avgdl = Max((double) sum_dl / ndocs, 1.0);
+
+	/* the lists, merged by lexeme, then by docID */
+	memset(bb, 0, sizeof(bb));
+	bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
+	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
+	report(on, PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) lists_total);
+	for (int s = 0; s < nsrc; s++)
+		have[s] = src[s].next(src[s].arg, &lex[s], &len[s], &list[s], &cnt[s]);
+	for (;;)
+	{
+		int			nm = 0;
+		uint64		total = 0;
+		LexKey		lk;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int s = 0; s < nsrc; s++)
+		{
+			int			c;
+
+			if (!have[s])
+				continue;
+			c = nm == 0 ? -1 : GpuirLexemeCmp(lex[s], len[s], lex[members[0]], len[members[0]]);
+			if (c < 0)
+				nm = 0;
+			if (c <= 0)
+				members[nm++] = s;
+		}
+		if (nm == 0)
+			break;
+		for (int i = 0; i < nm; i++)
+			total += cnt[members[i]];
+		/* each member's docIDs to the segment's, in place (its list is ours to change) */
+		for (int i = 0; i < nm; i++)
+		{
+			int			s = members[i];
+			const uint32 *map = newdoc[s];
+			GpuirPosting *l = list[s];
+
+			for (uint64 p = 0; p < cnt[s]; p++)
+				l[p].doc = map[l[p].doc];
+		}
+		if (nm == 1)
+			merged = list[members[0]];
+		else
+		{
+			/*
+			 * k-way, by runs: from the member with the least next docID
+			 * while it stays below every other member's next (heads[i] is
+			 * member i's, GPUIR_DOC_END once it is used up)
+			 */
+			uint64		o = 0;
+
+			out = grow(out, sizeof(GpuirPosting), &out_cap, total, 0);
+			for (int i = 0; i < nm; i++)
+			{
+				pos[i] = 0;
+				heads[i] = cnt[members[i]] > 0 ? list[members[i]][0].doc : GPUIR_DOC_END;
+			}
+			while (o < total)
+			{
+				int			best = 0;
+				uint32		limit = GPUIR_DOC_END;
+				const GpuirPosting *l;
+				uint64		p;
+				uint64		c;
+
+				for (int i = 1; i < nm; i++)
+				{
+					if (heads[i] < heads[best])
+					{
+						limit = heads[best];
+						best = i;
+					}
+					else if (heads[i] < limit)
+						limit = heads[i];
+				}
+				l = list[members[best]];
+				c = cnt[members[best]];
+				p = pos[best];
+				do
+					out[o++] = l[p++];
+				while (p < c && l[p].doc < limit);
+				pos[best] = p;
+				heads[best] = p < c ? l[p].doc : GPUIR_DOC_END;
+			}
+			merged = out;
+		}
+		lk.s = lex[members[0]];
+		lk.len = len[members[0]];
+		encode_list(index, &lk, merged, total, dls, k1, bparam, avgdl, bb, &nblocks);
+		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
+		npostings += total;
+		if (nterms == PG_UINT32_MAX - 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a gpuir segment holds at most %u terms", PG_UINT32_MAX - 1)));
+		nterms++;
+		for (int i = 0; i < nm; i++)
+		{
+			int			s = members[i];
+
+			have[s] = src[s].next(src[s].arg, &lex[s], &len[s], &list[s], &cnt[s]);
+		}
+		lists_done += nm;
+		if ((nterms % 1024) == 0)
+			report(on, PROGRESS_CREATEIDX_TUPLES_DONE, (int64) lists_done);
+	}
+	report(on, PROGRESS_CREATEIDX_TUPLES_DONE, (int64) lists_done);
+
+	/* docID -> TID, dl */
+	bb_append(&bb[GPUIR_S_TIDS], tids, sizeof(ItemPointerData) * ndocs);
+	bb_append(&bb[GPUIR_S_DOCLENS], dls, sizeof(uint32) * ndocs);
+	write_segment(index, generation, NULL, bb, (uint32) ndocs, nterms, nblocks, npostings, on, seg);
+	*total_dl = sum_dl;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 	return true;
 }

@@ -14,6 +14,7 @@
 #include "../src/gpuircodec.h"
 #include "test_util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,40 @@ roundtrip(const uint32_t *docids, const uint32_t *tfs, int n, uint32_t prev)
 		if (GpuirCodecDecode(buf, cut, prev, d, t) != GPUIR_CODEC_CORRUPT)
 			return 0;
 	return 1;
+}
+
+/*
+ * ref_impacts: GpuirCodecBlockImpacts' frontier by the simple route (sort
+ * every pair by tf descending, dl ascending, keep each pair whose dl is
+ * below every earlier one), for comparison; returns the frontier's length
+ */
+static int
+ref_pair_cmp(const void *a, const void *b)
+{
+	const uint32_t *pa = a;
+	const uint32_t *pb = b;
+
+	if (pa[0] != pb[0])
+		return (pa[0] < pb[0]) - (pa[0] > pb[0]);
+	return (pa[1] > pb[1]) - (pa[1] < pb[1]);
+}
+
+static int
+ref_impacts(uint32_t (*pairs)[2], int n)
+{
+	int			m = 0;
+	uint32_t	mindl = UINT32_MAX;
+
+	qsort(pairs, n, sizeof(pairs[0]), ref_pair_cmp);
+	for (int i = 0; i < n; i++)
+		if (pairs[i][1] < mindl)
+		{
+			mindl = pairs[i][1];
+			pairs[m][0] = pairs[i][0];
+			pairs[m][1] = pairs[i][1];
+			m++;
+		}
+	return m;
 }
 
 int
@@ -174,6 +209,32 @@ main(void)
 		}
 		GpuirCodecEncode(docids, tfs, n, GPUIR_FIRST_PREV_DOCID, buf);
 		check(GpuirCodecCheckTf(buf) == GPUIR_CODEC_OK, "encoded block passes the tf check");
+	}
+
+	/* block impacts: the frontier equals the simple sort's, small and large tfs mixed */
+	for (int iter = 0; iter < 5000; iter++)
+	{
+		uint32_t	pairs[GPUIR_BLOCK_SIZE][2];
+		uint32_t	ref[GPUIR_BLOCK_SIZE][2];
+		int			n = 1 + rnd() % GPUIR_BLOCK_SIZE;
+		int			m,
+					mref;
+		bool		same;
+
+		for (int i = 0; i < n; i++)
+		{
+			pairs[i][0] = iter % 3 == 0 ? 1 + rnd() % 4 :
+				(rnd() % 5 == 0 ? 20 + rnd() % 60 : 1 + rnd() % 8);
+			pairs[i][1] = 1 + rnd() % (iter % 2 ? 40 : 2000);
+			ref[i][0] = pairs[i][0];
+			ref[i][1] = pairs[i][1];
+		}
+		m = GpuirCodecBlockImpacts(pairs, n, GPUIR_BLOCK_SIZE, 1.2, 0.75, 100.0);
+		mref = ref_impacts(ref, n);
+		same = m == mref;
+		for (int i = 0; same && i < m; i++)
+			same = pairs[i][0] == ref[i][0] && pairs[i][1] == ref[i][1];
+		check(same, "block impacts: frontier as the full sort's");
 	}
 
 	printf("codec: %d passed, %d failed\n", passed, failed);
