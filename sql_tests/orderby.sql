@@ -24,6 +24,25 @@ ANALYZE ob_docs;
 EXPLAIN (COSTS OFF) SELECT id FROM ob_docs ORDER BY body <@> 'amber yarrow' LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM ob_docs WHERE id % 2 = 0 ORDER BY body <@> 'vale' LIMIT 10;
 
+-- a table of one page: with default planner settings the index scan is still
+-- chosen (a scan and sort would raise 0A000), with LIMIT and without, before
+-- and after ANALYZE, and its rows are gpuir_search's
+CREATE TABLE ob_tiny (id int, body text);
+INSERT INTO ob_tiny VALUES (1, 'amber vale'), (2, 'vale'), (3, 'amber amber'), (4, 'cedar'),
+       (5, 'vale vale amber'), (6, 'maple'), (7, 'amber');
+CREATE INDEX ob_tiny_idx ON ob_tiny USING gpuir (body) WITH (text_config = 'english');
+EXPLAIN (COSTS OFF) SELECT id FROM ob_tiny ORDER BY body <@> 'amber vale' LIMIT 3;
+EXPLAIN (COSTS OFF) SELECT id FROM ob_tiny ORDER BY body <@> 'amber vale';
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM ob_tiny ORDER BY body <@> 'amber vale' LIMIT 3) x) AS top3,
+       (SELECT array_agg(id) FROM (SELECT id FROM ob_tiny ORDER BY body <@> 'amber vale') x)
+       = (SELECT array_agg(d.id ORDER BY s.score DESC, s.ctid)
+          FROM gpuir_search('ob_tiny_idx', 'amber vale', 10, 'bmw') s JOIN ob_tiny d ON d.ctid = s.ctid)
+       AS all_as_gpuir_search;
+ANALYZE ob_tiny;
+SELECT array_agg(id) AS top3_analyzed
+FROM (SELECT id FROM ob_tiny ORDER BY body <@> 'amber vale' LIMIT 3) x;
+DROP TABLE ob_tiny;
+
 -- the five best rows for a query, shown
 SELECT id FROM ob_docs ORDER BY body <@> 'yarrow willow' LIMIT 5;
 SELECT d.id FROM gpuir_search('ob_idx', 'yarrow willow', 5, 'bmw') s JOIN ob_docs d ON d.ctid = s.ctid

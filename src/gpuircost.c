@@ -25,7 +25,12 @@
  * share of heap rows fetched) is that of the few hundred rows a top-k query
  * reads, and the heap access is costed as ordered (correlation 1), which the
  * rows of a top-k are not, but which keeps a scan and sort from looking
- * cheaper on small tables or with extra filters.
+ * cheaper on small tables or with extra filters.  Even so, on a table of a
+ * page or two a sequential scan and sort (a page at seq_page_cost, the
+ * operator's COST for a few rows) came out below the heap page that
+ * cost_index adds at random_page_cost, and that plan can only fail (the
+ * <@> value is known to the gpuir scan that returned the row, 0A000): the
+ * index's own costs give that first heap page back.
  */
 void
 gpuircostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -35,6 +40,7 @@ gpuircostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	GenericCosts costs;
 	double		tuples = Max(path->indexinfo->tuples, 1.0);
+	double		spc_random_page_cost;
 
 	if (path->indexorderbys == NIL)
 	{
@@ -53,6 +59,9 @@ gpuircostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexStartupCost = costs.numIndexPages * 0.01 * random_page_cost +
 		100.0 * cpu_operator_cost;
 	*indexTotalCost = *indexStartupCost + 100.0 * cpu_index_tuple_cost;
+	get_tablespace_page_costs(path->indexinfo->rel->reltablespace, &spc_random_page_cost, NULL);
+	*indexStartupCost -= spc_random_page_cost;
+	*indexTotalCost -= spc_random_page_cost;
 	*indexCorrelation = 1.0;
 	*indexPages = costs.numIndexPages;
 }
