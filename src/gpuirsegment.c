@@ -595,6 +595,15 @@ free_held(GpuirBuilder *b)
 	b->p_cap = 0;
 }
 
+/* tid_twice: raise ERRCODE_INDEX_CORRUPTED for a TID that is indexed twice */
+static void
+tid_twice(Relation index, const ItemPointerData *tid)
+{
+	GpuirCorrupt(index, psprintf("heap TID (%u,%u) is indexed twice",
+								 ItemPointerGetBlockNumberNoCheck(tid),
+								 ItemPointerGetOffsetNumberNoCheck(tid)));
+}
+
 /*
  * order_docs: docIDs in heap TID order (b->docorder, b->newdoc), so that
  * ties broken by docID are ties broken by TID.  A heap scan never gives a
@@ -616,9 +625,7 @@ order_docs(GpuirBuilder *b, Relation index)
 			CHECK_FOR_INTERRUPTS();
 		b->newdoc[b->docorder[i]] = i;
 		if (i > 0 && ItemPointerCompare(&b->tids[b->docorder[i]], &b->tids[b->docorder[i - 1]]) == 0)
-			GpuirCorrupt(index, psprintf("heap TID (%u,%u) is indexed twice",
-										 ItemPointerGetBlockNumberNoCheck(&b->tids[b->docorder[i]]),
-										 ItemPointerGetOffsetNumberNoCheck(&b->tids[b->docorder[i]])));
+			tid_twice(index, &b->tids[b->docorder[i]]);
 	}
 }
 
@@ -1078,7 +1085,7 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 		MemoryContextDelete(cxt);
 		return false;
 	}
-	if (ndocs >= GPUIR_DOC_END - 1)
+	if (ndocs > GPUIR_DOC_END - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuir segment holds at most %u documents", GPUIR_DOC_END - 1)));
@@ -1086,8 +1093,8 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 
 	/*
 	 * The documents, merged by TID: take from the source with the least next
-	 * TID while it stays below every other source's next (a parallel scan's
-	 * ranges of blocks make these runs long).
+	 * TID while it stays below every other source's next (a parallel scan
+	 * hands out ranges of blocks: a run is a range's rows).
 	 */
 	tids = palloc_extended(sizeof(ItemPointerData) * ndocs, MCXT_ALLOC_HUGE);
 	dls = palloc_extended(sizeof(uint32) * ndocs, MCXT_ALLOC_HUGE);
@@ -1118,9 +1125,7 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 			const ItemPointerData *t = &src[best].tids[pos[best]];
 
 			if (o > 0 && !tid_less(&tids[o - 1], t))
-				GpuirCorrupt(index, psprintf("heap TID (%u,%u) is indexed twice",
-											 ItemPointerGetBlockNumberNoCheck(t),
-											 ItemPointerGetOffsetNumberNoCheck(t)));
+				tid_twice(index, t);
 			tids[o] = *t;
 			dls[o] = src[best].dls[pos[best]];
 			sum_dl += dls[o];
