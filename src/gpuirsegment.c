@@ -1175,7 +1175,11 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 			GpuirPosting *l = list[s];
 
 			for (uint64 p = 0; p < cnt[s]; p++)
+			{
+				if ((p % GPUIR_INTERRUPT_EVERY) == 0)
+					CHECK_FOR_INTERRUPTS();
 				l[p].doc = map[l[p].doc];
+			}
 		}
 		if (nm == 1)
 			merged = list[members[0]];
@@ -1202,6 +1206,7 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 				uint64		p;
 				uint64		c;
 
+				CHECK_FOR_INTERRUPTS();
 				for (int i = 1; i < nm; i++)
 				{
 					if (heads[i] < heads[best])
