@@ -15,7 +15,9 @@
 #    crash recovery; afterwards the index does not exist either.
 # After each, the table holds all its rows, and a parallel build of the same
 # index gives the contents of a serial build (gpuir_index_info, gpuir_verify,
-# the same top-10 for a set of queries).  If a build ends before a worker is
+# the same top-10 for a set of queries).  Last, a parallel build with
+# maintenance_work_mem so small that every participant spills sorted runs
+# gives the serial build's contents too.  If a build ends before a worker is
 # seen (a fast machine), the kill is tried again on a build of a larger
 # table (up to three tries) rather than passing vacuously.
 use strict;
@@ -186,6 +188,32 @@ sub check_rebuild
 	ok($up, 'the server accepts connections after crash recovery');
 	ok(!index_exists(), 'no index is left after crash recovery');
 	check_rebuild('after SIGKILL of a worker');
+}
+
+# ---- 3. every participant past maintenance_work_mem ----
+# 64MB is the least that gives the build its worker (32MB per participant):
+# each builder holds about 31 MB (1.6 M postings) and the table's 3.6 M
+# postings are shared by two, so the builders spill sorted runs, export
+# their lists from them, and the leader merges the exports.
+{
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SET maintenance_work_mem = '64MB'; SET client_min_messages = debug1; $build");
+	is($ret, 0, 'a parallel build past maintenance_work_mem succeeds');
+	like($err, qr/with parallel workers/, 'it ran with a parallel worker');
+	like($err, qr/built from \d+ sorted runs of postings/, "the leader's builder spilled sorted runs");
+	is($node->safe_psql('postgres',
+			"SELECT docs, terms, postings FROM gpuir_index_info('docs_par')"),
+		$serial_info, "past maintenance_work_mem: the serial build's counts");
+	$node->safe_psql('postgres', "SELECT gpuir_verify('docs_par')");
+	pass('past maintenance_work_mem: gpuir_verify passes');
+	is($node->safe_psql('postgres', q{
+		SELECT count(*) FROM generate_series(1, 30) q,
+		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) a
+		           FROM gpuir_search('docs_serial', 'w' || q || ' w' || (q * 37), 1000, 'or')) s,
+		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) b
+		           FROM gpuir_search('docs_par', 'w' || q || ' w' || (q * 37), 1000, 'or')) p
+		WHERE a IS DISTINCT FROM b}), '0', 'past maintenance_work_mem: the same top-1000s');
+	$node->safe_psql('postgres', 'DROP INDEX docs_par');
 }
 
 $node->stop;
