@@ -136,6 +136,25 @@ sub build_with_worker
 	return ($h, $out, $err, $pid);
 }
 
+# same_as_serial($what, $k): docs_par has the serial build's counts, passes
+# gpuir_verify and gives the same top-k for a set of queries
+sub same_as_serial
+{
+	my ($what, $k) = @_;
+	is($node->safe_psql('postgres',
+			"SELECT docs, terms, postings FROM gpuir_index_info('docs_par')"),
+		$serial_info, "$what: a new parallel build has the serial build's counts");
+	$node->safe_psql('postgres', "SELECT gpuir_verify('docs_par')");
+	pass("$what: gpuir_verify of the new build passes");
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM generate_series(1, 30) q,
+		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) a
+		           FROM gpuir_search('docs_serial', 'w' || q || ' w' || (q * 37), $k, 'or')) s,
+		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) b
+		           FROM gpuir_search('docs_par', 'w' || q || ' w' || (q * 37), $k, 'or')) p
+		WHERE a IS DISTINCT FROM b}), '0', "$what: the same top-${k}s as the serial build");
+}
+
 # check_rebuild($what): the table intact, then a parallel build matches the serial one
 sub check_rebuild
 {
@@ -143,18 +162,7 @@ sub check_rebuild
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM docs'), $rows,
 		"$what: the table holds all its rows");
 	$node->safe_psql('postgres', $build);
-	is($node->safe_psql('postgres',
-			"SELECT docs, terms, postings FROM gpuir_index_info('docs_par')"),
-		$serial_info, "$what: a new parallel build has the serial build's counts");
-	$node->safe_psql('postgres', "SELECT gpuir_verify('docs_par')");
-	pass("$what: gpuir_verify of the new build passes");
-	is($node->safe_psql('postgres', q{
-		SELECT count(*) FROM generate_series(1, 30) q,
-		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) a
-		           FROM gpuir_search('docs_serial', 'w' || q || ' w' || (q * 37), 10, 'or')) s,
-		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) b
-		           FROM gpuir_search('docs_par', 'w' || q || ' w' || (q * 37), 10, 'or')) p
-		WHERE a IS DISTINCT FROM b}), '0', "$what: the same top-10s as the serial build");
+	same_as_serial($what, 10);
 	$node->safe_psql('postgres', 'DROP INDEX docs_par');
 }
 
@@ -201,18 +209,7 @@ sub check_rebuild
 	is($ret, 0, 'a parallel build past maintenance_work_mem succeeds');
 	like($err, qr/with parallel workers/, 'it ran with a parallel worker');
 	like($err, qr/built from \d+ sorted runs of postings/, "the leader's builder spilled sorted runs");
-	is($node->safe_psql('postgres',
-			"SELECT docs, terms, postings FROM gpuir_index_info('docs_par')"),
-		$serial_info, "past maintenance_work_mem: the serial build's counts");
-	$node->safe_psql('postgres', "SELECT gpuir_verify('docs_par')");
-	pass('past maintenance_work_mem: gpuir_verify passes');
-	is($node->safe_psql('postgres', q{
-		SELECT count(*) FROM generate_series(1, 30) q,
-		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) a
-		           FROM gpuir_search('docs_serial', 'w' || q || ' w' || (q * 37), 1000, 'or')) s,
-		  LATERAL (SELECT array_agg(ctid::text || float4send(score)::text ORDER BY score DESC, ctid) b
-		           FROM gpuir_search('docs_par', 'w' || q || ' w' || (q * 37), 1000, 'or')) p
-		WHERE a IS DISTINCT FROM b}), '0', 'past maintenance_work_mem: the same top-1000s');
+	same_as_serial('past maintenance_work_mem', 1000);
 	$node->safe_psql('postgres', 'DROP INDEX docs_par');
 }
 
