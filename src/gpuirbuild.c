@@ -595,8 +595,9 @@ gpuirbuildphasename(int64 phasenum)
 
 /*
  * gpuirbuild: tokenize every row of the heap with the index's text search
- * configuration (in parallel when max_parallel_maintenance_workers allows:
- * scan_parallel), build one segment in memory and write it (src/README).
+ * configuration and write one segment (src/README): serially with one
+ * builder, or in parallel when max_parallel_maintenance_workers allows
+ * (build_parallel: a builder per participant, merged by the leader).
  * Raises 42704 for an unknown text_config.
  */
 IndexBuildResult *
