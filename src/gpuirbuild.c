@@ -167,7 +167,6 @@ typedef struct GpuirBuildState
 	uint16		weights[INDEX_MAX_KEYS];	/* the metapage's (0 reads as 1) */
 	int			natts;
 	MemoryContext tmpcxt;		/* reset after every tuple */
-	double		indtuples;
 	int64		scanned;		/* rows seen, for progress */
 	bool		is_worker;		/* a parallel worker: progress goes to shared_scanned */
 	pg_atomic_uint64 *shared_scanned;	/* a parallel build's rows_scanned */
@@ -198,11 +197,7 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	old = MemoryContextSwitchTo(bs->tmpcxt);
 	/* NULL documents (every column NULL) are not indexed */
 	if (GpuirTokenizeRow(bs->cfg_id, bs->weights, bs->natts, values, isnull, &doc))
-	{
 		GpuirBuilderAddTerms(bs->builder, tid, &doc);
-		if (doc.nterms > 0)
-			bs->indtuples += 1;
-	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpcxt);
 }
@@ -546,12 +541,10 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	src[0].nterms = GpuirBuilderNumTerms(bs->builder);
 	src[0].next = builder_next;
 	src[0].arg = bs->builder;
-	bs->indtuples = src[0].ndocs;
 	for (int i = 0; i < nlaunched; i++)
 	{
 		qs[i].mq = mqs[i];
 		queue_source(&qs[i], &src[i + 1]);
-		bs->indtuples += src[i + 1].ndocs;
 	}
 	bs->have = GpuirWriteMerged(index, 1, meta->k1, meta->b, src, nlaunched + 1, true,
 								&bs->seg, &bs->total_dl);
@@ -675,7 +668,8 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
-	result->index_tuples = bs.indtuples;
+	/* the documents indexed: every row with an indexed lexeme */
+	result->index_tuples = have ? bs.seg.ndocs : 0;
 	return result;
 }
 

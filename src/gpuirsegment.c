@@ -409,7 +409,7 @@ check_stream_size(ByteBuf *bb)
  * merge input).
  */
 static void
-encode_list(Relation index, const LexKey *lk, GpuirPosting *list, uint64 n,
+encode_list(Relation index, const LexKey *lk, const GpuirPosting *list, uint64 n,
 			const uint32 *dl_by_docid, float4 k1, float4 bparam, double avgdl,
 			ByteBuf *bb, uint32 *nblocks)
 {
@@ -475,7 +475,7 @@ spill_run(GpuirBuilder *b)
 	uint64	   *at;
 	uint32	   *present;
 	uint32		npresent = 0;
-	GpuirPosting	   *post;
+	GpuirPosting *post;
 	BufFile    *f;
 	RunChunk	end = {RUN_END, 0};
 	uint64		off = 0;
