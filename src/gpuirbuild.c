@@ -144,6 +144,7 @@ typedef struct MsgHead
 	uint32		kind;			/* MSG_HEAD */
 	uint32		ndocs;
 	uint32		nterms;
+	uint32		nruns;			/* sorted runs its builder spilled */
 } MsgHead;
 
 typedef struct MsgDocs
@@ -170,7 +171,8 @@ typedef struct GpuirBuildState
 	int64		scanned;		/* rows seen, for progress */
 	bool		is_worker;		/* a parallel worker: progress goes to shared_scanned */
 	pg_atomic_uint64 *shared_scanned;	/* a parallel build's rows_scanned */
-	/* a parallel build's leader: the segment it wrote */
+	/* a parallel build's leader: the workers' sorted runs, the segment it wrote */
+	int			worker_runs;
 	bool		have;
 	GpuirSegmentData seg;
 	uint64		total_dl;
@@ -219,7 +221,7 @@ export_to_leader(GpuirBuilder *b, Relation index, shm_mq_handle *mq)
 	ItemPointerData *tids;
 	uint32	   *dls;
 	uint32		ndocs = GpuirBuilderExportBegin(b, index, &tids, &dls);
-	MsgHead		head = {MSG_HEAD, ndocs, GpuirBuilderNumTerms(b)};
+	MsgHead		head = {MSG_HEAD, ndocs, GpuirBuilderNumTerms(b), (uint32) GpuirBuilderRuns(b)};
 	StringInfoData msg;
 	const char *lexeme;
 	uint16		len;
@@ -396,8 +398,8 @@ builder_next(void *arg, const char **lexeme, uint16 *len, GpuirPosting **list, u
 	return GpuirBuilderExportNext((GpuirBuilder *) arg, lexeme, len, list, n);
 }
 
-/* queue_source: read a worker's header and documents into src */
-static void
+/* queue_source: read a worker's header and documents into src; returns its runs */
+static int
 queue_source(QueueSource *q, GpuirSegmentSource *src)
 {
 	Size		nbytes;
@@ -437,6 +439,7 @@ queue_source(QueueSource *q, GpuirSegmentSource *src)
 	src->nterms = head.nterms;
 	src->next = queue_next;
 	src->arg = q;
+	return (int) head.nruns;
 }
 
 /*
@@ -544,7 +547,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	for (int i = 0; i < nlaunched; i++)
 	{
 		qs[i].mq = mqs[i];
-		queue_source(&qs[i], &src[i + 1]);
+		bs->worker_runs += queue_source(&qs[i], &src[i + 1]);
 	}
 	bs->have = GpuirWriteMerged(index, 1, meta->k1, meta->b, src, nlaunched + 1, true,
 								&bs->seg, &bs->total_dl);
@@ -641,10 +644,11 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL, &bs.seg);
 		bs.total_dl = GpuirBuilderTotalDl(bs.builder);
 	}
-	if (GpuirBuilderRuns(bs.builder) > 0)
+	if (GpuirBuilderRuns(bs.builder) + bs.worker_runs > 0)
 		ereport(DEBUG1,
 				(errmsg_internal("gpuir: index \"%s\" built from %d sorted runs of postings in temporary files",
-								 RelationGetRelationName(index), GpuirBuilderRuns(bs.builder)),
+								 RelationGetRelationName(index),
+								 GpuirBuilderRuns(bs.builder) + bs.worker_runs),
 				 errdetail_internal("maintenance_work_mem is %d kB.", maintenance_work_mem)));
 	if (have)
 	{
