@@ -22,6 +22,7 @@
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/shm_mq.h"
 #include "storage/smgr.h"
@@ -466,7 +467,13 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	uint32	   *dls;
 	int			nlaunched;
 	Size		share;
+	instr_time	t0,
+				t_scan,
+				t_export,
+				t_docs,
+				t_end;
 
+	INSTR_TIME_SET_CURRENT(t0);
 	EnterParallelMode();
 	pcxt = CreateParallelContext("gpuir", "gpuir_parallel_build_main", nworkers);
 	snapshot = indexInfo->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
@@ -534,6 +541,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   gpuir_build_callback, bs, scan);
+	INSTR_TIME_SET_CURRENT(t_scan);
 
 	/* every participant's export, merged into the segment */
 	src = palloc0(sizeof(GpuirSegmentSource) * (nlaunched + 1));
@@ -544,14 +552,27 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	src[0].nterms = GpuirBuilderNumTerms(bs->builder);
 	src[0].next = builder_next;
 	src[0].arg = bs->builder;
+	INSTR_TIME_SET_CURRENT(t_export);
 	for (int i = 0; i < nlaunched; i++)
 	{
 		qs[i].mq = mqs[i];
 		bs->worker_runs += queue_source(&qs[i], &src[i + 1]);
 	}
+	INSTR_TIME_SET_CURRENT(t_docs);
 	bs->have = GpuirWriteMerged(index, 1, meta->k1, meta->b, src, nlaunched + 1, true,
 								&bs->seg, &bs->total_dl);
 	GpuirBuilderExportEnd(bs->builder);
+	INSTR_TIME_SET_CURRENT(t_end);
+	INSTR_TIME_SUBTRACT(t_end, t_docs);
+	INSTR_TIME_SUBTRACT(t_docs, t_export);
+	INSTR_TIME_SUBTRACT(t_export, t_scan);
+	INSTR_TIME_SUBTRACT(t_scan, t0);
+	ereport(DEBUG1,
+			(errmsg_internal("gpuir: parallel build of \"%s\": leader's scan %.3f s, its export %.3f s, "
+							 "waiting for the workers' documents %.3f s, merge and write %.3f s",
+							 RelationGetRelationName(index), INSTR_TIME_GET_DOUBLE(t_scan),
+							 INSTR_TIME_GET_DOUBLE(t_export), INSTR_TIME_GET_DOUBLE(t_docs),
+							 INSTR_TIME_GET_DOUBLE(t_end))));
 
 	WaitForParallelWorkersToFinish(pcxt);
 	reltuples += shared->reltuples;

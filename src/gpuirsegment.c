@@ -24,6 +24,7 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "storage/buffile.h"
 #include "storage/itemptr.h"
 #include "utils/memutils.h"
@@ -1072,7 +1073,12 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 	uint32		nblocks = 0;
 	uint64		npostings = 0;
 	double		avgdl;
+	instr_time	t0,
+				t_docs,
+				t_lists,
+				t_end;
 
+	INSTR_TIME_SET_CURRENT(t0);
 	for (int s = 0; s < nsrc; s++)
 	{
 		ndocs += src[s].ndocs;
@@ -1136,6 +1142,7 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 				 (limit == NULL || tid_less(&src[best].tids[pos[best]], limit)));
 	}
 	avgdl = Max((double) sum_dl / ndocs, 1.0);
+	INSTR_TIME_SET_CURRENT(t_docs);
 
 	/* the lists, merged by lexeme, then by docID */
 	memset(bb, 0, sizeof(bb));
@@ -1249,11 +1256,21 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 			report(on, PROGRESS_CREATEIDX_TUPLES_DONE, (int64) lists_done);
 	}
 	report(on, PROGRESS_CREATEIDX_TUPLES_DONE, (int64) lists_done);
+	INSTR_TIME_SET_CURRENT(t_lists);
 
 	/* docID -> TID, dl */
 	bb_append(&bb[GPUIR_S_TIDS], tids, sizeof(ItemPointerData) * ndocs);
 	bb_append(&bb[GPUIR_S_DOCLENS], dls, sizeof(uint32) * ndocs);
 	write_segment(index, generation, NULL, bb, (uint32) ndocs, nterms, nblocks, npostings, on, seg);
+	INSTR_TIME_SET_CURRENT(t_end);
+	INSTR_TIME_SUBTRACT(t_end, t_lists);
+	INSTR_TIME_SUBTRACT(t_lists, t_docs);
+	INSTR_TIME_SUBTRACT(t_docs, t0);
+	ereport(DEBUG1,
+			(errmsg_internal("gpuir: merged %d sources: documents %.3f s, lists (merged and encoded) %.3f s, "
+							 "pages written %.3f s",
+							 nsrc, INSTR_TIME_GET_DOUBLE(t_docs), INSTR_TIME_GET_DOUBLE(t_lists),
+							 INSTR_TIME_GET_DOUBLE(t_end))));
 	*total_dl = sum_dl;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
