@@ -400,7 +400,8 @@ typedef struct GpuirListCursor
 	uint32		npostings;
 	GpuirBlockHeader *dir;		/* the list's block headers */
 	bool		own_dir;		/* dir was palloc'd by the cursor */
-	bool		has_tfs;		/* tfs[] holds the decoded block's tfs */
+	bool		has_tfs;		/* tfs[] holds the decoded block's tfs, else
+								 * tfr reads them one at a time */
 	uint32	   *ends;			/* payload end offset of each block */
 	int64		decoded;		/* block held in docs/enc, or -1 */
 	int			n;				/* postings in it */
@@ -408,6 +409,7 @@ typedef struct GpuirListCursor
 	uint32		docs[GPUIR_BLOCK_SIZE];
 	uint32		tfs[GPUIR_BLOCK_SIZE];
 	uint8		enc[GPUIR_BLOCK_MAX_BYTES];
+	GpuirCodecTfReader tfr;		/* enc's tf section */
 	GpuirStreamReader payload;
 } GpuirListCursor;
 
@@ -475,11 +477,11 @@ extern int	GpuirListDecode(GpuirListCursor *c, uint32 blk, bool with_tfs);
 extern uint32 GpuirListSeek(const GpuirListCursor *c, uint32 from, uint32 target);
 extern void GpuirListClose(GpuirListCursor *c);
 
-/* the tf of posting i of the block c decoded last (GpuirCodecTf) */
+/* the tf of posting i of the block c decoded last (GpuirCodecTfAt) */
 static inline uint32
 GpuirListTf(const GpuirListCursor *c, int i)
 {
-	return c->has_tfs ? c->tfs[i] : GpuirCodecTf(c->enc, i);
+	return c->has_tfs ? c->tfs[i] : GpuirCodecTfAt(&c->tfr, i);
 }
 
 /* gpuirfree.c: the free space map */

@@ -26,13 +26,6 @@ bit_width(uint32_t v)
 	return v == 0 ? 0 : 32 - __builtin_clz(v);
 }
 
-static inline uint32_t
-load32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | ((uint32_t) p[1] << 8) |
-		((uint32_t) p[2] << 16) | ((uint32_t) p[3] << 24);
-}
-
 static inline void
 store32(uint8_t *p, uint32_t v)
 {
@@ -68,23 +61,6 @@ pack_bits(const uint32_t *vals, int n, int w, uint8_t *out)
 	if (accbits > 0)
 		store32(out + 4 * word++, (uint32_t) acc);
 	return 4 * nwords;
-}
-
-/* value i of width w (w <= 32) from packed words; caller checked bounds */
-static inline uint32_t
-unpack_one(const uint8_t *words, int i, int w)
-{
-	size_t		bit = (size_t) i * w;
-	size_t		wi = bit >> 5;
-	int			off = (int) (bit & 31);
-	uint64_t	v;
-
-	if (w == 0)
-		return 0;
-	v = load32(words + 4 * wi) >> off;
-	if (off + w > 32)
-		v |= (uint64_t) load32(words + 4 * (wi + 1)) << (32 - off);
-	return (uint32_t) (v & ((w == 32) ? 0xFFFFFFFFu : (((uint64_t) 1 << w) - 1)));
 }
 
 /*
@@ -225,13 +201,13 @@ decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals)
 	int			last = -1;
 
 	for (int i = 0; i < n; i++)
-		vals[i] = unpack_one(sec, i, w);
+		vals[i] = GpuirCodecUnpackOne(sec, i, w);
 	for (int j = 0; j < e; j++)
 	{
 		if (pos[j] >= n || (int) pos[j] <= last)
 			return GPUIR_CODEC_CORRUPT;
 		last = pos[j];
-		vals[pos[j]] |= unpack_one(high, j, h) << w;
+		vals[pos[j]] |= GpuirCodecUnpackOne(high, j, h) << w;
 	}
 	return GPUIR_CODEC_OK;
 }
@@ -279,28 +255,26 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 	return n;
 }
 
+void
+GpuirCodecTfReaderInit(const uint8_t *in, GpuirCodecTfReader *r)
+{
+	int			n = in[0] + 1;
+
+	r->w = in[4];
+	r->e = in[5];
+	r->h = in[6];
+	r->words = in + GPUIR_BLOCK_HEADER + section_bytes(n, in[1], in[2], in[3]);
+	r->pos = r->words + 4 * (((size_t) n * r->w + 31) / 32);
+	r->high = r->pos + (((size_t) r->e + 3) & ~(size_t) 3);
+}
+
 uint32_t
 GpuirCodecTf(const uint8_t *in, int i)
 {
-	int			n = in[0] + 1;
-	int			w = in[4],
-				e = in[5],
-				h = in[6];
-	const uint8_t *tsec = in + GPUIR_BLOCK_HEADER + section_bytes(n, in[1], in[2], in[3]);
-	const uint8_t *pos = tsec + 4 * (((size_t) n * w + 31) / 32);
-	uint32_t	v = unpack_one(tsec, i, w);
+	GpuirCodecTfReader r;
 
-	for (int j = 0; j < e; j++)
-	{
-		if (pos[j] == i)
-		{
-			v |= unpack_one(pos + (((size_t) e + 3) & ~(size_t) 3), j, h) << w;
-			break;
-		}
-		if (pos[j] > i)
-			break;
-	}
-	return v + 1;
+	GpuirCodecTfReaderInit(in, &r);
+	return GpuirCodecTfAt(&r, i);
 }
 
 int

@@ -105,6 +105,62 @@ extern int	GpuirCodecCheckTf(const uint8_t *in);
 extern uint32_t GpuirCodecTf(const uint8_t *in, int i);
 
 /*
+ * The tf section of an already validated block, located once from its
+ * header (GpuirCodecTfReaderInit), so that a query reading the tfs of
+ * several of the block's postings one at a time (GpuirCodecTfAt, what
+ * GpuirCodecTf does for one) does not parse the header again for each.
+ */
+typedef struct GpuirCodecTfReader
+{
+	const uint8_t *words;		/* the packed tf-1 values, w bits each */
+	const uint8_t *pos;			/* positions of the e exceptions */
+	const uint8_t *high;		/* their bits above w, h bits each */
+	int			w;
+	int			e;
+	int			h;
+} GpuirCodecTfReader;
+
+extern void GpuirCodecTfReaderInit(const uint8_t *in, GpuirCodecTfReader *r);
+
+/* GpuirCodecUnpackOne: value i of a section's words, w bits wide */
+static inline uint32_t
+GpuirCodecUnpackOne(const uint8_t *words, int i, int w)
+{
+	size_t		bit = (size_t) i * w;
+	const uint8_t *p = words + 4 * (bit >> 5);
+	int			off = (int) (bit & 31);
+	uint64_t	v;
+
+	if (w == 0)
+		return 0;
+	v = ((uint32_t) p[0] | ((uint32_t) p[1] << 8) | ((uint32_t) p[2] << 16) |
+		 ((uint32_t) p[3] << 24)) >> off;
+	if (off + w > 32)
+		v |= (uint64_t) ((uint32_t) p[4] | ((uint32_t) p[5] << 8) | ((uint32_t) p[6] << 16) |
+						 ((uint32_t) p[7] << 24)) << (32 - off);
+	return (uint32_t) (v & ((w == 32) ? 0xFFFFFFFFu : (((uint64_t) 1 << w) - 1)));
+}
+
+/* GpuirCodecTfAt: the tf of posting i of r's block */
+static inline uint32_t
+GpuirCodecTfAt(const GpuirCodecTfReader *r, int i)
+{
+	uint32_t	v = GpuirCodecUnpackOne(r->words, i, r->w);
+
+	for (int j = 0; j < r->e; j++)
+	{
+		if (r->pos[j] == i)
+		{
+			v |= GpuirCodecUnpackOne(r->high, j, r->h) << r->w;
+			break;
+		}
+		if (r->pos[j] > i)
+			break;
+	}
+	return v + 1;
+}
+
+/*
  * GpuirCodecBlockImpacts: reduce the (tf, dl) pairs of a block's postings,
  * pairs[0 .. n) (n >= 1; reordered in place), to at most nimpacts pairs
  * that dominate every posting (tf no smaller, dl no larger), left in

@@ -55,6 +55,8 @@ typedef struct Cursor
 	double	   *bmax;			/* block-max score bound of each block */
 	int			blk;			/* block of the current posting (nblocks: done) */
 	int			sblk;			/* block reached by shallow moves (BMW) */
+	double		bcoef;			/* idf (k1 + 1): a bound is bcoef tf / (tf + norm) */
+	uint32		tf;				/* score_doc: the tf of the document scored */
 	int			pos;			/* posting in the decoded block */
 	bool		lazy;			/* in block blk, not decoded: doc is a lower bound */
 	uint32		doc;			/* current docID or GPUIR_DOC_END */
@@ -291,6 +293,21 @@ cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target, bool lazy)
 	c->lazy = false;
 	lo = c->pos;
 	hi = c->list.n - 1;			/* docs[n-1] = last_docid >= target */
+	if (c->list.docs[lo] >= target)
+		hi = lo;
+	else
+	{
+		/* galloping: most moves are short (docs[lo] < target throughout) */
+		int			step = 1;
+
+		while (lo + step < hi && c->list.docs[lo + step] < target)
+		{
+			lo += step;
+			step <<= 1;
+		}
+		hi = Min(lo + step, hi);
+		lo++;
+	}
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
@@ -388,6 +405,7 @@ cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de)
 	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL);
 	c->term = term;
 	c->idf = q->terms[term].idf;
+	c->bcoef = (double) c->idf * ((double) q->sc.k1 + 1.0);
 	c->bmax = palloc(sizeof(double) * c->list.nblocks);
 	for (uint32 i = 0; i < c->list.nblocks; i++)
 	{
@@ -603,7 +621,6 @@ static void
 score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 {
 	uint32		dl;
-	uint32		tfs[GPUIR_MAX_QUERY_TERMS];
 	uint32		sum_tf = 0;
 	float4		score = 0.0f;
 	ItemPointerData tid;
@@ -611,8 +628,8 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	for (int i = 0; i < ncur; i++)
 		if (cur[i]->doc == doc)
 		{
-			tfs[i] = GpuirListTf(&cur[i]->list, cur[i]->pos);
-			sum_tf += tfs[i];
+			cur[i]->tf = GpuirListTf(&cur[i]->list, cur[i]->pos);
+			sum_tf += cur[i]->tf;
 		}
 	GpuirLastQueryStats.docs_scored++;
 
@@ -623,18 +640,22 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	 * With the heap full, a bound at a lower bound of the length rejects
 	 * most documents before their length is read (a random access): the
 	 * length code's floor, and in any case the sum of the query terms' tfs
-	 * (dl counts every lexeme occurrence, GpuirTokenize).
+	 * (dl counts every lexeme occurrence, GpuirTokenize).  The bound is
+	 * GpuirBM25Bound's formula with the query's constants taken out
+	 * (bcoef, norm_a, norm_b): one division per term.
 	 */
 	if (q->nheap == q->k)
 	{
 		double		bound = 0.0;
 		uint32		dl_low = sum_tf;
+		double		norm;
 
 		if (q->lens != NULL)
 			dl_low = Max(dl_low, dl_floor[q->lens->dl_code[doc]]);
+		norm = q->norm_a + q->norm_b * (double) dl_low;
 		for (int i = 0; i < ncur; i++)
 			if (cur[i]->doc == doc)
-				bound += GpuirBM25Bound(cur[i]->idf, tfs[i], dl_low, &q->sc);
+				bound += cur[i]->bcoef * (double) cur[i]->tf / ((double) cur[i]->tf + norm);
 		if (!bound_passes(q, bound))
 			return;
 	}
@@ -644,7 +665,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		GpuirStreamRead(&q->dls, doc * sizeof(uint32), &dl, sizeof(uint32));
 	for (int i = 0; i < ncur; i++)
 		if (cur[i]->doc == doc)
-			score += GpuirBM25(cur[i]->idf, tfs[i], dl, &q->sc);
+			score += GpuirBM25(cur[i]->idf, cur[i]->tf, dl, &q->sc);
 	if (q->nheap == q->k && score < q->topk[0].score)
 		return;
 	if (q->lens != NULL)
@@ -1721,6 +1742,8 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->sc.b = q->meta.b;
 	q->sc.N = ndocs;
 	q->sc.avgdl = (float4) ((double) total_dl / (double) ndocs);
+	q->norm_a = (double) q->sc.k1 * (1.0 - q->sc.b);
+	q->norm_b = (double) q->sc.k1 * q->sc.b / q->sc.avgdl;
 	for (int t = 0; t < q->nterms; t++)
 		q->terms[t].idf = GpuirIdf(q->sc.N, Min(q->terms[t].df, q->sc.N));
 

@@ -121,6 +121,8 @@ GpuirListDecode(GpuirListCursor *c, uint32 blk, bool with_tfs)
 							   c->docs, with_tfs ? c->tfs : NULL);
 	if (why != NULL)
 		list_corrupt(c, blk, why);
+	if (!with_tfs)
+		GpuirCodecTfReaderInit(c->enc, &c->tfr);
 	c->decoded = blk;
 	c->has_tfs = with_tfs;
 	c->n = GpuirListBlockPostings(c->npostings, blk);
