@@ -373,7 +373,8 @@ typedef struct GpuirScoring
 
 /*
  * a byte-stream reader: it keeps the last page pinned, and a copy of the
- * last page it read twice (GpuirStreamRead)
+ * last page it read twice (GpuirStreamRead; the copy's memory is taken on
+ * the first such read, and returned by GpuirStreamReaderEnd)
  */
 typedef struct GpuirStreamReader
 {
@@ -383,7 +384,8 @@ typedef struct GpuirStreamReader
 	Buffer		buf;
 	BlockNumber blkno;			/* the pinned page */
 	BlockNumber copy_blkno;		/* the page whose contents copy holds */
-	char		copy[GPUIR_PAGE_DATA];
+	char	   *copy;			/* GPUIR_PAGE_DATA bytes in cxt, or NULL */
+	MemoryContext cxt;			/* CurrentMemoryContext of GpuirStreamReaderInit */
 } GpuirStreamReader;
 
 /*

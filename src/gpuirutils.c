@@ -524,6 +524,8 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 	r->buf = InvalidBuffer;
 	r->blkno = InvalidBlockNumber;
 	r->copy_blkno = InvalidBlockNumber;
+	r->copy = NULL;
+	r->cxt = CurrentMemoryContext;
 }
 
 /*
@@ -575,6 +577,8 @@ GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len)
 		GpuirCheckStreamTag(r->index, page, blk, r->tag);
 		if (again)
 		{
+			if (r->copy == NULL)
+				r->copy = MemoryContextAlloc(r->cxt, GPUIR_PAGE_DATA);
 			memcpy(r->copy, PageGetContents(page), GPUIR_PAGE_DATA);
 			r->copy_blkno = blk;
 		}
@@ -594,6 +598,9 @@ GpuirStreamReaderEnd(GpuirStreamReader *r)
 	r->buf = InvalidBuffer;
 	r->blkno = InvalidBlockNumber;
 	r->copy_blkno = InvalidBlockNumber;
+	if (r->copy != NULL)
+		pfree(r->copy);
+	r->copy = NULL;
 }
 
 /* GpuirStreamReadAll: stream kind of seg, palloc'd in the current context */
