@@ -297,7 +297,7 @@ cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target, bool lazy)
 		hi = lo;
 	else
 	{
-		/* galloping: most moves are short (docs[lo] < target throughout) */
+		/* gallop from pos (most moves are short), then search the last step */
 		int			step = 1;
 
 		while (lo + step < hi && c->list.docs[lo + step] < target)
