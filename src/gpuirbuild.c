@@ -567,7 +567,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	INSTR_TIME_SUBTRACT(t_docs, t_export);
 	INSTR_TIME_SUBTRACT(t_export, t_scan);
 	INSTR_TIME_SUBTRACT(t_scan, t0);
-	ereport(DEBUG1,
+	ereport(DEBUG2,
 			(errmsg_internal("gpuir: parallel build of \"%s\": leader's scan %.3f s, its export %.3f s, "
 							 "waiting for the workers' documents %.3f s, merge and write %.3f s",
 							 RelationGetRelationName(index), INSTR_TIME_GET_DOUBLE(t_scan),

@@ -1266,7 +1266,7 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 	INSTR_TIME_SUBTRACT(t_end, t_lists);
 	INSTR_TIME_SUBTRACT(t_lists, t_docs);
 	INSTR_TIME_SUBTRACT(t_docs, t0);
-	ereport(DEBUG1,
+	ereport(DEBUG2,
 			(errmsg_internal("gpuir: merged %d sources: documents %.3f s, lists (merged and encoded) %.3f s, "
 							 "pages written %.3f s",
 							 nsrc, INSTR_TIME_GET_DOUBLE(t_docs), INSTR_TIME_GET_DOUBLE(t_lists),
