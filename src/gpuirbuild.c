@@ -437,6 +437,7 @@ queue_source(QueueSource *q, GpuirSegmentSource *src)
 	src->ndocs = head.ndocs;
 	src->tids = tids;
 	src->dls = dls;
+	src->own_docs = true;		/* the merge frees them */
 	src->nterms = head.nterms;
 	src->next = queue_next;
 	src->arg = q;

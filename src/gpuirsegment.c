@@ -1142,6 +1142,15 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 				 (limit == NULL || tid_less(&src[best].tids[pos[best]], limit)));
 	}
 	avgdl = Max((double) sum_dl / ndocs, 1.0);
+	/* what stays of a source's documents is its docID map */
+	for (int s = 0; s < nsrc; s++)
+		if (src[s].own_docs)
+		{
+			pfree((void *) src[s].tids);
+			pfree((void *) src[s].dls);
+			src[s].tids = NULL;
+			src[s].dls = NULL;
+		}
 	INSTR_TIME_SET_CURRENT(t_docs);
 
 	/* the lists, merged by lexeme, then by docID */
