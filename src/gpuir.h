@@ -565,16 +565,15 @@ extern void GpuirBuilderExportEnd(GpuirBuilder *b);
  * One input of GpuirWriteMerged: the documents of a builder's export, in
  * heap TID order (their positions are its docIDs), and a function giving
  * its lists in dictionary order (lexeme, postings with ascending docIDs of
- * its own; valid until the next call; false after the last).  With
- * own_docs, tids and dls are palloc'd for the merge alone, which frees them
- * once the documents are merged (NULL then).
+ * its own; valid until the next call; false after the last).  tids and dls
+ * are palloc'd and given to the merge, which frees them once the documents
+ * are merged (NULL then).
  */
 typedef struct GpuirSegmentSource
 {
 	uint32		ndocs;
 	const ItemPointerData *tids;
 	const uint32 *dls;
-	bool		own_docs;
 	uint32		nterms;			/* lists it gives (progress) */
 	bool		(*next) (void *arg, const char **lexeme, uint16 *len,
 						 GpuirPosting **list, uint64 *n);

@@ -242,6 +242,8 @@ export_to_leader(GpuirBuilder *b, Relation index, shm_mq_handle *mq)
 		appendBinaryStringInfo(&msg, (char *) (dls + d), sizeof(uint32) * md.count);
 		msg_send(mq, msg.data, msg.len);
 	}
+	pfree(tids);
+	pfree(dls);
 	while (GpuirBuilderExportNext(b, &lexeme, &len, &list, &n))
 	{
 		uint64		i = 0;
@@ -437,7 +439,6 @@ queue_source(QueueSource *q, GpuirSegmentSource *src)
 	src->ndocs = head.ndocs;
 	src->tids = tids;
 	src->dls = dls;
-	src->own_docs = true;		/* the merge frees them */
 	src->nterms = head.nterms;
 	src->next = queue_next;
 	src->arg = q;
@@ -471,8 +472,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	instr_time	t0,
 				t_scan,
 				t_export,
-				t_docs,
-				t_end;
+				t_docs;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	EnterParallelMode();
@@ -560,20 +560,18 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 		bs->worker_runs += queue_source(&qs[i], &src[i + 1]);
 	}
 	INSTR_TIME_SET_CURRENT(t_docs);
-	bs->have = GpuirWriteMerged(index, 1, meta->k1, meta->b, src, nlaunched + 1, true,
-								&bs->seg, &bs->total_dl);
-	GpuirBuilderExportEnd(bs->builder);
-	INSTR_TIME_SET_CURRENT(t_end);
-	INSTR_TIME_SUBTRACT(t_end, t_docs);
 	INSTR_TIME_SUBTRACT(t_docs, t_export);
 	INSTR_TIME_SUBTRACT(t_export, t_scan);
 	INSTR_TIME_SUBTRACT(t_scan, t0);
+	/* the merge's own line follows with its phases (GpuirWriteMerged) */
 	ereport(DEBUG2,
 			(errmsg_internal("gpuir: parallel build of \"%s\": leader's scan %.3f s, its export %.3f s, "
-							 "waiting for the workers' documents %.3f s, merge and write %.3f s",
+							 "waiting for the workers' documents %.3f s",
 							 RelationGetRelationName(index), INSTR_TIME_GET_DOUBLE(t_scan),
-							 INSTR_TIME_GET_DOUBLE(t_export), INSTR_TIME_GET_DOUBLE(t_docs),
-							 INSTR_TIME_GET_DOUBLE(t_end))));
+							 INSTR_TIME_GET_DOUBLE(t_export), INSTR_TIME_GET_DOUBLE(t_docs))));
+	bs->have = GpuirWriteMerged(index, 1, meta->k1, meta->b, src, nlaunched + 1, true,
+								&bs->seg, &bs->total_dl);
+	GpuirBuilderExportEnd(bs->builder);
 
 	WaitForParallelWorkersToFinish(pcxt);
 	reltuples += shared->reltuples;

@@ -926,11 +926,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	list_begin(b);
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
 	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
-	while (list_next(b, &lk, &list, &n))
+	for (uint32 t = 0; list_next(b, &lk, &list, &n); t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if ((b->it.t % 1024) == 1)
-			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, b->it.t - 1);
+		if ((t % 1024) == 0)
+			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
 		encode_list(index, lk, list, n, dl_by_docid, k1, bparam, avgdl, bb, &nblocks);
 		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
 		npostings += n;
@@ -956,8 +956,8 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
  * GpuirBuilderExportBegin: what the builder collected, in the order of a
  * segment, for GpuirWriteMerged (a parallel build's worker): returns the
  * number of documents and sets *tids and *dls to them in heap TID order
- * (their docIDs are their positions; the arrays live as long as the
- * builder).  GpuirBuilderExportNext then gives each term's list in
+ * (their docIDs are their positions; palloc'd copies, the caller's to free,
+ * as GpuirWriteMerged does).  GpuirBuilderExportNext then gives each term's list in
  * dictionary order, and GpuirBuilderExportEnd ends.  Raises
  * ERRCODE_INDEX_CORRUPTED for a TID added twice.
  */
@@ -1144,13 +1144,12 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 	avgdl = Max((double) sum_dl / ndocs, 1.0);
 	/* what stays of a source's documents is its docID map */
 	for (int s = 0; s < nsrc; s++)
-		if (src[s].own_docs)
-		{
-			pfree((void *) src[s].tids);
-			pfree((void *) src[s].dls);
-			src[s].tids = NULL;
-			src[s].dls = NULL;
-		}
+	{
+		pfree((void *) src[s].tids);
+		pfree((void *) src[s].dls);
+		src[s].tids = NULL;
+		src[s].dls = NULL;
+	}
 	INSTR_TIME_SET_CURRENT(t_docs);
 
 	/* the lists, merged by lexeme, then by docID */
