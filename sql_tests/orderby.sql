@@ -122,6 +122,36 @@ INSERT INTO ob_docs VALUES (6001, 'amber yarrow amber yarrow'), (6002, 'yarrow')
 SELECT id FROM ob_docs ORDER BY body <@> 'amber yarrow' LIMIT 1;
 SELECT * FROM ob_compare();
 
+-- JIT: scripts/test runs this suite with jit = off (other files' reference
+-- queries pass jit_above_cost, and compiling them costs seconds); here every
+-- expression is compiled (where the server was built with LLVM, as Debian's
+-- PostgreSQL 15 is), and the scan and gpuir_search give the same rows and
+-- scores as without
+CREATE TEMP TABLE ob_nojit AS
+  SELECT row_number() OVER () AS n, id, d
+  FROM (SELECT id, body <@> 'amber yarrow' AS d FROM ob_docs
+        ORDER BY body <@> 'amber yarrow' LIMIT 20) x;
+CREATE TEMP TABLE ob_nojit_search AS
+  SELECT ctid AS rid, score FROM gpuir_search('ob_idx', 'amber yarrow', 20, 'bmw');
+SET jit = on;
+SET jit_above_cost = 0;
+SET jit_inline_above_cost = 0;
+SET jit_optimize_above_cost = 0;
+SELECT (SELECT array_agg(id || ':' || float8send(d)::text ORDER BY n)
+        FROM (SELECT row_number() OVER () AS n, id, d
+              FROM (SELECT id, body <@> 'amber yarrow' AS d FROM ob_docs
+                    ORDER BY body <@> 'amber yarrow' LIMIT 20) x) y)
+     = (SELECT array_agg(id || ':' || float8send(d)::text ORDER BY n) FROM ob_nojit) AS scan_same_under_jit,
+       (SELECT array_agg(ctid::text || ':' || float4send(score)::text ORDER BY score DESC, ctid)
+        FROM gpuir_search('ob_idx', 'amber yarrow', 20, 'bmw'))
+     = (SELECT array_agg(rid::text || ':' || float4send(score)::text ORDER BY score DESC, rid)
+        FROM ob_nojit_search) AS search_same_under_jit,
+       (SELECT count(*) FROM ob_nojit) AS n;
+RESET jit;
+RESET jit_above_cost;
+RESET jit_inline_above_cost;
+RESET jit_optimize_above_cost;
+
 -- the operator has no meaning outside a gpuir index scan
 \set VERBOSITY sqlstate
 SELECT body <@> 'amber' FROM ob_docs WHERE id = 1;
