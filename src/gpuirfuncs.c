@@ -278,6 +278,7 @@ search_batch_put(ReturnSetInfo *rsinfo, Relation heap, Relation index,
 	}
 	for (int q = 0; q < nq; q++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		pgstat_count_index_scan(index);
 		pgstat_count_index_tuples(index, counts[q]);
 		put_results(rsinfo, results[q], counts[q], pos[q]);

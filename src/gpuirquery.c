@@ -265,8 +265,11 @@ run_queries(GpuirQuery **qs, int n, GpuirMode mode)
 		run_queries_counted(qs, n, mode);
 		/* an invisible row among a deferred top-k: that query again, checked */
 		for (int i = 0; i < n; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
 			if (!GpuirQueryCheckVisible(qs[i]))
 				GpuirQueryRunCpu(qs[i], mode);
+		}
 	}
 	PG_FINALLY();
 	{
@@ -335,7 +338,11 @@ GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 	}
 	run_queries(qp, nq, mode);
 	for (int i = 0; i < nq; i++)
+	{
+		/* each one fetches its rows from the table: a batch's can take long */
+		CHECK_FOR_INTERRUPTS();
 		counts[i] = GpuirQueryFinish(&qs[i], caller, &results[i]);
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
