@@ -1,6 +1,7 @@
 --
--- parallel_build: CREATE INDEX with parallel workers (a parallel table scan,
--- the workers tokenizing and the leader building) gives the same index as a
+-- parallel_build: CREATE INDEX with parallel workers (a parallel table scan;
+-- every participant tokenizes its share and encodes one range of the
+-- dictionary, the leader appends the ranges) gives the same index as a
 -- serial build: same counts, gpuir_verify clean, the same rows and score
 -- bits for every query and mode; rows deleted but not vacuumed, NULL and
 -- stopword-only rows included.  The DEBUG1 line shows that workers ran (how
@@ -106,9 +107,9 @@ FROM gpuir_index_info('pb_serial') s, gpuir_index_info('pb_spilled') p;
 SELECT m.mode, pg_temp.pb_mismatches('pb_serial', 'pb_spilled', m.mode) AS mismatches
 FROM (VALUES ('and'), ('or'), ('bmw')) m(mode) ORDER BY m.mode;
 
--- a parallel build whose lists come from the workers in parts: 'common' is
--- in every row, more than 8192 postings (a part) in each participant's
--- share.  The index is the same as a serial build's.  (Workers that spill
+-- a parallel build whose long lists are merged by docID from every
+-- participant's share: 'common' is in every row, w0..w96 in every 97th.
+-- The index is the same as a serial build's.  (Workers that spill
 -- sorted runs are not run here: plan_create_index_workers gives a build
 -- workers only with 32MB of maintenance_work_mem per participant.)
 CREATE TABLE pb_common (id int, body text) WITH (autovacuum_enabled = off);

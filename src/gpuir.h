@@ -21,6 +21,8 @@
 #include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
+#include "port/atomics.h"
+#include "storage/buffile.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "tsearch/ts_type.h"
@@ -562,27 +564,70 @@ extern bool GpuirBuilderExportNext(GpuirBuilder *b, const char **lexeme, uint16 
 extern void GpuirBuilderExportEnd(GpuirBuilder *b);
 
 /*
- * One input of GpuirWriteMerged: the documents of a builder's export, in
- * heap TID order (their positions are its docIDs), and a function giving
- * its lists in dictionary order (lexeme, postings with ascending docIDs of
- * its own; valid until the next call; false after the last).  tids and dls
- * are palloc'd and given to the merge, which frees them once the documents
- * are merged (NULL then).
+ * The documents of a builder's export (GpuirBuilderExportBegin), in heap TID
+ * order (their positions are its docIDs), as GpuirMergeDocs takes them.
+ * tids and dls are palloc'd and given to the merge, which frees them
+ * (NULL then).
  */
 typedef struct GpuirSegmentSource
 {
 	uint32		ndocs;
 	const ItemPointerData *tids;
 	const uint32 *dls;
-	uint32		nterms;			/* lists it gives (progress) */
-	bool		(*next) (void *arg, const char **lexeme, uint16 *len,
-						 GpuirPosting **list, uint64 *n);
-	void	   *arg;
 } GpuirSegmentSource;
 
-extern bool GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
-							 GpuirSegmentSource *src, int nsrc, bool report,
-							 GpuirSegmentData *seg, uint64 *total_dl);
+extern uint64 GpuirMergeDocs(Relation index, GpuirSegmentSource *src, int nsrc,
+							 ItemPointerData **tids, uint32 **dls, uint32 **newdoc,
+							 uint64 *sum_dl);
+
+/* a posting of a merged list: segment docID, tf and the document's dl */
+typedef struct GpuirPostingDl
+{
+	uint32		doc;
+	uint32		tf;
+	uint32		dl;
+} GpuirPostingDl;
+
+/*
+ * A source of lists for GpuirListsMerge: next gives its next list in
+ * dictionary order (lexeme, postings ascending by segment docID), valid
+ * until the next call; false after the last.
+ */
+typedef struct GpuirListSource
+{
+	bool		(*next) (void *arg, const char **lexeme, uint16 *len,
+						 GpuirPostingDl **list, uint64 *n);
+	void	   *arg;
+} GpuirListSource;
+
+/*
+ * Encoded lists (gpuirsegment.c): a segment's, or one range of its lexemes
+ * that a parallel build's participant encoded (GpuirListsSave), appended
+ * to the others in dictionary order by the leader (GpuirListsAppend).
+ */
+typedef struct GpuirLists GpuirLists;
+
+typedef struct GpuirListsInfo
+{
+	uint32		nterms;
+	uint32		nblocks;
+	uint64		npostings;
+	uint64		dict_bytes;		/* the streams' sizes */
+	uint64		lexeme_bytes;
+	uint64		blockdir_bytes;
+	uint64		payload_bytes;
+} GpuirListsInfo;
+
+extern GpuirLists *GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile *payload);
+extern void GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
+							pg_atomic_uint64 *lists_done);
+extern const GpuirListsInfo *GpuirListsGetInfo(GpuirLists *ls);
+extern void GpuirListsSave(GpuirLists *ls, BufFile *meta);
+extern void GpuirListsAppend(GpuirLists *ls, Relation index, BufFile *meta, BufFile *payload,
+							 const GpuirListsInfo *info);
+extern void GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation,
+							const ItemPointerData *tids, const uint32 *dls, uint64 ndocs,
+							bool on, GpuirSegmentData *seg);
 
 /*
  * A copy of the insert buffer (gpuirbuffer.c): the live bytes of the

@@ -24,6 +24,8 @@
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
+#include "storage/condition_variable.h"
+#include "storage/sharedfileset.h"
 #include "storage/shm_mq.h"
 #include "storage/smgr.h"
 #include "storage/spin.h"
@@ -99,17 +101,42 @@ init_metapage(Relation index, ForkNumber forknum)
  * _bt_begin_parallel).  Every participant, the leader too, tokenizes the
  * rows of the blocks it gets and inverts them in a segment builder of its
  * own (its share of maintenance_work_mem; past it, sorted runs in temporary
- * files).  When its scan ends, a worker exports its builder through a
- * message queue to the leader: a header, its documents in heap TID order,
- * then its posting lists in dictionary order (GpuirBuilderExport*).  The
- * leader merges its own export and the workers' into the one segment
- * (GpuirWriteMerged: documents by TID, lists by lexeme then docID), so the
- * index is the same as a serial build's.  What stays serial is the merge,
- * the encoding and the writing of the pages.
+ * files).  Then, so that the index is the same as a serial build's:
+ *
+ *   1. documents: each worker sends the leader its documents in heap TID
+ *      order through a message queue; the leader merges them with its own
+ *      by TID (GpuirMergeDocs), which gives every participant's docID map,
+ *      and writes each worker's map to a file of a SharedFileSet (stage
+ *      MAPS; avgdl known);
+ *   2. lists: every participant writes its lists (GpuirBuilderExport*:
+ *      dictionary order), docIDs mapped to the segment's and each posting
+ *      with its document's length, to a file of its own, with a sparse index
+ *      of the lexemes at which its pages begin; the leader cuts the
+ *      dictionary into as many ranges as participants at lexemes of its own
+ *      index, by its lists' bytes (stage RANGES);
+ *   3. ranges: participant r merges the r-th range of every participant's
+ *      lists (by lexeme, then docID) and encodes it (GpuirListsMerge) into
+ *      files of its own;
+ *   4. the leader appends the ranges in order, rebasing their offsets
+ *      (GpuirListsAppend), and writes the segment's pages.
+ *
+ * What stays serial is the merge of the documents, the appending and the
+ * writing of the pages.  Each worker's messages to the leader: MSG_HEAD,
+ * MSG_DOCS until every document is sent (TIDs, then lengths), MSG_WRITTEN
+ * once its lists file is complete, MSG_ENCODED with its range's sizes.
  */
 #define PARALLEL_KEY_GPUIR_SHARED	UINT64CONST(0xA000000000000001)
 #define PARALLEL_KEY_GPUIR_QUEUES	UINT64CONST(0xA000000000000002)
+#define PARALLEL_KEY_GPUIR_SPLITS	UINT64CONST(0xA000000000000003)
 #define GPUIR_BUILD_QUEUE_SIZE		(1024 * 1024)
+#define SPLIT_KEY_MAX		2048	/* bytes of a range's first lexeme kept (a prefix still cuts) */
+#define SPLIT_SLOT			MAXALIGN(sizeof(uint16) + SPLIT_KEY_MAX)
+#define LIST_INDEX_EVERY	8192	/* a lists file's sparse index: an entry per this many bytes */
+
+/* the stages the leader announces (GpuirParallelShared.stage) */
+#define STAGE_SCAN		0
+#define STAGE_MAPS		1		/* docID maps written, avgdl set */
+#define STAGE_RANGES	2		/* every lists file written, ranges cut */
 
 /* what the leader and the workers share (the parallel scan's state follows) */
 typedef struct GpuirParallelShared
@@ -119,26 +146,28 @@ typedef struct GpuirParallelShared
 	Oid			cfg_id;
 	uint16		weights[INDEX_MAX_KEYS];	/* the metapage's */
 	bool		isconcurrent;
+	float4		k1;				/* the metapage's BM25 parameters */
+	float4		b;
 	Size		worker_mem;		/* each worker builder's memory limit, bytes */
+	SharedFileSet fileset;		/* docID maps, lists, encoded ranges */
+	ConditionVariable cv;		/* broadcast when stage advances */
 	slock_t		mutex;
+	int			stage;			/* STAGE_*, under mutex */
+	int			nranges;		/* participants: the leader and the workers launched */
+	double		avgdl;			/* the segment's, from STAGE_MAPS */
 	double		reltuples;		/* the workers' heap tuples, summed */
 	pg_atomic_uint64 rows_scanned;	/* the workers' rows so far, for progress */
+	pg_atomic_uint64 lists_done;	/* participants' lists merged, for progress */
 } GpuirParallelShared;
 
 #define ParallelTableScanFromGpuirShared(shared) \
 	(ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(GpuirParallelShared)))
 
-/*
- * A worker's export, message by message: MSG_HEAD, then MSG_DOCS until
- * every document is sent (TIDs, then lengths), then one or more MSG_LIST
- * per term in dictionary order (a long list in parts, all but the last
- * with more set), then an empty message.
- */
 #define MSG_HEAD	1
 #define MSG_DOCS	2
-#define MSG_LIST	3
+#define MSG_WRITTEN	3
+#define MSG_ENCODED	4
 #define MSG_DOCS_MAX	65536	/* documents per MSG_DOCS */
-#define MSG_LIST_MAX	8192	/* postings per MSG_LIST (64 kB) */
 
 typedef struct MsgHead
 {
@@ -154,13 +183,26 @@ typedef struct MsgDocs
 	uint32		count;
 } MsgDocs;
 
-typedef struct MsgList
+typedef struct MsgEncoded
 {
-	uint32		kind;			/* MSG_LIST; the lexeme's bytes, then count GpuirPosting */
-	uint16		len;
-	bool		more;			/* a part of the same list follows */
+	uint32		kind;			/* MSG_ENCODED (MSG_WRITTEN: kind alone) */
+	GpuirListsInfo info;
+} MsgEncoded;
+
+/* a list in a lists file: the lexeme's bytes, then count GpuirPostingDl */
+typedef struct FileList
+{
 	uint32		count;
-} MsgList;
+	uint16		len;
+} FileList;
+
+/* an entry of a lists file's sparse index: a list's position, its lexeme's bytes follow */
+typedef struct FileIndexEntry
+{
+	int64		offset;			/* BufFileTell's */
+	int32		fileno;
+	uint16		len;
+} FileIndexEntry;
 
 typedef struct GpuirBuildState
 {
@@ -205,65 +247,367 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	MemoryContextReset(bs->tmpcxt);
 }
 
-/* msg_send: one message to the leader (the empty one, the last, flushed) */
+/* msg_send: one message to the leader */
 static void
 msg_send(shm_mq_handle *mq, const void *data, Size nbytes)
 {
-	if (shm_mq_send(mq, nbytes, data, false, nbytes == 0) != SHM_MQ_SUCCESS)
+	if (shm_mq_send(mq, nbytes, data, false, true) != SHM_MQ_SUCCESS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("gpuir parallel build: the leader stopped reading")));
 }
 
-/* export_to_leader: a worker's builder, exported through mq (MSG_*) */
+/* file_name: the name of a file of the build's SharedFileSet: kind and participant */
 static void
-export_to_leader(GpuirBuilder *b, Relation index, shm_mq_handle *mq)
+file_name(char *buf, char kind, int j)
 {
-	ItemPointerData *tids;
-	uint32	   *dls;
-	uint32		ndocs = GpuirBuilderExportBegin(b, index, &tids, &dls);
-	MsgHead		head = {MSG_HEAD, ndocs, GpuirBuilderNumTerms(b), (uint32) GpuirBuilderRuns(b)};
-	StringInfoData msg;
+	snprintf(buf, MAXPGPATH, "gpuir.%c%d", kind, j);
+}
+
+static BufFile *
+file_create(GpuirParallelShared *sh, char kind, int j)
+{
+	char		name[MAXPGPATH];
+
+	file_name(name, kind, j);
+	return BufFileCreateFileSet(&sh->fileset.fs, name);
+}
+
+static BufFile *
+file_open(GpuirParallelShared *sh, char kind, int j)
+{
+	char		name[MAXPGPATH];
+
+	file_name(name, kind, j);
+	return BufFileOpenFileSet(&sh->fileset.fs, name, O_RDONLY, false);
+}
+
+/* set_stage: announce a stage (the leader) */
+static void
+set_stage(GpuirParallelShared *sh, int stage)
+{
+	SpinLockAcquire(&sh->mutex);
+	sh->stage = stage;
+	SpinLockRelease(&sh->mutex);
+	ConditionVariableBroadcast(&sh->cv);
+}
+
+/* wait_stage: wait until the leader has announced stage (a worker) */
+static void
+wait_stage(GpuirParallelShared *sh, int stage)
+{
+	ConditionVariablePrepareToSleep(&sh->cv);
+	for (;;)
+	{
+		int			now;
+
+		SpinLockAcquire(&sh->mutex);
+		now = sh->stage;
+		SpinLockRelease(&sh->mutex);
+		if (now >= stage)
+			break;
+		ConditionVariableSleep(&sh->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+}
+
+/* a participant's lists file being written, and its sparse index */
+typedef struct ListsWriter
+{
+	BufFile    *file;
+	BufFile    *index;
+	uint64		bytes;			/* written so far */
+	uint64		indexed;		/* bytes at the last index entry */
+	uint32		nlists;
+	/* the leader's own: its index entries, kept for cutting the ranges */
+	bool		keep;
+	uint64	   *entry_bytes;
+	char	  **entry_lex;
+	uint16	   *entry_len;
+	int			nentries;
+	int			cap;
+} ListsWriter;
+
+/*
+ * write_lists: participant j's lists (its builder's export, after
+ * GpuirBuilderExportBegin) to its lists file, docID i mapped to map[i] with
+ * dl[i]; ends the export.  With w->keep the index entries stay in w.
+ */
+static void
+write_lists(GpuirBuilder *b, GpuirParallelShared *sh, int j, const uint32 *map,
+			const uint32 *dl, ListsWriter *w)
+{
 	const char *lexeme;
 	uint16		len;
 	GpuirPosting *list;
 	uint64		n;
+	GpuirPostingDl *out = NULL;
+	uint64		out_cap = 0;
 
-	initStringInfo(&msg);
-	msg_send(mq, &head, sizeof(head));
-	for (uint32 d = 0; d < ndocs; d += MSG_DOCS_MAX)
-	{
-		MsgDocs		md = {MSG_DOCS, Min(MSG_DOCS_MAX, ndocs - d)};
-
-		CHECK_FOR_INTERRUPTS();
-		resetStringInfo(&msg);
-		appendBinaryStringInfo(&msg, (char *) &md, sizeof(md));
-		appendBinaryStringInfo(&msg, (char *) (tids + d), sizeof(ItemPointerData) * md.count);
-		appendBinaryStringInfo(&msg, (char *) (dls + d), sizeof(uint32) * md.count);
-		msg_send(mq, msg.data, msg.len);
-	}
-	pfree(tids);
-	pfree(dls);
+	w->file = file_create(sh, 'l', j);
+	w->index = file_create(sh, 'x', j);
 	while (GpuirBuilderExportNext(b, &lexeme, &len, &list, &n))
 	{
-		uint64		i = 0;
+		FileList	fl = {(uint32) n, len};
 
-		do
+		CHECK_FOR_INTERRUPTS();
+		if (w->nlists == 0 || w->bytes - w->indexed >= LIST_INDEX_EVERY)
 		{
-			MsgList		ml = {MSG_LIST, len, n - i > MSG_LIST_MAX, (uint32) Min(MSG_LIST_MAX, n - i)};
+			FileIndexEntry e;
+			off_t		off;
+			int			fileno;
 
-			CHECK_FOR_INTERRUPTS();
-			resetStringInfo(&msg);
-			appendBinaryStringInfo(&msg, (char *) &ml, sizeof(ml));
-			appendBinaryStringInfo(&msg, lexeme, len);
-			appendBinaryStringInfo(&msg, (char *) (list + i), sizeof(GpuirPosting) * ml.count);
-			msg_send(mq, msg.data, msg.len);
-			i += ml.count;
-		} while (i < n);
+			BufFileTell(w->file, &fileno, &off);
+			e.offset = (int64) off;
+			e.fileno = fileno;
+			e.len = len;
+			gpuir_buffile_write(w->index, &e, sizeof(e));
+			gpuir_buffile_write(w->index, lexeme, len);
+			w->indexed = w->bytes;
+			if (w->keep)
+			{
+				if (w->nentries == w->cap)
+				{
+					w->cap = Max(64, w->cap * 2);
+					w->entry_bytes = w->entry_bytes ? repalloc(w->entry_bytes, sizeof(uint64) * w->cap)
+						: palloc(sizeof(uint64) * w->cap);
+					w->entry_lex = w->entry_lex ? repalloc(w->entry_lex, sizeof(char *) * w->cap)
+						: palloc(sizeof(char *) * w->cap);
+					w->entry_len = w->entry_len ? repalloc(w->entry_len, sizeof(uint16) * w->cap)
+						: palloc(sizeof(uint16) * w->cap);
+				}
+				w->entry_bytes[w->nentries] = w->bytes;
+				w->entry_lex[w->nentries] = pnstrdup(lexeme, len);
+				w->entry_len[w->nentries] = len;
+				w->nentries++;
+			}
+		}
+		if (n > out_cap)
+		{
+			out_cap = Max(n, out_cap * 2);
+			out = out ? repalloc_huge(out, sizeof(GpuirPostingDl) * out_cap)
+				: palloc_extended(sizeof(GpuirPostingDl) * out_cap, MCXT_ALLOC_HUGE);
+		}
+		for (uint64 i = 0; i < n; i++)
+		{
+			out[i].doc = map[list[i].doc];
+			out[i].tf = list[i].tf;
+			out[i].dl = dl[list[i].doc];
+		}
+		gpuir_buffile_write(w->file, &fl, sizeof(fl));
+		gpuir_buffile_write(w->file, lexeme, len);
+		gpuir_buffile_write(w->file, out, sizeof(GpuirPostingDl) * n);
+		w->bytes += sizeof(fl) + len + sizeof(GpuirPostingDl) * n;
+		w->nlists++;
 	}
 	GpuirBuilderExportEnd(b);
-	msg_send(mq, NULL, 0);			/* the end */
-	pfree(msg.data);
+	if (out)
+		pfree(out);
+	/* complete: readers may open them */
+	BufFileClose(w->file);
+	BufFileClose(w->index);
+	w->file = w->index = NULL;
+}
+
+/* split_key: the first lexeme of range r (r >= 1) */
+static void
+split_key(const char *splits, int r, const char **lex, uint16 *len)
+{
+	const char *slot = splits + (Size) (r - 1) * SPLIT_SLOT;
+
+	memcpy(len, slot, sizeof(uint16));
+	*lex = slot + sizeof(uint16);
+}
+
+/*
+ * cut_ranges: the first lexemes of ranges 1 .. nranges - 1, chosen among
+ * the leader's index entries so that its lists' bytes split evenly (its
+ * share of the table is a sample of the whole), into splits
+ */
+static void
+cut_ranges(const ListsWriter *w, int nranges, char *splits)
+{
+	int			e = 0;
+
+	for (int r = 1; r < nranges; r++)
+	{
+		uint64		at = w->bytes * r / nranges;
+		char	   *slot = splits + (Size) (r - 1) * SPLIT_SLOT;
+		uint16		len;
+
+		while (e + 1 < w->nentries && w->entry_bytes[e] < at)
+			e++;
+		if (w->nentries == 0)
+			len = 0;			/* no list: every range but the last is empty */
+		else
+			len = Min(w->entry_len[e], SPLIT_KEY_MAX);
+		memcpy(slot, &len, sizeof(uint16));
+		if (len > 0)
+			memcpy(slot + sizeof(uint16), w->entry_lex[e], len);
+	}
+}
+
+/* one participant's lists of one range, read from its lists file (a GpuirListSource) */
+typedef struct RangeReader
+{
+	BufFile    *file;
+	bool		bounded;		/* hi is the next range's first lexeme; else to the end */
+	const char *hi;
+	uint16		hilen;
+	bool		pending;		/* the range's first list, read while seeking */
+	bool		done;
+	char	   *lexeme;
+	Size		lexeme_cap;
+	uint16		len;
+	GpuirPostingDl *list;
+	uint64		cap;
+	uint64		n;
+} RangeReader;
+
+/* range_read: the file's next list into rr; false at its end */
+static bool
+range_read(RangeReader *rr)
+{
+	FileList	fl;
+	size_t		got = BufFileRead(rr->file, &fl, sizeof(fl));
+
+	if (got == 0)
+		return false;
+	if (got != sizeof(fl))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read a gpuir parallel build's lists file: read %zu of %zu bytes",
+						got, sizeof(fl))));
+	if ((Size) fl.len + 1 > rr->lexeme_cap)
+	{
+		rr->lexeme_cap = Max((Size) fl.len + 1, 64);
+		rr->lexeme = rr->lexeme ? repalloc(rr->lexeme, rr->lexeme_cap) : palloc(rr->lexeme_cap);
+	}
+	gpuir_buffile_read(rr->file, rr->lexeme, fl.len);
+	rr->len = fl.len;
+	if (fl.count > rr->cap)
+	{
+		rr->cap = Max((uint64) fl.count, rr->cap * 2);
+		rr->list = rr->list ? repalloc_huge(rr->list, sizeof(GpuirPostingDl) * rr->cap)
+			: palloc_extended(sizeof(GpuirPostingDl) * rr->cap, MCXT_ALLOC_HUGE);
+	}
+	gpuir_buffile_read(rr->file, rr->list, sizeof(GpuirPostingDl) * (Size) fl.count);
+	rr->n = fl.count;
+	return true;
+}
+
+/* range_next: GpuirListSource.next of a RangeReader */
+static bool
+range_next(void *arg, const char **lexeme, uint16 *len, GpuirPostingDl **list, uint64 *n)
+{
+	RangeReader *rr = arg;
+
+	if (rr->done)
+		return false;
+	if (rr->pending)
+		rr->pending = false;
+	else if (!range_read(rr))
+	{
+		rr->done = true;
+		return false;
+	}
+	if (rr->bounded && GpuirLexemeCmp(rr->lexeme, rr->len, rr->hi, rr->hilen) >= 0)
+	{
+		rr->done = true;
+		return false;
+	}
+	*lexeme = rr->lexeme;
+	*len = rr->len;
+	*list = rr->list;
+	*n = rr->n;
+	return true;
+}
+
+/*
+ * range_open: participant j's lists of range r: its lists file, from the
+ * last index entry whose lexeme is below the range's first lexeme on,
+ * skipping the lists before the range
+ */
+static void
+range_open(GpuirParallelShared *sh, const char *splits, int j, int r, RangeReader *rr)
+{
+	memset(rr, 0, sizeof(RangeReader));
+	rr->file = file_open(sh, 'l', j);
+	if (r + 1 < sh->nranges)
+	{
+		rr->bounded = true;
+		split_key(splits, r + 1, &rr->hi, &rr->hilen);
+	}
+	if (r > 0)
+	{
+		const char *lo;
+		uint16		lolen;
+		BufFile    *index = file_open(sh, 'x', j);
+		FileIndexEntry e;
+		int64		seek_off = 0;
+		int			seek_fileno = 0;
+		char	   *lex = palloc(Max(SPLIT_KEY_MAX, PG_UINT16_MAX) + 1);
+
+		split_key(splits, r, &lo, &lolen);
+		/* entries are in dictionary order: the last below lo */
+		while (BufFileRead(index, &e, sizeof(e)) == sizeof(e))
+		{
+			gpuir_buffile_read(index, lex, e.len);
+			if (GpuirLexemeCmp(lex, e.len, lo, lolen) >= 0)
+				break;
+			seek_off = e.offset;
+			seek_fileno = e.fileno;
+		}
+		pfree(lex);
+		BufFileClose(index);
+		if (BufFileSeek(rr->file, seek_fileno, (off_t) seek_off, SEEK_SET) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not seek in a gpuir parallel build's lists file")));
+		for (;;)
+		{
+			if (!range_read(rr))
+			{
+				rr->done = true;
+				break;
+			}
+			if (GpuirLexemeCmp(rr->lexeme, rr->len, lo, lolen) >= 0)
+			{
+				rr->pending = true;
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * encode_range: merge and encode range r of every participant's lists into
+ * ls (stage RANGES announced)
+ */
+static void
+encode_range(GpuirParallelShared *sh, const char *splits, int r, Relation index, GpuirLists *ls)
+{
+	int			n = sh->nranges;
+	RangeReader *rr = palloc(sizeof(RangeReader) * n);
+	GpuirListSource *src = palloc(sizeof(GpuirListSource) * n);
+
+	for (int j = 0; j < n; j++)
+	{
+		range_open(sh, splits, j, r, &rr[j]);
+		src[j].next = range_next;
+		src[j].arg = &rr[j];
+	}
+	GpuirListsMerge(ls, index, src, n, &sh->lists_done);
+	for (int j = 0; j < n; j++)
+	{
+		BufFileClose(rr[j].file);
+		if (rr[j].lexeme)
+			pfree(rr[j].lexeme);
+		if (rr[j].list)
+			pfree(rr[j].list);
+	}
+	pfree(rr);
+	pfree(src);
 }
 
 /* gpuir_parallel_build_main: a parallel worker of CREATE INDEX */
@@ -274,7 +618,9 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 {
 	GpuirParallelShared *shared = shm_toc_lookup(toc, PARALLEL_KEY_GPUIR_SHARED, false);
 	char	   *queues = shm_toc_lookup(toc, PARALLEL_KEY_GPUIR_QUEUES, false);
+	const char *splits = shm_toc_lookup(toc, PARALLEL_KEY_GPUIR_SPLITS, false);
 	shm_mq	   *mq = (shm_mq *) (queues + (Size) ParallelWorkerNumber * GPUIR_BUILD_QUEUE_SIZE);
+	int			me = ParallelWorkerNumber + 1;	/* participant and range: the leader is 0 */
 	LOCKMODE	heap_lock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
 	LOCKMODE	index_lock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
 	shm_mq_handle *to_leader;
@@ -284,9 +630,20 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	GpuirBuildState bs;
 	TableScanDesc scan;
 	double		reltuples;
+	ItemPointerData *tids;
+	uint32	   *dls;
+	uint32	   *map;
+	uint32		ndocs;
+	MsgHead		head;
+	uint32		kind = MSG_WRITTEN;
+	ListsWriter w;
+	BufFile    *f;
+	GpuirLists *ls;
+	MsgEncoded	enc;
 
 	shm_mq_set_sender(mq, MyProc);
 	to_leader = shm_mq_attach(mq, seg, NULL);
+	SharedFileSetAttach(&shared->fileset, seg);
 	memset(&bs, 0, sizeof(bs));
 	bs.is_worker = true;
 	bs.shared_scanned = &shared->rows_scanned;
@@ -304,38 +661,73 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, false,
 									   gpuir_build_callback, &bs, scan);
-	export_to_leader(bs.builder, index, to_leader);
-	GpuirBuilderFree(bs.builder);
 	SpinLockAcquire(&shared->mutex);
 	shared->reltuples += reltuples;
 	SpinLockRelease(&shared->mutex);
+
+	/* 1. the documents to the leader */
+	ndocs = GpuirBuilderExportBegin(bs.builder, index, &tids, &dls);
+	head.kind = MSG_HEAD;
+	head.ndocs = ndocs;
+	head.nterms = GpuirBuilderNumTerms(bs.builder);
+	head.nruns = (uint32) GpuirBuilderRuns(bs.builder);
+	msg_send(to_leader, &head, sizeof(head));
+	for (uint32 d = 0; d < ndocs; d += MSG_DOCS_MAX)
+	{
+		MsgDocs		md = {MSG_DOCS, Min(MSG_DOCS_MAX, ndocs - d)};
+		StringInfoData msg;
+
+		CHECK_FOR_INTERRUPTS();
+		initStringInfo(&msg);
+		appendBinaryStringInfo(&msg, (char *) &md, sizeof(md));
+		appendBinaryStringInfo(&msg, (char *) (tids + d), sizeof(ItemPointerData) * md.count);
+		appendBinaryStringInfo(&msg, (char *) (dls + d), sizeof(uint32) * md.count);
+		msg_send(to_leader, msg.data, msg.len);
+		pfree(msg.data);
+	}
+	pfree(tids);
+
+	/* 2. its docID map from the leader; its lists to its file */
+	wait_stage(shared, STAGE_MAPS);
+	map = palloc_extended(sizeof(uint32) * Max(ndocs, 1), MCXT_ALLOC_HUGE);
+	f = file_open(shared, 'm', me);
+	gpuir_buffile_read(f, map, sizeof(uint32) * (Size) ndocs);
+	BufFileClose(f);
+	memset(&w, 0, sizeof(w));
+	write_lists(bs.builder, shared, me, map, dls, &w);
+	pfree(map);
+	pfree(dls);
+	GpuirBuilderFree(bs.builder);
+	msg_send(to_leader, &kind, sizeof(kind));
+
+	/* 3. its range, encoded */
+	wait_stage(shared, STAGE_RANGES);
+	ls = GpuirListsBegin(shared->k1, shared->b, shared->avgdl, file_create(shared, 'p', me));
+	encode_range(shared, splits, me, index, ls);
+	f = file_create(shared, 'o', me);
+	GpuirListsSave(ls, f);
+	BufFileClose(f);
+	enc.kind = MSG_ENCODED;
+	enc.info = *GpuirListsGetInfo(ls);
+	msg_send(to_leader, &enc, sizeof(enc));
+
 	index_close(index, index_lock);
 	table_close(heap, heap_lock);
 }
 
-/* a worker's export as read by the leader: a GpuirSegmentSource */
-typedef struct QueueSource
-{
-	shm_mq_handle *mq;
-	GpuirPosting *list;			/* the current list, all its parts */
-	uint64		cap;
-	char	   *lexeme;
-	Size		lexeme_cap;
-} QueueSource;
-
 /* msg_recv: the next message of a worker's queue (valid until the next) */
 static const char *
-msg_recv(QueueSource *q, Size *nbytes)
+msg_recv(shm_mq_handle *mq, Size *nbytes)
 {
 	void	   *data;
 
-	if (shm_mq_receive(q->mq, nbytes, &data, false) != SHM_MQ_SUCCESS)
+	if (shm_mq_receive(mq, nbytes, &data, false) != SHM_MQ_SUCCESS)
 	{
 		/* the worker is gone: its own error first, if it sent one */
 		CHECK_FOR_INTERRUPTS();
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("gpuir parallel build: a parallel worker exited before sending its postings")));
+				 errmsg("gpuir parallel build: a parallel worker exited before its part was done")));
 	}
 	return data;
 }
@@ -348,65 +740,15 @@ bad_message(void)
 			 errmsg("gpuir parallel build: a malformed message from a parallel worker")));
 }
 
-/* queue_next: GpuirSegmentSource.next of a QueueSource */
-static bool
-queue_next(void *arg, const char **lexeme, uint16 *len, GpuirPosting **list, uint64 *n)
-{
-	QueueSource *q = arg;
-	uint64		have = 0;
-	MsgList		ml;
-
-	do
-	{
-		Size		nbytes;
-		const char *p = msg_recv(q, &nbytes);
-
-		if (nbytes == 0 && have == 0)
-			return false;		/* the end */
-		if (nbytes < sizeof(ml))
-			bad_message();
-		memcpy(&ml, p, sizeof(ml));
-		if (ml.kind != MSG_LIST ||
-			nbytes != sizeof(ml) + ml.len + sizeof(GpuirPosting) * (Size) ml.count)
-			bad_message();
-		if (have == 0)
-		{
-			if ((Size) ml.len + 1 > q->lexeme_cap)
-			{
-				q->lexeme_cap = Max((Size) ml.len + 1, 64);
-				q->lexeme = q->lexeme ? repalloc(q->lexeme, q->lexeme_cap) : palloc(q->lexeme_cap);
-			}
-			memcpy(q->lexeme, p + sizeof(ml), ml.len);
-			*len = ml.len;
-		}
-		if (have + ml.count > q->cap)
-		{
-			q->cap = Max(have + ml.count, q->cap * 2);
-			q->list = q->list ? repalloc_huge(q->list, sizeof(GpuirPosting) * q->cap)
-				: palloc_extended(sizeof(GpuirPosting) * q->cap, MCXT_ALLOC_HUGE);
-		}
-		memcpy(q->list + have, p + sizeof(ml) + ml.len, sizeof(GpuirPosting) * (Size) ml.count);
-		have += ml.count;
-	} while (ml.more);
-	*lexeme = q->lexeme;
-	*list = q->list;
-	*n = have;
-	return true;
-}
-
-/* builder_next: GpuirSegmentSource.next of the leader's own builder */
-static bool
-builder_next(void *arg, const char **lexeme, uint16 *len, GpuirPosting **list, uint64 *n)
-{
-	return GpuirBuilderExportNext((GpuirBuilder *) arg, lexeme, len, list, n);
-}
-
-/* queue_source: read a worker's header and documents into src; returns its runs */
+/*
+ * queue_source: read a worker's header and documents into src; returns its
+ * runs, and its lists in *nterms
+ */
 static int
-queue_source(QueueSource *q, GpuirSegmentSource *src)
+queue_source(shm_mq_handle *mq, GpuirSegmentSource *src, uint32 *nterms)
 {
 	Size		nbytes;
-	const char *p = msg_recv(q, &nbytes);
+	const char *p = msg_recv(mq, &nbytes);
 	MsgHead		head;
 	ItemPointerData *tids;
 	uint32	   *dls;
@@ -424,7 +766,7 @@ queue_source(QueueSource *q, GpuirSegmentSource *src)
 		MsgDocs		md;
 
 		CHECK_FOR_INTERRUPTS();
-		p = msg_recv(q, &nbytes);
+		p = msg_recv(mq, &nbytes);
 		if (nbytes < sizeof(md))
 			bad_message();
 		memcpy(&md, p, sizeof(md));
@@ -439,10 +781,32 @@ queue_source(QueueSource *q, GpuirSegmentSource *src)
 	src->ndocs = head.ndocs;
 	src->tids = tids;
 	src->dls = dls;
-	src->nterms = head.nterms;
-	src->next = queue_next;
-	src->arg = q;
+	*nterms = head.nterms;
 	return (int) head.nruns;
+}
+
+/* msg_expect: the next message of a worker's queue, of kind and nbytes */
+static const char *
+msg_expect(shm_mq_handle *mq, uint32 kind, Size nbytes)
+{
+	Size		got;
+	const char *p = msg_recv(mq, &got);
+	uint32		k;
+
+	if (got != nbytes)
+		bad_message();
+	memcpy(&k, p, sizeof(k));
+	if (k != kind)
+		bad_message();
+	return p;
+}
+
+/* report_lists: the lists merged so far, as CREATE INDEX progress */
+static void
+report_lists(GpuirParallelShared *sh)
+{
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+								 (int64) pg_atomic_read_u64(&sh->lists_done));
 }
 
 /*
@@ -460,19 +824,28 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	Size		est_shared;
 	GpuirParallelShared *shared;
 	char	   *queues;
+	char	   *splits;
 	shm_mq_handle **mqs;
 	TableScanDesc scan;
 	double		reltuples;
 	GpuirSegmentSource *src;
-	QueueSource *qs;
 	ItemPointerData *tids;
 	uint32	   *dls;
+	uint32	  **newdoc;
+	uint32	   *dl_own;
+	uint64		ndocs;
+	uint64		lists_total = 0;
 	int			nlaunched;
+	int			nsrc;
 	Size		share;
+	ListsWriter w;
+	GpuirLists *ls;
 	instr_time	t0,
 				t_scan,
-				t_export,
-				t_docs;
+				t_docs,
+				t_lists,
+				t_ranges,
+				t_end;
 
 	INSTR_TIME_SET_CURRENT(t0);
 	EnterParallelMode();
@@ -481,7 +854,8 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	est_shared = BUFFERALIGN(sizeof(GpuirParallelShared)) + table_parallelscan_estimate(heap, snapshot);
 	shm_toc_estimate_chunk(&pcxt->estimator, est_shared);
 	shm_toc_estimate_chunk(&pcxt->estimator, (Size) GPUIR_BUILD_QUEUE_SIZE * nworkers);
-	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	shm_toc_estimate_chunk(&pcxt->estimator, (Size) SPLIT_SLOT * nworkers);
+	shm_toc_estimate_keys(&pcxt->estimator, 3);
 	InitializeParallelDSM(pcxt);
 	if (pcxt->seg == NULL)
 	{
@@ -501,14 +875,24 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	shared->cfg_id = bs->cfg_id;
 	memcpy(shared->weights, bs->weights, sizeof(shared->weights));
 	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->k1 = meta->k1;
+	shared->b = meta->b;
 	shared->worker_mem = share;
+	SharedFileSetInit(&shared->fileset, pcxt->seg);
+	ConditionVariableInit(&shared->cv);
 	SpinLockInit(&shared->mutex);
+	shared->stage = STAGE_SCAN;
+	shared->nranges = 0;
+	shared->avgdl = 0;
 	shared->reltuples = 0;
 	pg_atomic_init_u64(&shared->rows_scanned, 0);
+	pg_atomic_init_u64(&shared->lists_done, 0);
 	table_parallelscan_initialize(heap, ParallelTableScanFromGpuirShared(shared), snapshot);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_SHARED, shared);
 	queues = shm_toc_allocate(pcxt->toc, (Size) GPUIR_BUILD_QUEUE_SIZE * nworkers);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_QUEUES, queues);
+	splits = shm_toc_allocate(pcxt->toc, (Size) SPLIT_SLOT * nworkers);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GPUIR_SPLITS, splits);
 	mqs = palloc(sizeof(shm_mq_handle *) * nworkers);
 	for (int i = 0; i < nworkers; i++)
 	{
@@ -529,6 +913,8 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 		ExitParallelMode();
 		return -1;
 	}
+	nsrc = nlaunched + 1;
+	shared->nranges = nsrc;		/* read by the workers after STAGE_RANGES */
 	for (int i = 0; i < nlaunched; i++)
 		shm_mq_set_handle(mqs[i], pcxt->worker[i].bgwhandle);
 	bs->shared_scanned = &shared->rows_scanned;
@@ -544,34 +930,78 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 									   gpuir_build_callback, bs, scan);
 	INSTR_TIME_SET_CURRENT(t_scan);
 
-	/* every participant's export, merged into the segment */
-	src = palloc0(sizeof(GpuirSegmentSource) * (nlaunched + 1));
-	qs = palloc0(sizeof(QueueSource) * nlaunched);
+	/* 1. every participant's documents, merged; the workers' docID maps */
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
+	src = palloc0(sizeof(GpuirSegmentSource) * nsrc);
+	newdoc = palloc(sizeof(uint32 *) * nsrc);
 	src[0].ndocs = GpuirBuilderExportBegin(bs->builder, index, &tids, &dls);
 	src[0].tids = tids;
 	src[0].dls = dls;
-	src[0].nterms = GpuirBuilderNumTerms(bs->builder);
-	src[0].next = builder_next;
-	src[0].arg = bs->builder;
-	INSTR_TIME_SET_CURRENT(t_export);
+	lists_total = GpuirBuilderNumTerms(bs->builder);
 	for (int i = 0; i < nlaunched; i++)
 	{
-		qs[i].mq = mqs[i];
-		bs->worker_runs += queue_source(&qs[i], &src[i + 1]);
+		uint32		nterms;
+
+		bs->worker_runs += queue_source(mqs[i], &src[i + 1], &nterms);
+		lists_total += nterms;
 	}
+	ndocs = GpuirMergeDocs(index, src, nsrc, &tids, &dls, newdoc, &bs->total_dl);
+	shared->avgdl = ndocs > 0 ? Max((double) bs->total_dl / ndocs, 1.0) : 1.0;
+	for (int i = 1; i < nsrc; i++)
+	{
+		BufFile    *f = file_create(shared, 'm', i);
+
+		gpuir_buffile_write(f, newdoc[i], sizeof(uint32) * (Size) src[i].ndocs);
+		BufFileClose(f);
+		pfree(newdoc[i]);
+	}
+	set_stage(shared, STAGE_MAPS);
 	INSTR_TIME_SET_CURRENT(t_docs);
-	INSTR_TIME_SUBTRACT(t_docs, t_export);
-	INSTR_TIME_SUBTRACT(t_export, t_scan);
-	INSTR_TIME_SUBTRACT(t_scan, t0);
-	/* the merge's own line follows with its phases (GpuirWriteMerged) */
-	ereport(DEBUG2,
-			(errmsg_internal("gpuir: parallel build of \"%s\": leader's scan %.3f s, its export %.3f s, "
-							 "waiting for the workers' documents %.3f s",
-							 RelationGetRelationName(index), INSTR_TIME_GET_DOUBLE(t_scan),
-							 INSTR_TIME_GET_DOUBLE(t_export), INSTR_TIME_GET_DOUBLE(t_docs))));
-	bs->have = GpuirWriteMerged(index, 1, meta->k1, meta->b, src, nlaunched + 1, true,
-								&bs->seg, &bs->total_dl);
-	GpuirBuilderExportEnd(bs->builder);
+
+	/* 2. the leader's lists to its file; the ranges cut once every file is written */
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) lists_total);
+	dl_own = palloc_extended(sizeof(uint32) * Max(src[0].ndocs, 1), MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < src[0].ndocs; i++)
+		dl_own[i] = dls[newdoc[0][i]];
+	memset(&w, 0, sizeof(w));
+	w.keep = true;
+	write_lists(bs->builder, shared, 0, newdoc[0], dl_own, &w);
+	pfree(dl_own);
+	pfree(newdoc[0]);
+	cut_ranges(&w, nsrc, splits);
+	for (int i = 0; i < nlaunched; i++)
+		(void) msg_expect(mqs[i], MSG_WRITTEN, sizeof(uint32));
+	set_stage(shared, STAGE_RANGES);
+	INSTR_TIME_SET_CURRENT(t_lists);
+
+	/* 3. range 0 here, then the workers' ranges after it */
+	ls = GpuirListsBegin(meta->k1, meta->b, shared->avgdl, NULL);
+	encode_range(shared, splits, 0, index, ls);
+	report_lists(shared);
+	for (int i = 0; i < nlaunched; i++)
+	{
+		MsgEncoded	enc;
+		BufFile    *mf;
+		BufFile    *pf;
+
+		memcpy(&enc, msg_expect(mqs[i], MSG_ENCODED, sizeof(MsgEncoded)), sizeof(enc));
+		mf = file_open(shared, 'o', i + 1);
+		pf = file_open(shared, 'p', i + 1);
+		GpuirListsAppend(ls, index, mf, pf, &enc.info);
+		BufFileClose(mf);
+		BufFileClose(pf);
+		report_lists(shared);
+	}
+	INSTR_TIME_SET_CURRENT(t_ranges);
+
+	/* 4. the pages */
+	bs->have = ndocs > 0;
+	if (bs->have)
+		GpuirListsWrite(ls, index, 1, tids, dls, ndocs, true, &bs->seg);
+	pfree(tids);
+	pfree(dls);
+	INSTR_TIME_SET_CURRENT(t_end);
 
 	WaitForParallelWorkersToFinish(pcxt);
 	reltuples += shared->reltuples;
@@ -580,6 +1010,18 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 		UnregisterSnapshot(snapshot);
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();
+
+	INSTR_TIME_SUBTRACT(t_end, t_ranges);
+	INSTR_TIME_SUBTRACT(t_ranges, t_lists);
+	INSTR_TIME_SUBTRACT(t_lists, t_docs);
+	INSTR_TIME_SUBTRACT(t_docs, t_scan);
+	INSTR_TIME_SUBTRACT(t_scan, t0);
+	ereport(DEBUG2,
+			(errmsg_internal("gpuir: parallel build of \"%s\": leader's scan %.3f s, documents merged %.3f s, "
+							 "lists written %.3f s, ranges encoded and appended %.3f s, pages written %.3f s",
+							 RelationGetRelationName(index), INSTR_TIME_GET_DOUBLE(t_scan),
+							 INSTR_TIME_GET_DOUBLE(t_docs), INSTR_TIME_GET_DOUBLE(t_lists),
+							 INSTR_TIME_GET_DOUBLE(t_ranges), INSTR_TIME_GET_DOUBLE(t_end))));
 	return reltuples;
 }
 

@@ -402,28 +402,47 @@ check_stream_size(ByteBuf *bb)
 }
 
 /*
- * encode_list: encode the postings list[0..n) of lexeme lk (docIDs the new
- * ones, ascending; dl of docID d at dl_by_docid[d]) with the list encoder
- * (gpuirlist.h) into the DICT, LEXEMES, BLOCKDIR and PAYLOAD streams bb[];
- * *nblocks counts the blocks written so far.  Raises 54000 past a stream's
- * 4 GB and ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a corrupt
- * merge input).
+ * The encoded lists of a segment, or of a range of its lexemes
+ * (GpuirLists*, GpuirBuilderWrite): the DICT, LEXEMES and BLOCKDIR streams
+ * in memory, PAYLOAD in memory or spilled to a file; offsets in them
+ * (lexeme_off, first_block, payload_off) count from the range's start.
+ */
+struct GpuirLists
+{
+	ByteBuf		bb[GPUIR_NSTREAMS];
+	float4		k1;
+	float4		b;
+	double		avgdl;
+	GpuirListsInfo info;
+};
+
+/*
+ * encode_list: encode the postings of lexeme lk (docIDs the segment's,
+ * ascending) as ls's next term with the list encoder (gpuirlist.h): either
+ * list[0..n) with the dl of docID d at dl_by_docid[d], or listdl[0..n) with
+ * their own dl.  Raises 54000 past a stream's 4 GB and
+ * ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a corrupt merge
+ * input).
  */
 static void
-encode_list(Relation index, const LexKey *lk, const GpuirPosting *list, uint64 n,
-			const uint32 *dl_by_docid, float4 k1, float4 bparam, double avgdl,
-			ByteBuf *bb, uint32 *nblocks)
+encode_list(GpuirLists *ls, Relation index, const LexKey *lk, const GpuirPosting *list,
+			const uint32 *dl_by_docid, const GpuirPostingDl *listdl, uint64 n)
 {
 	GpuirDictEntry de;
 	GpuirListEncoder enc;
+	ByteBuf    *bb = ls->bb;
 
+	if (ls->info.nterms == PG_UINT32_MAX - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a gpuir segment holds at most %u terms", PG_UINT32_MAX - 1)));
 	memset(&de, 0, sizeof(de));
 	de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
 	de.lexeme_len = lk->len;
-	de.first_block = *nblocks;
+	de.first_block = ls->info.nblocks;
 	bb_append(&bb[GPUIR_S_LEXEMES], lk->s, lk->len);
 
-	GpuirListEncoderInit(&enc, k1, bparam, avgdl, (uint32) bb_size(&bb[GPUIR_S_PAYLOAD]));
+	GpuirListEncoderInit(&enc, ls->k1, ls->b, ls->avgdl, (uint32) bb_size(&bb[GPUIR_S_PAYLOAD]));
 	for (uint64 i = 0; i < n; i += GPUIR_BLOCK_SIZE)
 	{
 		int			cnt = (int) Min(GPUIR_BLOCK_SIZE, n - i);
@@ -436,12 +455,20 @@ encode_list(Relation index, const LexKey *lk, const GpuirPosting *list, uint64 n
 		size_t		len;
 
 		CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < cnt; j++)
-		{
-			docs[j] = list[i + j].doc;
-			tfs[j] = list[i + j].tf;
-			dls[j] = dl_by_docid[docs[j]];
-		}
+		if (listdl)
+			for (int j = 0; j < cnt; j++)
+			{
+				docs[j] = listdl[i + j].doc;
+				tfs[j] = listdl[i + j].tf;
+				dls[j] = listdl[i + j].dl;
+			}
+		else
+			for (int j = 0; j < cnt; j++)
+			{
+				docs[j] = list[i + j].doc;
+				tfs[j] = list[i + j].tf;
+				dls[j] = dl_by_docid[docs[j]];
+			}
 		len = GpuirListEncodeBlock(&enc, docs, tfs, dls, cnt, &bh, out);
 		if (len == 0)
 		{
@@ -454,11 +481,14 @@ encode_list(Relation index, const LexKey *lk, const GpuirPosting *list, uint64 n
 		Assert(GpuirListCheckEncoded(out, len, prev, &bh, docs, tfs, dls, cnt) == NULL);
 		bb_append(&bb[GPUIR_S_PAYLOAD], out, len);
 		bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
-		(*nblocks)++;
+		ls->info.nblocks++;
 	}
 	GpuirListEncoderFinish(&enc, &de);
 	check_stream_size(&bb[GPUIR_S_PAYLOAD]);
 	bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
+	bb_flush(&bb[GPUIR_S_PAYLOAD], false);
+	ls->info.npostings += n;
+	ls->info.nterms++;
 }
 
 /*
@@ -893,10 +923,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 				  float4 k1, float4 bparam, GpuirFreeList *fl, GpuirSegmentData *seg)
 {
 	MemoryContext old;
-	ByteBuf		bb[GPUIR_NSTREAMS];
-	uint32		nblocks = 0;
-	uint64		npostings = 0;
-	double		avgdl;
+	GpuirLists	ls;
 	uint32	   *dl_by_docid;
 	const LexKey *lk;
 	GpuirPosting *list;
@@ -904,9 +931,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 
 	if (b->ndocs == 0)
 		return false;
-	avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
 	old = MemoryContextSwitchTo(b->cxt);
-	memset(bb, 0, sizeof(bb));
+	memset(&ls, 0, sizeof(ls));
+	ls.k1 = k1;
+	ls.b = bparam;
+	ls.avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
 	order_docs(b, index);
 	order_terms(b);
@@ -922,7 +951,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 
 	/* encode the posting lists: held in memory, or read back from the runs */
 	if (b->nruns > 0)
-		bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
+		ls.bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
 	list_begin(b);
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
 	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
@@ -931,9 +960,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		CHECK_FOR_INTERRUPTS();
 		if ((t % 1024) == 0)
 			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
-		encode_list(index, lk, list, n, dl_by_docid, k1, bparam, avgdl, bb, &nblocks);
-		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
-		npostings += n;
+		encode_list(&ls, index, lk, list, dl_by_docid, NULL, n);
 	}
 	list_end(b);
 	pfree(dl_by_docid);
@@ -943,11 +970,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	{
 		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
 			CHECK_FOR_INTERRUPTS();
-		bb_append(&bb[GPUIR_S_TIDS], &b->tids[b->docorder[i]], sizeof(ItemPointerData));
-		bb_append(&bb[GPUIR_S_DOCLENS], &b->dls[b->docorder[i]], sizeof(uint32));
+		bb_append(&ls.bb[GPUIR_S_TIDS], &b->tids[b->docorder[i]], sizeof(ItemPointerData));
+		bb_append(&ls.bb[GPUIR_S_DOCLENS], &b->dls[b->docorder[i]], sizeof(uint32));
 	}
-	write_segment(index, generation, fl, bb, b->ndocs, b->nterms, nblocks, npostings,
-				  b->progress, seg);
+	write_segment(index, generation, fl, ls.bb, b->ndocs, ls.info.nterms, ls.info.nblocks,
+				  ls.info.npostings, b->progress, seg);
 	MemoryContextSwitchTo(old);
 	return true;
 }
@@ -1027,83 +1054,43 @@ tid_less(const ItemPointerData *a, const ItemPointerData *b)
 }
 
 /*
- * GpuirWriteMerged: one segment from nsrc sources, each a builder's export
- * (GpuirBuilderExport*: documents in TID order, then lists in dictionary
- * order, docIDs its own), written as GpuirBuilderWrite writes one (new
- * pages): the documents are merged by TID into the segment's docIDs, the
- * lists by lexeme and, for a lexeme in several sources, by docID; each
- * merged list is encoded once.  A parallel build's leader merges its own
- * builder and its workers' this way, so the segment equals a serial
- * build's.  The encoded blocks go to a temporary file before their pages
- * are written; memory grows with documents (14 bytes each) and the longest
- * list.  Fills *seg and *total_dl and returns true, or returns false when
- * the sources hold no document.  Reports CREATE INDEX progress when on:
- * tuples done / total count the sources' lists taken / given.  Raises
- * ERRCODE_INDEX_CORRUPTED for a TID in two sources, 54000 past 4 GB a
- * stream or GPUIR_DOC_END - 1 documents.
+ * GpuirMergeDocs: the documents of nsrc builder exports (GpuirBuilderExport*:
+ * each in heap TID order, its docIDs their positions), merged by TID into
+ * one segment's docIDs: *tids and *dls receive the segment's documents
+ * (palloc'd, docID order), newdoc[s][i] the segment docID of source s's
+ * document i (palloc'd arrays; newdoc is the caller's nsrc pointers), and
+ * *sum_dl their total length.  Every source's tids and dls are freed (NULL
+ * then).  Returns the number of documents.  A parallel scan hands each
+ * participant ranges of blocks, so a source's documents come in runs: each
+ * run is copied whole.  Raises ERRCODE_INDEX_CORRUPTED for a TID in two
+ * sources and 54000 past GPUIR_DOC_END - 1 documents.
  */
-bool
-GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
-				 GpuirSegmentSource *src, int nsrc, bool on,
-				 GpuirSegmentData *seg, uint64 *total_dl)
+uint64
+GpuirMergeDocs(Relation index, GpuirSegmentSource *src, int nsrc,
+			   ItemPointerData **tids_out, uint32 **dls_out, uint32 **newdoc,
+			   uint64 *sum_dl)
 {
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir segment merge",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
 	uint64		ndocs = 0;
-	uint64		sum_dl = 0;
-	uint64		lists_total = 0;
-	uint64		lists_done = 0;
+	uint64		total = 0;
+	uint64	   *pos = palloc0(sizeof(uint64) * nsrc);
 	ItemPointerData *tids;
 	uint32	   *dls;
-	uint32	  **newdoc = palloc(sizeof(uint32 *) * nsrc);
-	uint64	   *pos = palloc0(sizeof(uint64) * nsrc);
-	bool	   *have = palloc(sizeof(bool) * nsrc);
-	const char **lex = palloc(sizeof(char *) * nsrc);
-	uint16	   *len = palloc(sizeof(uint16) * nsrc);
-	GpuirPosting **list = palloc(sizeof(GpuirPosting *) * nsrc);
-	uint64	   *cnt = palloc(sizeof(uint64) * nsrc);
-	int		   *members = palloc(sizeof(int) * nsrc);
-	uint32	   *heads = palloc(sizeof(uint32) * nsrc);
-	GpuirPosting *out = NULL;
-	GpuirPosting *merged;
-	uint64		out_cap = 0;
-	ByteBuf		bb[GPUIR_NSTREAMS];
-	uint32		nterms = 0;
-	uint32		nblocks = 0;
-	uint64		npostings = 0;
-	double		avgdl;
-	instr_time	t0,
-				t_docs,
-				t_lists,
-				t_end;
 
-	INSTR_TIME_SET_CURRENT(t0);
 	for (int s = 0; s < nsrc; s++)
 	{
 		ndocs += src[s].ndocs;
-		lists_total += src[s].nterms;
 		newdoc[s] = palloc_extended(sizeof(uint32) * Max(src[s].ndocs, 1), MCXT_ALLOC_HUGE);
-	}
-	if (ndocs == 0)
-	{
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(cxt);
-		return false;
 	}
 	if (ndocs > GPUIR_DOC_END - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuir segment holds at most %u documents", GPUIR_DOC_END - 1)));
-	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
-
 	/*
-	 * The documents, merged by TID: take from the source with the least next
-	 * TID while it stays below every other source's next (a parallel scan
-	 * hands out ranges of blocks: a run is a range's rows).
+	 * take from the source with the least next TID while it stays below
+	 * every other source's next
 	 */
-	tids = palloc_extended(sizeof(ItemPointerData) * ndocs, MCXT_ALLOC_HUGE);
-	dls = palloc_extended(sizeof(uint32) * ndocs, MCXT_ALLOC_HUGE);
+	tids = palloc_extended(sizeof(ItemPointerData) * Max(ndocs, 1), MCXT_ALLOC_HUGE);
+	dls = palloc_extended(sizeof(uint32) * Max(ndocs, 1), MCXT_ALLOC_HUGE);
 	for (uint64 o = 0; o < ndocs;)
 	{
 		int			best = -1;
@@ -1134,14 +1121,13 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 				tid_twice(index, t);
 			tids[o] = *t;
 			dls[o] = src[best].dls[pos[best]];
-			sum_dl += dls[o];
+			total += dls[o];
 			newdoc[best][pos[best]] = (uint32) o;
 			o++;
 			pos[best]++;
 		} while (pos[best] < src[best].ndocs &&
 				 (limit == NULL || tid_less(&src[best].tids[pos[best]], limit)));
 	}
-	avgdl = Max((double) sum_dl / ndocs, 1.0);
 	/* what stays of a source's documents is its docID map */
 	for (int s = 0; s < nsrc; s++)
 	{
@@ -1150,22 +1136,77 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 		src[s].tids = NULL;
 		src[s].dls = NULL;
 	}
-	INSTR_TIME_SET_CURRENT(t_docs);
+	pfree(pos);
+	*tids_out = tids;
+	*dls_out = dls;
+	*sum_dl = total;
+	return ndocs;
+}
 
-	/* the lists, merged by lexeme, then by docID */
-	memset(bb, 0, sizeof(bb));
-	bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
-	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
-	report(on, PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) lists_total);
+/*
+ * GpuirListsBegin: an empty range of encoded lists, for BM25 parameters k1,
+ * b and the segment's avgdl (which the block-max impacts depend on); the
+ * encoded blocks go to payload (a file the caller opened for writing and
+ * gives away), or, NULL, to a temporary file.
+ */
+GpuirLists *
+GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile *payload)
+{
+	GpuirLists *ls = palloc0(sizeof(GpuirLists));
+
+	ls->k1 = k1;
+	ls->b = b;
+	ls->avgdl = avgdl;
+	ls->bb[GPUIR_S_PAYLOAD].spill = payload ? payload : BufFileCreateTemp(false);
+	return ls;
+}
+
+/* GpuirListsGetInfo: the range's terms, blocks, postings and stream sizes */
+const GpuirListsInfo *
+GpuirListsGetInfo(GpuirLists *ls)
+{
+	ls->info.dict_bytes = bb_size(&ls->bb[GPUIR_S_DICT]);
+	ls->info.lexeme_bytes = bb_size(&ls->bb[GPUIR_S_LEXEMES]);
+	ls->info.blockdir_bytes = bb_size(&ls->bb[GPUIR_S_BLOCKDIR]);
+	ls->info.payload_bytes = bb_size(&ls->bb[GPUIR_S_PAYLOAD]);
+	return &ls->info;
+}
+
+/*
+ * GpuirListsMerge: the lists of nsrc sources (each in dictionary order,
+ * postings ascending by segment docID; no docID in two sources), merged by
+ * lexeme and, for a lexeme in several sources, by docID, and encoded into
+ * ls after what it holds.  lists_done, when not NULL, counts the source
+ * lists taken (for progress).  Raises ERRCODE_INDEX_CORRUPTED for a docID
+ * twice in a list and 54000 past 4 GB a stream.
+ */
+void
+GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
+				pg_atomic_uint64 *lists_done)
+{
+	bool	   *have = palloc(sizeof(bool) * nsrc);
+	const char **lex = palloc(sizeof(char *) * nsrc);
+	uint16	   *len = palloc(sizeof(uint16) * nsrc);
+	GpuirPostingDl **list = palloc(sizeof(GpuirPostingDl *) * nsrc);
+	uint64	   *cnt = palloc(sizeof(uint64) * nsrc);
+	int		   *members = palloc(sizeof(int) * nsrc);
+	uint64	   *pos = palloc(sizeof(uint64) * nsrc);
+	uint32	   *heads = palloc(sizeof(uint32) * nsrc);
+	GpuirPostingDl *out = NULL;
+	uint64		out_cap = 0;
+	uint64		taken = 0;
+
 	for (int s = 0; s < nsrc; s++)
 		have[s] = src[s].next(src[s].arg, &lex[s], &len[s], &list[s], &cnt[s]);
 	for (;;)
 	{
 		int			nm = 0;
 		uint64		total = 0;
+		const GpuirPostingDl *merged;
 		LexKey		lk;
 
 		CHECK_FOR_INTERRUPTS();
+		/* the sources whose next lexeme is the least */
 		for (int s = 0; s < nsrc; s++)
 		{
 			int			c;
@@ -1182,20 +1223,6 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 			break;
 		for (int i = 0; i < nm; i++)
 			total += cnt[members[i]];
-		/* each member's docIDs to the segment's, in place (its list is ours to change) */
-		for (int i = 0; i < nm; i++)
-		{
-			int			s = members[i];
-			const uint32 *map = newdoc[s];
-			GpuirPosting *l = list[s];
-
-			for (uint64 p = 0; p < cnt[s]; p++)
-			{
-				if ((p % GPUIR_INTERRUPT_EVERY) == 0)
-					CHECK_FOR_INTERRUPTS();
-				l[p].doc = map[l[p].doc];
-			}
-		}
 		if (nm == 1)
 			merged = list[members[0]];
 		else
@@ -1207,7 +1234,7 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 			 */
 			uint64		o = 0;
 
-			out = grow(out, sizeof(GpuirPosting), &out_cap, total, 0);
+			out = grow(out, sizeof(GpuirPostingDl), &out_cap, total, 0);
 			for (int i = 0; i < nm; i++)
 			{
 				pos[i] = 0;
@@ -1217,7 +1244,7 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 			{
 				int			best = 0;
 				uint32		limit = GPUIR_DOC_END;
-				const GpuirPosting *l;
+				const GpuirPostingDl *l;
 				uint64		p;
 				uint64		c;
 
@@ -1245,42 +1272,134 @@ GpuirWriteMerged(Relation index, uint64 generation, float4 k1, float4 bparam,
 		}
 		lk.s = lex[members[0]];
 		lk.len = len[members[0]];
-		encode_list(index, &lk, merged, total, dls, k1, bparam, avgdl, bb, &nblocks);
-		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
-		npostings += total;
-		if (nterms == PG_UINT32_MAX - 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("a gpuir segment holds at most %u terms", PG_UINT32_MAX - 1)));
-		nterms++;
+		encode_list(ls, index, &lk, NULL, NULL, merged, total);
 		for (int i = 0; i < nm; i++)
 		{
 			int			s = members[i];
 
 			have[s] = src[s].next(src[s].arg, &lex[s], &len[s], &list[s], &cnt[s]);
 		}
-		lists_done += nm;
-		if ((nterms % 1024) == 0)
-			report(on, PROGRESS_CREATEIDX_TUPLES_DONE, (int64) lists_done);
+		taken += nm;
+		if (lists_done && taken >= 1024)
+		{
+			pg_atomic_fetch_add_u64(lists_done, taken);
+			taken = 0;
+		}
 	}
-	report(on, PROGRESS_CREATEIDX_TUPLES_DONE, (int64) lists_done);
-	INSTR_TIME_SET_CURRENT(t_lists);
+	if (lists_done)
+		pg_atomic_fetch_add_u64(lists_done, taken);
+	if (out)
+		pfree(out);
+	pfree(have);
+	pfree(lex);
+	pfree(len);
+	pfree(list);
+	pfree(cnt);
+	pfree(members);
+	pfree(pos);
+	pfree(heads);
+}
 
-	/* docID -> TID, dl */
-	bb_append(&bb[GPUIR_S_TIDS], tids, sizeof(ItemPointerData) * ndocs);
-	bb_append(&bb[GPUIR_S_DOCLENS], dls, sizeof(uint32) * ndocs);
-	write_segment(index, generation, NULL, bb, (uint32) ndocs, nterms, nblocks, npostings, on, seg);
-	INSTR_TIME_SET_CURRENT(t_end);
-	INSTR_TIME_SUBTRACT(t_end, t_lists);
-	INSTR_TIME_SUBTRACT(t_lists, t_docs);
-	INSTR_TIME_SUBTRACT(t_docs, t0);
-	ereport(DEBUG2,
-			(errmsg_internal("gpuir: merged %d sources: documents %.3f s, lists (merged and encoded) %.3f s, "
-							 "pages written %.3f s",
-							 nsrc, INSTR_TIME_GET_DOUBLE(t_docs), INSTR_TIME_GET_DOUBLE(t_lists),
-							 INSTR_TIME_GET_DOUBLE(t_end))));
-	*total_dl = sum_dl;
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
-	return true;
+/*
+ * GpuirListsSave: the range's DICT, LEXEMES and BLOCKDIR streams written to
+ * meta, one after the other; its PAYLOAD file flushed and closed (the
+ * writer's part ends: another process may open both).  GpuirListsGetInfo
+ * gives their sizes.
+ */
+void
+GpuirListsSave(GpuirLists *ls, BufFile *meta)
+{
+	(void) GpuirListsGetInfo(ls);
+	gpuir_buffile_write(meta, ls->bb[GPUIR_S_DICT].data, ls->bb[GPUIR_S_DICT].len);
+	gpuir_buffile_write(meta, ls->bb[GPUIR_S_LEXEMES].data, ls->bb[GPUIR_S_LEXEMES].len);
+	gpuir_buffile_write(meta, ls->bb[GPUIR_S_BLOCKDIR].data, ls->bb[GPUIR_S_BLOCKDIR].len);
+	bb_flush(&ls->bb[GPUIR_S_PAYLOAD], true);
+	BufFileClose(ls->bb[GPUIR_S_PAYLOAD].spill);
+	ls->bb[GPUIR_S_PAYLOAD].spill = NULL;
+}
+
+/*
+ * GpuirListsAppend: a range GpuirListsSave wrote (meta and payload, opened
+ * for reading at their start, info its GpuirListsGetInfo), appended to ls
+ * as the terms after ls's: its offsets are rebased onto ls's streams.  The
+ * ranges' lexemes must follow each other in dictionary order.  Raises 54000
+ * past 4 GB a stream and ERRCODE_INDEX_CORRUPTED for a range that does not
+ * match its sizes.
+ */
+void
+GpuirListsAppend(GpuirLists *ls, Relation index, BufFile *meta, BufFile *payload,
+				 const GpuirListsInfo *info)
+{
+	ByteBuf    *bb = ls->bb;
+	uint64		lexeme_base = bb_size(&bb[GPUIR_S_LEXEMES]);
+	uint64		payload_base = bb_size(&bb[GPUIR_S_PAYLOAD]);
+	uint32		block_base = ls->info.nblocks;
+	char	   *chunk = palloc(WRITE_CHUNK_BYTES);
+
+	if (info->dict_bytes != (uint64) info->nterms * sizeof(GpuirDictEntry) ||
+		info->blockdir_bytes != (uint64) info->nblocks * sizeof(GpuirBlockHeader))
+		elog(ERROR, "gpuir: a range of encoded lists does not match its sizes");
+	if (lexeme_base + info->lexeme_bytes > PG_UINT32_MAX ||
+		payload_base + info->payload_bytes > PG_UINT32_MAX ||
+		(uint64) block_base + info->nblocks > PG_UINT32_MAX ||
+		(uint64) ls->info.nterms + info->nterms >= PG_UINT32_MAX)
+		stream_too_large();
+	for (uint32 t = 0; t < info->nterms; t++)
+	{
+		GpuirDictEntry de;
+
+		if ((t % 1024) == 0)
+			CHECK_FOR_INTERRUPTS();
+		gpuir_buffile_read(meta, &de, sizeof(de));
+		de.lexeme_off += (uint32) lexeme_base;
+		de.first_block += block_base;
+		bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
+	}
+	for (uint64 done = 0; done < info->lexeme_bytes; done += WRITE_CHUNK_BYTES)
+	{
+		uint32		n = (uint32) Min(WRITE_CHUNK_BYTES, info->lexeme_bytes - done);
+
+		gpuir_buffile_read(meta, chunk, n);
+		bb_append(&bb[GPUIR_S_LEXEMES], chunk, n);
+	}
+	for (uint32 k = 0; k < info->nblocks; k++)
+	{
+		GpuirBlockHeader bh;
+
+		if ((k % 1024) == 0)
+			CHECK_FOR_INTERRUPTS();
+		gpuir_buffile_read(meta, &bh, sizeof(bh));
+		bh.payload_off += (uint32) payload_base;
+		bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
+	}
+	for (uint64 done = 0; done < info->payload_bytes; done += WRITE_CHUNK_BYTES)
+	{
+		uint32		n = (uint32) Min(WRITE_CHUNK_BYTES, info->payload_bytes - done);
+
+		CHECK_FOR_INTERRUPTS();
+		gpuir_buffile_read(payload, chunk, n);
+		bb_append(&bb[GPUIR_S_PAYLOAD], chunk, n);
+		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
+	}
+	pfree(chunk);
+	ls->info.nterms += info->nterms;
+	ls->info.nblocks += info->nblocks;
+	ls->info.npostings += info->npostings;
+}
+
+/*
+ * GpuirListsWrite: the segment of the lists in ls and the documents
+ * tids[0..ndocs), dls (docID order), written as GpuirBuilderWrite writes one
+ * (new pages; write_segment); fills *seg.  ls is freed.
+ */
+void
+GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation,
+				const ItemPointerData *tids, const uint32 *dls, uint64 ndocs, bool on,
+				GpuirSegmentData *seg)
+{
+	bb_append(&ls->bb[GPUIR_S_TIDS], tids, sizeof(ItemPointerData) * ndocs);
+	bb_append(&ls->bb[GPUIR_S_DOCLENS], dls, sizeof(uint32) * ndocs);
+	write_segment(index, generation, NULL, ls->bb, (uint32) ndocs, ls->info.nterms,
+				  ls->info.nblocks, ls->info.npostings, on, seg);
+	pfree(ls);
 }
