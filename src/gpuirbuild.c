@@ -348,9 +348,12 @@ write_lists(GpuirBuilder *b, GpuirParallelShared *sh, int j, const uint32 *map,
 	w->index = file_create(sh, 'x', j);
 	while (GpuirBuilderExportNext(b, &lexeme, &len, &list, &n))
 	{
-		FileList	fl = {(uint32) n, len};
+		FileList	fl;
 
 		CHECK_FOR_INTERRUPTS();
+		memset(&fl, 0, sizeof(fl));	/* no uninitialized padding in the file */
+		fl.count = (uint32) n;
+		fl.len = len;
 		if (w->nlists == 0 || w->bytes - w->indexed >= LIST_INDEX_EVERY)
 		{
 			FileIndexEntry e;
@@ -358,6 +361,7 @@ write_lists(GpuirBuilder *b, GpuirParallelShared *sh, int j, const uint32 *map,
 			int			fileno;
 
 			BufFileTell(w->file, &fileno, &off);
+			memset(&e, 0, sizeof(e));
 			e.offset = (int64) off;
 			e.fileno = fileno;
 			e.len = len;
@@ -707,6 +711,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	f = file_create(shared, 'o', me);
 	GpuirListsSave(ls, f);
 	BufFileClose(f);
+	memset(&enc, 0, sizeof(enc));
 	enc.kind = MSG_ENCODED;
 	enc.info = *GpuirListsGetInfo(ls);
 	msg_send(to_leader, &enc, sizeof(enc));
