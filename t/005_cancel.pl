@@ -30,7 +30,7 @@
 #    table scan (pg_stat_progress_create_index), while it sorts and encodes
 #    the segment.
 # 3. VACUUM after a DELETE of half the rows is short (tens of ms): it is cut
-#    by statement_timeout every 10 ms until one ends, measured by
+#    by statement_timeout every 20 ms until one ends, measured by
 #    clock_timestamp() in the statements around it, which exercises
 #    VACUUMs interrupted in the middle of the index pass.
 # After each part gpuir_verify passes; at the end queries skip deleted rows.
@@ -337,7 +337,7 @@ is($rc . $err, '0', 'gpuir_verify passes after the operations canceled by pg_can
 # canceled VACUUMs leave marks in the deleted bitmaps; the next one redoes
 # the index pass and repairs the statistics (src/README)
 $node->safe_psql('postgres', 'DELETE FROM docs WHERE id % 2 = 0');
-for (my $t = 10;; $t += 10)
+for (my $t = 20;; $t += 20)
 {
 	my ($o, $e) = ('', '');
 	my @cmd = ('psql', '-X', '-At', '-d', $node->connstr('postgres'),
