@@ -563,23 +563,6 @@ extern bool GpuirBuilderExportNext(GpuirBuilder *b, const char **lexeme, uint16 
 								   GpuirPosting **list, uint64 *n);
 extern void GpuirBuilderExportEnd(GpuirBuilder *b);
 
-/*
- * The documents of a builder's export (GpuirBuilderExportBegin), in heap TID
- * order (their positions are its docIDs), as GpuirMergeDocs takes them.
- * tids and dls are palloc'd and given to the merge, which frees them
- * (NULL then).
- */
-typedef struct GpuirSegmentSource
-{
-	uint32		ndocs;
-	const ItemPointerData *tids;
-	const uint32 *dls;
-} GpuirSegmentSource;
-
-extern uint64 GpuirMergeDocs(Relation index, GpuirSegmentSource *src, int nsrc,
-							 ItemPointerData **tids, uint32 **dls, uint32 **newdoc,
-							 uint64 *sum_dl);
-
 /* a posting of a merged list: segment docID, tf and the document's dl */
 typedef struct GpuirPostingDl
 {
@@ -618,15 +601,32 @@ typedef struct GpuirListsInfo
 	uint64		payload_bytes;
 } GpuirListsInfo;
 
+/*
+ * A source of documents for GpuirListsMergeDocs: a builder export's
+ * (GpuirBuilderExportBegin), ndocs in heap TID order.  next gives its next
+ * chunk (the count, 0 after the last; valid until the next call); map
+ * receives the segment docIDs of its next n documents, in its order.
+ */
+typedef struct GpuirDocSource
+{
+	uint64		ndocs;
+	uint32		(*next) (void *arg, const ItemPointerData **tids, const uint32 **dls);
+	void	   *arg;
+	void		(*map) (void *arg, const uint32 *docids, uint32 n);
+	void	   *map_arg;
+} GpuirDocSource;
+
 extern GpuirLists *GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile *payload);
+extern uint64 GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsrc,
+								  uint64 *sum_dl);
+extern double GpuirListsAvgdl(GpuirLists *ls);
 extern void GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
 							pg_atomic_uint64 *lists_done);
 extern const GpuirListsInfo *GpuirListsGetInfo(GpuirLists *ls);
 extern void GpuirListsSave(GpuirLists *ls, BufFile *meta);
 extern void GpuirListsAppend(GpuirLists *ls, Relation index, BufFile *meta, BufFile *payload,
 							 const GpuirListsInfo *info);
-extern void GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation,
-							const ItemPointerData *tids, const uint32 *dls, uint64 ndocs,
+extern void GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, uint64 ndocs,
 							bool on, GpuirSegmentData *seg);
 
 /*

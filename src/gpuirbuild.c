@@ -104,10 +104,12 @@ init_metapage(Relation index, ForkNumber forknum)
  * files).  Then, so that the index is the same as a serial build's:
  *
  *   1. documents: each worker sends the leader its documents in heap TID
- *      order through a message queue; the leader merges them with its own
- *      by TID (GpuirMergeDocs), which gives every participant's docID map,
- *      and writes each worker's map to a file of a SharedFileSet (stage
- *      MAPS; avgdl known);
+ *      order through a message queue, in chunks; the leader merges them
+ *      with its own by TID as they come (GpuirListsMergeDocs: the merged
+ *      TIDs and lengths go to temporary files, so its memory does not grow
+ *      with the rows), which gives every participant's docID map, written
+ *      for each worker to a file of a SharedFileSet (stage MAPS; avgdl
+ *      known);
  *   2. lists: every participant writes its lists (GpuirBuilderExport*:
  *      dictionary order), docIDs mapped to the segment's and each posting
  *      with its document's length, to a file of its own, with a sparse index
@@ -745,49 +747,98 @@ bad_message(void)
 			 errmsg("gpuir parallel build: a malformed message from a parallel worker")));
 }
 
-/*
- * queue_source: read a worker's header and documents into src; returns its
- * runs, and its lists in *nterms
- */
-static int
-queue_source(shm_mq_handle *mq, GpuirSegmentSource *src, uint32 *nterms)
+/* a worker's documents as the leader reads them: a GpuirDocSource */
+typedef struct QueueDocs
+{
+	shm_mq_handle *mq;
+	uint32		left;			/* documents still to come */
+	ItemPointerData *tids;		/* the current chunk, aligned copies */
+	uint32	   *dls;
+	BufFile    *map;			/* its docID map, for the worker */
+} QueueDocs;
+
+/* queue_head: a worker's MSG_HEAD */
+static MsgHead
+queue_head(shm_mq_handle *mq)
 {
 	Size		nbytes;
 	const char *p = msg_recv(mq, &nbytes);
 	MsgHead		head;
-	ItemPointerData *tids;
-	uint32	   *dls;
-	uint32		got = 0;
 
 	if (nbytes != sizeof(head))
 		bad_message();
 	memcpy(&head, p, sizeof(head));
 	if (head.kind != MSG_HEAD)
 		bad_message();
-	tids = palloc_extended(sizeof(ItemPointerData) * Max(head.ndocs, 1), MCXT_ALLOC_HUGE);
-	dls = palloc_extended(sizeof(uint32) * Max(head.ndocs, 1), MCXT_ALLOC_HUGE);
-	while (got < head.ndocs)
-	{
-		MsgDocs		md;
+	return head;
+}
 
-		CHECK_FOR_INTERRUPTS();
-		p = msg_recv(mq, &nbytes);
-		if (nbytes < sizeof(md))
-			bad_message();
-		memcpy(&md, p, sizeof(md));
-		if (md.kind != MSG_DOCS || md.count > head.ndocs - got ||
-			nbytes != sizeof(md) + (sizeof(ItemPointerData) + sizeof(uint32)) * (Size) md.count)
-			bad_message();
-		memcpy(tids + got, p + sizeof(md), sizeof(ItemPointerData) * md.count);
-		memcpy(dls + got, p + sizeof(md) + sizeof(ItemPointerData) * md.count,
-			   sizeof(uint32) * md.count);
-		got += md.count;
-	}
-	src->ndocs = head.ndocs;
-	src->tids = tids;
-	src->dls = dls;
-	*nterms = head.nterms;
-	return (int) head.nruns;
+/* queue_docs_next: GpuirDocSource.next of a QueueDocs (a MSG_DOCS) */
+static uint32
+queue_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls)
+{
+	QueueDocs  *q = arg;
+	Size		nbytes;
+	const char *p;
+	MsgDocs		md;
+
+	if (q->left == 0)
+		return 0;
+	p = msg_recv(q->mq, &nbytes);
+	if (nbytes < sizeof(md))
+		bad_message();
+	memcpy(&md, p, sizeof(md));
+	if (md.kind != MSG_DOCS || md.count == 0 || md.count > Min(q->left, MSG_DOCS_MAX) ||
+		nbytes != sizeof(md) + (sizeof(ItemPointerData) + sizeof(uint32)) * (Size) md.count)
+		bad_message();
+	memcpy(q->tids, p + sizeof(md), sizeof(ItemPointerData) * md.count);
+	memcpy(q->dls, p + sizeof(md) + sizeof(ItemPointerData) * md.count, sizeof(uint32) * md.count);
+	q->left -= md.count;
+	*tids = q->tids;
+	*dls = q->dls;
+	return md.count;
+}
+
+/* queue_docs_map: GpuirDocSource.map of a QueueDocs: to the worker's map file */
+static void
+queue_docs_map(void *arg, const uint32 *docids, uint32 n)
+{
+	QueueDocs  *q = arg;
+
+	gpuir_buffile_write(q->map, docids, sizeof(uint32) * n);
+}
+
+/* the leader's own documents (its builder's export), one chunk, and its map */
+typedef struct OwnDocs
+{
+	const ItemPointerData *tids;
+	const uint32 *dls;
+	uint32		ndocs;
+	bool		given;
+	uint32	   *map;
+	uint32		nmap;
+} OwnDocs;
+
+static uint32
+own_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls)
+{
+	OwnDocs    *o = arg;
+
+	if (o->given)
+		return 0;
+	o->given = true;
+	*tids = o->tids;
+	*dls = o->dls;
+	return o->ndocs;
+}
+
+static void
+own_docs_map(void *arg, const uint32 *docids, uint32 n)
+{
+	OwnDocs    *o = arg;
+
+	memcpy(o->map + o->nmap, docids, sizeof(uint32) * n);
+	o->nmap += n;
 }
 
 /* msg_expect: the next message of a worker's queue, of kind and nbytes */
@@ -833,11 +884,11 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	shm_mq_handle **mqs;
 	TableScanDesc scan;
 	double		reltuples;
-	GpuirSegmentSource *src;
+	GpuirDocSource *src;
+	QueueDocs  *qd;
+	OwnDocs		own;
 	ItemPointerData *tids;
 	uint32	   *dls;
-	uint32	  **newdoc;
-	uint32	   *dl_own;
 	uint64		ndocs;
 	uint64		lists_total = 0;
 	int			nlaunched;
@@ -937,43 +988,57 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 
 	/* 1. every participant's documents, merged; the workers' docID maps */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
-	src = palloc0(sizeof(GpuirSegmentSource) * nsrc);
-	newdoc = palloc(sizeof(uint32 *) * nsrc);
-	src[0].ndocs = GpuirBuilderExportBegin(bs->builder, index, &tids, &dls);
-	src[0].tids = tids;
-	src[0].dls = dls;
+	src = palloc0(sizeof(GpuirDocSource) * nsrc);
+	qd = palloc0(sizeof(QueueDocs) * nsrc);
+	memset(&own, 0, sizeof(own));
+	own.ndocs = GpuirBuilderExportBegin(bs->builder, index, &tids, &dls);
+	own.tids = tids;
+	own.dls = dls;
+	own.map = palloc_extended(sizeof(uint32) * Max(own.ndocs, 1), MCXT_ALLOC_HUGE);
+	src[0].ndocs = own.ndocs;
+	src[0].next = own_docs_next;
+	src[0].arg = &own;
+	src[0].map = own_docs_map;
+	src[0].map_arg = &own;
 	lists_total = GpuirBuilderNumTerms(bs->builder);
-	for (int i = 0; i < nlaunched; i++)
-	{
-		uint32		nterms;
-
-		bs->worker_runs += queue_source(mqs[i], &src[i + 1], &nterms);
-		lists_total += nterms;
-	}
-	ndocs = GpuirMergeDocs(index, src, nsrc, &tids, &dls, newdoc, &bs->total_dl);
-	shared->avgdl = ndocs > 0 ? Max((double) bs->total_dl / ndocs, 1.0) : 1.0;
 	for (int i = 1; i < nsrc; i++)
 	{
-		BufFile    *f = file_create(shared, 'm', i);
+		MsgHead		head = queue_head(mqs[i - 1]);
 
-		gpuir_buffile_write(f, newdoc[i], sizeof(uint32) * (Size) src[i].ndocs);
-		BufFileClose(f);
-		pfree(newdoc[i]);
+		bs->worker_runs += (int) head.nruns;
+		lists_total += head.nterms;
+		qd[i].mq = mqs[i - 1];
+		qd[i].left = head.ndocs;
+		qd[i].tids = palloc(sizeof(ItemPointerData) * MSG_DOCS_MAX);
+		qd[i].dls = palloc(sizeof(uint32) * MSG_DOCS_MAX);
+		qd[i].map = file_create(shared, 'm', i);
+		src[i].ndocs = head.ndocs;
+		src[i].next = queue_docs_next;
+		src[i].arg = &qd[i];
+		src[i].map = queue_docs_map;
+		src[i].map_arg = &qd[i];
 	}
+	ls = GpuirListsBegin(meta->k1, meta->b, 0, NULL);
+	ndocs = GpuirListsMergeDocs(ls, index, src, nsrc, &bs->total_dl);
+	shared->avgdl = GpuirListsAvgdl(ls);
+	for (int i = 1; i < nsrc; i++)
+	{
+		BufFileClose(qd[i].map);
+		pfree(qd[i].tids);
+		pfree(qd[i].dls);
+	}
+	pfree(tids);
 	set_stage(shared, STAGE_MAPS);
 	INSTR_TIME_SET_CURRENT(t_docs);
 
 	/* 2. the leader's lists to its file; the ranges cut once every file is written */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) lists_total);
-	dl_own = palloc_extended(sizeof(uint32) * Max(src[0].ndocs, 1), MCXT_ALLOC_HUGE);
-	for (uint32 i = 0; i < src[0].ndocs; i++)
-		dl_own[i] = dls[newdoc[0][i]];
 	memset(&w, 0, sizeof(w));
 	w.keep = true;
-	write_lists(bs->builder, shared, 0, newdoc[0], dl_own, &w);
-	pfree(dl_own);
-	pfree(newdoc[0]);
+	write_lists(bs->builder, shared, 0, own.map, dls, &w);
+	pfree(own.map);
+	pfree(dls);
 	cut_ranges(&w, nsrc, splits);
 	for (int i = 0; i < nlaunched; i++)
 		(void) msg_expect(mqs[i], MSG_WRITTEN, sizeof(uint32));
@@ -981,7 +1046,6 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	INSTR_TIME_SET_CURRENT(t_lists);
 
 	/* 3. range 0 here, then the workers' ranges after it */
-	ls = GpuirListsBegin(meta->k1, meta->b, shared->avgdl, NULL);
 	encode_range(shared, splits, 0, index, ls);
 	report_lists(shared);
 	for (int i = 0; i < nlaunched; i++)
@@ -1003,9 +1067,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	/* 4. the pages */
 	bs->have = ndocs > 0;
 	if (bs->have)
-		GpuirListsWrite(ls, index, 1, tids, dls, ndocs, true, &bs->seg);
-	pfree(tids);
-	pfree(dls);
+		GpuirListsWrite(ls, index, 1, ndocs, true, &bs->seg);
 	INSTR_TIME_SET_CURRENT(t_end);
 
 	WaitForParallelWorkersToFinish(pcxt);

@@ -1053,99 +1053,154 @@ tid_less(const ItemPointerData *a, const ItemPointerData *b)
 	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b) < 0;
 }
 
+/* a GpuirDocSource being read by GpuirListsMergeDocs: its current chunk, its map buffer */
+typedef struct DocCursor
+{
+	const ItemPointerData *tids;
+	const uint32 *dls;
+	uint32		n;
+	uint32		pos;
+	bool		done;
+	uint32	   *map;			/* segment docIDs of its documents, not yet given */
+	uint32		nmap;
+} DocCursor;
+
+#define MAP_CHUNK	65536
+
+/* cursor_ready: the cursor's next document is at pos (a new chunk read if needed); false at the end */
+static bool
+cursor_ready(GpuirDocSource *src, DocCursor *c)
+{
+	while (!c->done && c->pos == c->n)
+	{
+		c->n = src->next(src->arg, &c->tids, &c->dls);
+		c->pos = 0;
+		c->done = c->n == 0;
+	}
+	return !c->done;
+}
+
+static void
+cursor_map_flush(GpuirDocSource *src, DocCursor *c)
+{
+	if (c->nmap > 0)
+		src->map(src->map_arg, c->map, c->nmap);
+	c->nmap = 0;
+}
+
 /*
- * GpuirMergeDocs: the documents of nsrc builder exports (GpuirBuilderExport*:
- * each in heap TID order, its docIDs their positions), merged by TID into
- * one segment's docIDs: *tids and *dls receive the segment's documents
- * (palloc'd, docID order), newdoc[s][i] the segment docID of source s's
- * document i (palloc'd arrays; newdoc is the caller's nsrc pointers), and
- * *sum_dl their total length.  Every source's tids and dls are freed (NULL
- * then).  Returns the number of documents.  A parallel scan hands each
+ * GpuirListsMergeDocs: the documents of nsrc sources (builder exports,
+ * each in heap TID order), merged by TID into the segment's docIDs and
+ * written to ls's TIDS and DOCLENS streams (in temporary files: memory does
+ * not grow with the documents); each source's map callback receives the
+ * segment docIDs of its documents in its order.  Sets ls's avgdl and
+ * *sum_dl, and returns the number of documents.  A parallel scan hands each
  * participant ranges of blocks, so a source's documents come in runs: each
  * run is copied whole.  Raises ERRCODE_INDEX_CORRUPTED for a TID in two
  * sources and 54000 past GPUIR_DOC_END - 1 documents.
  */
 uint64
-GpuirMergeDocs(Relation index, GpuirSegmentSource *src, int nsrc,
-			   ItemPointerData **tids_out, uint32 **dls_out, uint32 **newdoc,
-			   uint64 *sum_dl)
+GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsrc,
+					uint64 *sum_dl)
 {
+	DocCursor  *c = palloc0(sizeof(DocCursor) * nsrc);
+	ByteBuf    *tb = &ls->bb[GPUIR_S_TIDS];
+	ByteBuf    *db = &ls->bb[GPUIR_S_DOCLENS];
 	uint64		ndocs = 0;
+	uint64		o = 0;
 	uint64		total = 0;
-	uint64	   *pos = palloc0(sizeof(uint64) * nsrc);
-	ItemPointerData *tids;
-	uint32	   *dls;
+	ItemPointerData last;
 
 	for (int s = 0; s < nsrc; s++)
 	{
 		ndocs += src[s].ndocs;
-		newdoc[s] = palloc_extended(sizeof(uint32) * Max(src[s].ndocs, 1), MCXT_ALLOC_HUGE);
+		c[s].map = palloc(sizeof(uint32) * MAP_CHUNK);
 	}
 	if (ndocs > GPUIR_DOC_END - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuir segment holds at most %u documents", GPUIR_DOC_END - 1)));
+	tb->spill = BufFileCreateTemp(false);
+	db->spill = BufFileCreateTemp(false);
+	ItemPointerSetInvalid(&last);
+
 	/*
 	 * take from the source with the least next TID while it stays below
 	 * every other source's next
 	 */
-	tids = palloc_extended(sizeof(ItemPointerData) * Max(ndocs, 1), MCXT_ALLOC_HUGE);
-	dls = palloc_extended(sizeof(uint32) * Max(ndocs, 1), MCXT_ALLOC_HUGE);
-	for (uint64 o = 0; o < ndocs;)
+	for (;;)
 	{
 		int			best = -1;
-		const ItemPointerData *limit = NULL;
+		ItemPointerData limit;
+		bool		have_limit = false;
+		DocCursor  *b;
+		uint32		start;
 
 		CHECK_FOR_INTERRUPTS();
 		for (int s = 0; s < nsrc; s++)
 		{
 			const ItemPointerData *h;
 
-			if (pos[s] >= src[s].ndocs)
+			if (!cursor_ready(&src[s], &c[s]))
 				continue;
-			h = &src[s].tids[pos[s]];
-			if (best < 0 || tid_less(h, &src[best].tids[pos[best]]))
+			h = &c[s].tids[c[s].pos];
+			if (best < 0 || tid_less(h, &c[best].tids[c[best].pos]))
 			{
 				if (best >= 0)
-					limit = &src[best].tids[pos[best]];
+				{
+					limit = c[best].tids[c[best].pos];
+					have_limit = true;
+				}
 				best = s;
 			}
-			else if (limit == NULL || tid_less(h, limit))
-				limit = h;
+			else if (!have_limit || tid_less(h, &limit))
+			{
+				limit = *h;
+				have_limit = true;
+			}
 		}
+		if (best < 0)
+			break;
+		/* the run: best's documents below limit, within its chunk */
+		b = &c[best];
+		if (o > 0 && !tid_less(&last, &b->tids[b->pos]))
+			tid_twice(index, &b->tids[b->pos]);
+		start = b->pos;
 		do
 		{
-			const ItemPointerData *t = &src[best].tids[pos[best]];
-
-			if (o > 0 && !tid_less(&tids[o - 1], t))
-				tid_twice(index, t);
-			tids[o] = *t;
-			dls[o] = src[best].dls[pos[best]];
-			total += dls[o];
-			newdoc[best][pos[best]] = (uint32) o;
+			total += b->dls[b->pos];
+			b->map[b->nmap++] = (uint32) o;
+			if (b->nmap == MAP_CHUNK)
+				cursor_map_flush(&src[best], b);
 			o++;
-			pos[best]++;
-		} while (pos[best] < src[best].ndocs &&
-				 (limit == NULL || tid_less(&src[best].tids[pos[best]], limit)));
+			b->pos++;
+		} while (b->pos < b->n && (!have_limit || tid_less(&b->tids[b->pos], &limit)));
+		if (o > ndocs)
+			elog(ERROR, "gpuir: a source of documents gave more than it announced");
+		bb_append(tb, &b->tids[start], sizeof(ItemPointerData) * (b->pos - start));
+		bb_append(db, &b->dls[start], sizeof(uint32) * (b->pos - start));
+		bb_flush(tb, false);
+		bb_flush(db, false);
+		last = b->tids[b->pos - 1];
 	}
-	/* what stays of a source's documents is its docID map */
+	if (o != ndocs)
+		elog(ERROR, "gpuir: the sources of documents gave %llu of the %llu they announced",
+			 (unsigned long long) o, (unsigned long long) ndocs);
 	for (int s = 0; s < nsrc; s++)
 	{
-		pfree((void *) src[s].tids);
-		pfree((void *) src[s].dls);
-		src[s].tids = NULL;
-		src[s].dls = NULL;
+		cursor_map_flush(&src[s], &c[s]);
+		pfree(c[s].map);
 	}
-	pfree(pos);
-	*tids_out = tids;
-	*dls_out = dls;
+	pfree(c);
+	ls->avgdl = ndocs > 0 ? Max((double) total / ndocs, 1.0) : 1.0;
 	*sum_dl = total;
 	return ndocs;
 }
 
 /*
  * GpuirListsBegin: an empty range of encoded lists, for BM25 parameters k1,
- * b and the segment's avgdl (which the block-max impacts depend on); the
+ * b and the segment's avgdl (which the block-max impacts depend on; 0 when
+ * GpuirListsMergeDocs will set it, before any list is added); the
  * encoded blocks go to payload (a file the caller opened for writing and
  * gives away), or, NULL, to a temporary file.
  */
@@ -1159,6 +1214,13 @@ GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile *payload)
 	ls->avgdl = avgdl;
 	ls->bb[GPUIR_S_PAYLOAD].spill = payload ? payload : BufFileCreateTemp(false);
 	return ls;
+}
+
+/* GpuirListsAvgdl: the avgdl the lists are encoded with */
+double
+GpuirListsAvgdl(GpuirLists *ls)
+{
+	return ls->avgdl;
 }
 
 /* GpuirListsGetInfo: the range's terms, blocks, postings and stream sizes */
@@ -1388,17 +1450,14 @@ GpuirListsAppend(GpuirLists *ls, Relation index, BufFile *meta, BufFile *payload
 }
 
 /*
- * GpuirListsWrite: the segment of the lists in ls and the documents
- * tids[0..ndocs), dls (docID order), written as GpuirBuilderWrite writes one
- * (new pages; write_segment); fills *seg.  ls is freed.
+ * GpuirListsWrite: the segment of the lists and the ndocs documents in ls
+ * (GpuirListsMergeDocs), written as GpuirBuilderWrite writes one (new pages;
+ * write_segment); fills *seg.  ls is freed.
  */
 void
-GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation,
-				const ItemPointerData *tids, const uint32 *dls, uint64 ndocs, bool on,
+GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, uint64 ndocs, bool on,
 				GpuirSegmentData *seg)
 {
-	bb_append(&ls->bb[GPUIR_S_TIDS], tids, sizeof(ItemPointerData) * ndocs);
-	bb_append(&ls->bb[GPUIR_S_DOCLENS], dls, sizeof(uint32) * ndocs);
 	write_segment(index, generation, NULL, ls->bb, (uint32) ndocs, ls->info.nterms,
 				  ls->info.nblocks, ls->info.npostings, on, seg);
 	pfree(ls);
