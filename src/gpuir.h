@@ -616,16 +616,17 @@ typedef struct GpuirDocSource
 	void	   *map_arg;
 } GpuirDocSource;
 
-extern GpuirLists *GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile *payload);
+#define GPUIR_LISTS_NSTREAMS	4	/* DICT, LEXEMES, BLOCKDIR, PAYLOAD */
+
+extern GpuirLists *GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile **files);
 extern uint64 GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsrc,
 								  uint64 *sum_dl);
 extern double GpuirListsAvgdl(GpuirLists *ls);
 extern void GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
 							pg_atomic_uint64 *lists_done);
 extern const GpuirListsInfo *GpuirListsGetInfo(GpuirLists *ls);
-extern void GpuirListsSave(GpuirLists *ls, BufFile *meta);
-extern void GpuirListsAppend(GpuirLists *ls, Relation index, BufFile *meta, BufFile *payload,
-							 const GpuirListsInfo *info);
+extern void GpuirListsSave(GpuirLists *ls);
+extern void GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info);
 extern void GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, uint64 ndocs,
 							bool on, GpuirSegmentData *seg);
 

@@ -259,6 +259,14 @@ msg_send(shm_mq_handle *mq, const void *data, Size nbytes)
 				 errmsg("gpuir parallel build: the leader stopped reading")));
 }
 
+/*
+ * The files of the build's SharedFileSet, by kind and participant: 'm' a
+ * worker's docID map, 'l' a participant's lists and 'x' their sparse index,
+ * and an encoded range's streams in GpuirListsBegin's order: 'd' DICT, 'e'
+ * LEXEMES, 'b' BLOCKDIR, 'p' PAYLOAD.
+ */
+#define RANGE_FILE_KIND(k)	("debp"[(k)])
+
 /* file_name: the name of a file of the build's SharedFileSet: kind and participant */
 static void
 file_name(char *buf, char kind, int j)
@@ -644,6 +652,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	uint32		kind = MSG_WRITTEN;
 	ListsWriter w;
 	BufFile    *f;
+	BufFile    *range_files[GPUIR_LISTS_NSTREAMS];
 	GpuirLists *ls;
 	MsgEncoded	enc;
 
@@ -708,11 +717,11 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 
 	/* 3. its range, encoded */
 	wait_stage(shared, STAGE_RANGES);
-	ls = GpuirListsBegin(shared->k1, shared->b, shared->avgdl, file_create(shared, 'p', me));
+	for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+		range_files[k] = file_create(shared, RANGE_FILE_KIND(k), me);
+	ls = GpuirListsBegin(shared->k1, shared->b, shared->avgdl, range_files);
 	encode_range(shared, splits, me, index, ls);
-	f = file_create(shared, 'o', me);
-	GpuirListsSave(ls, f);
-	BufFileClose(f);
+	GpuirListsSave(ls);
 	memset(&enc, 0, sizeof(enc));
 	enc.kind = MSG_ENCODED;
 	enc.info = *GpuirListsGetInfo(ls);
@@ -1051,15 +1060,14 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	for (int i = 0; i < nlaunched; i++)
 	{
 		MsgEncoded	enc;
-		BufFile    *mf;
-		BufFile    *pf;
+		BufFile    *in[GPUIR_LISTS_NSTREAMS];
 
 		memcpy(&enc, msg_expect(mqs[i], MSG_ENCODED, sizeof(MsgEncoded)), sizeof(enc));
-		mf = file_open(shared, 'o', i + 1);
-		pf = file_open(shared, 'p', i + 1);
-		GpuirListsAppend(ls, index, mf, pf, &enc.info);
-		BufFileClose(mf);
-		BufFileClose(pf);
+		for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+			in[k] = file_open(shared, RANGE_FILE_KIND(k), i + 1);
+		GpuirListsAppend(ls, in, &enc.info);
+		for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+			BufFileClose(in[k]);
 		report_lists(shared);
 	}
 	INSTR_TIME_SET_CURRENT(t_ranges);

@@ -416,6 +416,11 @@ struct GpuirLists
 	GpuirListsInfo info;
 };
 
+/* the segment streams of GpuirListsBegin's files, in their order */
+static const int lists_stream[GPUIR_LISTS_NSTREAMS] = {
+	GPUIR_S_DICT, GPUIR_S_LEXEMES, GPUIR_S_BLOCKDIR, GPUIR_S_PAYLOAD
+};
+
 /*
  * encode_list: encode the postings of lexeme lk (docIDs the segment's,
  * ascending) as ls's next term with the list encoder (gpuirlist.h): either
@@ -437,7 +442,7 @@ encode_list(GpuirLists *ls, Relation index, const LexKey *lk, const GpuirPosting
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuir segment holds at most %u terms", PG_UINT32_MAX - 1)));
 	memset(&de, 0, sizeof(de));
-	de.lexeme_off = (uint32) bb[GPUIR_S_LEXEMES].len;
+	de.lexeme_off = (uint32) bb_size(&bb[GPUIR_S_LEXEMES]);
 	de.lexeme_len = lk->len;
 	de.first_block = ls->info.nblocks;
 	bb_append(&bb[GPUIR_S_LEXEMES], lk->s, lk->len);
@@ -486,7 +491,8 @@ encode_list(GpuirLists *ls, Relation index, const LexKey *lk, const GpuirPosting
 	GpuirListEncoderFinish(&enc, &de);
 	check_stream_size(&bb[GPUIR_S_PAYLOAD]);
 	bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
-	bb_flush(&bb[GPUIR_S_PAYLOAD], false);
+	for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+		bb_flush(&bb[lists_stream[k]], false);
 	ls->info.npostings += n;
 	ls->info.nterms++;
 }
@@ -1200,19 +1206,21 @@ GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsr
 /*
  * GpuirListsBegin: an empty range of encoded lists, for BM25 parameters k1,
  * b and the segment's avgdl (which the block-max impacts depend on; 0 when
- * GpuirListsMergeDocs will set it, before any list is added); the
- * encoded blocks go to payload (a file the caller opened for writing and
- * gives away), or, NULL, to a temporary file.
+ * GpuirListsMergeDocs will set it, before any list is added).  Its
+ * DICT, LEXEMES, BLOCKDIR and PAYLOAD streams go to files[0..3] (files the
+ * caller opened for writing and gives away, for GpuirListsSave), or,
+ * files NULL, to temporary files: memory does not grow with the lists.
  */
 GpuirLists *
-GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile *payload)
+GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile **files)
 {
 	GpuirLists *ls = palloc0(sizeof(GpuirLists));
 
 	ls->k1 = k1;
 	ls->b = b;
 	ls->avgdl = avgdl;
-	ls->bb[GPUIR_S_PAYLOAD].spill = payload ? payload : BufFileCreateTemp(false);
+	for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+		ls->bb[lists_stream[k]].spill = files ? files[k] : BufFileCreateTemp(false);
 	return ls;
 }
 
@@ -1363,34 +1371,33 @@ GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
 }
 
 /*
- * GpuirListsSave: the range's DICT, LEXEMES and BLOCKDIR streams written to
- * meta, one after the other; its PAYLOAD file flushed and closed (the
- * writer's part ends: another process may open both).  GpuirListsGetInfo
- * gives their sizes.
+ * GpuirListsSave: the range's four files (GpuirListsBegin's) flushed and
+ * closed: the writer's part ends, and another process may open them.
+ * GpuirListsGetInfo gives their sizes.
  */
 void
-GpuirListsSave(GpuirLists *ls, BufFile *meta)
+GpuirListsSave(GpuirLists *ls)
 {
 	(void) GpuirListsGetInfo(ls);
-	gpuir_buffile_write(meta, ls->bb[GPUIR_S_DICT].data, ls->bb[GPUIR_S_DICT].len);
-	gpuir_buffile_write(meta, ls->bb[GPUIR_S_LEXEMES].data, ls->bb[GPUIR_S_LEXEMES].len);
-	gpuir_buffile_write(meta, ls->bb[GPUIR_S_BLOCKDIR].data, ls->bb[GPUIR_S_BLOCKDIR].len);
-	bb_flush(&ls->bb[GPUIR_S_PAYLOAD], true);
-	BufFileClose(ls->bb[GPUIR_S_PAYLOAD].spill);
-	ls->bb[GPUIR_S_PAYLOAD].spill = NULL;
+	for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+	{
+		ByteBuf    *bb = &ls->bb[lists_stream[k]];
+
+		bb_flush(bb, true);
+		BufFileClose(bb->spill);
+		bb->spill = NULL;
+	}
 }
 
 /*
- * GpuirListsAppend: a range GpuirListsSave wrote (meta and payload, opened
- * for reading at their start, info its GpuirListsGetInfo), appended to ls
- * as the terms after ls's: its offsets are rebased onto ls's streams.  The
- * ranges' lexemes must follow each other in dictionary order.  Raises 54000
- * past 4 GB a stream and ERRCODE_INDEX_CORRUPTED for a range that does not
- * match its sizes.
+ * GpuirListsAppend: a range GpuirListsSave wrote (its four files, opened for
+ * reading at their start, in GpuirListsBegin's order; info its
+ * GpuirListsGetInfo), appended to ls as the terms after ls's: its offsets
+ * are rebased onto ls's streams.  The ranges' lexemes must follow each
+ * other in dictionary order.  Raises 54000 past 4 GB a stream.
  */
 void
-GpuirListsAppend(GpuirLists *ls, Relation index, BufFile *meta, BufFile *payload,
-				 const GpuirListsInfo *info)
+GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info)
 {
 	ByteBuf    *bb = ls->bb;
 	uint64		lexeme_base = bb_size(&bb[GPUIR_S_LEXEMES]);
@@ -1411,37 +1418,42 @@ GpuirListsAppend(GpuirLists *ls, Relation index, BufFile *meta, BufFile *payload
 		GpuirDictEntry de;
 
 		if ((t % 1024) == 0)
+		{
 			CHECK_FOR_INTERRUPTS();
-		gpuir_buffile_read(meta, &de, sizeof(de));
+			bb_flush(&bb[GPUIR_S_DICT], false);
+		}
+		gpuir_buffile_read(in[0], &de, sizeof(de));
 		de.lexeme_off += (uint32) lexeme_base;
 		de.first_block += block_base;
 		bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
-	}
-	for (uint64 done = 0; done < info->lexeme_bytes; done += WRITE_CHUNK_BYTES)
-	{
-		uint32		n = (uint32) Min(WRITE_CHUNK_BYTES, info->lexeme_bytes - done);
-
-		gpuir_buffile_read(meta, chunk, n);
-		bb_append(&bb[GPUIR_S_LEXEMES], chunk, n);
 	}
 	for (uint32 k = 0; k < info->nblocks; k++)
 	{
 		GpuirBlockHeader bh;
 
 		if ((k % 1024) == 0)
+		{
 			CHECK_FOR_INTERRUPTS();
-		gpuir_buffile_read(meta, &bh, sizeof(bh));
+			bb_flush(&bb[GPUIR_S_BLOCKDIR], false);
+		}
+		gpuir_buffile_read(in[2], &bh, sizeof(bh));
 		bh.payload_off += (uint32) payload_base;
 		bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
 	}
-	for (uint64 done = 0; done < info->payload_bytes; done += WRITE_CHUNK_BYTES)
+	/* the lexemes' and the blocks' bytes as they are */
+	for (int k = 1; k < GPUIR_LISTS_NSTREAMS; k += 2)
 	{
-		uint32		n = (uint32) Min(WRITE_CHUNK_BYTES, info->payload_bytes - done);
+		uint64		total = k == 1 ? info->lexeme_bytes : info->payload_bytes;
 
-		CHECK_FOR_INTERRUPTS();
-		gpuir_buffile_read(payload, chunk, n);
-		bb_append(&bb[GPUIR_S_PAYLOAD], chunk, n);
-		bb_flush(&bb[GPUIR_S_PAYLOAD], false);
+		for (uint64 done = 0; done < total; done += WRITE_CHUNK_BYTES)
+		{
+			uint32		n = (uint32) Min(WRITE_CHUNK_BYTES, total - done);
+
+			CHECK_FOR_INTERRUPTS();
+			gpuir_buffile_read(in[k], chunk, n);
+			bb_append(&bb[lists_stream[k]], chunk, n);
+			bb_flush(&bb[lists_stream[k]], false);
+		}
 	}
 	pfree(chunk);
 	ls->info.nterms += info->nterms;
