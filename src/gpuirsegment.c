@@ -103,7 +103,6 @@ struct GpuirBuilder
 	uint64		p_cap;
 	bool		progress;		/* report to pg_stat_progress_create_index */
 	/* spilling (GpuirBuilderSetMemoryLimit) */
-	Size		mem_limit;		/* GpuirBuilderSetMemoryLimit's bytes; 0: none */
 	uint64		spill_at;		/* postings held before a run is written; 0: never */
 	BufFile   **runs;			/* sorted runs, one temporary file each */
 	int			nruns;
@@ -122,16 +121,7 @@ struct GpuirBuilder
  */
 #define BYTES_PER_HELD_POSTING	20
 
-/*
- * Memory per document (of the arrays' capacity): TID and dl while
- * collecting, and 18 more bytes when the documents are ordered (docID maps,
- * an export's copies); the held postings go to a run first.
- */
-#define BYTES_PER_DOC	28
-
 static void spill_run(GpuirBuilder *b);
-static void update_spill_at(GpuirBuilder *b);
-static void free_held(GpuirBuilder *b);
 
 /* a growable byte buffer for one stream */
 typedef struct ByteBuf
@@ -237,36 +227,14 @@ progress(const GpuirBuilder *b, int param, int64 value)
 }
 
 /*
- * GpuirBuilderSetMemoryLimit: hold at most about bytes in memory, the
- * documents' arrays (BYTES_PER_DOC each) and the postings
- * (BYTES_PER_HELD_POSTING each); past that, each batch of postings goes to
- * a sorted run in a temporary file (and GpuirBuilderWrite or the export
- * reads them back).  Documents are not spilled: past half of bytes, their
- * arrays grow beyond it.  0: no limit.
+ * GpuirBuilderSetMemoryLimit: hold at most about bytes of postings in
+ * memory; past that, each batch of postings goes to a sorted run in a
+ * temporary file (and GpuirBuilderWrite reads them back).  0: no limit.
  */
 void
 GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes)
 {
-	b->mem_limit = bytes;
-	update_spill_at(b);
-}
-
-/*
- * update_spill_at: the postings that fit in the memory limit beside the
- * documents' arrays (BYTES_PER_DOC each, of their capacity), which take at
- * most half of it: past that (documents are not spilled) the memory grows
- * with them, rather than runs shrinking without end (a merge of a large
- * segment reads back every run at once)
- */
-static void
-update_spill_at(GpuirBuilder *b)
-{
-	Size		docs = Min((Size) b->doc_cap * BYTES_PER_DOC, b->mem_limit / 2);
-
-	if (b->mem_limit == 0)
-		b->spill_at = 0;
-	else
-		b->spill_at = Max((b->mem_limit - docs) / BYTES_PER_HELD_POSTING, 1024);
+	b->spill_at = bytes == 0 ? 0 : Max(bytes / BYTES_PER_HELD_POSTING, 1024);
 }
 
 /* GpuirBuilderRuns: how many sorted runs went to temporary files so far */
@@ -314,11 +282,7 @@ GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl)
 	b->tids = grow(b->tids, sizeof(ItemPointerData), &cap, (uint64) b->ndocs + 1, 0);
 	cap = b->doc_cap;
 	b->dls = grow(b->dls, sizeof(uint32), &cap, (uint64) b->ndocs + 1, 0);
-	if ((uint32) Min(cap, PG_UINT32_MAX) != b->doc_cap)
-	{
-		b->doc_cap = (uint32) Min(cap, PG_UINT32_MAX);
-		update_spill_at(b);
-	}
+	b->doc_cap = (uint32) Min(cap, PG_UINT32_MAX);
 	b->tids[b->ndocs] = *tid;
 	b->dls[b->ndocs] = dl;
 	b->total_dl += dl;
@@ -609,9 +573,6 @@ spill_run(GpuirBuilder *b)
 	}
 	b->runs[b->nruns++] = f;
 	b->np = 0;
-	/* arrays larger than the documents now leave room for: smaller ones */
-	if (b->p_cap > b->spill_at)
-		free_held(b);
 	pfree(count);
 	pfree(present);
 	pfree(at);
@@ -808,22 +769,6 @@ held_by_term(GpuirBuilder *b)
 	it->post = post;
 }
 
-/*
- * spill_held: with sorted runs, the postings held go to one more run before
- * the documents are ordered, so that the documents' arrays (BYTES_PER_DOC)
- * never sit beside a full memory limit of postings
- */
-static void
-spill_held(GpuirBuilder *b)
-{
-	if (b->nruns > 0)
-	{
-		if (b->np > 0)
-			spill_run(b);
-		free_held(b);
-	}
-}
-
 /* list_begin: the lists from the first term on (order_docs, order_terms done) */
 static void
 list_begin(GpuirBuilder *b)
@@ -998,7 +943,6 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	ls.b = bparam;
 	ls.avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
-	spill_held(b);
 	order_docs(b, index);
 	order_terms(b);
 
@@ -1054,12 +998,9 @@ uint32
 GpuirBuilderExportBegin(GpuirBuilder *b, Relation index, ItemPointerData **tids, uint32 **dls)
 {
 	MemoryContext old = MemoryContextSwitchTo(b->cxt);
-	ItemPointerData *t;
-	uint32	   *d;
+	ItemPointerData *t = palloc_extended(sizeof(ItemPointerData) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+	uint32	   *d = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
 
-	spill_held(b);
-	t = palloc_extended(sizeof(ItemPointerData) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
-	d = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
 	order_docs(b, index);
 	order_terms(b);
 	for (uint32 i = 0; i < b->ndocs; i++)
