@@ -605,15 +605,15 @@ typedef struct GpuirListsInfo
  * A source of documents for GpuirListsMergeDocs: a builder export's
  * (GpuirBuilderExportBegin), ndocs in heap TID order.  next gives its next
  * chunk (the count, 0 after the last; valid until the next call); map
- * receives the segment docIDs of its next n documents, in its order.
+ * receives the segment docIDs of its next n documents, in its order; both
+ * get arg.
  */
 typedef struct GpuirDocSource
 {
 	uint64		ndocs;
 	uint32		(*next) (void *arg, const ItemPointerData **tids, const uint32 **dls);
-	void	   *arg;
 	void		(*map) (void *arg, const uint32 *docids, uint32 n);
-	void	   *map_arg;
+	void	   *arg;
 } GpuirDocSource;
 
 #define GPUIR_LISTS_NSTREAMS	4	/* DICT, LEXEMES, BLOCKDIR, PAYLOAD */
@@ -627,8 +627,8 @@ extern void GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src
 extern const GpuirListsInfo *GpuirListsGetInfo(GpuirLists *ls);
 extern void GpuirListsSave(GpuirLists *ls);
 extern void GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info);
-extern void GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, uint64 ndocs,
-							bool on, GpuirSegmentData *seg);
+extern void GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, bool on,
+							GpuirSegmentData *seg);
 
 /*
  * A copy of the insert buffer (gpuirbuffer.c): the live bytes of the

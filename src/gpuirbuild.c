@@ -113,7 +113,7 @@ init_metapage(Relation index, ForkNumber forknum)
  *   2. lists: every participant writes its lists (GpuirBuilderExport*:
  *      dictionary order), docIDs mapped to the segment's and each posting
  *      with its document's length, to a file of its own, with a sparse index
- *      of the lexemes at which its pages begin; the leader cuts the
+ *      (the lexeme and position of a list every 8 kB); the leader cuts the
  *      dictionary into as many ranges as participants at lexemes of its own
  *      index, by its lists' bytes (stage RANGES);
  *   3. ranges: participant r merges the r-th range of every participant's
@@ -331,9 +331,12 @@ typedef struct ListsWriter
 	uint32		nlists;
 	/* the leader's own: its index entries, kept for cutting the ranges */
 	bool		keep;
-	uint64	   *entry_bytes;
-	char	  **entry_lex;
-	uint16	   *entry_len;
+	struct
+	{
+		uint64		bytes;		/* the list's position in the file */
+		char	   *lexeme;
+		uint16		len;
+	}		   *entry;
 	int			nentries;
 	int			cap;
 } ListsWriter;
@@ -383,16 +386,12 @@ write_lists(GpuirBuilder *b, GpuirParallelShared *sh, int j, const uint32 *map,
 				if (w->nentries == w->cap)
 				{
 					w->cap = Max(64, w->cap * 2);
-					w->entry_bytes = w->entry_bytes ? repalloc(w->entry_bytes, sizeof(uint64) * w->cap)
-						: palloc(sizeof(uint64) * w->cap);
-					w->entry_lex = w->entry_lex ? repalloc(w->entry_lex, sizeof(char *) * w->cap)
-						: palloc(sizeof(char *) * w->cap);
-					w->entry_len = w->entry_len ? repalloc(w->entry_len, sizeof(uint16) * w->cap)
-						: palloc(sizeof(uint16) * w->cap);
+					w->entry = w->entry ? repalloc(w->entry, sizeof(*w->entry) * w->cap)
+						: palloc(sizeof(*w->entry) * w->cap);
 				}
-				w->entry_bytes[w->nentries] = w->bytes;
-				w->entry_lex[w->nentries] = pnstrdup(lexeme, len);
-				w->entry_len[w->nentries] = len;
+				w->entry[w->nentries].bytes = w->bytes;
+				w->entry[w->nentries].lexeme = pnstrdup(lexeme, len);
+				w->entry[w->nentries].len = len;
 				w->nentries++;
 			}
 		}
@@ -449,15 +448,15 @@ cut_ranges(const ListsWriter *w, int nranges, char *splits)
 		char	   *slot = splits + (Size) (r - 1) * SPLIT_SLOT;
 		uint16		len;
 
-		while (e + 1 < w->nentries && w->entry_bytes[e] < at)
+		while (e + 1 < w->nentries && w->entry[e].bytes < at)
 			e++;
 		if (w->nentries == 0)
 			len = 0;			/* no list: every range but the last is empty */
 		else
-			len = Min(w->entry_len[e], SPLIT_KEY_MAX);
+			len = Min(w->entry[e].len, SPLIT_KEY_MAX);
 		memcpy(slot, &len, sizeof(uint16));
 		if (len > 0)
-			memcpy(slot + sizeof(uint16), w->entry_lex[e], len);
+			memcpy(slot + sizeof(uint16), w->entry[e].lexeme, len);
 	}
 }
 
@@ -560,7 +559,7 @@ range_open(GpuirParallelShared *sh, const char *splits, int j, int r, RangeReade
 		FileIndexEntry e;
 		int64		seek_off = 0;
 		int			seek_fileno = 0;
-		char	   *lex = palloc(Max(SPLIT_KEY_MAX, PG_UINT16_MAX) + 1);
+		char	   *lex = palloc(PG_UINT16_MAX + 1);	/* an entry's lexeme */
 
 		split_key(splits, r, &lo, &lolen);
 		/* entries are in dictionary order: the last below lo */
@@ -649,6 +648,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	uint32	   *map;
 	uint32		ndocs;
 	MsgHead		head;
+	StringInfoData msg;
 	uint32		kind = MSG_WRITTEN;
 	ListsWriter w;
 	BufFile    *f;
@@ -687,19 +687,19 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	head.nterms = GpuirBuilderNumTerms(bs.builder);
 	head.nruns = (uint32) GpuirBuilderRuns(bs.builder);
 	msg_send(to_leader, &head, sizeof(head));
+	initStringInfo(&msg);
 	for (uint32 d = 0; d < ndocs; d += MSG_DOCS_MAX)
 	{
 		MsgDocs		md = {MSG_DOCS, Min(MSG_DOCS_MAX, ndocs - d)};
-		StringInfoData msg;
 
 		CHECK_FOR_INTERRUPTS();
-		initStringInfo(&msg);
+		resetStringInfo(&msg);
 		appendBinaryStringInfo(&msg, (char *) &md, sizeof(md));
 		appendBinaryStringInfo(&msg, (char *) (tids + d), sizeof(ItemPointerData) * md.count);
 		appendBinaryStringInfo(&msg, (char *) (dls + d), sizeof(uint32) * md.count);
 		msg_send(to_leader, msg.data, msg.len);
-		pfree(msg.data);
 	}
+	pfree(msg.data);
 	pfree(tids);
 
 	/* 2. its docID map from the leader; its lists to its file */
@@ -1008,7 +1008,6 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	src[0].next = own_docs_next;
 	src[0].arg = &own;
 	src[0].map = own_docs_map;
-	src[0].map_arg = &own;
 	lists_total = GpuirBuilderNumTerms(bs->builder);
 	for (int i = 1; i < nsrc; i++)
 	{
@@ -1025,7 +1024,6 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 		src[i].next = queue_docs_next;
 		src[i].arg = &qd[i];
 		src[i].map = queue_docs_map;
-		src[i].map_arg = &qd[i];
 	}
 	ls = GpuirListsBegin(meta->k1, meta->b, 0, NULL);
 	ndocs = GpuirListsMergeDocs(ls, index, src, nsrc, &bs->total_dl);
@@ -1075,7 +1073,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	/* 4. the pages */
 	bs->have = ndocs > 0;
 	if (bs->have)
-		GpuirListsWrite(ls, index, 1, ndocs, true, &bs->seg);
+		GpuirListsWrite(ls, index, 1, true, &bs->seg);
 	INSTR_TIME_SET_CURRENT(t_end);
 
 	WaitForParallelWorkersToFinish(pcxt);

@@ -13,7 +13,9 @@
  * and the encoded blocks go to a temporary file before their pages are
  * written.  What stays in memory grows with documents (about 32 bytes each), distinct
  * lexemes and blocks (24 bytes per 128 postings), not with postings; see
- * src/README "Limits".
+ * src/README "Limits".  A parallel build merges its participants' exports
+ * (GpuirLists*: documents by TID, lists by lexeme range, every stream in a
+ * file; gpuirbuild.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -413,6 +415,7 @@ struct GpuirLists
 	float4		k1;
 	float4		b;
 	double		avgdl;
+	uint64		ndocs;			/* GpuirListsMergeDocs's documents */
 	GpuirListsInfo info;
 };
 
@@ -987,11 +990,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 
 /*
  * GpuirBuilderExportBegin: what the builder collected, in the order of a
- * segment, for GpuirWriteMerged (a parallel build's worker): returns the
+ * segment, for a parallel build (each participant's export): returns the
  * number of documents and sets *tids and *dls to them in heap TID order
- * (their docIDs are their positions; palloc'd copies, the caller's to free,
- * as GpuirWriteMerged does).  GpuirBuilderExportNext then gives each term's list in
- * dictionary order, and GpuirBuilderExportEnd ends.  Raises
+ * (their docIDs are their positions; palloc'd copies, the caller's to
+ * free).  GpuirBuilderExportNext then gives each term's list in dictionary
+ * order, and GpuirBuilderExportEnd ends.  Raises
  * ERRCODE_INDEX_CORRUPTED for a TID added twice.
  */
 uint32
@@ -1090,7 +1093,7 @@ static void
 cursor_map_flush(GpuirDocSource *src, DocCursor *c)
 {
 	if (c->nmap > 0)
-		src->map(src->map_arg, c->map, c->nmap);
+		src->map(src->arg, c->map, c->nmap);
 	c->nmap = 0;
 }
 
@@ -1198,6 +1201,7 @@ GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsr
 		pfree(c[s].map);
 	}
 	pfree(c);
+	ls->ndocs = ndocs;
 	ls->avgdl = ndocs > 0 ? Max((double) total / ndocs, 1.0) : 1.0;
 	*sum_dl = total;
 	return ndocs;
@@ -1403,6 +1407,13 @@ GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info)
 	uint64		lexeme_base = bb_size(&bb[GPUIR_S_LEXEMES]);
 	uint64		payload_base = bb_size(&bb[GPUIR_S_PAYLOAD]);
 	uint32		block_base = ls->info.nblocks;
+	/* each stream's bytes, and its record: chunks hold whole records */
+	const uint64 bytes[GPUIR_LISTS_NSTREAMS] = {
+		info->dict_bytes, info->lexeme_bytes, info->blockdir_bytes, info->payload_bytes
+	};
+	const Size	record[GPUIR_LISTS_NSTREAMS] = {
+		sizeof(GpuirDictEntry), 1, sizeof(GpuirBlockHeader), 1
+	};
 	char	   *chunk = palloc(WRITE_CHUNK_BYTES);
 
 	if (info->dict_bytes != (uint64) info->nterms * sizeof(GpuirDictEntry) ||
@@ -1413,44 +1424,26 @@ GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info)
 		(uint64) block_base + info->nblocks > PG_UINT32_MAX ||
 		(uint64) ls->info.nterms + info->nterms >= PG_UINT32_MAX)
 		stream_too_large();
-	for (uint32 t = 0; t < info->nterms; t++)
+	for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
 	{
-		GpuirDictEntry de;
+		Size		step = WRITE_CHUNK_BYTES - WRITE_CHUNK_BYTES % record[k];
 
-		if ((t % 1024) == 0)
+		for (uint64 done = 0; done < bytes[k]; done += step)
 		{
-			CHECK_FOR_INTERRUPTS();
-			bb_flush(&bb[GPUIR_S_DICT], false);
-		}
-		gpuir_buffile_read(in[0], &de, sizeof(de));
-		de.lexeme_off += (uint32) lexeme_base;
-		de.first_block += block_base;
-		bb_append(&bb[GPUIR_S_DICT], &de, sizeof(de));
-	}
-	for (uint32 k = 0; k < info->nblocks; k++)
-	{
-		GpuirBlockHeader bh;
-
-		if ((k % 1024) == 0)
-		{
-			CHECK_FOR_INTERRUPTS();
-			bb_flush(&bb[GPUIR_S_BLOCKDIR], false);
-		}
-		gpuir_buffile_read(in[2], &bh, sizeof(bh));
-		bh.payload_off += (uint32) payload_base;
-		bb_append(&bb[GPUIR_S_BLOCKDIR], &bh, sizeof(bh));
-	}
-	/* the lexemes' and the blocks' bytes as they are */
-	for (int k = 1; k < GPUIR_LISTS_NSTREAMS; k += 2)
-	{
-		uint64		total = k == 1 ? info->lexeme_bytes : info->payload_bytes;
-
-		for (uint64 done = 0; done < total; done += WRITE_CHUNK_BYTES)
-		{
-			uint32		n = (uint32) Min(WRITE_CHUNK_BYTES, total - done);
+			Size		n = (Size) Min(step, bytes[k] - done);
 
 			CHECK_FOR_INTERRUPTS();
 			gpuir_buffile_read(in[k], chunk, n);
+			/* offsets into the range's streams become offsets into ls's */
+			if (lists_stream[k] == GPUIR_S_DICT)
+				for (GpuirDictEntry *de = (GpuirDictEntry *) chunk; (char *) de < chunk + n; de++)
+				{
+					de->lexeme_off += (uint32) lexeme_base;
+					de->first_block += block_base;
+				}
+			else if (lists_stream[k] == GPUIR_S_BLOCKDIR)
+				for (GpuirBlockHeader *bh = (GpuirBlockHeader *) chunk; (char *) bh < chunk + n; bh++)
+					bh->payload_off += (uint32) payload_base;
 			bb_append(&bb[lists_stream[k]], chunk, n);
 			bb_flush(&bb[lists_stream[k]], false);
 		}
@@ -1462,15 +1455,15 @@ GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info)
 }
 
 /*
- * GpuirListsWrite: the segment of the lists and the ndocs documents in ls
+ * GpuirListsWrite: the segment of the lists and the documents in ls
  * (GpuirListsMergeDocs), written as GpuirBuilderWrite writes one (new pages;
  * write_segment); fills *seg.  ls is freed.
  */
 void
-GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, uint64 ndocs, bool on,
+GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, bool on,
 				GpuirSegmentData *seg)
 {
-	write_segment(index, generation, NULL, ls->bb, (uint32) ndocs, ls->info.nterms,
+	write_segment(index, generation, NULL, ls->bb, (uint32) ls->ndocs, ls->info.nterms,
 				  ls->info.nblocks, ls->info.npostings, on, seg);
 	pfree(ls);
 }
