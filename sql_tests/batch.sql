@@ -41,6 +41,23 @@ SELECT m.mode, kk.k,
 FROM unnest(ARRAY['and', 'or', 'wand', 'bmw', 'and_or']) m(mode), unnest(ARRAY[1, 10, 500]) kk(k)
 ORDER BY 1, 2;
 
+-- a batch of more queries than are prepared at once (4096: the batch runs in
+-- chunks), each answered as by gpuir_search, in its own query_no
+CREATE TEMP TABLE ba_big AS
+  SELECT g AS qno, 't' || (1 + g % 397) || ' t' || (1 + (g * 7) % 389) AS q
+  FROM generate_series(1, 9000) g;
+WITH b AS (SELECT x.query_no, array_agg(x.ctid::text || '/' || x.score ORDER BY x.n) AS r
+           FROM gpuir_search_batch('ba_idx', (SELECT array_agg(q ORDER BY qno) FROM ba_big), 3, 'bmw')
+                WITH ORDINALITY x(query_no, ctid, score, n)
+           GROUP BY x.query_no),
+     s AS (SELECT bb.qno,
+                  (SELECT array_agg(y.ctid::text || '/' || y.score ORDER BY y.n)
+                   FROM gpuir_search('ba_idx', bb.q, 3, 'bmw') WITH ORDINALITY y(ctid, score, n)) AS r
+           FROM ba_big bb)
+SELECT count(*) AS queries, count(s.r) AS answered,
+       count(*) FILTER (WHERE b.r IS DISTINCT FROM s.r) AS mismatches
+FROM s LEFT JOIN b ON b.query_no = s.qno;
+
 -- empty array, all-NULL array, errors
 SELECT count(*) FROM gpuir_search_batch('ba_idx', ARRAY[]::text[]);
 SELECT count(*) FROM gpuir_search_batch('ba_idx', ARRAY[NULL, NULL]::text[]);

@@ -312,10 +312,21 @@ GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
 }
 
 /*
+ * GPUIR_BATCH_CHUNK: queries of a batch prepared and run together.  Each
+ * prepared query holds its metapage copy, a table fetch and a slot (about
+ * 8 kB), so a batch runs in chunks: memory stays bounded for any batch
+ * size (200,000 queries at once needed 1.5 GB, past palloc's 1 GB limit),
+ * and a chunk is still one request of gpuir.max_batch (<= 10,000) queries'
+ * order to the GPU service.
+ */
+#define GPUIR_BATCH_CHUNK 4096
+
+/*
  * GpuirSearchBatch: GpuirSearch for the queries in[0..nq) of one index,
- * sent to the GPU service as one request (the service batches it with the
- * requests of other backends).  results[i] and counts[i] receive query i's
- * answer, palloc'd in the caller's memory context.
+ * sent to the GPU service as one request per GPUIR_BATCH_CHUNK queries (the
+ * service batches it with the requests of other backends).  results[i] and
+ * counts[i] receive query i's answer, palloc'd in the caller's memory
+ * context.
  */
 void
 GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
@@ -326,22 +337,33 @@ GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 	MemoryContext cxt = AllocSetContextCreate(caller, "gpuir query batch",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	GpuirQuery *qs = palloc0(sizeof(GpuirQuery) * Max(nq, 1));
-	GpuirQuery **qp = palloc(sizeof(GpuirQuery *) * Max(nq, 1));
+	int			chunk = Min(Max(nq, 1), GPUIR_BATCH_CHUNK);
+	GpuirQuery *qs = palloc0(sizeof(GpuirQuery) * chunk);
+	GpuirQuery **qp = palloc(sizeof(GpuirQuery *) * chunk);
+	MemoryContext run = AllocSetContextCreate(cxt, "gpuir query batch chunk",
+											  ALLOCSET_DEFAULT_SIZES);
 
 	memset(&GpuirLastQueryStats, 0, sizeof(GpuirLastQueryStats));
-	for (int i = 0; i < nq; i++)
+	for (int c0 = 0; c0 < nq; c0 += chunk)
 	{
-		CHECK_FOR_INTERRUPTS();
-		GpuirQueryPrepare(&qs[i], index, heap, snapshot, &in[i], k);
-		qp[i] = &qs[i];
-	}
-	run_queries(qp, nq, mode);
-	for (int i = 0; i < nq; i++)
-	{
-		/* each one fetches its rows from the table: a batch's can take long */
-		CHECK_FOR_INTERRUPTS();
-		counts[i] = GpuirQueryFinish(&qs[i], caller, &results[i]);
+		int			n = Min(chunk, nq - c0);
+
+		MemoryContextSwitchTo(run);
+		for (int i = 0; i < n; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			GpuirQueryPrepare(&qs[i], index, heap, snapshot, &in[c0 + i], k);
+			qp[i] = &qs[i];
+		}
+		run_queries(qp, n, mode);
+		for (int i = 0; i < n; i++)
+		{
+			/* each one fetches its rows from the table: a batch's can take long */
+			CHECK_FOR_INTERRUPTS();
+			counts[c0 + i] = GpuirQueryFinish(&qs[i], caller, &results[c0 + i]);
+		}
+		MemoryContextSwitchTo(cxt);
+		MemoryContextReset(run);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
