@@ -33,25 +33,30 @@ BEGIN
     bad := 0;
     EXECUTE format('SELECT count(*) FROM fl_docs WHERE %s', f.pred) INTO npass;
     FOR q IN SELECT * FROM fl_queries ORDER BY 1 LOOP
+      -- the reference (the same for every mode): every matching row ranked,
+      -- then filtered
+      IF q.qtext IS NOT NULL THEN
+        EXECUTE format($f$SELECT string_agg(x.ctid || ':' || x.score, ' ' ORDER BY x.score DESC, x.ctid)
+                         FROM (SELECT s.ctid, s.score FROM gpuir_search('fl_idx', %L, 100000, 'or') s
+                               JOIN fl_docs d ON d.ctid = s.ctid WHERE %s
+                               ORDER BY s.score DESC, s.ctid LIMIT %s) x$f$,
+                       q.qtext, f.pred, k) INTO want;
+      ELSE
+        EXECUTE format($f$SELECT string_agg(x.ctid || ':' || x.score, ' ' ORDER BY x.score DESC, x.ctid)
+                         FROM (SELECT s.ctid, s.score FROM gpuir_search('fl_idx', %L::tsquery, 100000, 'or') s
+                               JOIN fl_docs d ON d.ctid = s.ctid WHERE %s
+                               ORDER BY s.score DESC, s.ctid LIMIT %s) x$f$,
+                       q.qts, f.pred, k) INTO want;
+      END IF;
       FOREACH m IN ARRAY '{or,wand,bmw}'::text[] LOOP
         IF q.qtext IS NOT NULL THEN
           EXECUTE format($f$SELECT string_agg(s.ctid || ':' || s.score, ' ')
                            FROM gpuir_search('fl_idx', %L, %s, %L, ARRAY(SELECT ctid FROM fl_docs WHERE %s)) s$f$,
                          q.qtext, k, m, f.pred) INTO got;
-          EXECUTE format($f$SELECT string_agg(x.ctid || ':' || x.score, ' ' ORDER BY x.score DESC, x.ctid)
-                           FROM (SELECT s.ctid, s.score FROM gpuir_search('fl_idx', %L, 100000, 'or') s
-                                 JOIN fl_docs d ON d.ctid = s.ctid WHERE %s
-                                 ORDER BY s.score DESC, s.ctid LIMIT %s) x$f$,
-                         q.qtext, f.pred, k) INTO want;
         ELSE
           EXECUTE format($f$SELECT string_agg(s.ctid || ':' || s.score, ' ')
                            FROM gpuir_search('fl_idx', %L::tsquery, %s, %L, ARRAY(SELECT ctid FROM fl_docs WHERE %s)) s$f$,
                          q.qts, k, m, f.pred) INTO got;
-          EXECUTE format($f$SELECT string_agg(x.ctid || ':' || x.score, ' ' ORDER BY x.score DESC, x.ctid)
-                           FROM (SELECT s.ctid, s.score FROM gpuir_search('fl_idx', %L::tsquery, 100000, 'or') s
-                                 JOIN fl_docs d ON d.ctid = s.ctid WHERE %s
-                                 ORDER BY s.score DESC, s.ctid LIMIT %s) x$f$,
-                         q.qts, f.pred, k) INTO want;
         END IF;
         IF got IS DISTINCT FROM want THEN bad := bad + 1; END IF;
       END LOOP;

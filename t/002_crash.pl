@@ -125,7 +125,7 @@ sub crash_during
 	my $killed = 0;
 	for (my $try = 0; $try < 3 && !$killed; $try++)
 	{
-		my ($lo, $hi) = (10001 + 20000 * $try, 30000 + 20000 * $try);
+		my ($lo, $hi) = (10001 + 10000 * $try, 20000 + 10000 * $try);
 		$node->safe_psql('postgres', qq{
 			SET gpuir.insert_buffer_limit = '1GB';
 			INSERT INTO docs SELECT i, 'uniq' || i || ' merge w' || i % 13 || ' ' ||
@@ -133,7 +133,7 @@ sub crash_during
 		});
 		$committed{$_} = 1 foreach ($lo .. $hi);
 		my $buffered = $node->safe_psql('postgres', "SELECT buffer_docs FROM gpuir_index_info('docs_idx')");
-		cmp_ok($buffered, '>=', 20000, 'a big insert buffer') if $try == 0;
+		cmp_ok($buffered, '>=', 10000, 'a big insert buffer') if $try == 0;
 		my ($out, $err) = ('', '');
 		my $h = IPC::Run::start(
 			[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c', "SELECT gpuir_merge('docs_idx')" ],

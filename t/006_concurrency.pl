@@ -38,20 +38,30 @@ $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION gpuir;
 	CREATE TABLE docs (id serial PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+	-- row i: its token, then 30 words w((i * 7919 + j * 104729) % 2000),
+	-- which depend on i % 2000 only: tails[i % 2000]
+	CREATE TABLE tails AS
+	SELECT r, (SELECT string_agg('w' || ((r * 7919 + j * 104729) % 2000), ' ')
+	           FROM generate_series(1, 30) j) AS tail
+	FROM generate_series(0, 1999) r;
 	INSERT INTO docs (body)
-	SELECT 'tok' || i || ' ' || (SELECT string_agg('w' || ((i * 7919 + j * 104729) % 2000), ' ')
-	                           FROM generate_series(1, 30) j)
-	FROM generate_series(1, 100000) i;
+	SELECT 'tok' || i || ' ' || t.tail FROM generate_series(1, 100000) i JOIN tails t ON t.r = i % 2000
+	ORDER BY i;
 	CREATE INDEX docs_idx ON docs USING gpuir (body) WITH (text_config = 'simple');
 });
 
-# rows not found by a query for their token
+# rows not found by a query for their token (one gpuir_search_batch, which
+# answers each query as gpuir_search does: query_no is the row's position)
 sub missing_rows
 {
 	return $node->safe_psql('postgres', q{
-		SELECT count(*) FROM docs d
-		WHERE NOT EXISTS (SELECT 1 FROM gpuir_search('docs_idx', 'tok' || d.id, 3, 'or') s
-		                  WHERE s.ctid = d.ctid)});
+		WITH d AS MATERIALIZED (SELECT row_number() OVER (ORDER BY id) AS n, id, ctid FROM docs),
+		s AS MATERIALIZED (
+			SELECT b.query_no, b.ctid
+			FROM gpuir_search_batch('docs_idx', (SELECT array_agg('tok' || id ORDER BY n) FROM d),
+			                        3, 'or') b)
+		SELECT count(*) FROM d
+		WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.query_no = d.n AND s.ctid = d.ctid)});
 }
 
 # ---------- 1. a long merge alongside inserts and queries ----------
@@ -60,9 +70,8 @@ sub missing_rows
 $node->safe_psql('postgres', q{
 	SET gpuir.insert_buffer_limit = '1GB';
 	INSERT INTO docs (body)
-	SELECT 'tok' || i || ' ' || (SELECT string_agg('w' || ((i * 7919 + j * 104729) % 2000), ' ')
-	                           FROM generate_series(1, 30) j)
-	FROM generate_series(100001, 200000) i;
+	SELECT 'tok' || i || ' ' || t.tail FROM generate_series(100001, 200000) i
+	JOIN tails t ON t.r = i % 2000 ORDER BY i;
 });
 my ($mout, $merr) = ('', '');
 my $merge = IPC::Run::start(
@@ -135,9 +144,11 @@ is(missing_rows(), '0', 'every row is found by its token after the mixed workloa
 # no false matches: the tokens of deleted rows find nothing (their TIDs may
 # have been reused by other rows)
 is($node->safe_psql('postgres', q{
-	SELECT count(*) FROM generate_series(1, (SELECT max(id) FROM docs)) g(i)
-	CROSS JOIN LATERAL gpuir_search('docs_idx', 'tok' || g.i, 3, 'or') s
-	JOIN docs d ON d.ctid = s.ctid WHERE d.id <> g.i}),
+	SELECT count(*)
+	FROM gpuir_search_batch('docs_idx',
+	                        (SELECT array_agg('tok' || i ORDER BY i)
+	                         FROM generate_series(1, (SELECT max(id) FROM docs)) i), 3, 'or') s
+	JOIN docs d ON d.ctid = s.ctid WHERE d.id <> s.query_no}),
 	'0', 'no query for a token returns another row');
 
 # same rows and scores as an index built now; INDEX_CLEANUP ON: VACUUM may
