@@ -315,11 +315,13 @@ GpuirSearch(Relation index, Relation heap, Snapshot snapshot,
  * GPUIR_BATCH_CHUNK: queries of a batch prepared and run together.  Each
  * prepared query holds its metapage copy, a table fetch and a slot (about
  * 8 kB), so a batch runs in chunks: memory stays bounded for any batch
- * size (200,000 queries at once needed 1.5 GB, past palloc's 1 GB limit),
- * and a chunk is still one request of gpuir.max_batch (<= 10,000) queries'
- * order to the GPU service.
+ * size (200,000 queries at once needed 1.5 GB, past palloc's 1 GB limit).
+ * A chunk is one request to the GPU service (which takes a request of more
+ * than gpuir.max_batch queries into a batch of its own).
  */
+#ifndef GPUIR_BATCH_CHUNK		/* -DGPUIR_BATCH_CHUNK=N: another size, to measure */
 #define GPUIR_BATCH_CHUNK 4096
+#endif
 
 /*
  * GpuirSearchBatch: GpuirSearch for the queries in[0..nq) of one index,
