@@ -21,6 +21,10 @@
  */
 #include "postgres.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "commands/progress.h"
 #include "commands/tablespace.h"
 #include "common/hashfn.h"
@@ -105,6 +109,7 @@ struct GpuirBuilder
 	uint64		p_cap;
 	bool		progress;		/* report to pg_stat_progress_create_index */
 	/* spilling (GpuirBuilderSetMemoryLimit) */
+	Size		mem_limit;		/* GpuirBuilderSetMemoryLimit's bytes; 0: none */
 	uint64		spill_at;		/* postings held before a run is written; 0: never */
 	BufFile   **runs;			/* sorted runs, one temporary file each */
 	int			nruns;
@@ -123,7 +128,40 @@ struct GpuirBuilder
  */
 #define BYTES_PER_HELD_POSTING	20
 
+/* memory per term that a spill allocates beside the postings (counts, offsets) */
+#define BYTES_PER_SPILL_TERM	20
+
+/*
+ * The postings held get at least this part of the memory limit, whatever
+ * the documents and terms take (they are not spilled): runs never shrink
+ * to nothing, at the price of going past the limit.
+ */
+#define MIN_HELD_SHARE			4
+
+/* the memory limit is checked again every this many postings */
+#define LIMIT_CHECK_EVERY		65536
+
+/*
+ * release_freed: give the memory that malloc holds free back to the system.
+ * glibc raises its mmap threshold whenever a large mmap'd block is freed, so
+ * that after the first spill the builder's arrays (up to 32 MB) come from the
+ * heap, and what they leave when they grow or are freed stays resident
+ * (1.2 M rows, maintenance_work_mem 128MB, one worker: the two processes
+ * held 161 MB with their limits kept, 108 MB with these calls).  Called
+ * where the builder has freed large arrays (a spill, a growth of the
+ * posting arrays, the end of the scan).
+ */
+static inline void
+release_freed(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 static void spill_run(GpuirBuilder *b);
+static void update_spill_at(GpuirBuilder *b);
+static void free_held(GpuirBuilder *b);
 
 /* a growable byte buffer for one stream */
 typedef struct ByteBuf
@@ -229,14 +267,44 @@ progress(const GpuirBuilder *b, int param, int64 value)
 }
 
 /*
- * GpuirBuilderSetMemoryLimit: hold at most about bytes of postings in
- * memory; past that, each batch of postings goes to a sorted run in a
- * temporary file (and GpuirBuilderWrite reads them back).  0: no limit.
+ * GpuirBuilderSetMemoryLimit: use at most about bytes of memory in all:
+ * what the builder's memory context holds (documents, terms, postings) and
+ * what a spill adds; past that, the postings held go to a sorted run in a
+ * temporary file (and GpuirBuilderWrite or the export reads them back).
+ * Documents and terms stay in memory: when they leave the postings less
+ * than 1 / MIN_HELD_SHARE of bytes, the postings keep that much and the
+ * builder goes past bytes.  0: no limit.
  */
 void
 GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes)
 {
-	b->spill_at = bytes == 0 ? 0 : Max(bytes / BYTES_PER_HELD_POSTING, 1024);
+	b->mem_limit = bytes;
+	update_spill_at(b);
+}
+
+/*
+ * update_spill_at: the postings that may be held before a spill: the
+ * memory limit less what the builder's context holds besides the posting
+ * arrays (its documents, terms and hash table, measured) and what a spill
+ * allocates per term, at BYTES_PER_HELD_POSTING each (tuplesort likewise
+ * counts what it holds against work_mem)
+ */
+static void
+update_spill_at(GpuirBuilder *b)
+{
+	Size		held = (Size) b->p_cap * 3 * sizeof(uint32);
+	Size		other = MemoryContextMemAllocated(b->cxt, true);
+	Size		budget;
+
+	if (b->mem_limit == 0)
+	{
+		b->spill_at = 0;
+		return;
+	}
+	other = (other > held ? other - held : 0) + (Size) b->nterms * BYTES_PER_SPILL_TERM;
+	budget = b->mem_limit > other ? b->mem_limit - other : 0;
+	budget = Max(budget, b->mem_limit / MIN_HELD_SHARE);
+	b->spill_at = Max(budget / BYTES_PER_HELD_POSTING, 1024);
 }
 
 /* GpuirBuilderRuns: how many sorted runs went to temporary files so far */
@@ -326,11 +394,15 @@ GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
 		cap = b->p_cap;
 		b->p_tf = grow(b->p_tf, sizeof(uint32), &cap, b->np + 1, b->spill_at);
 		b->p_cap = cap;
+		release_freed();
 	}
 	b->p_term[b->np] = e->termid;
 	b->p_doc[b->np] = doc;
 	b->p_tf[b->np] = tf;
 	b->np++;
+	/* documents and terms grow as postings come: they leave less room */
+	if (b->spill_at > 0 && (b->np % LIMIT_CHECK_EVERY) == 0)
+		update_spill_at(b);
 	if (b->spill_at > 0 && b->np >= b->spill_at)
 		spill_run(b);
 	MemoryContextSwitchTo(old);
@@ -580,6 +652,11 @@ spill_run(GpuirBuilder *b)
 	pfree(present);
 	pfree(at);
 	pfree(post);
+	/* arrays larger than the documents and terms now leave room for: smaller ones */
+	update_spill_at(b);
+	if (b->p_cap > b->spill_at)
+		free_held(b);
+	release_freed();
 	MemoryContextSwitchTo(old);
 }
 
@@ -772,6 +849,23 @@ held_by_term(GpuirBuilder *b)
 	it->post = post;
 }
 
+/*
+ * spill_held: with sorted runs, the postings held go to one more run and
+ * their arrays are freed before the documents are ordered, so that the
+ * ordering's arrays (8 bytes a document, 10 more for an export) never sit
+ * beside a full memory limit of postings
+ */
+static void
+spill_held(GpuirBuilder *b)
+{
+	if (b->nruns == 0)
+		return;
+	if (b->np > 0)
+		spill_run(b);
+	free_held(b);
+	release_freed();
+}
+
 /* list_begin: the lists from the first term on (order_docs, order_terms done) */
 static void
 list_begin(GpuirBuilder *b)
@@ -946,6 +1040,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	ls.b = bparam;
 	ls.avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
+	spill_held(b);
 	order_docs(b, index);
 	order_terms(b);
 
@@ -1001,9 +1096,12 @@ uint32
 GpuirBuilderExportBegin(GpuirBuilder *b, Relation index, ItemPointerData **tids, uint32 **dls)
 {
 	MemoryContext old = MemoryContextSwitchTo(b->cxt);
-	ItemPointerData *t = palloc_extended(sizeof(ItemPointerData) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
-	uint32	   *d = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+	ItemPointerData *t;
+	uint32	   *d;
 
+	spill_held(b);
+	t = palloc_extended(sizeof(ItemPointerData) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+	d = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
 	order_docs(b, index);
 	order_terms(b);
 	for (uint32 i = 0; i < b->ndocs; i++)
