@@ -527,7 +527,7 @@ GpuirMetaSameWeights(const GpuirMetaPageData *a, const GpuirMetaPageData *b)
 typedef struct GpuirBuilder GpuirBuilder;
 extern GpuirBuilder *GpuirBuilderCreate(void);
 extern void GpuirBuilderReportProgress(GpuirBuilder *b);
-extern void GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes);
+extern void GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes, bool drop_between_runs);
 extern int	GpuirBuilderRuns(GpuirBuilder *b);
 
 /*

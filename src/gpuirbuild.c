@@ -663,7 +663,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	bs.is_worker = true;
 	bs.shared_scanned = &shared->rows_scanned;
 	bs.builder = GpuirBuilderCreate();
-	GpuirBuilderSetMemoryLimit(bs.builder, shared->worker_mem);
+	GpuirBuilderSetMemoryLimit(bs.builder, shared->worker_mem, true);
 	bs.cfg_id = shared->cfg_id;
 	memcpy(bs.weights, shared->weights, sizeof(bs.weights));
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir build tuple",
@@ -989,7 +989,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 			 errdetail_internal("%d of %d workers launched.", nlaunched, nworkers)));
 
 	/* the leader's part of the scan, into its own builder */
-	GpuirBuilderSetMemoryLimit(bs->builder, share);
+	GpuirBuilderSetMemoryLimit(bs->builder, share, true);
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromGpuirShared(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   gpuir_build_callback, bs, scan);
@@ -1152,7 +1152,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.builder = GpuirBuilderCreate();
 	GpuirBuilderReportProgress(bs.builder);
 	/* maintenance_work_mem bounds the postings held (a parallel build shares it) */
-	GpuirBuilderSetMemoryLimit(bs.builder, budget);
+	GpuirBuilderSetMemoryLimit(bs.builder, budget, true);
 	bs.cfg_id = meta.cfg_id;
 	memcpy(bs.weights, meta.weights, sizeof(bs.weights));
 	bs.natts = IndexRelationGetNumberOfKeyAttributes(index);

@@ -268,7 +268,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 
 	b = GpuirBuilderCreate();
 	/* as CREATE INDEX: maintenance_work_mem bounds the postings held */
-	GpuirBuilderSetMemoryLimit(b, (Size) maintenance_work_mem * 1024);
+	GpuirBuilderSetMemoryLimit(b, (Size) maintenance_work_mem * 1024, false);
 	for (uint32 s = 0; s < meta.nsegments; s++)
 		if (fold[s])
 			GpuirMergeSegment(b, index, &meta.segments[s], (uint32) s);

@@ -24,6 +24,8 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "commands/progress.h"
 #include "commands/tablespace.h"
@@ -110,8 +112,16 @@ struct GpuirBuilder
 	bool		progress;		/* report to pg_stat_progress_create_index */
 	/* spilling (GpuirBuilderSetMemoryLimit) */
 	Size		mem_limit;		/* GpuirBuilderSetMemoryLimit's bytes; 0: none */
+	bool		drop_between_runs;	/* ... and its drop_between_runs */
 	uint64		spill_at;		/* postings held before a run is written; 0: never */
 	BufFile   **runs;			/* sorted runs, one temporary file each */
+	/* spill_run's scratch, kept from one spill to the next (freed with the held postings) */
+	uint64	   *s_count;		/* per term: postings held */
+	uint64	   *s_at;			/* per term: its place in s_post */
+	uint32	   *s_present;		/* the terms present, in dictionary order */
+	uint64		s_term_cap;
+	GpuirPosting *s_post;		/* the postings ordered by term */
+	uint64		s_post_cap;
 	int			nruns;
 	int			runs_cap;
 	/* GpuirBuilderWrite, GpuirBuilderExport*: documents and terms ordered */
@@ -144,18 +154,38 @@ struct GpuirBuilder
 /*
  * release_freed: give the memory that malloc holds free back to the system.
  * glibc raises its mmap threshold whenever a large mmap'd block is freed, so
- * that after the first spill the builder's arrays (up to 32 MB) come from the
- * heap, and what they leave when they grow or are freed stays resident
- * (1.2 M rows, maintenance_work_mem 128MB, one worker: the two processes
- * held 161 MB with their limits kept, 108 MB with these calls).  Called
- * where the builder has freed large arrays (a spill, a growth of the
- * posting arrays, the end of the scan).
+ * that later arrays (up to 32 MB) come from the heap, and what they leave
+ * when they are freed stays resident (1.2 M rows, maintenance_work_mem
+ * 128MB, one worker: the two processes held 161 MB with their limits kept
+ * when every spill allocated and freed its arrays).  So a spill's arrays are
+ * kept from one spill to the next, and this is called where the builder
+ * frees its large arrays for good, at the end of the scan.
  */
 static inline void
 release_freed(void)
 {
 #ifdef __GLIBC__
 	malloc_trim(0);
+#endif
+}
+
+/*
+ * drop_pages: the whole pages of p[0 .. bytes) are not needed until written
+ * again: give them back to the system (Linux: they read as zeros after),
+ * so that a builder between spills holds only the postings it has.  The
+ * pages are then faulted in again as the arrays fill (about a sixth of a
+ * merge's time, little beside a build's tokenizing).
+ */
+static void
+drop_pages(void *p, Size bytes)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	start = ((uintptr_t) p + page - 1) & ~(page - 1);
+	uintptr_t	end = ((uintptr_t) p + bytes) & ~(page - 1);
+
+	if (p != NULL && end > start)
+		(void) madvise((void *) start, end - start, MADV_DONTNEED);
 #endif
 }
 
@@ -273,12 +303,17 @@ progress(const GpuirBuilder *b, int param, int64 value)
  * temporary file (and GpuirBuilderWrite or the export reads them back).
  * Documents and terms stay in memory: when they leave the postings less
  * than 1 / MIN_HELD_SHARE of bytes, the postings keep that much and the
- * builder goes past bytes.  0: no limit.
+ * builder goes past bytes.  0: no limit.  With drop_between_runs, the
+ * posting arrays' pages go back to the system after each spill
+ * (drop_pages): a parallel build's participants, whose spills do not
+ * coincide, then hold less together (1.2 M rows, one worker, 128MB: 123 MB
+ * at most against 146 MB), at the cost of faulting the pages in again.
  */
 void
-GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes)
+GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes, bool drop_between_runs)
 {
 	b->mem_limit = bytes;
+	b->drop_between_runs = drop_between_runs;
 	update_spill_at(b);
 }
 
@@ -292,7 +327,10 @@ GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes)
 static void
 update_spill_at(GpuirBuilder *b)
 {
-	Size		held = (Size) b->p_cap * 3 * sizeof(uint32);
+	/* what BYTES_PER_HELD_POSTING and BYTES_PER_SPILL_TERM stand for */
+	Size		held = (Size) b->p_cap * 3 * sizeof(uint32) +
+		(Size) b->s_post_cap * sizeof(GpuirPosting) +
+		(Size) b->s_term_cap * (2 * sizeof(uint64) + sizeof(uint32));
 	Size		other = MemoryContextMemAllocated(b->cxt, true);
 	Size		budget;
 
@@ -394,7 +432,6 @@ GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
 		cap = b->p_cap;
 		b->p_tf = grow(b->p_tf, sizeof(uint32), &cap, b->np + 1, b->spill_at);
 		b->p_cap = cap;
-		release_freed();
 	}
 	b->p_term[b->np] = e->termid;
 	b->p_doc[b->np] = doc;
@@ -592,26 +629,46 @@ spill_run(GpuirBuilder *b)
 	RunChunk	end = {RUN_END, 0};
 	uint64		off = 0;
 
-	count = palloc_extended(sizeof(uint64) * Max(b->nterms, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	/* the scratch, grown when terms or postings outgrow it (its contents are not kept) */
+	if (b->nterms > b->s_term_cap)
+	{
+		uint64		cap = b->s_term_cap;
+
+		b->s_count = grow(b->s_count, sizeof(uint64), &cap, b->nterms, 0);
+		cap = b->s_term_cap;
+		b->s_at = grow(b->s_at, sizeof(uint64), &cap, b->nterms, 0);
+		cap = b->s_term_cap;
+		b->s_present = grow(b->s_present, sizeof(uint32), &cap, b->nterms, 0);
+		b->s_term_cap = cap;
+	}
+	if (b->np > b->s_post_cap)
+	{
+		if (b->s_post != NULL)
+			pfree(b->s_post);
+		b->s_post = palloc_extended(sizeof(GpuirPosting) * b->np, MCXT_ALLOC_HUGE);
+		b->s_post_cap = b->np;
+	}
+	count = b->s_count;
+	at = b->s_at;
+	present = b->s_present;
+	post = b->s_post;
+	memset(count, 0, sizeof(uint64) * b->nterms);
 	for (uint64 i = 0; i < b->np; i++)
 	{
 		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
 			CHECK_FOR_INTERRUPTS();
 		count[b->p_term[i]]++;
 	}
-	present = palloc_extended(sizeof(uint32) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
 	for (uint32 t = 0; t < b->nterms; t++)
 		if (count[t] > 0)
 			present[npresent++] = t;
 	qsort_interruptible(present, npresent, sizeof(uint32), term_lex_cmp, b->lex);
-	at = palloc_extended(sizeof(uint64) * Max(b->nterms, 1), MCXT_ALLOC_HUGE);
 	for (uint32 i = 0; i < npresent; i++)
 	{
 		at[present[i]] = off;
 		off += count[present[i]];
 	}
 	/* a stable counting sort by term: each term's postings stay in arrival order */
-	post = palloc_extended(sizeof(GpuirPosting) * Max(b->np, 1), MCXT_ALLOC_HUGE);
 	for (uint64 i = 0; i < b->np; i++)
 	{
 		uint64		k = at[b->p_term[i]]++;
@@ -648,15 +705,33 @@ spill_run(GpuirBuilder *b)
 	}
 	b->runs[b->nruns++] = f;
 	b->np = 0;
-	pfree(count);
-	pfree(present);
-	pfree(at);
-	pfree(post);
-	/* arrays larger than the documents and terms now leave room for: smaller ones */
+	/*
+	 * arrays larger than the documents and terms now leave room for: cut to
+	 * size in place (the documents and terms only grow, so this happens at
+	 * most spills, a little each time: freeing and growing them again would
+	 * copy them every time)
+	 */
 	update_spill_at(b);
 	if (b->p_cap > b->spill_at)
-		free_held(b);
-	release_freed();
+	{
+		b->p_term = repalloc_huge(b->p_term, sizeof(uint32) * b->spill_at);
+		b->p_doc = repalloc_huge(b->p_doc, sizeof(uint32) * b->spill_at);
+		b->p_tf = repalloc_huge(b->p_tf, sizeof(uint32) * b->spill_at);
+		b->p_cap = b->spill_at;
+	}
+	if (b->s_post_cap > b->spill_at)
+	{
+		b->s_post = repalloc_huge(b->s_post, sizeof(GpuirPosting) * b->spill_at);
+		b->s_post_cap = b->spill_at;
+	}
+	/* the arrays are filled again from the start: until then their pages need not stay */
+	if (b->drop_between_runs)
+	{
+		drop_pages(b->p_term, sizeof(uint32) * b->p_cap);
+		drop_pages(b->p_doc, sizeof(uint32) * b->p_cap);
+		drop_pages(b->p_tf, sizeof(uint32) * b->p_cap);
+		drop_pages(b->s_post, sizeof(GpuirPosting) * b->s_post_cap);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -698,7 +773,7 @@ write_stream(Relation index, ByteBuf *bb, uint32 tag, BlockNumber start)
 	return s;
 }
 
-/* free_held: drop the arrays of the postings held (in arrival order) */
+/* free_held: drop the arrays of the postings held (in arrival order) and spill_run's scratch */
 static void
 free_held(GpuirBuilder *b)
 {
@@ -710,6 +785,19 @@ free_held(GpuirBuilder *b)
 	}
 	b->p_term = b->p_doc = b->p_tf = NULL;
 	b->p_cap = 0;
+	if (b->s_count != NULL)
+	{
+		pfree(b->s_count);
+		pfree(b->s_at);
+		pfree(b->s_present);
+	}
+	b->s_count = b->s_at = NULL;
+	b->s_present = NULL;
+	b->s_term_cap = 0;
+	if (b->s_post != NULL)
+		pfree(b->s_post);
+	b->s_post = NULL;
+	b->s_post_cap = 0;
 }
 
 /* tid_twice: raise ERRCODE_INDEX_CORRUPTED for a TID that is indexed twice */
