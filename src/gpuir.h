@@ -471,7 +471,25 @@ extern char *GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg,
 								GpuirStreamKind kind);
 extern void GpuirSetMetaLower(Page metapage);
 extern float4 GpuirIdf(uint64 N, uint64 df);
-extern int	GpuirLexemeCmp(const char *a, int alen, const char *b, int blen);
+
+/*
+ * GpuirLexemeCmp: byte order, then length (the dictionary's sort order).
+ * Inline, with the first byte compared before memcmp: a query's terms are
+ * compared with every lexeme of every insert buffer record it reads, and
+ * most of those comparisons differ at the first byte.
+ */
+static inline int
+GpuirLexemeCmp(const char *a, int alen, const char *b, int blen)
+{
+	int			r;
+
+	if (alen > 0 && blen > 0 && a[0] != b[0])
+		return (int) (unsigned char) a[0] - (int) (unsigned char) b[0];
+	r = memcmp(a, b, Min(alen, blen));
+	if (r != 0)
+		return r;
+	return (alen > blen) - (alen < blen);
+}
 
 /* gpuirlistread.c: the posting list cursor */
 extern void GpuirListOpen(GpuirListCursor *c, Relation index, const GpuirSegmentData *seg,

@@ -630,17 +630,6 @@ GpuirIdf(uint64 N, uint64 df)
 	return (float4) log(1.0 + ((double) N - (double) df + 0.5) / ((double) df + 0.5));
 }
 
-/* GpuirLexemeCmp: byte order, then length (the dictionary's sort order) */
-int
-GpuirLexemeCmp(const char *a, int alen, const char *b, int blen)
-{
-	int			r = memcmp(a, b, Min(alen, blen));
-
-	if (r != 0)
-		return r;
-	return (alen > blen) - (alen < blen);
-}
-
 /*
  * GpuirUpdateStreamChanged: given the stream's whole old and new contents,
  * rewrite (WAL-logged) only the pages whose bytes differ.
