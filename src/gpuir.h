@@ -645,6 +645,7 @@ extern void GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src
 extern const GpuirListsInfo *GpuirListsGetInfo(GpuirLists *ls);
 extern void GpuirListsSave(GpuirLists *ls);
 extern void GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info);
+extern void GpuirListsDiscard(GpuirLists *ls);
 extern void GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, bool on,
 							GpuirSegmentData *seg);
 

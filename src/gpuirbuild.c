@@ -565,6 +565,7 @@ range_open(GpuirParallelShared *sh, const char *splits, int j, int r, RangeReade
 		/* entries are in dictionary order: the last below lo */
 		while (BufFileRead(index, &e, sizeof(e)) == sizeof(e))
 		{
+			CHECK_FOR_INTERRUPTS();
 			gpuir_buffile_read(index, lex, e.len);
 			if (GpuirLexemeCmp(lex, e.len, lo, lolen) >= 0)
 				break;
@@ -1074,6 +1075,8 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	bs->have = ndocs > 0;
 	if (bs->have)
 		GpuirListsWrite(ls, index, 1, true, &bs->seg);
+	else
+		GpuirListsDiscard(ls);
 	INSTR_TIME_SET_CURRENT(t_end);
 
 	WaitForParallelWorkersToFinish(pcxt);

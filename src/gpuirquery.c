@@ -340,11 +340,13 @@ GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	int			chunk = Min(Max(nq, 1), GPUIR_BATCH_CHUNK);
-	GpuirQuery *qs = palloc0(sizeof(GpuirQuery) * chunk);
+	GpuirQuery *qs = palloc(sizeof(GpuirQuery) * chunk);	/* GpuirQueryPrepare fills each */
 	GpuirQuery **qp = palloc(sizeof(GpuirQuery *) * chunk);
 	MemoryContext run = AllocSetContextCreate(cxt, "gpuir query batch chunk",
 											  ALLOCSET_DEFAULT_SIZES);
 
+	for (int i = 0; i < chunk; i++)
+		qp[i] = &qs[i];
 	memset(&GpuirLastQueryStats, 0, sizeof(GpuirLastQueryStats));
 	for (int c0 = 0; c0 < nq; c0 += chunk)
 	{
@@ -355,7 +357,6 @@ GpuirSearchBatch(Relation index, Relation heap, Snapshot snapshot,
 		{
 			CHECK_FOR_INTERRUPTS();
 			GpuirQueryPrepare(&qs[i], index, heap, snapshot, &in[c0 + i], k);
-			qp[i] = &qs[i];
 		}
 		run_queries(qp, n, mode);
 		for (int i = 0; i < n; i++)

@@ -7,13 +7,14 @@
  *	  the posting lists in blocks of 128 and writes the segment's streams.
  *
  * Postings are held in memory (12 bytes each while collecting, 20 while
- * sorted) up to the builder's memory limit (GpuirBuilderSetMemoryLimit:
- * CREATE INDEX and merges pass maintenance_work_mem); past it they go to
+ * sorted) within the builder's memory limit (GpuirBuilderSetMemoryLimit:
+ * CREATE INDEX and merges pass maintenance_work_mem), which also counts
+ * the documents and terms the builder holds; past it the postings go to
  * sorted runs in temporary files, which the write reads back term by term,
  * and the encoded blocks go to a temporary file before their pages are
- * written.  What stays in memory grows with documents (about 32 bytes each), distinct
- * lexemes and blocks (24 bytes per 128 postings), not with postings; see
- * src/README "Limits".  A parallel build merges its participants' exports
+ * written.  What stays in memory grows with documents (about 10 bytes each
+ * while collecting, 18-28 more when ordered), distinct lexemes and blocks
+ * (24 bytes per 128 postings), not with postings; see src/README "Limits".  A parallel build merges its participants' exports
  * (GpuirLists*: documents by TID, lists by lexeme range, every stream in a
  * file; gpuirbuild.c).
  *
@@ -339,7 +340,9 @@ update_spill_at(GpuirBuilder *b)
 		b->spill_at = 0;
 		return;
 	}
-	other = (other > held ? other - held : 0) + (Size) b->nterms * BYTES_PER_SPILL_TERM;
+	/* a spill's per-term arrays: those it has (grown by doubling), or will need */
+	other = (other > held ? other - held : 0) +
+		(Size) Max(b->nterms, b->s_term_cap) * BYTES_PER_SPILL_TERM;
 	budget = b->mem_limit > other ? b->mem_limit - other : 0;
 	budget = Max(budget, b->mem_limit / MIN_HELD_SHARE);
 	b->spill_at = Max(budget / BYTES_PER_HELD_POSTING, 1024);
@@ -514,9 +517,10 @@ check_stream_size(ByteBuf *bb)
 
 /*
  * The encoded lists of a segment, or of a range of its lexemes
- * (GpuirLists*, GpuirBuilderWrite): the DICT, LEXEMES and BLOCKDIR streams
- * in memory, PAYLOAD in memory or spilled to a file; offsets in them
- * (lexeme_off, first_block, payload_off) count from the range's start.
+ * (GpuirLists*, GpuirBuilderWrite): the DICT, LEXEMES, BLOCKDIR and PAYLOAD
+ * streams, each in memory or spilled to a file (GpuirListsBegin spills all
+ * four; GpuirBuilderWrite the PAYLOAD); offsets in them (lexeme_off,
+ * first_block, payload_off) count from the range's start.
  */
 struct GpuirLists
 {
@@ -954,7 +958,7 @@ spill_held(GpuirBuilder *b)
 	release_freed();
 }
 
-/* list_begin: the lists from the first term on (order_docs, order_terms done) */
+/* list_begin: the lists from the first term on (spill_held, order_docs, order_terms done) */
 static void
 list_begin(GpuirBuilder *b)
 {
@@ -966,9 +970,8 @@ list_begin(GpuirBuilder *b)
 		held_by_term(b);
 		return;
 	}
-	if (b->np > 0)
-		spill_run(b);
-	free_held(b);
+	/* spill_held, before the documents were ordered, wrote the last run */
+	Assert(b->np == 0 && b->p_term == NULL);
 	it->head = palloc(sizeof(RunChunk) * b->nruns);
 	for (int r = 0; r < b->nruns; r++)
 		gpuir_buffile_read(b->runs[r], &it->head[r], sizeof(RunChunk));
@@ -1641,9 +1644,28 @@ GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info)
 }
 
 /*
+ * GpuirListsDiscard: free lists that are not written (a build that found no
+ * document), their temporary files closed
+ */
+void
+GpuirListsDiscard(GpuirLists *ls)
+{
+	for (int s = 0; s < GPUIR_NSTREAMS; s++)
+	{
+		if (ls->bb[s].spill != NULL)
+			BufFileClose(ls->bb[s].spill);
+		if (ls->bb[s].data != NULL)
+			pfree(ls->bb[s].data);
+	}
+	pfree(ls);
+}
+
+/*
  * GpuirListsWrite: the segment of the lists and the documents in ls
- * (GpuirListsMergeDocs), written as GpuirBuilderWrite writes one (new pages;
- * write_segment); fills *seg.  ls is freed.
+ * (GpuirListsMergeDocs, at least one document: else GpuirListsDiscard),
+ * written as GpuirBuilderWrite writes one (new pages; write_segment, which
+ * raises 54000 past 4 GB a stream); on: report CREATE INDEX progress; fills
+ * *seg.  ls is freed, its temporary files closed.
  */
 void
 GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, bool on,
