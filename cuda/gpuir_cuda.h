@@ -342,12 +342,13 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			terms' BM25 contributions, in the query's term order, to float
  *			accumulators in shared memory, visiting matched documents only.
  *	AND		Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1),
- *			per tile: lists from shortest to longest; the shortest list's
- *			blocks in the tile give the candidates, and of each longer list
- *			only the blocks whose docID range holds a surviving candidate
- *			are decoded and intersected; a tile that one list does not reach
- *			stops at once.  The survivors are then scored in the query's
- *			term order (again decoding only blocks that hold one).
+ *			driven by the shortest list: one thread block per block of it,
+ *			whose docIDs are the candidates; the longer lists are taken from
+ *			shortest to longest, and of each only the blocks that hold a
+ *			surviving candidate's docID (found by binary search on
+ *			block_last) are decoded and intersected; a thread block stops
+ *			when none survives.  The survivors are then scored in the
+ *			query's term order.
  *	BMW		the OR result with block-max pruning (Ding & Suel, SIGIR 2011;
  *			on the GPU as Huang et al., ICA3PP 2017): per (query, tile) a
  *			bound from the blocks' impacts (GpuirBM25Bound in double, times

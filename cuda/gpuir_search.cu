@@ -47,8 +47,9 @@
  * (gpuir_search_decode_kernel, one warp a block, every block checked),
  * each posting's contribution computed there, into a workspace area that
  * the tiles read with vector loads (GpuirDecoded, up to
- * GPUIR_CUDA_DECODE_BUDGET blocks a batch; the tiles decode the rest, and
- * AND's lists, whose skipping leaves most blocks undecoded, themselves).
+ * GPUIR_CUDA_DECODE_BUDGET blocks a batch; the tiles decode the rest
+ * themselves).  AND's lists are not there: its kernel decodes only the
+ * blocks that can hold a candidate.
  *
  * BMW: the OR result with block-max pruning (Ding & Suel, "Faster top-k
  * document retrieval using block-max indexes", SIGIR 2011, on the GPU as
@@ -85,18 +86,15 @@
  *	engine's BMW, those of the tiles not pruned); the directory is checked
  *	in full.
  *
- * AND: Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1) inside
- * the tile.  A tile is skipped at once unless every list has a block
- * overlapping it.  Lists are then taken from shortest to longest: the
- * shortest list's blocks give the candidate bitmap; for every longer list
- * a block is decoded only when its docID range (previous block's last
- * docID, its own last docID] holds a surviving candidate (Ding et al. find
- * the blocks of the longer list by binary search of each candidate in
- * block_last; testing each block's range against the candidate bitmap
- * selects the same blocks), and the candidates not in it are dropped; the
- * tile stops as soon as none survives.  The survivors are scored in a
- * second pass in the query's term order (not the shortest-first order),
- * again decoding only blocks that hold a survivor.
+ * AND: Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1) driven by
+ * the shortest list, not by tiles: gpuir_search_and_kernel gives each
+ * block of a query's shortest list a warp, which probes the longer lists
+ * only in the blocks that can hold its candidates and appends the
+ * survivors' keys to the query's candidates (gpuir_search_and.cuh).  The
+ * work follows the shortest list's postings, not the docID space.
+ *	Replaced (bench/results/2026-11-27-h200-and-probe.md): AND in the tile
+ *	kernel, a thread block per (query, tile) with candidate bitmaps: on 40 M
+ *	documents every query launched 2,442 thread blocks whatever its lists.
  *
  * Top-k (Ding et al. 2009, section 8.3, multi-level selection): every tile
  * drops deleted docIDs and documents scoring below its query's threshold
@@ -166,6 +164,9 @@ gpuir_part_needed(uint64_t n, uint32_t k)
 {
 	return n > (uint64_t) 2 * GPUIR_PART_SLICES * k && n > 16384;
 }
+
+/* the AND kernel (it reads GpuirSearchWork) */
+#include "gpuir_search_and.cuh"
 
 /* ---------- kernels ---------- */
 
@@ -259,33 +260,30 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 /*
  * gpuir_search_tile_kernel: grid of nw * ntiles thread blocks of
  * GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem) bytes of dynamic
- * shared memory; block x handles query wi = x / ntiles on tile x % ntiles,
- * or, when rank_major, query wi = x % nw on tile x / nw, so that a
- * batch's queries have their first tiles done, and their thresholds
- * raised, before their later tiles start (chunks with an OR or BMW query;
- * AND gains little from thresholds and much from the cache locality of
- * one query's tiles running together): scores
- * the tile (AND, OR or BMW), drops deleted docIDs and documents below the
- * query's threshold thr[wi], appends the tile's min(k, candidates) best
- * result keys to the query's candidate region cand[cand_off ..], counting
- * them in cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a
- * tile whose bound is below the threshold.  OR and BMW queries read
- * the lists of dec (GpuirDecoded) where it has them.  stats (debug, may be
- * NULL) accumulates decoded blocks and pruning.
+ * shared memory; block x handles query wi = x % nw on tile x / nw
+ * (rank-major: a batch's queries have their first tiles done, and their
+ * thresholds raised, before their later tiles start): scores the tile (OR
+ * or BMW; an AND query's blocks return at once, gpuir_search_and_kernel
+ * answers it), drops deleted docIDs and documents below the query's
+ * threshold thr[wi], appends the tile's min(k, candidates) best result
+ * keys to the query's candidate region cand[cand_off ..], counting them in
+ * cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a tile
+ * whose bound is below the threshold.  The lists are read from dec
+ * (GpuirDecoded) where it has them.  stats (debug, may be NULL)
+ * accumulates decoded blocks and pruning.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
-						 const GpuirSearchWork *__restrict__ work, uint32_t nw, uint32_t ntiles,
-						 bool rank_major, const gpuir_cuda_term *__restrict__ terms,
-						 const uint32_t *__restrict__ order, GpuirDecoded dec,
+						 const GpuirSearchWork *__restrict__ work, uint32_t nw,
+						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
 						 uint32_t *thr, uint64_t *__restrict__ cand,
 						 uint32_t *__restrict__ cand_count, uint32_t *corrupt,
 						 GpuirSearchDevStats *stats)
 {
 	extern __shared__ __align__(16) unsigned char tile_smem[];
 	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
-	const uint32_t wi = rank_major ? blockIdx.x % nw : blockIdx.x / ntiles;
-	const uint32_t tile = rank_major ? blockIdx.x / nw : blockIdx.x % ntiles;
+	const uint32_t wi = blockIdx.x % nw;
+	const uint32_t tile = blockIdx.x / nw;
 	const GpuirSearchWork qw = work[wi];
 	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
@@ -296,8 +294,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	uint64_t	kthr = 1;		/* smallest key kept (1: every key) */
 	int			r;
 
-	if (*(volatile uint32_t *) corrupt)
-		return;					/* a corrupt block was found: the batch fails */
+	if (qw.mode == GPUIR_CUDA_MODE_AND || *(volatile uint32_t *) corrupt)
+		return;					/* the AND kernel's, or the batch fails */
 	if (t == 0)
 	{
 		sm.total = 0;
@@ -305,11 +303,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		sm.ndec = 0;
 		sm.kmin = ~0ull;
 	}
-	if (qw.mode == GPUIR_CUDA_MODE_AND)
-		r = gpuir_tile_and(seg, sc, qt, order + qw.order_off, qw.nterms, lo, hi, dec, sm);
-	else
-		r = gpuir_tile_or(seg, sc, qt, qoff, dec, qw.nterms, lo, hi,
-						  qw.mode == GPUIR_CUDA_MODE_BMW ? &thr[wi] : NULL, stats, sm);
+	r = gpuir_tile_or(seg, sc, qt, qoff, dec, qw.nterms, lo, hi,
+					  qw.mode == GPUIR_CUDA_MODE_BMW ? &thr[wi] : NULL, stats, sm);
 	if (stats != NULL && t == 0 && r >= 0 && sm.ndec > 0)
 		atomicAdd(&stats->blocks_decoded, (unsigned long long) sm.ndec);
 	if (r < 0)
@@ -720,6 +715,10 @@ struct GpuirSearchPlan
 	uint8_t    *chunk_part;		/* [nchunks]: chunk has a query that may need
 								 * the partial selection */
 	uint8_t    *chunk_or;		/* [nchunks]: chunk has an OR or BMW query */
+	uint32_t   *and_start;		/* [nwork + 1]: prefix sums, mod 2^32, of the AND
+								 * items' shortest list blocks (the AND kernel's
+								 * warps); chunk c has and_start[chunk_start[c +
+								 * 1]] - and_start[chunk_start[c]] of them */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
@@ -743,6 +742,7 @@ plan_free(GpuirSearchPlan *p)
 	free(p->chunk_start);
 	free(p->chunk_part);
 	free(p->chunk_or);
+	free(p->and_start);
 	free(p->dec_off);
 	free(p->list_term);
 	free(p->list_first);
@@ -782,10 +782,11 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
  * count stays 0): its work item (mode: BMW runs as OR without impacts or
  * with a negative idf), AND order, used lists, and its place in a chunk.
  *
- * Candidate memory: a query gets a region of min(ntiles * k, bound) keys,
- * bound = its shortest list's postings (AND) or the sum of its lists'
- * postings (OR), which no tile output can exceed (every candidate is a
- * posting of a list), followed by GPUIR_PART_SLICES x k keys for the
+ * Candidate memory: an AND query gets a region of its shortest list's
+ * postings (every candidate is one of them), an OR query one of min(ntiles
+ * * k, the sum of its lists' postings) keys, which no tile output can
+ * exceed (k keys a tile, every one a posting), followed by
+ * GPUIR_PART_SLICES x k keys for the
  * partial selections when gpuir_part_needed(that capacity, k).
  * Consecutive queries are grouped into chunks of at most
  * GPUIR_CAND_BUDGET keys (a larger query alone); each chunk is one tile
@@ -819,7 +820,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	}
 	if (qq->nterms == 0 || present == 0 || (and_mode && present < qq->nterms))
 		return GPUIR_CUDA_OK;	/* no document can qualify: count 0 */
-	cap = std::min((uint64_t) p->ntiles * qq->k, and_mode ? minp : sump);
+	cap = and_mode ? minp : std::min((uint64_t) p->ntiles * qq->k, sump);
 
 	w = &p->work[p->nwork];
 	w->qindex = q;
@@ -833,6 +834,9 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		p->nbmw++;
 	if (and_mode && plan_and_order(p, w, qt, qq->nterms) != GPUIR_CUDA_OK)
 		return GPUIR_CUDA_OOM;
+	/* its warps in the AND kernel: a block of its shortest list each */
+	p->and_start[p->nwork + 1] = p->and_start[p->nwork] +
+		(and_mode ? qt[p->order[w->order_off]].nblocks : 0);
 	for (uint32_t j = 0; j < qq->nterms; j++)
 		if (qt[j].nblocks > 0)
 			p->used[qq->first_term + j] = 1;
@@ -953,8 +957,9 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	p->chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
 	p->chunk_part = (uint8_t *) calloc((size_t) nqueries + 1, 1);
 	p->chunk_or = (uint8_t *) calloc((size_t) nqueries + 1, 1);
+	p->and_start = (uint32_t *) calloc((size_t) nqueries + 1, sizeof(uint32_t));
 	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
-		p->chunk_part == NULL || p->chunk_or == NULL)
+		p->chunk_part == NULL || p->chunk_or == NULL || p->and_start == NULL)
 		return GPUIR_CUDA_OOM;
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
@@ -998,6 +1003,7 @@ struct GpuirSearchLayout
 	size_t		o_work,
 				o_terms,
 				o_order,
+				o_astart,
 				o_doff,
 				o_lterm,
 				o_lfirst,
@@ -1027,7 +1033,8 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_work = 0;
 	l->o_terms = align256(l->o_work + sizeof(GpuirSearchWork) * p->nwork);
 	l->o_order = align256(l->o_terms + sizeof(gpuir_cuda_term) * nterms);
-	l->o_doff = align256(l->o_order + sizeof(uint32_t) * p->norder);
+	l->o_astart = align256(l->o_order + sizeof(uint32_t) * p->norder);
+	l->o_doff = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	l->o_lterm = align256(l->o_doff + (p->dec_off != NULL ? sizeof(uint32_t) * nterms : 0));
 	l->o_lfirst = align256(l->o_lterm + sizeof(uint32_t) * p->nlists);
 	l->o_count = align256(l->o_lfirst + (p->dec_off != NULL ? sizeof(uint32_t) * (p->nlists + 1)
@@ -1149,8 +1156,8 @@ gpuir_cuda_workspace_release(void)
 
 /*
  * search_stage: the inputs [0, o_count) of the workspace, staged in host
- * (the pinned buffer): work items, terms, AND orders and the decoded lists'
- * places.
+ * (the pinned buffer): work items, terms, AND orders and warps, and the
+ * decoded lists' places.
  */
 static void
 search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
@@ -1161,6 +1168,7 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 		memcpy(host + l->o_terms, terms, sizeof(gpuir_cuda_term) * nterms);
 	if (p->norder > 0)
 		memcpy(host + l->o_order, p->order, sizeof(uint32_t) * p->norder);
+	memcpy(host + l->o_astart, p->and_start, sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	if (p->dec_off != NULL)
 	{
 		memcpy(host + l->o_doff, p->dec_off, sizeof(uint32_t) * nterms);
@@ -1171,8 +1179,8 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 
 /*
  * search_launch: enqueue the kernels on s over the workspace arena: the
- * decode kernel (lists of OR and BMW queries), then per chunk the tile,
- * (partial) and final kernels.
+ * decode kernel (lists of OR and BMW queries), then per chunk the tile (OR
+ * and BMW queries), AND, (partial) and final kernels.
  * Returns the launch status.
  */
 static gpuir_cuda_status
@@ -1186,6 +1194,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	const GpuirSearchWork *d_work = (const GpuirSearchWork *) (arena + l->o_work);
 	const gpuir_cuda_term *d_terms = (const gpuir_cuda_term *) (arena + l->o_terms);
 	const uint32_t *d_order = (const uint32_t *) (arena + l->o_order);
+	const uint32_t *d_astart = (const uint32_t *) (arena + l->o_astart);
 	uint32_t   *d_count = (uint32_t *) (arena + l->o_count);
 	uint32_t   *d_corrupt = (uint32_t *) (arena + l->o_corrupt);
 	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
@@ -1221,11 +1230,24 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		const uint32_t w0 = p->chunk_start[c];
 		const uint32_t nw = p->chunk_start[c + 1] - w0;
 
-		gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
-			(dseg, dsc, d_work + w0, nw, ntiles, p->chunk_or[c] != 0, d_terms, d_order, dec,
-			 d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
-		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
-			return st;
+		const uint32_t nand = p->and_start[w0 + nw] - p->and_start[w0];
+
+		if (p->chunk_or[c])
+		{
+			gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem),
+				s>>>(dseg, dsc, d_work + w0, nw, d_terms, dec, d_thr + w0, d_cand, d_count + w0,
+					 d_corrupt, d_stats);
+			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+				return st;
+		}
+		if (nand > 0)
+		{
+			gpuir_search_and_kernel<<<nand, GPUIR_AND_THREADS, 0, s>>>
+				(dseg, dsc, d_work + w0, d_astart + w0, nw, d_terms, d_order, d_thr + w0, d_cand,
+				 d_count + w0, d_corrupt, d_stats);
+			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+				return st;
+		}
 		if (p->chunk_part[c])
 		{
 			gpuir_search_partial_kernel<<<nw * GPUIR_PART_SLICES, GPUIR_FINAL_THREADS, 0, s>>>

@@ -4,8 +4,9 @@
  *	  Device routines of the search's tile kernel (gpuir_search.cu): one
  *	  thread block of 256 threads scores one (query, tile) pair, a tile
  *	  being GPUIR_TILE_DOCS consecutive docIDs of the segment, with the OR
- *	  (also BMW's tiles that their bound did not prune) or AND algorithm,
- *	  in shared memory (GpuirTileSmem).
+ *	  algorithm (also BMW's tiles that their bound did not prune), in
+ *	  shared memory (GpuirTileSmem); gpuir_tile_decode also serves the AND
+ *	  kernel (gpuir_search_and.cuh).
  *
  * The algorithms, their sources and why the scores are exact are described
  * at the top of gpuir_search.cu.  Included by gpuir_search.cu only.
@@ -36,8 +37,7 @@ static_assert(GPUIR_TILE_DOCS % (32 * GPUIR_SEARCH_THREADS) == 0,
 struct GpuirTileSmem
 {
 	float		acc[GPUIR_TILE_DOCS];	/* score accumulators (valid where cur is set) */
-	uint32_t	cur[GPUIR_TILE_WORDS];	/* OR: matched; AND: candidates */
-	uint32_t	nxt[GPUIR_TILE_WORDS];	/* AND: candidates in the current list */
+	uint32_t	cur[GPUIR_TILE_WORDS];	/* matched */
 	uint32_t	first[GPUIR_TILE_FIRST_CACHE];	/* first overlapping block of term j */
 	GpuirSelectTempStorage<GPUIR_SEARCH_THREADS> sel;
 	uint32_t	total;			/* the tile's candidates (gpuir_tile_candidates) */
@@ -59,8 +59,9 @@ struct GpuirTileSmem
  * list's end; on a segment with impacts, ub[i] is the block's BM25 bound
  * (gpuir_block_bound rounded up to float: never below it).  off[term] is
  * the decoded block of the term's first block, GPUIR_NOT_DECODED for a
- * term the tiles decode themselves (AND queries, lists past the decode
- * budget); off is NULL when nothing was decoded.
+ * term not there (a list past the decode budget, which the tiles decode
+ * themselves, or a term of AND queries only); off is NULL when nothing was
+ * decoded.
  */
 #define GPUIR_NOT_DECODED	UINT32_MAX
 struct GpuirDecoded
@@ -193,28 +194,6 @@ gpuir_warp_first_block(const uint32_t *__restrict__ block_last, uint32_t fb, uin
 	return l;
 }
 
-/* is any bit of bits[a .. z] (inclusive, tile offsets) set?  Warp-wide. */
-__device__ static inline bool
-gpuir_warp_bits_any(const uint32_t *bits, uint32_t a, uint32_t z)
-{
-	const uint32_t wa = a >> 5,
-				wz = z >> 5;
-	bool		any = false;
-
-	if (a <= z)
-		for (uint32_t w = wa + (threadIdx.x & 31); w <= wz; w += 32)
-		{
-			uint32_t	v = bits[w];
-
-			if (w == wa)
-				v &= ~0u << (a & 31);
-			if (w == wz)
-				v &= ~0u >> (31 - (z & 31));
-			any |= (v != 0);
-		}
-	return __any_sync(0xFFFFFFFFu, any);
-}
-
 /*
  * gpuir_tile_decode: decode block b of a list (blocks [fb, fb + nblocks),
  * npostings postings) with the calling warp, checked as the CPU reader
@@ -256,36 +235,23 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 	return n;
 }
 
-/* what gpuir_tile_term does with the postings of a list inside the tile */
-enum GpuirTilePass
-{
-	GPUIR_PASS_OR,				/* add contributions, set match bits */
-	GPUIR_PASS_FIRST,			/* AND, shortest list: candidates = its docIDs */
-	GPUIR_PASS_FILTER,			/* AND, longer list: keep candidates it holds */
-	GPUIR_PASS_SCORE			/* AND, survivors: add contributions */
-};
-
 /*
- * gpuir_tile_term: one list's pass over the tile [lo, hi), starting at its
- * first overlapping block first; warp w takes blocks first + w, first + w
- * + GPUIR_SEARCH_WARPS, ...  OR reads a block from the decoded area when
- * doff is not GPUIR_NOT_DECODED (the list's first block there; its
- * contributions already computed), else decodes it with the warp
- * (gpuir_warp_decode_block).  Blocks whose docID range holds no candidate
- * are skipped undecoded in the FILTER and SCORE passes (Parallel Merge
- * Find).  Within the pass each docID is handled by one lane (a docID
- * occurs once in a list), so the accumulator updates need no atomics; the
- * pass ends with a barrier, which orders the lists' additions.  first_term
- * (SCORE): this list starts the survivors' sums.  Returns false (in every
- * thread) if a block is corrupt.
+ * gpuir_tile_term: one list's OR pass over the tile [lo, hi), starting at
+ * its first overlapping block first; warp w takes blocks first + w, first
+ * + w + GPUIR_SEARCH_WARPS, ...  A block is read from the decoded area
+ * when doff is not GPUIR_NOT_DECODED (the list's first block there; its
+ * contributions already computed), else decoded with the warp
+ * (gpuir_warp_decode_block).  Within the pass each docID is handled by one
+ * lane (a docID occurs once in a list), so the accumulator updates need no
+ * atomics; the pass ends with a barrier, which orders the lists'
+ * additions.  Returns false (in every thread) if a block is corrupt.
  */
-template <int PASS>
 __device__ static bool
 gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const gpuir_cuda_term &term, uint32_t first, uint32_t lo, uint32_t hi,
-				bool first_term, uint32_t doff, const GpuirDecoded &dec, GpuirTileSmem &sm)
+				uint32_t doff, const GpuirDecoded &dec, GpuirTileSmem &sm)
 {
-	const bool	decoded = PASS == GPUIR_PASS_OR && doff != GPUIR_NOT_DECODED;
+	const bool	decoded = doff != GPUIR_NOT_DECODED;
 	const uint32_t fb = term.first_block;
 	const uint32_t end = fb + term.nblocks;
 	const uint32_t lane = threadIdx.x & 31;
@@ -300,15 +266,6 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 
 		if (b > fb && prev >= hi - 1)
 			break;				/* this block and the next start at or after hi */
-		if (PASS == GPUIR_PASS_FILTER || PASS == GPUIR_PASS_SCORE)
-		{
-			uint32_t	a = (b > fb && prev >= lo) ? prev + 1 - lo : 0;
-			uint32_t	last = seg.block_last[b];
-			uint32_t	z = ((last < hi - 1) ? last : hi - 1) - lo;
-
-			if (!gpuir_warp_bits_any(sm.cur, a, z))
-				continue;
-		}
 		if (decoded)
 		{
 			/* docIDs and contributions (as bits, in tf) of the decoded block */
@@ -323,8 +280,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		}
 		else
 		{
-			n = gpuir_tile_decode(seg, term, b,
-								  PASS == GPUIR_PASS_OR || PASS == GPUIR_PASS_SCORE, doc, tf);
+			n = gpuir_tile_decode(seg, term, b, true, doc, tf);
 			if (n < 0)
 			{
 				bad = true;
@@ -341,26 +297,12 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const uint32_t d = doc[r];
 				const uint32_t i = d - lo;
 				const uint32_t bit = 1u << (i & 31);
+				const float c = decoded ? __uint_as_float(tf[r])
+					: gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc);
+				const uint32_t old = atomicOr(&sm.cur[i >> 5], bit);
 
-				if (PASS == GPUIR_PASS_OR)
-				{
-					const float c = decoded ? __uint_as_float(tf[r])
-						: gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc);
-					const uint32_t old = atomicOr(&sm.cur[i >> 5], bit);
-
-					/* the document's first term starts its sum at 0.0f, as the CPU */
-					sm.acc[i] = __fadd_rn((old & bit) ? sm.acc[i] : 0.0f, c);
-				}
-				else if (PASS == GPUIR_PASS_FIRST)
-					atomicOr(&sm.nxt[i >> 5], bit);
-				else if (PASS == GPUIR_PASS_FILTER)
-				{
-					if (sm.cur[i >> 5] & bit)
-						atomicOr(&sm.nxt[i >> 5], bit);
-				}
-				else if (sm.cur[i >> 5] & bit)
-					sm.acc[i] = __fadd_rn(first_term ? 0.0f : sm.acc[i],
-										  gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc));
+				/* the document's first term starts its sum at 0.0f, as the CPU */
+				sm.acc[i] = __fadd_rn((old & bit) ? sm.acc[i] : 0.0f, c);
 			}
 		}
 	}
@@ -382,15 +324,13 @@ gpuir_term_first(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uin
 /*
  * gpuir_tile_scan_terms: every warp takes some terms, finds their first
  * overlapping blocks (gpuir_warp_first_block; cached in sm.first), and
- * reports whether any term (want_all false) or every term (want_all true)
- * reaches the tile.
+ * reports whether any term reaches the tile.
  */
 __device__ static bool
 gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, uint32_t nt,
-					  uint32_t lo, uint32_t hi, bool want_all, GpuirTileSmem &sm)
+					  uint32_t lo, uint32_t hi, GpuirTileSmem &sm)
 {
-	bool		any = false,
-				missing = false;
+	bool		any = false;
 
 	for (uint32_t j = threadIdx.x >> 5; j < nt; j += GPUIR_SEARCH_WARPS)
 	{
@@ -404,11 +344,7 @@ gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, 
 			sm.first[j] = first;
 		if (first < end)
 			any = true;
-		else
-			missing = true;
 	}
-	if (want_all)
-		return __syncthreads_or(missing) == 0;
 	return __syncthreads_or(any) != 0;
 }
 
@@ -485,7 +421,7 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			  uint32_t nt, uint32_t lo, uint32_t hi, const uint32_t *thr,
 			  GpuirSearchDevStats *stats, GpuirTileSmem &sm)
 {
-	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, false, sm))
+	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, sm))
 		return 0;
 	if (thr != NULL && gpuir_tile_bound_below(seg, sc, qt, qoff, dec, nt, lo, hi, thr, sm))
 	{
@@ -505,68 +441,8 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (term.nblocks == 0)
 			continue;
 		first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		if (!gpuir_tile_term<GPUIR_PASS_OR>(seg, sc, term, first, lo, hi, false,
-											qoff != NULL ? qoff[j] : GPUIR_NOT_DECODED, dec, sm))
-			return -1;
-	}
-	__syncthreads();
-	return 1;
-}
-
-/*
- * gpuir_tile_and: Parallel Merge Find over the tile, then scoring of the
- * survivors in query term order; 1 when some document holds every term
- * (sm.cur, sm.acc), 0 when none, -1 corrupt.  order[0 .. nt) is the
- * query's term indexes from the shortest list to the longest.  AND's
- * lists are never in the decoded area (its passes decode only the blocks
- * that hold a candidate): dec only fills gpuir_tile_term's argument.
- */
-__device__ static int
-gpuir_tile_and(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-			   const gpuir_cuda_term *qt, const uint32_t *order, uint32_t nt,
-			   uint32_t lo, uint32_t hi, const GpuirDecoded &dec, GpuirTileSmem &sm)
-{
-	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, true, sm))
-		return 0;
-	for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-		sm.nxt[w] = 0;
-	__syncthreads();
-	for (uint32_t jj = 0; jj < nt; jj++)
-	{
-		const uint32_t j = order[jj];
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
-		bool		ok,
-					any = false;
-
-		if (jj == 0)
-			ok = gpuir_tile_term<GPUIR_PASS_FIRST>(seg, sc, term, first, lo, hi, false,
-												   GPUIR_NOT_DECODED, dec, sm);
-		else
-			ok = gpuir_tile_term<GPUIR_PASS_FILTER>(seg, sc, term, first, lo, hi, false,
-													GPUIR_NOT_DECODED, dec, sm);
-		if (!ok)
-			return -1;
-		__syncthreads();
-		for (uint32_t w = threadIdx.x; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-		{
-			uint32_t	v = sm.nxt[w];
-
-			sm.cur[w] = v;
-			sm.nxt[w] = 0;
-			any |= (v != 0);
-		}
-		if (!__syncthreads_or(any))
-			return 0;			/* intersection empty in this tile */
-	}
-	__syncthreads();
-	for (uint32_t j = 0; j < nt; j++)
-	{
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t first = gpuir_term_first(seg, term, j, lo, hi, sm);
-
-		if (!gpuir_tile_term<GPUIR_PASS_SCORE>(seg, sc, term, first, lo, hi, j == 0,
-											   GPUIR_NOT_DECODED, dec, sm))
+		if (!gpuir_tile_term(seg, sc, term, first, lo, hi,
+							 qoff != NULL ? qoff[j] : GPUIR_NOT_DECODED, dec, sm))
 			return -1;
 	}
 	__syncthreads();

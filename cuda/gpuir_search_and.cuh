@@ -1,0 +1,516 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_search_and.cuh
+ *	  Device routines and kernel of the search's AND queries
+ *	  (gpuir_search.cu): the work follows the shortest list's blocks, one
+ *	  thread block per block, and the longer lists are decoded only in the
+ *	  blocks that can hold one of its candidates.
+ *
+ * Ding, He, Yan, Suel, "Using Graphics Processors for High Performance IR
+ * Query Processing", WWW 2009, sections 7 and 8.1 (Parallel Merge Find):
+ * the docIDs of the shortest list are the candidates, and each is looked
+ * up in the longer lists by binary search of block_last, the last docID of
+ * each block, so that only the blocks found are decompressed.  Here a
+ * thread block of GPUIR_AND_THREADS threads takes one 128-posting block of
+ * the shortest list (so a query's work is as many thread blocks as that
+ * list has blocks, whatever the docID space: a query whose shortest list
+ * has 40 postings is one thread block on a segment of 40 M documents); its
+ * candidates, the block's docIDs that are in the segment's window and not
+ * deleted, are kept compacted and ascending in shared memory, a thread
+ * each.  The longer lists are taken from shortest to longest
+ * (gpuir_and_probe):
+ *	1. each candidate's thread finds the block of the list that may hold
+ *	   it: a lower bound in block_last, searched between the blocks of the
+ *	   smallest and the largest candidate (32-ary warp search);
+ *	2. the distinct blocks found are listed, and the warps decode them at
+ *	   once (warp w the blocks w, w + GPUIR_AND_WARPS, ...), each into its
+ *	   own shared memory, looking each of the block's candidates up by
+ *	   binary search: a candidate not there is dropped;
+ *	3. the survivors are compacted; the thread block stops when none is
+ *	   left.
+ * A list much longer than the candidates costs about one block decode per
+ * candidate (a block of it holding two candidates is decoded once), a
+ * list of about the candidates' density about one per block of the
+ * shortest list.  The survivors are then scored in the query's term order
+ * (the order of the CPU's float additions, from 0.0f): the tfs found by
+ * the probes are kept in shared memory for the first GPUIR_AND_TF_ROWS
+ * terms (and the shortest list), and the lists of later terms probed again
+ * (only the survivors' blocks).
+ *	Measured (H200, 40 M documents, TREC 2005 log, batches of 1000,
+ *	bench/results/2026-11-27-h200-and-probe.md): 256 threads a thread
+ *	block, 90,600 q/s (63% of the warps' cycles waiting at barriers);
+ *	no shared list of blocks nor compaction, each warp probing for its own
+ *	32 candidates, 118,000 q/s (a block holding candidates of two warps is
+ *	decoded twice: 39% more blocks); 128 threads as here, 145,000 q/s.  A
+ *	warp per block of the shortest list, 4 candidates a lane, took 118
+ *	registers and decoded up to 128 blocks one after another: 0.64x of the
+ *	tile kernel at batch 1 on the generated corpus.
+ *
+ * Top-k: a thread block whose survivors number at least k publishes the
+ * k-th best of their scores as the query's threshold (k non-deleted, fully
+ * scored documents: a lower bound of the query's k-th best, as the tiles'
+ * do), and appends to the query's candidate region only the survivors at
+ * or above the threshold it then reads; the final (and partial) kernels
+ * select the k best of the candidates.  A query's candidates are at most
+ * its shortest list's postings, the region plan_query gives it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_SEARCH_AND_CUH
+#define GPUIR_SEARCH_AND_CUH
+
+#include <stdint.h>
+
+#include "gpuir_search_tile.cuh"
+#include "gpuir_topk.cuh"
+
+#define GPUIR_AND_THREADS		128		/* AND kernel: a thread per candidate */
+#define GPUIR_AND_WARPS			(GPUIR_AND_THREADS / 32)
+#define GPUIR_AND_CAND			GPUIR_CUDA_BLOCK_SIZE	/* candidates of a thread block */
+#define GPUIR_AND_TF_ROWS		8		/* terms (query order) whose tfs are kept */
+#define GPUIR_AND_NO_BLOCK		UINT32_MAX
+
+static_assert(GPUIR_DECODE_PER_LANE * 32 == GPUIR_CUDA_BLOCK_SIZE,
+			  "a warp decodes one block, GPUIR_DECODE_PER_LANE postings a lane");
+static_assert(GPUIR_AND_THREADS >= GPUIR_AND_CAND && GPUIR_AND_CAND % 32 == 0,
+			  "a thread per candidate, whole warps");
+
+/* shared memory of the AND kernel (about 13 KB) */
+struct GpuirAndSmem
+{
+	/* the live candidates, ascending: docID, slot in the shortest block, probed block */
+	uint32_t	cdoc[GPUIR_AND_CAND];
+	uint32_t	cslot[GPUIR_AND_CAND];
+	uint32_t	cbid[GPUIR_AND_CAND];
+	uint32_t	ncand;
+	/* the distinct probed blocks: blk[u] holds candidates blk_first[u] .. blk_first[u + 1] - 1 */
+	uint32_t	blk[GPUIR_AND_CAND];
+	uint32_t	blk_first[GPUIR_AND_CAND + 1];
+	uint32_t	nblk;
+	uint32_t	keep[GPUIR_AND_CAND];	/* candidate i found in the probed list */
+	/* tfs by slot: the shortest list's, terms j < GPUIR_AND_TF_ROWS, a scratch row */
+	uint32_t	tf0[GPUIR_AND_CAND];
+	uint32_t	tf[GPUIR_AND_TF_ROWS + 1][GPUIR_AND_CAND];
+	float		score[GPUIR_AND_CAND];
+	/* each warp's decoded block */
+	uint32_t	wdoc[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
+	uint32_t	wtf[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
+	uint32_t	wsum[GPUIR_AND_WARPS];	/* gpuir_and_compact's warp counts */
+	uint32_t	base;			/* first candidate slot of the thread block */
+	uint32_t	bad;			/* a corrupt block */
+	uint32_t	stop;			/* the batch had failed when the thread block began */
+};
+
+/*
+ * gpuir_and_compact: the position of the calling thread's item among the
+ * thread block's items with keep set, in thread order, and (in every
+ * thread) their number.  Every thread calls it; two barriers.
+ */
+__device__ static inline uint32_t
+gpuir_and_compact(bool keep, uint32_t *total, GpuirAndSmem &sm)
+{
+	const uint32_t warp = threadIdx.x >> 5;
+	const uint32_t lane = threadIdx.x & 31;
+	const unsigned m = __ballot_sync(0xFFFFFFFFu, keep);
+	uint32_t	before = 0,
+				all = 0;
+
+	if (lane == 0)
+		sm.wsum[warp] = (uint32_t) __popc(m);
+	__syncthreads();
+	for (uint32_t w = 0; w < GPUIR_AND_WARPS; w++)
+	{
+		const uint32_t c = sm.wsum[w];
+
+		before += (w < warp) ? c : 0;
+		all += c;
+	}
+	__syncthreads();			/* wsum is read before the next call writes it */
+	*total = all;
+	return before + (uint32_t) __popc(m & ((1u << lane) - 1));
+}
+
+/* the first i in [0, n) with a(i) >= x, n if none (a ascending) */
+template <typename Load>
+__device__ static inline uint32_t
+gpuir_lower_bound(uint32_t n, uint32_t x, Load a)
+{
+	uint32_t	l = 0,
+				h = n;
+
+	while (l < h)
+	{
+		const uint32_t mid = l + (h - l) / 2;
+
+		if (a(mid) < x)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	return l;
+}
+
+/*
+ * gpuir_and_probe: look the thread block's live candidates (sm.cdoc[0 ..
+ * sm.ncand)) up in term's list, storing the tf of each found into row[its
+ * slot]; with drop, the candidates not found are removed (the survivors
+ * stay compacted and ascending), without it every candidate must be found
+ * (a list probed again).  Decodes only the blocks that hold a candidate's
+ * docID, each once, checked as gpuir_tile_decode checks them (counted in
+ * *ndec).  Every thread calls it; false (in every thread) when a block is
+ * corrupt.
+ */
+__device__ static bool
+gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t *row,
+				bool drop, GpuirAndSmem &sm, uint32_t *ndec)
+{
+	const uint32_t fb = term.first_block;
+	const uint32_t end = fb + term.nblocks;
+	const uint32_t t = threadIdx.x;
+	const uint32_t warp = t >> 5;
+	const uint32_t lane = t & 31;
+	const uint32_t nc = sm.ncand;
+	uint32_t	bid = GPUIR_AND_NO_BLOCK,
+				blo,
+				bend,
+				nblk,
+				pos,
+				total;
+	bool		start;
+
+	/*
+	 * The blocks searched, [blo, bend): from the smallest candidate's to
+	 * the largest's (every warp finds them, with the same loads)
+	 */
+	blo = gpuir_warp_first_block(seg.block_last, fb, end, sm.cdoc[0], UINT32_MAX);
+	bend = (blo < end)
+		? gpuir_warp_first_block(seg.block_last, blo, end, sm.cdoc[nc - 1], UINT32_MAX) : end;
+	if (bend < end)
+		bend++;
+	if (t < nc)
+	{
+		const uint32_t i = gpuir_lower_bound(bend - blo, sm.cdoc[t],
+											 [&](uint32_t m) { return seg.block_last[blo + m]; });
+
+		if (blo + i < bend)
+			bid = blo + i;		/* else past the list's last docID: not in it */
+		sm.cbid[t] = bid;
+		sm.keep[t] = 0;
+	}
+	__syncthreads();
+
+	/* the distinct blocks, ascending (the candidates are) */
+	start = t < nc && bid != GPUIR_AND_NO_BLOCK && (t == 0 || sm.cbid[t - 1] != bid);
+	pos = gpuir_and_compact(start, &nblk, sm);
+	if (start)
+	{
+		sm.blk[pos] = bid;
+		sm.blk_first[pos] = t;
+	}
+	if (t == 0)
+	{
+		uint32_t	n = nc;
+
+		while (n > 0 && sm.cbid[n - 1] == GPUIR_AND_NO_BLOCK)
+			n--;				/* candidates past the list's end come last */
+		sm.blk_first[nblk] = n;
+		sm.bad = 0;
+	}
+	__syncthreads();
+
+	/* each warp decodes some of them and looks their candidates up */
+	for (uint32_t u = warp; u < nblk; u += GPUIR_AND_WARPS)
+	{
+		uint32_t	bd[GPUIR_DECODE_PER_LANE],
+					bt[GPUIR_DECODE_PER_LANE];
+		const int	n = gpuir_tile_decode(seg, term, sm.blk[u], true, bd, bt);
+
+		if (n < 0)
+		{
+			if (lane == 0)
+				sm.bad = 1;
+			break;
+		}
+		(*ndec)++;
+		__syncwarp();			/* the last block's lookups are done */
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		{
+			const uint32_t p = GPUIR_DECODE_PER_LANE * lane + r;
+
+			sm.wdoc[warp][p] = ((int) p < n) ? bd[r] : UINT32_MAX;
+			sm.wtf[warp][p] = bt[r];
+		}
+		__syncwarp();
+		for (uint32_t i = sm.blk_first[u] + lane; i < sm.blk_first[u + 1]; i += 32)
+		{
+			const uint32_t d = sm.cdoc[i];
+			const uint32_t p = gpuir_lower_bound((uint32_t) n, d,
+												 [&](uint32_t m) { return sm.wdoc[warp][m]; });
+
+			if (p < (uint32_t) n && sm.wdoc[warp][p] == d)
+			{
+				row[sm.cslot[i]] = sm.wtf[warp][p];
+				sm.keep[i] = 1;
+			}
+		}
+	}
+	__syncthreads();
+	if (sm.bad)
+		return false;
+	if (!drop)
+		return true;
+
+	/* the survivors, compacted */
+	{
+		const bool	k = t < nc && sm.keep[t] != 0;
+		const uint32_t d = k ? sm.cdoc[t] : 0;
+		const uint32_t sl = k ? sm.cslot[t] : 0;
+
+		pos = gpuir_and_compact(k, &total, sm);
+		if (k)
+		{
+			sm.cdoc[pos] = d;
+			sm.cslot[pos] = sl;
+		}
+		if (t == 0)
+			sm.ncand = total;
+		__syncthreads();
+	}
+	return true;
+}
+
+/*
+ * gpuir_warp_kth_score: the k-th largest score key (gpuir_score_key) among
+ * the lanes' keys skey[r] where bit r of live is set, when at least k are
+ * (bitwise radix select with warp-wide counts, most significant bit
+ * first).  Every lane of the warp calls it and gets the answer.
+ */
+__device__ static inline uint32_t
+gpuir_warp_kth_score(const uint32_t skey[GPUIR_DECODE_PER_LANE], uint32_t live, uint32_t k)
+{
+	uint32_t	prefix = 0,
+				want = k;
+
+	for (int bit = 31; bit >= 0; bit--)
+	{
+		const uint32_t cand = prefix | (1u << bit);
+		uint32_t	c = 0;
+
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+			c += ((live >> r) & 1u) && (skey[r] >> bit) == (cand >> bit);
+		for (int o = 16; o > 0; o >>= 1)
+			c += __shfl_xor_sync(0xFFFFFFFFu, c, o);
+		if (c >= want)
+			prefix = cand;
+		else
+			want -= c;
+	}
+	return prefix;
+}
+
+/*
+ * gpuir_search_and_kernel: the AND queries of a chunk (GpuirSearchWork
+ * work[0 .. nw)), one thread block per block of each query's shortest
+ * list: and_start[w] - and_start[0] is the first thread block of item w
+ * (and_start[w + 1] - and_start[w] its shortest list's blocks, 0 for items
+ * that are not AND; the entries may wrap around 2^32, their differences
+ * within the chunk do not); a grid of and_start[nw] - and_start[0] thread
+ * blocks of GPUIR_AND_THREADS threads.  order holds each AND query's term
+ * indexes from the shortest list to the longest (work.order_off).
+ * Survivors at or above the query's threshold thr[w] are appended to its
+ * candidate region cand[cand_off ..], counted in cand_count[w]; more than
+ * its cand_cap, or a corrupt block, sets *corrupt.  Documents outside a
+ * windowed segment's window and deleted ones never qualify.  stats (debug,
+ * may be NULL) counts decoded blocks.
+ */
+__global__ void __launch_bounds__(GPUIR_AND_THREADS)
+gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
+						const GpuirSearchWork *__restrict__ work,
+						const uint32_t *__restrict__ and_start, uint32_t nw,
+						const gpuir_cuda_term *__restrict__ terms,
+						const uint32_t *__restrict__ order, uint32_t *thr,
+						uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
+						uint32_t *corrupt, GpuirSearchDevStats *stats)
+{
+	__shared__ GpuirAndSmem sm;
+	const uint32_t t = threadIdx.x;
+	const uint32_t warp = t >> 5;
+	const uint32_t lane = t & 31;
+	const uint32_t base0 = and_start[0];
+	const uint32_t g = blockIdx.x;
+	const uint32_t wlo = seg.windowed ? seg.tile_first * (uint32_t) GPUIR_TILE_DOCS : 0;
+	const uint32_t whi = seg.windowed
+		? (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs)
+		: seg.ndocs;
+	uint32_t	l = 0,
+				h = nw,
+				ndec = 0,
+				total,
+				pos;
+	float		score = 0.0f;
+	bool		live,
+				bad = false;
+
+	/* the item: the last l with and_start[l] - base0 <= g (it has a block) */
+	while (h - l > 1)
+	{
+		const uint32_t mid = l + (h - l) / 2;
+
+		if (and_start[mid] - base0 <= g)
+			l = mid;
+		else
+			h = mid;
+	}
+	const GpuirSearchWork qw = work[l];
+	const gpuir_cuda_term *qt = terms + qw.first_term;
+	const uint32_t *ord = order + qw.order_off;
+	const uint32_t s = ord[0];
+	const gpuir_cuda_term st = qt[s];
+	const uint32_t b = st.first_block + (g - (and_start[l] - base0));
+
+	/* the shortest list's block: its docIDs in the window, not deleted */
+	if (seg.windowed &&
+		(seg.block_last[b] < wlo ||
+		 (b > st.first_block && seg.block_last[b - 1] >= whi - 1)))
+		return;					/* no docID of the block in the window */
+	if (warp == 0)
+	{
+		uint32_t	bd[GPUIR_DECODE_PER_LANE],
+					bt[GPUIR_DECODE_PER_LANE];
+		const int	n = gpuir_tile_decode(seg, st, b, true, bd, bt);
+
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		{
+			const uint32_t p = GPUIR_DECODE_PER_LANE * lane + r;
+
+			sm.wdoc[0][p] = ((int) p < n) ? bd[r] : UINT32_MAX;
+			sm.tf0[p] = bt[r];
+		}
+		if (lane == 0)
+		{
+			sm.bad = (n < 0);
+			sm.stop = *(volatile uint32_t *) corrupt;
+		}
+		ndec = 1;
+	}
+	__syncthreads();
+	if (sm.stop)
+		return;					/* the batch fails anyway */
+	if (sm.bad)
+	{
+		bad = true;
+		goto done;
+	}
+	{
+		const uint32_t d = (t < GPUIR_AND_CAND) ? sm.wdoc[0][t] : UINT32_MAX;
+
+		live = d != UINT32_MAX && d >= wlo && d < whi &&
+			!(seg.deleted != NULL && (seg.deleted[d >> 3] >> (d & 7)) & 1);
+		pos = gpuir_and_compact(live, &total, sm);
+		if (live)
+		{
+			sm.cdoc[pos] = d;
+			sm.cslot[pos] = t;
+		}
+		if (t == 0)
+			sm.ncand = total;
+		__syncthreads();
+	}
+
+	/* the longer lists, shortest first: drop the candidates they lack */
+	for (uint32_t jj = 1; jj < qw.nterms && sm.ncand > 0; jj++)
+	{
+		const uint32_t j = ord[jj];
+
+		if (!gpuir_and_probe(seg, qt[j], sm.tf[min(j, (uint32_t) GPUIR_AND_TF_ROWS)], true,
+							 sm, &ndec))
+		{
+			bad = true;
+			goto done;
+		}
+	}
+	if (sm.ncand == 0)
+		goto done;
+
+	/* the survivors' scores, in query term order from 0.0f */
+	for (uint32_t j = 0; j < qw.nterms; j++)
+	{
+		const uint32_t *row = (j == s) ? sm.tf0 : sm.tf[min(j, (uint32_t) GPUIR_AND_TF_ROWS)];
+
+		if (j != s && j >= GPUIR_AND_TF_ROWS &&
+			!gpuir_and_probe(seg, qt[j], sm.tf[GPUIR_AND_TF_ROWS], false, sm, &ndec))
+		{
+			bad = true;
+			goto done;
+		}
+		if (t < sm.ncand)
+		{
+			const uint32_t d = sm.cdoc[t];
+
+			score = __fadd_rn(score, gpuir_bm25(qt[j].idf, row[sm.cslot[t]], seg.doclen[d], sc));
+		}
+	}
+	live = t < sm.ncand;
+	if (live)
+		sm.score[t] = score;
+	__syncthreads();
+
+	/* k survivors: their k-th best score bounds the query's k-th best from below */
+	if (sm.ncand >= qw.k)
+	{
+		if (warp == 0)
+		{
+			uint32_t	skey[GPUIR_DECODE_PER_LANE],
+						m = 0;
+
+#pragma unroll
+			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+			{
+				const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
+
+				skey[r] = (i < sm.ncand) ? gpuir_score_key(sm.score[i]) : 0;
+				m |= (uint32_t) (i < sm.ncand) << r;
+			}
+			skey[0] = gpuir_warp_kth_score(skey, m, qw.k);
+			if (lane == 0)
+				gpuir_threshold_raise(&thr[l], gpuir_key_score(skey[0]));
+		}
+		__syncthreads();		/* the raise is seen by the read below */
+	}
+	{
+		const float th = gpuir_threshold_read(&thr[l]);
+
+		if (live && th > 0.0f && !(score >= th))
+			live = false;
+	}
+
+	/* append them to the query's candidates */
+	pos = gpuir_and_compact(live, &total, sm);
+	if (total == 0)
+		goto done;
+	if (t == 0)
+	{
+		uint32_t	base = atomicAdd(&cand_count[l], total);
+
+		if ((uint64_t) base + total > qw.cand_cap)
+		{
+			atomicOr(corrupt, 1u);	/* more survivors than postings */
+			base = UINT32_MAX;
+		}
+		sm.base = base;
+	}
+	__syncthreads();
+	if (live && sm.base != UINT32_MAX)
+		cand[qw.cand_off + sm.base + pos] = gpuir_result_key(score, sm.cdoc[t]);
+
+done:
+	if (bad && t == 0)
+		atomicOr(corrupt, 1u);
+	if (!bad && stats != NULL && lane == 0 && ndec > 0)
+		atomicAdd(&stats->blocks_decoded, (unsigned long long) ndec);
+}
+
+#endif							/* GPUIR_SEARCH_AND_CUH */
