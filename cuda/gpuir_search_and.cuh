@@ -41,7 +41,9 @@
  *	block, 90,600 q/s (63% of the warps' cycles waiting at barriers);
  *	no shared list of blocks nor compaction, each warp probing for its own
  *	32 candidates, 118,000 q/s (a block holding candidates of two warps is
- *	decoded twice: 39% more blocks); 128 threads as here, 145,000 q/s.  A
+ *	decoded twice: 39% more blocks); 128 threads as here, 145,000 q/s, and
+ *	with registers capped for 12 thread blocks an SM (some spilled),
+ *	153,000-156,000 against 141,000-144,000 (8 thread blocks: 0.95x).  A
  *	warp per block of the shortest list, 4 candidates a lane, took 118
  *	registers and decoded up to 128 blocks one after another: 0.64x of the
  *	tile kernel at batch 1 on the generated corpus.
@@ -65,6 +67,7 @@
 #include "gpuir_topk.cuh"
 
 #define GPUIR_AND_THREADS		128		/* AND kernel: a thread per candidate */
+#define GPUIR_AND_MIN_BLOCKS	12		/* its thread blocks per SM: 40 registers a thread */
 #define GPUIR_AND_WARPS			(GPUIR_AND_THREADS / 32)
 #define GPUIR_AND_CAND			GPUIR_CUDA_BLOCK_SIZE	/* candidates of a thread block */
 #define GPUIR_AND_TF_ROWS		8		/* terms (query order) whose tfs are kept */
@@ -325,7 +328,7 @@ gpuir_warp_kth_score(const uint32_t skey[GPUIR_DECODE_PER_LANE], uint32_t live, 
  * windowed segment's window and deleted ones never qualify.  stats (debug,
  * may be NULL) counts decoded blocks.
  */
-__global__ void __launch_bounds__(GPUIR_AND_THREADS)
+__global__ void __launch_bounds__(GPUIR_AND_THREADS, GPUIR_AND_MIN_BLOCKS)
 gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						const GpuirSearchWork *__restrict__ work,
 						const uint32_t *__restrict__ and_start, uint32_t nw,
