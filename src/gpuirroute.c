@@ -38,7 +38,12 @@
  *	  A cap of 2 waiting backends per core, past which queries went to the
  *	  CPU, sent a quarter of the long OR queries there, whose cores the
  *	  worker then lacked: auto/best 0.62 with it, 0.85 without,
- *	  bench/results/2026-11-26-h100-router.md.)
+ *	  bench/results/2026-11-26-h100-router.md.  Oversubscribed at 1.5
+ *	  backends a core, with 64 clients the count crossed the mark back and
+ *	  forth, and below it a query went by wall times, where a GPU round
+ *	  trip under load loses to the CPU run that then slows it: auto/best
+ *	  0.78 on or and 0.76 on bmw; at 1.0, 0.96 and 1.05, and 0.98 on and
+ *	  (1.23 before), H200, bench/results/2026-11-27-h200-sql-rtt.md.)
  *	- otherwise the device with the lower time, CPU against GPU: the answer
  *	  that comes first.
  * A device with fewer than GPUIR_ROUTE_MIN_SAMPLES samples in the cell is
@@ -70,7 +75,7 @@
 #define GPUIR_ROUTE_EXPLORE			64
 #define GPUIR_ROUTE_EXPLORE_FAR		1024
 #define GPUIR_ROUTE_FAR				3.0
-#define GPUIR_ROUTE_SATURATED		1.5
+#define GPUIR_ROUTE_SATURATED		1.0
 
 /* route_cell: the cell of a query, or NULL without the GPU service */
 static GpuirRouteCell *
