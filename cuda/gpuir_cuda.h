@@ -364,7 +364,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			block directory is always checked in full), like the CPU
  *			engine's BMW.
  *	top-k	multi-level selection (Ding et al. 2009, section 8.3; Stanfill
- *			1992, data-parallel top-N): each tile keeps its k best
+ *			1992, data-parallel top-N): each tile (and each thread block
+ *			of AND) keeps its k best
  *			documents at or above the query's running threshold (every
  *			mode keeps one) by a block-wide radix select on the 64-bit key
  *			(score, ~docID); a query with many candidates has them cut in
@@ -491,9 +492,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_finish(gpuir_cuda_sear
  * gpuir_cuda_search_batch_debug call, to measure what BMW pruned.
  *	blocks_decoded		posting blocks decoded: those of the lists decoded
  *						once per batch (OR and BMW queries, within the
- *						decode budget) once each; those of the other
- *						lists (AND, past the budget) once per tile that
- *						decodes them
+ *						decode budget) once each; those of lists past
+ *						the budget once per tile that decodes them; AND's
+ *						once per thread block that decodes them (its
+ *						shortest list's block, the blocks probed, and
+ *						those probed again for terms past the eighth)
  *	tiles_pruned		BMW (query, tile) pairs skipped whole by their bound
  *	bmw_queries			queries that ran as BMW (not fallen back to OR)
  */

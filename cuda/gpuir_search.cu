@@ -2,11 +2,12 @@
  *
  * gpuir_search.cu
  *	  Batched exact top-k BM25 search over one resident segment on the GPU:
- *	  the kernels (BMW bound and order, tile, final top-k) and the host side
- *	  of gpuir_cuda_search_batch (contracts in gpuir_cuda.h): validation,
- *	  the list checks, the plan of chunks, the workspace and the launches.  The
- *	  tile kernel's device routines (OR, BMW, AND over one tile) are in
- *	  gpuir_search_tile.cuh, segment residency in gpuir_segment.cu.
+ *	  the kernels (decode, tile, partial and final top-k; the AND kernel is
+ *	  in gpuir_search_and.cuh) and the host side of gpuir_cuda_search_batch
+ *	  (contracts in gpuir_cuda.h): validation, the list checks, the plan of
+ *	  chunks, the workspace and the launches.  The tile kernel's device
+ *	  routines (OR and BMW over one tile) are in gpuir_search_tile.cuh,
+ *	  segment residency in gpuir_segment.cu.
  *
  * Organisation by docID range (Ding, He, Yan, Suel, "Using Graphics
  * Processors for High Performance IR Query Processing", WWW 2009, section
@@ -32,8 +33,10 @@
  * terms one after another in term order; within one term a docID occurs at
  * most once, so each accumulator is touched by one lane per term, and
  * terms are separated by barriers: every accumulator sees exactly the CPU's
- * sequence of float additions, the first of them to 0.0f.  The formula is written with the _rn
- * intrinsics so that no multiply-add is contracted, whatever --fmad says.
+ * sequence of float additions, the first of them to 0.0f.  The AND kernel
+ * sums a survivor's contributions in one thread, in term order from 0.0f.
+ * The formula is written with the _rn intrinsics so that no multiply-add
+ * is contracted, whatever --fmad says.
  *
  * OR: every list's overlapping blocks are decoded and scored; a document
  * matches when any list holds it (match bit).
@@ -88,26 +91,29 @@
  *
  * AND: Parallel Merge Find (Ding et al. 2009, sections 7 and 8.1) driven by
  * the shortest list, not by tiles: gpuir_search_and_kernel gives each
- * block of a query's shortest list a warp, which probes the longer lists
- * only in the blocks that can hold its candidates and appends the
- * survivors' keys to the query's candidates (gpuir_search_and.cuh).  The
- * work follows the shortest list's postings, not the docID space.
+ * block of a query's shortest list a thread block, which probes the longer
+ * lists only in the blocks that can hold its candidates and appends its
+ * best survivors' keys to the query's candidates (gpuir_search_and.cuh).
+ * The work follows the shortest list's postings, not the docID space.
  *	Replaced (bench/results/2026-11-27-h200-and-probe.md): AND in the tile
  *	kernel, a thread block per (query, tile) with candidate bitmaps: on 40 M
  *	documents every query launched 2,442 thread blocks whatever its lists.
  *
  * Top-k (Ding et al. 2009, section 8.3, multi-level selection): every tile
- * drops deleted docIDs and documents scoring below its query's threshold
- * and keeps its k best documents (block-wide radix select on the result
- * key over the match bitmap's set bits, gpuir_topk.cuh), appending them to
- * the query's candidate region; then one thread block per query selects
+ * (and every thread block of the AND kernel) drops deleted docIDs and
+ * documents scoring below its query's threshold and keeps its k best
+ * documents (block-wide radix select on the result key over the match
+ * bitmap's set bits, gpuir_topk.cuh; a warp's over the AND survivors),
+ * appending them to the query's candidate region; then one thread block
+ * per query selects
  * the k best of its candidates and orders them (gpuir_search_final_kernel:
  * one pass behind a rising bound, then a rank by counting or
  * cub::BlockRadixSort).  The key orders by score descending, then docID
  * ascending, and is distinct per document, so ties are broken exactly as
  * on the CPU at both levels.  Every mode keeps the query's threshold in
- * global memory (see BMW): a tile that kept k documents raises it to its
- * k-th best score, and later tiles emit only documents at or above it (a
+ * global memory (see BMW): a tile (or AND thread block) that kept k
+ * documents raises it to its k-th best score, and later ones emit only
+ * documents at or above it (a
  * document below it cannot be in the top-k; one equal to it still can, by
  * docID).
  *
@@ -258,13 +264,13 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 }
 
 /*
- * gpuir_search_tile_kernel: grid of nw * ntiles thread blocks of
- * GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem) bytes of dynamic
- * shared memory; block x handles query wi = x % nw on tile x / nw
- * (rank-major: a batch's queries have their first tiles done, and their
- * thresholds raised, before their later tiles start): scores the tile (OR
- * or BMW; an AND query's blocks return at once, gpuir_search_and_kernel
- * answers it), drops deleted docIDs and documents below the query's
+ * gpuir_search_tile_kernel: the OR and BMW items of a chunk (work[items[0
+ * .. ni)]; AND items are gpuir_search_and_kernel's): grid of ni * ntiles
+ * thread blocks of GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem)
+ * bytes of dynamic shared memory; block x handles item wi = items[x % ni]
+ * on tile x / ni (rank-major: a batch's queries have their first tiles
+ * done, and their thresholds raised, before their later tiles start):
+ * scores the tile, drops deleted docIDs and documents below the query's
  * threshold thr[wi], appends the tile's min(k, candidates) best result
  * keys to the query's candidate region cand[cand_off ..], counting them in
  * cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a tile
@@ -274,7 +280,8 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
-						 const GpuirSearchWork *__restrict__ work, uint32_t nw,
+						 const GpuirSearchWork *__restrict__ work,
+						 const uint32_t *__restrict__ items, uint32_t ni,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
 						 uint32_t *thr, uint64_t *__restrict__ cand,
 						 uint32_t *__restrict__ cand_count, uint32_t *corrupt,
@@ -282,8 +289,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 {
 	extern __shared__ __align__(16) unsigned char tile_smem[];
 	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
-	const uint32_t wi = blockIdx.x % nw;
-	const uint32_t tile = blockIdx.x / nw;
+	const uint32_t wi = items[blockIdx.x % ni];
+	const uint32_t tile = blockIdx.x / ni;
 	const GpuirSearchWork qw = work[wi];
 	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
@@ -294,8 +301,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	uint64_t	kthr = 1;		/* smallest key kept (1: every key) */
 	int			r;
 
-	if (qw.mode == GPUIR_CUDA_MODE_AND || *(volatile uint32_t *) corrupt)
-		return;					/* the AND kernel's, or the batch fails */
+	if (*(volatile uint32_t *) corrupt)
+		return;					/* a corrupt block was found: the batch fails */
 	if (t == 0)
 	{
 		sm.total = 0;
@@ -550,10 +557,11 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
  * the chunk: the k best of the query's candidate keys (of its partial
  * selections' results when gpuir_part_needed), sorted descending, written
  * to row qindex of the outputs with the count.  gpuir_block_topk keeps
- * them, starting from the query's threshold (thr, raised by the tiles: a
- * lower bound of its k-th best score, and every one of its k best keys is
- * a candidate at or above it, since a tile emits its own k best at or
- * above the threshold of the moment); up to 256 are ordered by each thread
+ * them, starting from the query's threshold (thr, raised by the tiles and
+ * the AND thread blocks: a lower bound of its k-th best score, and every
+ * one of its k best keys is a candidate at or above it, since a tile or
+ * AND thread block emits its own k best at or above the threshold of the
+ * moment); up to 256 are ordered by each thread
  * counting the keys above its own, more by cub::BlockRadixSort.  Should
  * fewer than min(k, candidates) keys come out (the argument above says
  * never), the batch fails (*failed |= GPUIR_FAILED_INTERNAL) rather than
@@ -714,11 +722,16 @@ struct GpuirSearchPlan
 	uint32_t   *chunk_start;	/* [nchunks + 1]: first work of each chunk */
 	uint8_t    *chunk_part;		/* [nchunks]: chunk has a query that may need
 								 * the partial selection */
-	uint8_t    *chunk_or;		/* [nchunks]: chunk has an OR or BMW query */
+	uint32_t   *tile_items;		/* [ntile_items]: the OR and BMW items, each
+								 * chunk's in order, as indexes into its chunk */
+	uint32_t   *chunk_items;	/* [nchunks + 1]: chunk c's are tile_items[
+								 * chunk_items[c] .. chunk_items[c + 1]) */
+	uint32_t	ntile_items;
 	uint32_t   *and_start;		/* [nwork + 1]: prefix sums, mod 2^32, of the AND
 								 * items' shortest list blocks (the AND kernel's
-								 * warps); chunk c has and_start[chunk_start[c +
-								 * 1]] - and_start[chunk_start[c]] of them */
+								 * thread blocks); chunk c has
+								 * and_start[chunk_start[c + 1]] -
+								 * and_start[chunk_start[c]] of them */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
@@ -741,7 +754,8 @@ plan_free(GpuirSearchPlan *p)
 	free(p->used);
 	free(p->chunk_start);
 	free(p->chunk_part);
-	free(p->chunk_or);
+	free(p->tile_items);
+	free(p->chunk_items);
 	free(p->and_start);
 	free(p->dec_off);
 	free(p->list_term);
@@ -780,18 +794,21 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
 /*
  * plan_query: add query q to the plan unless no document can qualify (its
  * count stays 0): its work item (mode: BMW runs as OR without impacts or
- * with a negative idf), AND order, used lists, and its place in a chunk.
+ * with a negative idf), AND order and thread blocks, used lists, and its
+ * place in a chunk (and, OR or BMW, among the chunk's tile items).
  *
- * Candidate memory: an AND query gets a region of its shortest list's
- * postings (every candidate is one of them), an OR query one of min(ntiles
- * * k, the sum of its lists' postings) keys, which no tile output can
- * exceed (k keys a tile, every one a posting), followed by
- * GPUIR_PART_SLICES x k keys for the
- * partial selections when gpuir_part_needed(that capacity, k).
- * Consecutive queries are grouped into chunks of at most
- * GPUIR_CAND_BUDGET keys (a larger query alone); each chunk is one tile
- * launch, a partial launch if one of its queries may need it, and one
- * final launch, reusing the same candidate buffer.
+ * Candidate memory: an AND query gets a region of min(its shortest list's
+ * postings, min(k, 128) x that list's blocks) keys (every candidate is one
+ * of those postings, and a thread block per block emits at most min(k,
+ * 128)), an OR query one of min(ntiles * k, the sum of its lists'
+ * postings) keys, which no tile output can exceed (k keys a tile, every
+ * one a posting), followed by GPUIR_PART_SLICES x k keys for the partial
+ * selections when gpuir_part_needed(that capacity, k).  Consecutive
+ * queries are grouped into chunks of at most GPUIR_CAND_BUDGET keys (a
+ * larger query alone); each chunk is a tile launch for its OR and BMW
+ * queries, an AND launch for its AND queries, a partial launch if one of
+ * its queries may need it, and one final launch, reusing the same
+ * candidate buffer.
  */
 static gpuir_cuda_status
 plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
@@ -820,8 +837,6 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	}
 	if (qq->nterms == 0 || present == 0 || (and_mode && present < qq->nterms))
 		return GPUIR_CUDA_OK;	/* no document can qualify: count 0 */
-	cap = and_mode ? minp : std::min((uint64_t) p->ntiles * qq->k, sump);
-
 	w = &p->work[p->nwork];
 	w->qindex = q;
 	w->first_term = qq->first_term;
@@ -834,9 +849,23 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		p->nbmw++;
 	if (and_mode && plan_and_order(p, w, qt, qq->nterms) != GPUIR_CUDA_OK)
 		return GPUIR_CUDA_OOM;
-	/* its warps in the AND kernel: a block of its shortest list each */
-	p->and_start[p->nwork + 1] = p->and_start[p->nwork] +
-		(and_mode ? qt[p->order[w->order_off]].nblocks : 0);
+	/*
+	 * Its thread blocks in the AND kernel, a block of its shortest list
+	 * each, and its candidates: at most min(k, 128) a thread block, and
+	 * never more than that list's postings.
+	 */
+	if (and_mode)
+	{
+		const uint32_t nb = qt[p->order[w->order_off]].nblocks;
+
+		p->and_start[p->nwork + 1] = p->and_start[p->nwork] + nb;
+		cap = std::min(minp, (uint64_t) nb * std::min(qq->k, (uint32_t) GPUIR_AND_CAND));
+	}
+	else
+	{
+		p->and_start[p->nwork + 1] = p->and_start[p->nwork];
+		cap = std::min((uint64_t) p->ntiles * qq->k, sump);
+	}
 	for (uint32_t j = 0; j < qq->nterms; j++)
 		if (qt[j].nblocks > 0)
 			p->used[qq->first_term + j] = 1;
@@ -846,13 +875,14 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	if (p->nchunks == 0 || (p->chunk_keys + region > GPUIR_CAND_BUDGET && p->chunk_keys > 0) ||
 		p->nwork - p->chunk_start[p->nchunks - 1] >= max_per_chunk)
 	{
+		p->chunk_items[p->nchunks] = p->ntile_items;
 		p->chunk_start[p->nchunks++] = p->nwork;
 		p->chunk_keys = 0;
 	}
 	if (gpuir_part_needed(cap, qq->k))
 		p->chunk_part[p->nchunks - 1] = 1;
 	if (!and_mode)
-		p->chunk_or[p->nchunks - 1] = 1;
+		p->tile_items[p->ntile_items++] = p->nwork - p->chunk_start[p->nchunks - 1];
 	w->cand_off = p->chunk_keys;
 	w->cand_cap = cap;
 	p->chunk_keys += region;
@@ -885,8 +915,9 @@ gpuir_cuda_search_set_decode_budget(uint32_t blocks)
  * the same idf: the contributions depend on it) read it from the decoded
  * area.  Lists are taken in query order until the decode budget
  * (GPUIR_CUDA_DECODE_BUDGET blocks unless a test set another) is spent;
- * the terms of the lists past it, and of AND queries, are decoded by the
- * tiles that read them.  Nothing when no query is OR or BMW.
+ * the terms of the lists past it are decoded by the tiles that read them,
+ * those of AND queries by the AND kernel.  Nothing when no query is OR or
+ * BMW.
  */
 static gpuir_cuda_status
 plan_decode(GpuirSearchPlan *p, const gpuir_cuda_term *terms, uint32_t nterms)
@@ -956,10 +987,12 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	p->used = (uint8_t *) calloc(nterms + 1, 1);
 	p->chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
 	p->chunk_part = (uint8_t *) calloc((size_t) nqueries + 1, 1);
-	p->chunk_or = (uint8_t *) calloc((size_t) nqueries + 1, 1);
+	p->tile_items = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
+	p->chunk_items = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
 	p->and_start = (uint32_t *) calloc((size_t) nqueries + 1, sizeof(uint32_t));
 	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
-		p->chunk_part == NULL || p->chunk_or == NULL || p->and_start == NULL)
+		p->chunk_part == NULL || p->tile_items == NULL || p->chunk_items == NULL ||
+		p->and_start == NULL)
 		return GPUIR_CUDA_OOM;
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
@@ -969,6 +1002,7 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 			return st;
 	}
 	p->chunk_start[p->nchunks] = p->nwork;
+	p->chunk_items[p->nchunks] = p->ntile_items;
 	try
 	{
 		if (plan_decode(p, terms, nterms) != GPUIR_CUDA_OK)
@@ -1004,6 +1038,7 @@ struct GpuirSearchLayout
 				o_terms,
 				o_order,
 				o_astart,
+				o_items,
 				o_doff,
 				o_lterm,
 				o_lfirst,
@@ -1034,7 +1069,8 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_terms = align256(l->o_work + sizeof(GpuirSearchWork) * p->nwork);
 	l->o_order = align256(l->o_terms + sizeof(gpuir_cuda_term) * nterms);
 	l->o_astart = align256(l->o_order + sizeof(uint32_t) * p->norder);
-	l->o_doff = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
+	l->o_items = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
+	l->o_doff = align256(l->o_items + sizeof(uint32_t) * p->ntile_items);
 	l->o_lterm = align256(l->o_doff + (p->dec_off != NULL ? sizeof(uint32_t) * nterms : 0));
 	l->o_lfirst = align256(l->o_lterm + sizeof(uint32_t) * p->nlists);
 	l->o_count = align256(l->o_lfirst + (p->dec_off != NULL ? sizeof(uint32_t) * (p->nlists + 1)
@@ -1156,7 +1192,8 @@ gpuir_cuda_workspace_release(void)
 
 /*
  * search_stage: the inputs [0, o_count) of the workspace, staged in host
- * (the pinned buffer): work items, terms, AND orders and warps, and the
+ * (the pinned buffer): work items, terms, AND orders and thread blocks,
+ * the tile kernel's items, and the
  * decoded lists' places.
  */
 static void
@@ -1169,6 +1206,8 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 	if (p->norder > 0)
 		memcpy(host + l->o_order, p->order, sizeof(uint32_t) * p->norder);
 	memcpy(host + l->o_astart, p->and_start, sizeof(uint32_t) * ((size_t) p->nwork + 1));
+	if (p->ntile_items > 0)
+		memcpy(host + l->o_items, p->tile_items, sizeof(uint32_t) * p->ntile_items);
 	if (p->dec_off != NULL)
 	{
 		memcpy(host + l->o_doff, p->dec_off, sizeof(uint32_t) * nterms);
@@ -1195,6 +1234,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	const gpuir_cuda_term *d_terms = (const gpuir_cuda_term *) (arena + l->o_terms);
 	const uint32_t *d_order = (const uint32_t *) (arena + l->o_order);
 	const uint32_t *d_astart = (const uint32_t *) (arena + l->o_astart);
+	const uint32_t *d_items = (const uint32_t *) (arena + l->o_items);
 	uint32_t   *d_count = (uint32_t *) (arena + l->o_count);
 	uint32_t   *d_corrupt = (uint32_t *) (arena + l->o_corrupt);
 	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
@@ -1231,12 +1271,14 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		const uint32_t nw = p->chunk_start[c + 1] - w0;
 
 		const uint32_t nand = p->and_start[w0 + nw] - p->and_start[w0];
+		const uint32_t i0 = p->chunk_items[c];
+		const uint32_t ni = p->chunk_items[c + 1] - i0;
 
-		if (p->chunk_or[c])
+		if (ni > 0)
 		{
-			gpuir_search_tile_kernel<<<nw * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem),
-				s>>>(dseg, dsc, d_work + w0, nw, d_terms, dec, d_thr + w0, d_cand, d_count + w0,
-					 d_corrupt, d_stats);
+			gpuir_search_tile_kernel<<<ni * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem),
+				s>>>(dseg, dsc, d_work + w0, d_items + i0, ni, d_terms, dec, d_thr + w0, d_cand,
+					 d_count + w0, d_corrupt, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}

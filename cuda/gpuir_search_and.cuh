@@ -48,13 +48,17 @@
  *	registers and decoded up to 128 blocks one after another: 0.64x of the
  *	tile kernel at batch 1 on the generated corpus.
  *
- * Top-k: a thread block whose survivors number at least k publishes the
- * k-th best of their scores as the query's threshold (k non-deleted, fully
- * scored documents: a lower bound of the query's k-th best, as the tiles'
- * do), and appends to the query's candidate region only the survivors at
- * or above the threshold it then reads; the final (and partial) kernels
- * select the k best of the candidates.  A query's candidates are at most
- * its shortest list's postings, the region plan_query gives it.
+ * Top-k: a thread block whose survivors number at least k keeps only its k
+ * best (radix select on the result key, score descending, docID
+ * ascending: no other survivor of it can be in the query's top-k) and
+ * publishes the k-th best score as the query's threshold (k non-deleted,
+ * fully scored documents: a lower bound of the query's k-th best, as the
+ * tiles' do); it appends to the query's candidate region only those of
+ * its kept survivors at or above the threshold it then reads, and the
+ * final (and partial) kernels select the k best of the candidates.  A
+ * query's candidates are thus at most min(k, 128) per block of its
+ * shortest list, and at most that list's postings: the region plan_query
+ * gives it.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,7 +71,11 @@
 #include "gpuir_topk.cuh"
 
 #define GPUIR_AND_THREADS		128		/* AND kernel: a thread per candidate */
-#define GPUIR_AND_MIN_BLOCKS	12		/* its thread blocks per SM: 40 registers a thread */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define GPUIR_AND_MIN_BLOCKS	1		/* older cards (the PTX's JIT): no cap */
+#else
+#define GPUIR_AND_MIN_BLOCKS	12		/* its thread blocks per SM on sm_90: 40 registers a thread */
+#endif
 #define GPUIR_AND_WARPS			(GPUIR_AND_THREADS / 32)
 #define GPUIR_AND_CAND			GPUIR_CUDA_BLOCK_SIZE	/* candidates of a thread block */
 #define GPUIR_AND_TF_ROWS		8		/* terms (query order) whose tfs are kept */
@@ -89,12 +97,12 @@ struct GpuirAndSmem
 	/* the distinct probed blocks: blk[u] holds candidates blk_first[u] .. blk_first[u + 1] - 1 */
 	uint32_t	blk[GPUIR_AND_CAND];
 	uint32_t	blk_first[GPUIR_AND_CAND + 1];
-	uint32_t	nblk;
 	uint32_t	keep[GPUIR_AND_CAND];	/* candidate i found in the probed list */
 	/* tfs by slot: the shortest list's, terms j < GPUIR_AND_TF_ROWS, a scratch row */
 	uint32_t	tf0[GPUIR_AND_CAND];
 	uint32_t	tf[GPUIR_AND_TF_ROWS + 1][GPUIR_AND_CAND];
 	float		score[GPUIR_AND_CAND];
+	unsigned long long kkey;	/* the k-th best survivor's key (1: keep all) */
 	/* each warp's decoded block */
 	uint32_t	wdoc[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	uint32_t	wtf[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
@@ -284,25 +292,26 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 }
 
 /*
- * gpuir_warp_kth_score: the k-th largest score key (gpuir_score_key) among
- * the lanes' keys skey[r] where bit r of live is set, when at least k are
- * (bitwise radix select with warp-wide counts, most significant bit
- * first).  Every lane of the warp calls it and gets the answer.
+ * gpuir_warp_kth_key: the k-th largest of the lanes' result keys key[r]
+ * (gpuir_result_key: distinct per document) where bit r of live is set,
+ * when at least k are (bitwise radix select with warp-wide counts, most
+ * significant bit first).  Every lane of the warp calls it and gets the
+ * answer.
  */
-__device__ static inline uint32_t
-gpuir_warp_kth_score(const uint32_t skey[GPUIR_DECODE_PER_LANE], uint32_t live, uint32_t k)
+__device__ static inline uint64_t
+gpuir_warp_kth_key(const uint64_t key[GPUIR_DECODE_PER_LANE], uint32_t live, uint32_t k)
 {
-	uint32_t	prefix = 0,
-				want = k;
+	uint64_t	prefix = 0;
+	uint32_t	want = k;
 
-	for (int bit = 31; bit >= 0; bit--)
+	for (int bit = 63; bit >= 0; bit--)
 	{
-		const uint32_t cand = prefix | (1u << bit);
+		const uint64_t cand = prefix | ((uint64_t) 1 << bit);
 		uint32_t	c = 0;
 
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-			c += ((live >> r) & 1u) && (skey[r] >> bit) == (cand >> bit);
+			c += ((live >> r) & 1u) && (key[r] >> bit) == (cand >> bit);
 		for (int o = 16; o > 0; o >>= 1)
 			c += __shfl_xor_sync(0xFFFFFFFFu, c, o);
 		if (c >= want)
@@ -459,34 +468,44 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	live = t < sm.ncand;
 	if (live)
 		sm.score[t] = score;
+	if (t == 0)
+		sm.kkey = 1;
 	__syncthreads();
 
-	/* k survivors: their k-th best score bounds the query's k-th best from below */
+	/*
+	 * k survivors: only their k best can be in the query's top-k, and the
+	 * k-th best score bounds the query's k-th best from below
+	 */
 	if (sm.ncand >= qw.k)
 	{
 		if (warp == 0)
 		{
-			uint32_t	skey[GPUIR_DECODE_PER_LANE],
-						m = 0;
+			uint64_t	key[GPUIR_DECODE_PER_LANE],
+						kth;
+			uint32_t	m = 0;
 
 #pragma unroll
 			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 			{
 				const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
 
-				skey[r] = (i < sm.ncand) ? gpuir_score_key(sm.score[i]) : 0;
+				key[r] = (i < sm.ncand) ? gpuir_result_key(sm.score[i], sm.cdoc[i]) : 0;
 				m |= (uint32_t) (i < sm.ncand) << r;
 			}
-			skey[0] = gpuir_warp_kth_score(skey, m, qw.k);
+			kth = gpuir_warp_kth_key(key, m, qw.k);
 			if (lane == 0)
-				gpuir_threshold_raise(&thr[l], gpuir_key_score(skey[0]));
+			{
+				sm.kkey = kth;
+				gpuir_threshold_raise(&thr[l], gpuir_key_to_score(kth));
+			}
 		}
-		__syncthreads();		/* the raise is seen by the read below */
+		__syncthreads();		/* kkey, and the raise is seen by the read below */
 	}
 	{
 		const float th = gpuir_threshold_read(&thr[l]);
 
-		if (live && th > 0.0f && !(score >= th))
+		if (live && (gpuir_result_key(score, sm.cdoc[t]) < sm.kkey ||
+					 (th > 0.0f && !(score >= th))))
 			live = false;
 	}
 

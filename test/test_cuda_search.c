@@ -453,6 +453,9 @@ typedef struct BatchSpec
 	uint32_t	k;				/* 0: random of 1, 10, 100, 1000 (<= kmax) */
 	uint32_t	kmax;
 	int			extras;			/* absent terms, empty queries, shared slices, repeats */
+	int			hot;			/* every term list 3 (every docID) or one other
+								 * long list of the query's (0 or 1): the AND
+								 * holds that list's documents */
 } BatchSpec;
 
 static void
@@ -514,6 +517,7 @@ batch_make(Batch *b, const TestSeg *s, const BatchSpec *bs)
 		else
 		{
 			uint32_t	nt = bs->minterms + rnd() % (bs->maxterms - bs->minterms + 1);
+			int32_t		hot = bs->hot ? (int32_t) (rnd() % 2) : 0;
 
 			q->first_term = b->nt;
 			q->nterms = nt;
@@ -525,6 +529,8 @@ batch_make(Batch *b, const TestSeg *s, const BatchSpec *bs)
 					src = -1;
 				else if (bs->extras && j > 0 && rnd() % 30 == 0)
 					src = b->src[b->nt - 1];	/* the same list twice */
+				else if (bs->hot && s->nterms > 3)
+					src = (rnd() % 2 == 0) ? 3 : hot;
 				else if (rnd() % 2 == 0)
 					src = (int32_t) (rnd() % (s->nterms < HOT_TERMS ? s->nterms : HOT_TERMS));
 				else
@@ -756,6 +762,16 @@ test_batch(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSp
 				   bs->name, s->spec.name, s->ndocs, b.nq, b.postings / 1e6,
 				   (t1 - t0) * 1e3, b.nq / (t1 - t0), b.postings / 1e6 / (t1 - t0));
 		compare_batch(r, s, sc, &b, &o, bs->name);
+		if (bs->hot && s->ndocs >= 20000)
+		{
+			uint32_t	nonempty = 0;
+
+			for (uint32_t i = 0; i < b.nq; i++)
+				nonempty += (o.counts[i] > 0);
+			snprintf(what, sizeof(what), "%s/%s: %u of %u queries found documents",
+					 s->spec.name, bs->name, nonempty, b.nq);
+			check(nonempty > b.nq / 2, what);
+		}
 	}
 	out_free(&o);
 	batch_free(&b);
@@ -1346,6 +1362,14 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	BatchSpec	single = {"one or two terms, k 1000", 100 / scale, 1, 2, GPUIR_CUDA_MODE_OR,
 	1000, 1000, 0};
 	BatchSpec	and_long = {"AND of 2..8", 100 / scale, 2, 8, GPUIR_CUDA_MODE_AND, 0, 1000, 0};
+
+	/*
+	 * more terms than the AND kernel keeps tfs of (GPUIR_AND_TF_ROWS): the
+	 * later ones are probed again; two long lists, repeated, so that
+	 * documents hold every term
+	 */
+	BatchSpec	and_many = {"AND of 9..16 hot terms", 100 / scale, 9, 16, GPUIR_CUDA_MODE_AND,
+	0, 1000, 0, 1};
 	BatchSpec	bmw_mixed = {"BMW of 1..8", 200 / scale, 1, 8, GPUIR_CUDA_MODE_BMW, 0, 1000, 1};
 	BatchSpec	bmw_k1000 = {"BMW one or two terms, k 1000", 100 / scale, 1, 2,
 	GPUIR_CUDA_MODE_BMW, 1000, 1000, 0};
@@ -1368,6 +1392,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_batch(&r, &s, sc, &kmax100, 0);
 	test_batch(&r, &s, sc, &single, 0);
 	test_batch(&r, &s, sc, &and_long, 0);
+	test_batch(&r, &s, sc, &and_many, 0);
 	test_batch(&r, &s, sc, &bmw_mixed, 0);
 	test_batch(&r, &s, sc, &bmw_k1000, 0);
 	test_batch(&r, &s, sc, &bmw_k1, 0);
