@@ -1193,8 +1193,7 @@ gpuir_cuda_workspace_release(void)
 /*
  * search_stage: the inputs [0, o_count) of the workspace, staged in host
  * (the pinned buffer): work items, terms, AND orders and thread blocks,
- * the tile kernel's items, and the
- * decoded lists' places.
+ * the tile kernel's items, and the decoded lists' places.
  */
 static void
 search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
