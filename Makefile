@@ -61,7 +61,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_list test/test_window test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_list test/test_window test/test_route test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -110,7 +110,11 @@ test/test_window: test/test_window.c test/test_util.h test/ref_topk.h cuda/gpuir
 	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -o $@ test/test_window.c cuda/gpuir_cuda_window.c \
 		cuda/gpuir_cuda_status.c
 
-UNITTESTS = test/test_codec test/test_list test/test_window
+# the cost model of gpuir.device = auto, with simulated device costs
+test/test_route: test/test_route.c test/test_util.h src/gpuirroutemodel.h
+	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_route.c -lm
+
+UNITTESTS = test/test_codec test/test_list test/test_window test/test_route
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
 # the decode kernel serves this test only: built here (with the flags of

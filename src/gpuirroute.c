@@ -54,7 +54,9 @@
  * fewer than gpuir.gpu_min_postings postings stay on the CPU.  Results are
  * the same on either device, so routing affects speed only.  The cells are
  * read and written without locks: a lost update of a mean costs nothing.
- * gpuir_route() shows the table.
+ * gpuir_route() shows the table.  The arithmetic (classes, means, the
+ * choice and its exploration) is in gpuirroutemodel.h, as pure functions
+ * that test/test_route.c checks with simulated device costs.
  *
  *-------------------------------------------------------------------------
  */
@@ -68,21 +70,14 @@
 #include "storage/ipc.h"
 #include "utils/builtins.h"
 
+#include "gpuirroutemodel.h"
 #include "gpuirservice.h"
-
-#define GPUIR_ROUTE_EWMA			16	/* a new time weighs 1/16 */
-#define GPUIR_ROUTE_MIN_SAMPLES		4
-#define GPUIR_ROUTE_EXPLORE			64
-#define GPUIR_ROUTE_EXPLORE_FAR		1024
-#define GPUIR_ROUTE_FAR				3.0
-#define GPUIR_ROUTE_SATURATED		1.0
 
 /* route_cell: the cell of a query, or NULL without the GPU service */
 static GpuirRouteCell *
 route_cell(GpuirMode mode, int k, uint64 postings)
 {
-	int			m,
-				b = 0;
+	int			m;
 
 	if (GpuirService == NULL)
 		return NULL;
@@ -92,9 +87,8 @@ route_cell(GpuirMode mode, int k, uint64 postings)
 		m = 1;
 	else
 		m = 2;
-	while (b < GPUIR_ROUTE_BUCKETS - 1 && (postings + 1) >> (b + 1) != 0)
-		b++;
-	return &GpuirService->route[m][k > 100 ? 1 : 0][b];
+	return &GpuirService->route[m][k > 100 ? 1 : 0][gpuir_route_bucket(postings,
+																		GPUIR_ROUTE_BUCKETS)];
 }
 
 static float4
@@ -126,8 +120,8 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 {
 	static double ncores = 0;
 	GpuirRouteCell *c = route_cell(mode, k, postings);
-	uint32		ncpu,
-				ngpu;
+	GpuirRouteMeans m;
+	uint32		every;
 	bool		gpu;
 	bool		cores_full;
 
@@ -135,32 +129,19 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 		return false;
 	if (ncores <= 0)
 		ncores = Max(1, (double) sysconf(_SC_NPROCESSORS_ONLN));
-	cores_full = (double) pg_atomic_read_u32(&GpuirService->active) >
-		GPUIR_ROUTE_SATURATED * ncores;
+	cores_full = gpuir_route_cores_full(pg_atomic_read_u32(&GpuirService->active), ncores);
 	if (!cores_full && postings < (uint64) gpuir_gpu_min_postings)
 		return false;
-	ncpu = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
-	ngpu = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
-	if (ngpu < GPUIR_ROUTE_MIN_SAMPLES)
-		gpu = true;
-	else if (ncpu < GPUIR_ROUTE_MIN_SAMPLES)
-		gpu = false;
-	else
-	{
-		float4		mcpu = read_mean(&c->mean_us[GPUIR_ROUTE_CPU]);
-		float4		mgpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU]);
-		uint64		every;
-
-		if (cores_full && pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) > 0)
-			gpu = read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]) < mcpu;
-		else
-			gpu = mgpu < mcpu;
-		/* explore: now and then the other device, to keep its mean current */
-		every = (gpu ? mcpu > GPUIR_ROUTE_FAR * mgpu : mgpu > GPUIR_ROUTE_FAR * mcpu)
-			? GPUIR_ROUTE_EXPLORE_FAR : GPUIR_ROUTE_EXPLORE;
-		if (pg_atomic_fetch_add_u64(&c->decisions, 1) % every == every - 1)
-			gpu = !gpu;
-	}
+	m.cpu_us = read_mean(&c->mean_us[GPUIR_ROUTE_CPU]);
+	m.gpu_us = read_mean(&c->mean_us[GPUIR_ROUTE_GPU]);
+	m.gpu_cpu_us = read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]);
+	m.cpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
+	m.gpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
+	m.gpu_cpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]);
+	gpu = gpuir_route_choose(&m, cores_full, &every);
+	/* explore: now and then the other device, to keep its mean current */
+	if (every > 0)
+		gpu = gpuir_route_explore(gpu, every, pg_atomic_fetch_add_u64(&c->decisions, 1));
 	pg_atomic_fetch_add_u64(&c->routed[gpu ? GPUIR_ROUTE_GPU : GPUIR_ROUTE_CPU], 1);
 	return gpu;
 }
@@ -180,11 +161,7 @@ GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us)
 	if (c == NULL)
 		return;
 	n = pg_atomic_read_u32(&c->samples[what]);
-	mean = read_mean(&c->mean_us[what]);
-	if (n == 0)
-		mean = (float4) us;
-	else
-		mean += ((float4) us - mean) / (float4) Min(n + 1, GPUIR_ROUTE_EWMA);
+	mean = gpuir_route_fold(read_mean(&c->mean_us[what]), n, us);
 	write_mean(&c->mean_us[what], mean);
 	if (n < PG_UINT32_MAX)
 		pg_atomic_write_u32(&c->samples[what], n + 1);

@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirroutemodel.h
+ *	  The arithmetic of gpuir.device = auto's cost model as pure functions
+ *	  (plain C, no PostgreSQL headers): the class of a query's postings, the
+ *	  running means, the oversubscription test and the choice of a device
+ *	  with its exploration.  src/gpuirroute.c keeps the cells in the GPU
+ *	  service's shared memory and calls these; test/test_route.c checks
+ *	  them with simulated device costs.  The model itself is described at
+ *	  the top of gpuirroute.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_ROUTE_MODEL_H
+#define GPUIR_ROUTE_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GPUIR_ROUTE_EWMA			16	/* a new time weighs 1/16 */
+#define GPUIR_ROUTE_MIN_SAMPLES		4	/* a device with fewer in a cell is tried first */
+#define GPUIR_ROUTE_EXPLORE			64	/* one query in this many tries the other device */
+#define GPUIR_ROUTE_EXPLORE_FAR		1024	/* ... when its mean is GPUIR_ROUTE_FAR times higher */
+#define GPUIR_ROUTE_FAR				3.0
+#define GPUIR_ROUTE_SATURATED		1.0	/* backends in a search per core past which the
+										 * cores are oversubscribed */
+
+/* what a cell knows: the means (microseconds) and how many times fed each */
+typedef struct GpuirRouteMeans
+{
+	float		cpu_us;			/* CPU engine: its CPU time */
+	float		gpu_us;			/* GPU: the request's wall time */
+	float		gpu_cpu_us;		/* GPU: the backend's CPU time meanwhile */
+	uint32_t	cpu_samples;
+	uint32_t	gpu_samples;
+	uint32_t	gpu_cpu_samples;
+} GpuirRouteMeans;
+
+/*
+ * gpuir_route_bucket: the postings class of a query whose lists hold
+ * postings postings, floor(log2(postings + 1)), at most nbuckets - 1
+ */
+static inline int
+gpuir_route_bucket(uint64_t postings, int nbuckets)
+{
+	int			b = 0;
+
+	while (b < nbuckets - 1 && (postings + 1) >> (b + 1) != 0)
+		b++;
+	return b;
+}
+
+/*
+ * gpuir_route_fold: a mean fed n times so far, after one more time us: the
+ * time itself first, then the average of the times while n < EWMA, then an
+ * exponentially weighted mean (a new time weighs 1 / GPUIR_ROUTE_EWMA)
+ */
+static inline float
+gpuir_route_fold(float mean, uint32_t n, double us)
+{
+	uint32_t	w = (n + 1 < GPUIR_ROUTE_EWMA) ? n + 1 : GPUIR_ROUTE_EWMA;
+
+	if (n == 0)
+		return (float) us;
+	return mean + ((float) us - mean) / (float) w;
+}
+
+/* are the cores oversubscribed with active backends in a search on ncores cores? */
+static inline bool
+gpuir_route_cores_full(uint32_t active, double ncores)
+{
+	return (double) active > GPUIR_ROUTE_SATURATED * ncores;
+}
+
+/*
+ * gpuir_route_choose: the device the cell's means choose for a query
+ * (true: the GPU) and, in *every, how often the other device is tried
+ * instead (gpuir_route_explore; 0 when the choice takes a device's first
+ * samples): a device with fewer than GPUIR_ROUTE_MIN_SAMPLES times, the GPU
+ * first; with oversubscribed cores and a GPU_CPU mean, the device that
+ * costs the cores less (CPU against GPU_CPU); else the one that answers
+ * first (CPU against GPU).  The other device is tried once in
+ * GPUIR_ROUTE_EXPLORE queries, once in GPUIR_ROUTE_EXPLORE_FAR when its
+ * mean is more than GPUIR_ROUTE_FAR times the chosen one's.
+ */
+static inline bool
+gpuir_route_choose(const GpuirRouteMeans *m, bool cores_full, uint32_t *every)
+{
+	bool		gpu;
+
+	*every = 0;
+	if (m->gpu_samples < GPUIR_ROUTE_MIN_SAMPLES)
+		return true;
+	if (m->cpu_samples < GPUIR_ROUTE_MIN_SAMPLES)
+		return false;
+	if (cores_full && m->gpu_cpu_samples > 0)
+		gpu = m->gpu_cpu_us < m->cpu_us;
+	else
+		gpu = m->gpu_us < m->cpu_us;
+	*every = (gpu ? m->cpu_us > GPUIR_ROUTE_FAR * m->gpu_us
+			  : m->gpu_us > GPUIR_ROUTE_FAR * m->cpu_us)
+		? GPUIR_ROUTE_EXPLORE_FAR : GPUIR_ROUTE_EXPLORE;
+	return gpu;
+}
+
+/*
+ * gpuir_route_explore: the device for the cell's decision number decision
+ * (a counter of the cell's choices by the means): the chosen one, or the
+ * other once every every decisions
+ */
+static inline bool
+gpuir_route_explore(bool gpu, uint32_t every, uint64_t decision)
+{
+	if (every > 0 && decision % every == every - 1)
+		return !gpu;
+	return gpu;
+}
+
+#endif							/* GPUIR_ROUTE_MODEL_H */

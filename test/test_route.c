@@ -1,0 +1,277 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_route.c
+ *	  Tests of gpuir.device = auto's cost model (src/gpuirroutemodel.h, the
+ *	  arithmetic src/gpuirroute.c applies to its shared-memory cells), with
+ *	  simulated device costs: no GPU and no server needed.
+ *	  - postings classes: floor(log2(postings + 1)), capped;
+ *	  - the running means: the first time, then the average, then an
+ *	    exponentially weighted mean that follows a change of cost;
+ *	  - the choice: each device's first samples, the faster device by wall
+ *	    time, by the cores' cost when they are oversubscribed, and the
+ *	    exploration of the other device at its exact rates;
+ *	  - a closed loop over many query classes: simulated CPU and GPU costs
+ *	    fed back into the means, every class must send at least 95% of its
+ *	    queries to the device that is cheaper for it, also after the costs
+ *	    change.
+ *
+ * Usage: test_route.  Prints one summary line; exit status 1 on a failure.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuirroutemodel.h"
+#include "test_util.h"
+
+#define NBUCKETS	40				/* GPUIR_ROUTE_BUCKETS of src/gpuirservice.h */
+
+static void
+test_bucket(void)
+{
+	char		what[128];
+	static const struct
+	{
+		uint64_t	postings;
+		int			bucket;
+	}			cases[] = {
+		{0, 0}, {1, 1}, {2, 1}, {3, 2}, {6, 2}, {7, 3}, {1023, 10}, {1024, 10},
+		{UINT64_C(1) << 38, 38}, {UINT64_MAX - 1, NBUCKETS - 1}, {UINT64_MAX, 0}
+	};
+
+	/* UINT64_MAX + 1 wraps to 0: class 0, as the server computes it */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		int			b = gpuir_route_bucket(cases[i].postings, NBUCKETS);
+
+		snprintf(what, sizeof(what), "bucket of %llu postings: %d, want %d",
+				 (unsigned long long) cases[i].postings, b, cases[i].bucket);
+		check(b == cases[i].bucket, what);
+	}
+	for (uint64_t p = 1; p < 100000; p = p * 3 + 1)
+		check(gpuir_route_bucket(p, NBUCKETS) == (int) floor(log2((double) p + 1.0)),
+			  "bucket = floor(log2(postings + 1))");
+}
+
+static void
+test_fold(void)
+{
+	float		m = 0.0f;
+	char		what[128];
+
+	/* first time, then the plain average while fewer than GPUIR_ROUTE_EWMA */
+	m = gpuir_route_fold(m, 0, 100.0);
+	check(m == 100.0f, "first time is the mean");
+	m = gpuir_route_fold(m, 1, 200.0);
+	check(m == 150.0f, "second time: the average");
+	m = gpuir_route_fold(m, 2, 300.0);
+	check(fabsf(m - 200.0f) < 1e-4f, "third time: the average");
+
+	/* a constant time is a fixed point */
+	m = 50.0f;
+	for (uint32_t n = 1; n < 1000; n++)
+		m = gpuir_route_fold(m, n, 50.0);
+	check(m == 50.0f, "a constant time stays the mean");
+
+	/* a step: after k more times at the new cost, 1 - (15/16)^k of the way there */
+	for (uint32_t n = 1000; n < 1016; n++)
+		m = gpuir_route_fold(m, n, 150.0);
+	snprintf(what, sizeof(what), "step 50 -> 150 after 16 times: mean %.2f", m);
+	check(fabsf(m - (float) (150.0 - 100.0 * pow(15.0 / 16.0, 16))) < 0.01f, what);
+	for (uint32_t n = 1016; n < 1200; n++)
+		m = gpuir_route_fold(m, n, 150.0);
+	check(fabsf(m - 150.0f) < 0.1f, "step 50 -> 150: the mean follows");
+}
+
+/* the share of n decisions, numbered from 0, that go to the GPU */
+static double
+gpu_share(const GpuirRouteMeans *m, bool cores_full, uint32_t n, uint32_t *every)
+{
+	uint32_t	g = 0;
+	bool		gpu = gpuir_route_choose(m, cores_full, every);
+
+	for (uint32_t d = 0; d < n; d++)
+		g += gpuir_route_explore(gpu, *every, d);
+	return (double) g / n;
+}
+
+static void
+test_choose(void)
+{
+	GpuirRouteMeans m;
+	uint32_t	every;
+	bool		gpu;
+	char		what[160];
+
+	/* first samples: the GPU first, then the CPU, no exploration counted */
+	memset(&m, 0, sizeof(m));
+	gpu = gpuir_route_choose(&m, false, &every);
+	check(gpu && every == 0, "no samples: the GPU is tried");
+	m.gpu_samples = GPUIR_ROUTE_MIN_SAMPLES - 1;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(gpu && every == 0, "too few GPU samples: the GPU is tried");
+	m.gpu_samples = GPUIR_ROUTE_MIN_SAMPLES;
+	m.gpu_us = 1e6f;
+	gpu = gpuir_route_choose(&m, false, &every);
+	check(!gpu && every == 0, "too few CPU samples: the CPU is tried");
+
+	/* both sampled: the lower wall time, the other device 1 in 64 */
+	m.cpu_samples = m.gpu_samples = 100;
+	m.cpu_us = 100.0f;
+	m.gpu_us = 50.0f;
+	check(gpu_share(&m, false, 6400, &every) == 1.0 - 1.0 / 64, "GPU faster: 63 in 64 to the GPU");
+	check(every == GPUIR_ROUTE_EXPLORE, "GPU faster by less than 3x: explore 1 in 64");
+	m.gpu_us = 150.0f;
+	check(gpu_share(&m, false, 6400, &every) == 1.0 / 64, "CPU faster: 1 in 64 to the GPU");
+
+	/* far apart: the slow device 1 in 1024 */
+	m.gpu_us = 1000.0f;
+	check(gpu_share(&m, false, 10240, &every) == 10.0 / 10240, "GPU 10x slower: 1 in 1024");
+	m.gpu_us = 10.0f;
+	check(gpu_share(&m, false, 10240, &every) == 1.0 - 10.0 / 10240, "CPU 10x slower: 1 in 1024");
+
+	/* oversubscribed cores: the device that costs the cores less, whatever the wall times */
+	m.cpu_us = 100.0f;
+	m.gpu_us = 500.0f;			/* a GPU round trip under load */
+	m.gpu_cpu_us = 20.0f;		/* the backend's CPU time meanwhile */
+	m.gpu_cpu_samples = 100;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(gpu, "cores full: GPU_CPU 20 us < CPU 100 us: the GPU, though its wall time is 500 us");
+	gpu = gpuir_route_choose(&m, false, &every);
+	check(!gpu, "cores free: by the wall times, the CPU");
+	m.gpu_cpu_samples = 0;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(!gpu, "cores full but no GPU_CPU mean: by the wall times");
+	m.gpu_cpu_samples = 100;
+	m.gpu_cpu_us = 150.0f;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(!gpu, "cores full: GPU_CPU 150 us > CPU 100 us: the CPU");
+
+	/* the oversubscription mark */
+	check(!gpuir_route_cores_full(16, 16.0), "16 backends on 16 cores: not oversubscribed");
+	check(gpuir_route_cores_full(17, 16.0), "17 backends on 16 cores: oversubscribed");
+	snprintf(what, sizeof(what), "mark at %.1f backends a core", GPUIR_ROUTE_SATURATED);
+	check(gpuir_route_cores_full((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0) + 1, 2.0) &&
+		  !gpuir_route_cores_full((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0), 2.0), what);
+}
+
+/*
+ * A closed loop: queries of random classes (postings 2^b), each routed by
+ * the model of its class, each device's simulated cost fed back into that
+ * class's mean with a little noise.  CPU: 0.05 us a posting (it grows with
+ * the lists); GPU: 80 us fixed (the round trip) + 0.002 us a posting.  The
+ * cheaper device of class b is the CPU below about 1,700 postings, the GPU
+ * above; after a warm-up every class must send at least 95% of its
+ * queries to its cheaper device.  Then the GPU becomes 4x slower (a loaded
+ * service): the classes near the crossing must follow.
+ */
+typedef struct SimClass
+{
+	GpuirRouteMeans m;
+	uint64_t	decisions;
+	uint32_t	to_gpu,
+				total;
+} SimClass;
+
+static double
+sim_cost(bool gpu, uint64_t postings, double gpu_scale)
+{
+	double		noise = 0.9 + 0.2 * (rnd() % 1000) / 1000.0;
+
+	return noise * (gpu ? gpu_scale * (80.0 + 0.002 * (double) postings)
+					: 0.05 * (double) postings);
+}
+
+static void
+sim_run(SimClass *cls, int nb, double gpu_scale, uint32_t nqueries, bool count)
+{
+	for (uint32_t q = 0; q < nqueries; q++)
+	{
+		int			b = 4 + (int) (rnd() % (uint32_t) (nb - 4));
+		uint64_t	postings = (uint64_t) 1 << b;
+		SimClass   *c = &cls[gpuir_route_bucket(postings, NBUCKETS)];
+		uint32_t	every;
+		bool		gpu = gpuir_route_choose(&c->m, false, &every);
+		double		us;
+
+		if (every > 0)
+			gpu = gpuir_route_explore(gpu, every, c->decisions++);
+		us = sim_cost(gpu, postings, gpu_scale);
+		if (gpu)
+		{
+			c->m.gpu_us = gpuir_route_fold(c->m.gpu_us, c->m.gpu_samples, us);
+			c->m.gpu_samples++;
+		}
+		else
+		{
+			c->m.cpu_us = gpuir_route_fold(c->m.cpu_us, c->m.cpu_samples, us);
+			c->m.cpu_samples++;
+		}
+		if (count)
+		{
+			c->total++;
+			c->to_gpu += gpu;
+		}
+	}
+}
+
+static void
+sim_check(SimClass *cls, int nb, double gpu_scale, const char *phase)
+{
+	char		what[200];
+
+	for (int b = 4; b < nb; b++)
+	{
+		SimClass   *c = &cls[b];
+		uint64_t	postings = (uint64_t) 1 << b;
+		double		cpu = 0.05 * (double) postings;
+		double		gpu = gpu_scale * (80.0 + 0.002 * (double) postings);
+		bool		gpu_cheaper = gpu < cpu;
+		double		share = c->total ? (double) c->to_gpu / c->total : 0.0;
+		double		right = gpu_cheaper ? share : 1.0 - share;
+		uint32_t	total = c->total;
+
+		c->to_gpu = c->total = 0;	/* the next phase counts afresh */
+		/* classes within 25% of the crossing may go either way */
+		if (fabs(gpu - cpu) < 0.25 * fmin(gpu, cpu))
+			continue;
+		snprintf(what, sizeof(what),
+				 "%s: class of %llu postings (CPU %.0f us, GPU %.0f us): %.1f%% to the %s",
+				 phase, (unsigned long long) postings, cpu, gpu, 100.0 * right,
+				 gpu_cheaper ? "GPU" : "CPU");
+		check(total > 0 && right >= 0.95, what);
+	}
+}
+
+static void
+test_closed_loop(void)
+{
+	enum
+	{
+	NB = 20};
+	SimClass	cls[NBUCKETS];
+
+	memset(cls, 0, sizeof(cls));
+	rnd_seed(12345);
+	sim_run(cls, NB, 1.0, 20000, false);	/* warm-up */
+	sim_run(cls, NB, 1.0, 200000, true);
+	sim_check(cls, NB, 1.0, "steady");
+
+	/* the GPU gets 4x slower: the classes must move within a few dozen queries each */
+	sim_run(cls, NB, 4.0, 20000, false);
+	sim_run(cls, NB, 4.0, 200000, true);
+	sim_check(cls, NB, 4.0, "GPU 4x slower");
+}
+
+int
+main(void)
+{
+	test_bucket();
+	test_fold();
+	test_choose();
+	test_closed_loop();
+	printf("route: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
