@@ -471,6 +471,7 @@ extern char *GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg,
 								GpuirStreamKind kind);
 extern void GpuirSetMetaLower(Page metapage);
 extern float4 GpuirIdf(uint64 N, uint64 df);
+extern void *GpuirGrow(void *ptr, Size elemsize, uint64 *cap, uint64 need, uint64 max);
 
 /*
  * GpuirLexemeCmp: byte order, then length (the dictionary's sort order).

@@ -338,7 +338,7 @@ typedef struct ListsWriter
 		uint16		len;
 	}		   *entry;
 	int			nentries;
-	int			cap;
+	uint64		cap;
 } ListsWriter;
 
 /*
@@ -383,24 +383,15 @@ write_lists(GpuirBuilder *b, GpuirParallelShared *sh, int j, const uint32 *map,
 			w->indexed = w->bytes;
 			if (w->keep)
 			{
-				if (w->nentries == w->cap)
-				{
-					w->cap = Max(64, w->cap * 2);
-					w->entry = w->entry ? repalloc(w->entry, sizeof(*w->entry) * w->cap)
-						: palloc(sizeof(*w->entry) * w->cap);
-				}
+				w->entry = GpuirGrow(w->entry, sizeof(*w->entry), &w->cap,
+									 (uint64) w->nentries + 1, 0);
 				w->entry[w->nentries].bytes = w->bytes;
 				w->entry[w->nentries].lexeme = pnstrdup(lexeme, len);
 				w->entry[w->nentries].len = len;
 				w->nentries++;
 			}
 		}
-		if (n > out_cap)
-		{
-			out_cap = Max(n, out_cap * 2);
-			out = out ? repalloc_huge(out, sizeof(GpuirPostingDl) * out_cap)
-				: palloc_extended(sizeof(GpuirPostingDl) * out_cap, MCXT_ALLOC_HUGE);
-		}
+		out = GpuirGrow(out, sizeof(GpuirPostingDl), &out_cap, n, 0);
 		for (uint64 i = 0; i < n; i++)
 		{
 			out[i].doc = map[list[i].doc];
@@ -470,7 +461,7 @@ typedef struct RangeReader
 	bool		pending;		/* the range's first list, read while seeking */
 	bool		done;
 	char	   *lexeme;
-	Size		lexeme_cap;
+	uint64		lexeme_cap;
 	uint16		len;
 	GpuirPostingDl *list;
 	uint64		cap;
@@ -491,19 +482,10 @@ range_read(RangeReader *rr)
 				(errcode_for_file_access(),
 				 errmsg("could not read a gpuir parallel build's lists file: read %zu of %zu bytes",
 						got, sizeof(fl))));
-	if ((Size) fl.len + 1 > rr->lexeme_cap)
-	{
-		rr->lexeme_cap = Max((Size) fl.len + 1, 64);
-		rr->lexeme = rr->lexeme ? repalloc(rr->lexeme, rr->lexeme_cap) : palloc(rr->lexeme_cap);
-	}
+	rr->lexeme = GpuirGrow(rr->lexeme, 1, &rr->lexeme_cap, (uint64) fl.len + 1, 0);
 	gpuir_buffile_read(rr->file, rr->lexeme, fl.len);
 	rr->len = fl.len;
-	if (fl.count > rr->cap)
-	{
-		rr->cap = Max((uint64) fl.count, rr->cap * 2);
-		rr->list = rr->list ? repalloc_huge(rr->list, sizeof(GpuirPostingDl) * rr->cap)
-			: palloc_extended(sizeof(GpuirPostingDl) * rr->cap, MCXT_ALLOC_HUGE);
-	}
+	rr->list = GpuirGrow(rr->list, sizeof(GpuirPostingDl), &rr->cap, fl.count, 0);
 	gpuir_buffile_read(rr->file, rr->list, sizeof(GpuirPostingDl) * (Size) fl.count);
 	rr->n = fl.count;
 	return true;

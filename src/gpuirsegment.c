@@ -238,25 +238,6 @@ bb_append(ByteBuf *bb, const void *src, uint64 n)
 	bb->len += n;
 }
 
-static void *
-grow(void *ptr, Size elemsize, uint64 *cap, uint64 need, uint64 max)
-{
-	uint64		ncap;
-
-	if (need <= *cap)
-		return ptr;
-	ncap = Max(*cap * 2, Max(need, 1024));
-	if (max > 0 && ncap > max)
-		ncap = Max(max, need);
-	if (ncap * elemsize > MaxAllocHugeSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuir segment builder ran out of addressable memory")));
-	*cap = ncap;
-	return ptr ? repalloc_huge(ptr, ncap * elemsize)
-		: palloc_extended(ncap * elemsize, MCXT_ALLOC_HUGE);
-}
-
 /* GpuirBuilderCreate: an empty builder in its own memory context */
 GpuirBuilder *
 GpuirBuilderCreate(void)
@@ -390,9 +371,9 @@ GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuir segment holds at most %u documents", GPUIR_DOC_END - 1)));
-	b->tids = grow(b->tids, sizeof(ItemPointerData), &cap, (uint64) b->ndocs + 1, 0);
+	b->tids = GpuirGrow(b->tids, sizeof(ItemPointerData), &cap, (uint64) b->ndocs + 1, 0);
 	cap = b->doc_cap;
-	b->dls = grow(b->dls, sizeof(uint32), &cap, (uint64) b->ndocs + 1, 0);
+	b->dls = GpuirGrow(b->dls, sizeof(uint32), &cap, (uint64) b->ndocs + 1, 0);
 	b->doc_cap = (uint32) Min(cap, PG_UINT32_MAX);
 	b->tids[b->ndocs] = *tid;
 	b->dls[b->ndocs] = dl;
@@ -421,7 +402,7 @@ GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
 		e->key.s = copy;
 		e->key.len = (uint16) len;
 		e->termid = b->nterms;
-		b->lex = grow(b->lex, sizeof(LexKey), &cap, (uint64) b->nterms + 1, 0);
+		b->lex = GpuirGrow(b->lex, sizeof(LexKey), &cap, (uint64) b->nterms + 1, 0);
 		b->term_cap = (uint32) cap;
 		b->lex[b->nterms++] = e->key;
 	}
@@ -429,11 +410,11 @@ GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
 	{
 		uint64		cap = b->p_cap;
 
-		b->p_term = grow(b->p_term, sizeof(uint32), &cap, b->np + 1, b->spill_at);
+		b->p_term = GpuirGrow(b->p_term, sizeof(uint32), &cap, b->np + 1, b->spill_at);
 		cap = b->p_cap;
-		b->p_doc = grow(b->p_doc, sizeof(uint32), &cap, b->np + 1, b->spill_at);
+		b->p_doc = GpuirGrow(b->p_doc, sizeof(uint32), &cap, b->np + 1, b->spill_at);
 		cap = b->p_cap;
-		b->p_tf = grow(b->p_tf, sizeof(uint32), &cap, b->np + 1, b->spill_at);
+		b->p_tf = GpuirGrow(b->p_tf, sizeof(uint32), &cap, b->np + 1, b->spill_at);
 		b->p_cap = cap;
 	}
 	b->p_term[b->np] = e->termid;
@@ -638,11 +619,11 @@ spill_run(GpuirBuilder *b)
 	{
 		uint64		cap = b->s_term_cap;
 
-		b->s_count = grow(b->s_count, sizeof(uint64), &cap, b->nterms, 0);
+		b->s_count = GpuirGrow(b->s_count, sizeof(uint64), &cap, b->nterms, 0);
 		cap = b->s_term_cap;
-		b->s_at = grow(b->s_at, sizeof(uint64), &cap, b->nterms, 0);
+		b->s_at = GpuirGrow(b->s_at, sizeof(uint64), &cap, b->nterms, 0);
 		cap = b->s_term_cap;
-		b->s_present = grow(b->s_present, sizeof(uint32), &cap, b->nterms, 0);
+		b->s_present = GpuirGrow(b->s_present, sizeof(uint32), &cap, b->nterms, 0);
 		b->s_term_cap = cap;
 	}
 	if (b->np > b->s_post_cap)
@@ -1006,7 +987,8 @@ list_next(GpuirBuilder *b, const LexKey **lk, GpuirPosting **list, uint64 *n)
 		{
 			if (it->head[r].termid != b->termorder[t])
 				continue;
-			it->list = grow(it->list, sizeof(GpuirPosting), &it->cap, cnt + it->head[r].count, 0);
+			it->list = GpuirGrow(it->list, sizeof(GpuirPosting), &it->cap,
+								 cnt + it->head[r].count, 0);
 			gpuir_buffile_read(b->runs[r], it->list + cnt, sizeof(GpuirPosting) * it->head[r].count);
 			cnt += it->head[r].count;
 			gpuir_buffile_read(b->runs[r], &it->head[r], sizeof(RunChunk));
@@ -1497,7 +1479,7 @@ GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
 			 */
 			uint64		o = 0;
 
-			out = grow(out, sizeof(GpuirPostingDl), &out_cap, total, 0);
+			out = GpuirGrow(out, sizeof(GpuirPostingDl), &out_cap, total, 0);
 			for (int i = 0; i < nm; i++)
 			{
 				pos[i] = 0;

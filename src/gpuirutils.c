@@ -3,7 +3,7 @@
  * gpuirutils.c
  *	  Page helpers of gpuir: page initialisation and checks, metapage reads
  *	  and checks, relation extension, segment streams (write, update, read),
- *	  the lexeme order and BM25's idf.
+ *	  BM25's idf, and the growth of the builders' arrays.
  *
  * Every page write goes through generic WAL (GenericXLogStart /
  * GenericXLogRegisterBuffer / GenericXLogFinish).
@@ -621,6 +621,35 @@ GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg, GpuirStreamKind 
 	}
 	GpuirStreamReaderEnd(&r);
 	return data;
+}
+
+/*
+ * GpuirGrow: array ptr (elements of elemsize bytes, *cap of them, NULL when
+ * none yet) with room for need elements: as it is when it has, else
+ * reallocated (in the current memory context when ptr is NULL, huge
+ * allocations allowed) to twice its capacity, at least need and 1024
+ * elements, but not past max when max > 0 (unless need is); *cap is set to
+ * the new capacity.  Raises 54000 when the array would pass
+ * MaxAllocHugeSize.
+ */
+void *
+GpuirGrow(void *ptr, Size elemsize, uint64 *cap, uint64 need, uint64 max)
+{
+	uint64		ncap;
+
+	if (need <= *cap)
+		return ptr;
+	ncap = Max(*cap * 2, Max(need, 1024));
+	if (max > 0 && ncap > max)
+		ncap = Max(max, need);
+	if (ncap > MaxAllocHugeSize / elemsize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuir ran out of addressable memory for an array of %llu elements of %zu bytes",
+						(unsigned long long) ncap, (size_t) elemsize)));
+	*cap = ncap;
+	return ptr ? repalloc_huge(ptr, ncap * elemsize)
+		: palloc_extended(ncap * elemsize, MCXT_ALLOC_HUGE);
 }
 
 /* GpuirIdf: ln(1 + (N - df + 0.5) / (df + 0.5)), computed in double, float32 result */
