@@ -296,7 +296,10 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
  * (gpuir_result_key: distinct per document) where bit r of live is set,
  * when at least k are (bitwise radix select with warp-wide counts, most
  * significant bit first).  Every lane of the warp calls it and gets the
- * answer.
+ * answer.  To do: gpuir_block_select (gpuir_topk.cuh) already does this
+ * job with the whole thread block, 8 bits a pass, while here the other
+ * warps wait; switching (it needs more than k keys: k keys are kept whole)
+ * was left for a session with a GPU to test it on.
  */
 __device__ static inline uint64_t
 gpuir_warp_kth_key(const uint64_t key[GPUIR_DECODE_PER_LANE], uint32_t live, uint32_t k)

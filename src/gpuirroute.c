@@ -87,8 +87,7 @@ route_cell(GpuirMode mode, int k, uint64 postings)
 		m = 1;
 	else
 		m = 2;
-	return &GpuirService->route[m][k > 100 ? 1 : 0][gpuir_route_bucket(postings,
-																		GPUIR_ROUTE_BUCKETS)];
+	return &GpuirService->route[m][k > 100 ? 1 : 0][gpuir_route_bucket(postings)];
 }
 
 static float4

@@ -24,6 +24,7 @@
 #define GPUIR_ROUTE_FAR				3.0
 #define GPUIR_ROUTE_SATURATED		1.0	/* backends in a search per core past which the
 										 * cores are oversubscribed */
+#define GPUIR_ROUTE_BUCKETS			40	/* postings classes: floor(log2(postings + 1)) */
 
 /* what a cell knows: the means (microseconds) and how many times fed each */
 typedef struct GpuirRouteMeans
@@ -38,14 +39,15 @@ typedef struct GpuirRouteMeans
 
 /*
  * gpuir_route_bucket: the postings class of a query whose lists hold
- * postings postings, floor(log2(postings + 1)), at most nbuckets - 1
+ * postings postings, floor(log2(postings + 1)), at most
+ * GPUIR_ROUTE_BUCKETS - 1
  */
 static inline int
-gpuir_route_bucket(uint64_t postings, int nbuckets)
+gpuir_route_bucket(uint64_t postings)
 {
 	int			b = 0;
 
-	while (b < nbuckets - 1 && (postings + 1) >> (b + 1) != 0)
+	while (b < GPUIR_ROUTE_BUCKETS - 1 && (postings + 1) >> (b + 1) != 0)
 		b++;
 	return b;
 }

@@ -14,9 +14,10 @@
  * and the encoded blocks go to a temporary file before their pages are
  * written.  What stays in memory grows with documents (about 10 bytes each
  * while collecting, 18-28 more when ordered), distinct lexemes and blocks
- * (24 bytes per 128 postings), not with postings; see src/README "Limits".  A parallel build merges its participants' exports
- * (GpuirLists*: documents by TID, lists by lexeme range, every stream in a
- * file; gpuirbuild.c).
+ * (24 bytes per 128 postings), not with postings; see src/README "Limits".
+ * A parallel build merges its participants' exports (GpuirLists*:
+ * documents by TID, lists by lexeme range, every stream in a file;
+ * gpuirbuild.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -139,10 +140,13 @@ struct GpuirBuilder
  * Memory per posting while it is held: 12 bytes collecting (term, doc, tf)
  * and 8 more when the postings are sorted by term (a run's, or the write's).
  */
-#define BYTES_PER_HELD_POSTING	20
+#define BYTES_PER_HELD_POSTING	(3 * sizeof(uint32) + sizeof(GpuirPosting))
 
-/* memory per term that a spill allocates beside the postings (counts, offsets) */
-#define BYTES_PER_SPILL_TERM	20
+/*
+ * memory per term that a spill allocates beside the postings (s_count,
+ * s_at, s_present)
+ */
+#define BYTES_PER_SPILL_TERM	(2 * sizeof(uint64) + sizeof(uint32))
 
 /*
  * The postings held get at least this part of the memory limit, whatever
@@ -346,10 +350,10 @@ GpuirBuilderSetMemoryLimit(GpuirBuilder *b, Size bytes, bool drop_between_runs)
 static void
 update_spill_at(GpuirBuilder *b)
 {
-	/* what BYTES_PER_HELD_POSTING and BYTES_PER_SPILL_TERM stand for */
+	/* the arrays BYTES_PER_HELD_POSTING and BYTES_PER_SPILL_TERM stand for */
 	Size		held = (Size) b->p_cap * 3 * sizeof(uint32) +
 		(Size) b->s_post_cap * sizeof(GpuirPosting) +
-		(Size) b->s_term_cap * (2 * sizeof(uint64) + sizeof(uint32));
+		(Size) b->s_term_cap * BYTES_PER_SPILL_TERM;
 	Size		other = MemoryContextMemAllocated(b->cxt, true);
 	Size		budget;
 

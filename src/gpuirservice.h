@@ -39,6 +39,7 @@
 #include "utils/timestamp.h"
 
 #include "gpuir.h"
+#include "gpuirroutemodel.h"
 
 /* gpuir.device */
 typedef enum GpuirDeviceChoice
@@ -158,7 +159,6 @@ typedef enum GpuirStage
 } GpuirStage;
 
 /* gpuir.device = auto's cost model (gpuirroute.c): one cell */
-#define GPUIR_ROUTE_BUCKETS		40	/* postings classes: floor(log2(postings + 1)) */
 #define GPUIR_ROUTE_CPU			0	/* CPU engine: its CPU time */
 #define GPUIR_ROUTE_GPU			1	/* GPU: the request's wall time */
 #define GPUIR_ROUTE_GPU_CPU		2	/* GPU: the backend's CPU time meanwhile */

@@ -26,8 +26,6 @@
 #include "gpuirroutemodel.h"
 #include "test_util.h"
 
-#define NBUCKETS	40				/* GPUIR_ROUTE_BUCKETS of src/gpuirservice.h */
-
 static void
 test_bucket(void)
 {
@@ -38,20 +36,20 @@ test_bucket(void)
 		int			bucket;
 	}			cases[] = {
 		{0, 0}, {1, 1}, {2, 1}, {3, 2}, {6, 2}, {7, 3}, {1023, 10}, {1024, 10},
-		{UINT64_C(1) << 38, 38}, {UINT64_MAX - 1, NBUCKETS - 1}, {UINT64_MAX, 0}
+		{UINT64_C(1) << 38, 38}, {UINT64_MAX - 1, GPUIR_ROUTE_BUCKETS - 1}, {UINT64_MAX, 0}
 	};
 
 	/* UINT64_MAX + 1 wraps to 0: class 0, as the server computes it */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
-		int			b = gpuir_route_bucket(cases[i].postings, NBUCKETS);
+		int			b = gpuir_route_bucket(cases[i].postings);
 
 		snprintf(what, sizeof(what), "bucket of %llu postings: %d, want %d",
 				 (unsigned long long) cases[i].postings, b, cases[i].bucket);
 		check(b == cases[i].bucket, what);
 	}
 	for (uint64_t p = 1; p < 100000; p = p * 3 + 1)
-		check(gpuir_route_bucket(p, NBUCKETS) == (int) floor(log2((double) p + 1.0)),
+		check(gpuir_route_bucket(p) == (int) floor(log2((double) p + 1.0)),
 			  "bucket = floor(log2(postings + 1))");
 }
 
@@ -191,7 +189,7 @@ sim_run(SimClass *cls, int nb, double gpu_scale, uint32_t nqueries, bool count)
 	{
 		int			b = 4 + (int) (rnd() % (uint32_t) (nb - 4));
 		uint64_t	postings = (uint64_t) 1 << b;
-		SimClass   *c = &cls[gpuir_route_bucket(postings, NBUCKETS)];
+		SimClass   *c = &cls[gpuir_route_bucket(postings)];
 		uint32_t	every;
 		bool		gpu = gpuir_route_choose(&c->m, false, &every);
 		double		us;
@@ -251,7 +249,7 @@ test_closed_loop(void)
 	enum
 	{
 	NB = 20};
-	SimClass	cls[NBUCKETS];
+	SimClass	cls[GPUIR_ROUTE_BUCKETS];
 
 	memset(cls, 0, sizeof(cls));
 	rnd_seed(12345);
