@@ -48,13 +48,15 @@
  *	registers and decoded up to 128 blocks one after another: 0.64x of the
  *	tile kernel at batch 1 on the generated corpus.
  *
- * Top-k: a thread block whose survivors number at least k keeps only its k
- * best (radix select on the result key, score descending, docID
- * ascending: no other survivor of it can be in the query's top-k) and
- * publishes the k-th best score as the query's threshold (k non-deleted,
- * fully scored documents: a lower bound of the query's k-th best, as the
- * tiles' do); it appends to the query's candidate region only those of
- * its kept survivors at or above the threshold it then reads, and the
+ * Top-k: a thread block keeps its survivors at or above the query's
+ * threshold; when more than k are, only their k best (gpuir_block_select
+ * on the result key, score descending, docID ascending: no other survivor
+ * of it can be in the query's top-k).  When it keeps k, it publishes the
+ * lowest kept score as the query's threshold (k non-deleted, fully scored
+ * documents: a lower bound of the query's k-th best, as the tiles' do).
+ * Once the threshold has risen, most thread blocks keep fewer than k and
+ * skip the select.  It appends to the query's candidate region those of
+ * its kept survivors still at or above the threshold it then reads, and the
  * final (and partial) kernels select the k best of the candidates.  A
  * query's candidates are thus at most min(k, 128) per block of its
  * shortest list, and at most that list's postings: the region plan_query
@@ -86,7 +88,7 @@ static_assert(GPUIR_DECODE_PER_LANE * 32 == GPUIR_CUDA_BLOCK_SIZE,
 static_assert(GPUIR_AND_THREADS >= GPUIR_AND_CAND && GPUIR_AND_CAND % 32 == 0,
 			  "a thread per candidate, whole warps");
 
-/* shared memory of the AND kernel (about 13 KB) */
+/* shared memory of the AND kernel (about 14 KB) */
 struct GpuirAndSmem
 {
 	/* the live candidates, ascending: docID, slot in the shortest block, probed block */
@@ -102,7 +104,9 @@ struct GpuirAndSmem
 	uint32_t	tf0[GPUIR_AND_CAND];
 	uint32_t	tf[GPUIR_AND_TF_ROWS + 1][GPUIR_AND_CAND];
 	float		score[GPUIR_AND_CAND];
-	unsigned long long kkey;	/* the k-th best survivor's key (1: keep all) */
+	float		th;				/* the query's threshold, as read for the select */
+	unsigned long long kkey;	/* the lowest kept survivor's key (k survivors) */
+	GpuirSelectTempStorage<GPUIR_AND_THREADS> sel;	/* the k-best select's */
 	/* each warp's decoded block */
 	uint32_t	wdoc[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	uint32_t	wtf[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
@@ -292,40 +296,6 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 }
 
 /*
- * gpuir_warp_kth_key: the k-th largest of the lanes' result keys key[r]
- * (gpuir_result_key: distinct per document) where bit r of live is set,
- * when at least k are (bitwise radix select with warp-wide counts, most
- * significant bit first).  Every lane of the warp calls it and gets the
- * answer.  To do: gpuir_block_select (gpuir_topk.cuh) already does this
- * job with the whole thread block, 8 bits a pass, while here the other
- * warps wait; switching (it needs more than k keys: k keys are kept whole)
- * was left for a session with a GPU to test it on.
- */
-__device__ static inline uint64_t
-gpuir_warp_kth_key(const uint64_t key[GPUIR_DECODE_PER_LANE], uint32_t live, uint32_t k)
-{
-	uint64_t	prefix = 0;
-	uint32_t	want = k;
-
-	for (int bit = 63; bit >= 0; bit--)
-	{
-		const uint64_t cand = prefix | ((uint64_t) 1 << bit);
-		uint32_t	c = 0;
-
-#pragma unroll
-		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-			c += ((live >> r) & 1u) && (key[r] >> bit) == (cand >> bit);
-		for (int o = 16; o > 0; o >>= 1)
-			c += __shfl_xor_sync(0xFFFFFFFFu, c, o);
-		if (c >= want)
-			prefix = cand;
-		else
-			want -= c;
-	}
-	return prefix;
-}
-
-/*
  * gpuir_search_and_kernel: the AND queries of a chunk (GpuirSearchWork
  * work[0 .. nw)), one thread block per block of each query's shortest
  * list: and_start[w] - and_start[0] is the first thread block of item w
@@ -468,47 +438,57 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			score = __fadd_rn(score, gpuir_bm25(qt[j].idf, row[sm.cslot[t]], seg.doclen[d], sc));
 		}
 	}
-	live = t < sm.ncand;
-	if (live)
-		sm.score[t] = score;
-	if (t == 0)
-		sm.kkey = 1;
-	__syncthreads();
 
 	/*
-	 * k survivors: only their k best can be in the query's top-k, and the
-	 * k-th best score bounds the query's k-th best from below
+	 * the survivors at or above the query's threshold (read once, by one
+	 * thread: every thread must agree on the keys selected from); of more
+	 * than k, only their k best can be in the query's top-k; the lowest of
+	 * k kept bounds the query's k-th best score from below
 	 */
-	if (sm.ncand >= qw.k)
+	if (t < sm.ncand)
+		sm.score[t] = score;
+	if (t == 0)
+		sm.th = gpuir_threshold_read(&thr[l]);
+	__syncthreads();
+	live = t < sm.ncand && !(sm.th > 0.0f && !(score >= sm.th));
 	{
-		if (warp == 0)
+		const uint32_t above = (uint32_t) __syncthreads_count(live);
+		const uint32_t ncand = sm.ncand;
+		const float th = sm.th;
+
+		if (above > qw.k)
 		{
-			uint64_t	key[GPUIR_DECODE_PER_LANE],
-						kth;
-			uint32_t	m = 0;
+			/* radix select (gpuir_topk.cuh): every thread owns key t */
+			const uint64_t kth = gpuir_block_select<GPUIR_AND_THREADS>(
+				[&](uint64_t i) -> uint64_t {
+					if (i >= ncand || (th > 0.0f && !(sm.score[i] >= th)))
+						return 0;
+					return gpuir_result_key(sm.score[i], sm.cdoc[i]);
+				},
+				GPUIR_AND_THREADS, qw.k, sm.sel);
 
-#pragma unroll
-			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-			{
-				const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
-
-				key[r] = (i < sm.ncand) ? gpuir_result_key(sm.score[i], sm.cdoc[i]) : 0;
-				m |= (uint32_t) (i < sm.ncand) << r;
-			}
-			kth = gpuir_warp_kth_key(key, m, qw.k);
-			if (lane == 0)
-			{
-				sm.kkey = kth;
+			live = live && gpuir_result_key(score, sm.cdoc[t]) >= kth;
+			if (t == 0)
 				gpuir_threshold_raise(&thr[l], gpuir_key_to_score(kth));
-			}
 		}
-		__syncthreads();		/* kkey, and the raise is seen by the read below */
+		else if (above == qw.k && qw.k > 0)
+		{
+			/* all of them are kept; the lowest one's score is the bound */
+			if (t == 0)
+				sm.kkey = ~0ull;
+			__syncthreads();
+			if (live)
+				atomicMin(&sm.kkey, (unsigned long long) gpuir_result_key(score, sm.cdoc[t]));
+			__syncthreads();
+			if (t == 0)
+				gpuir_threshold_raise(&thr[l], gpuir_key_to_score(sm.kkey));
+		}
 	}
-	{
-		const float th = gpuir_threshold_read(&thr[l]);
 
-		if (live && (gpuir_result_key(score, sm.cdoc[t]) < sm.kkey ||
-					 (th > 0.0f && !(score >= th))))
+	{
+		const float th = gpuir_threshold_read(&thr[l]);	/* other blocks' raises */
+
+		if (live && th > 0.0f && !(score >= th))
 			live = false;
 	}
 
