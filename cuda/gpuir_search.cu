@@ -346,16 +346,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			kthr = gpuir_bits_select<GPUIR_SEARCH_THREADS>(sm.cur, GPUIR_TILE_WORDS, key_of,
 															qw.k, sm.sel);
 		if (t == 0)
-		{
-			uint32_t	base = atomicAdd(&cand_count[wi], take);
-
-			if ((uint64_t) base + take > qw.cand_cap)
-			{
-				atomicOr(corrupt, 1u);	/* more matches than postings */
-				base = UINT32_MAX;
-			}
-			sm.base = base;
-		}
+			sm.base = gpuir_claim_slots(&cand_count[wi], take, qw.cand_cap, corrupt);
 		__syncthreads();
 		if (sm.base == UINT32_MAX)
 			return;

@@ -145,6 +145,29 @@ gpuir_and_compact(bool keep, uint32_t *total, GpuirAndSmem &sm)
 	return before + (uint32_t) __popc(m & ((1u << lane) - 1));
 }
 
+/*
+ * gpuir_and_keep: the candidates for which keep is set, the calling
+ * thread's being docID d at slot sl of the shortest list's block, written
+ * compacted (in thread order) to the front of cdoc and cslot, and their
+ * number to ncand.  Every thread calls it (d and sl read before: it
+ * overwrites cdoc and cslot); three barriers, the last after ncand.
+ */
+__device__ static inline void
+gpuir_and_keep(bool keep, uint32_t d, uint32_t sl, GpuirAndSmem &sm)
+{
+	uint32_t	total;
+	const uint32_t pos = gpuir_and_compact(keep, &total, sm);
+
+	if (keep)
+	{
+		sm.cdoc[pos] = d;
+		sm.cslot[pos] = sl;
+	}
+	if (threadIdx.x == 0)
+		sm.ncand = total;
+	__syncthreads();
+}
+
 /* the first i in [0, n) with a(i) >= x, n if none (a ascending) */
 template <typename Load>
 __device__ static inline uint32_t
@@ -189,8 +212,7 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 				blo,
 				bend,
 				nblk,
-				pos,
-				total;
+				pos;
 	bool		start;
 
 	/*
@@ -279,18 +301,8 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 	/* the survivors, compacted */
 	{
 		const bool	k = t < nc && sm.keep[t] != 0;
-		const uint32_t d = k ? sm.cdoc[t] : 0;
-		const uint32_t sl = k ? sm.cslot[t] : 0;
 
-		pos = gpuir_and_compact(k, &total, sm);
-		if (k)
-		{
-			sm.cdoc[pos] = d;
-			sm.cslot[pos] = sl;
-		}
-		if (t == 0)
-			sm.ncand = total;
-		__syncthreads();
+		gpuir_and_keep(k, k ? sm.cdoc[t] : 0, k ? sm.cslot[t] : 0, sm);
 	}
 	return true;
 }
@@ -394,15 +406,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 
 		live = d != UINT32_MAX && d >= wlo && d < whi &&
 			!(seg.deleted != NULL && (seg.deleted[d >> 3] >> (d & 7)) & 1);
-		pos = gpuir_and_compact(live, &total, sm);
-		if (live)
-		{
-			sm.cdoc[pos] = d;
-			sm.cslot[pos] = t;
-		}
-		if (t == 0)
-			sm.ncand = total;
-		__syncthreads();
+		gpuir_and_keep(live, d, t, sm);
 	}
 
 	/* the longer lists, shortest first: drop the candidates they lack */
@@ -497,16 +501,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	if (total == 0)
 		goto done;
 	if (t == 0)
-	{
-		uint32_t	base = atomicAdd(&cand_count[l], total);
-
-		if ((uint64_t) base + total > qw.cand_cap)
-		{
-			atomicOr(corrupt, 1u);	/* more survivors than postings */
-			base = UINT32_MAX;
-		}
-		sm.base = base;
-	}
+		sm.base = gpuir_claim_slots(&cand_count[l], total, qw.cand_cap, corrupt);
 	__syncthreads();
 	if (live && sm.base != UINT32_MAX)
 		cand[qw.cand_off + sm.base + pos] = gpuir_result_key(score, sm.cdoc[t]);

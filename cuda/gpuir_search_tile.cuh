@@ -82,6 +82,26 @@ struct GpuirSearchDevStats
 /* ---------- device helpers ---------- */
 
 /*
+ * gpuir_claim_slots: n slots of a query's candidate region, whose count is
+ * *count and capacity cap: the first slot's index, or UINT32_MAX (and
+ * *corrupt set: the batch fails) when they would pass cap, which a kernel
+ * that keeps at most as many candidates as the query's postings never
+ * does unless its input is corrupt.  One thread of the block calls it.
+ */
+__device__ static inline uint32_t
+gpuir_claim_slots(uint32_t *count, uint32_t n, uint64_t cap, uint32_t *corrupt)
+{
+	const uint32_t base = atomicAdd(count, n);
+
+	if ((uint64_t) base + n > cap)
+	{
+		atomicOr(corrupt, 1u);
+		return UINT32_MAX;
+	}
+	return base;
+}
+
+/*
  * gpuir_bm25: one term's contribution, the float32 expression of GpuirBM25
  * (src/gpuir.h) operation by operation, rounded to nearest at each step.
  */

@@ -117,3 +117,6 @@ CREATE FUNCTION gpuir_search(index regclass, query tsquery, k integer, mode text
 	AS 'MODULE_PATHNAME', 'gpuir_search_tsquery' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION gpuir_search(regclass, tsquery, integer, text, tid[]) IS
 	'top-k matching a tsquery by BM25 among the visible rows whose ctid is in filter, exact at any selectivity';
+
+COMMENT ON FUNCTION gpuir_merge(regclass) IS
+	'fold the insert buffer and all segments of a gpuir index into one segment (or segments of at most max_segment_docs rows), dropping vacuumed rows';

@@ -97,6 +97,10 @@ _PG_init(void)
 	add_string_reloption(gpuir_relopt_kind, "weights",
 						 "BM25F weight of each indexed column: '2, 1' in column order or '{title:2, body:1}'",
 						 NULL, GpuirValidateWeights, AccessExclusiveLock);
+	/* read by each merge, so a change applies from the next one on */
+	add_int_reloption(gpuir_relopt_kind, "max_segment_docs",
+					  "Documents a segment holds at most (0: no cap): CREATE INDEX and merges write segments of at most this many",
+					  0, 0, INT_MAX, ShareUpdateExclusiveLock);
 
 	DefineCustomIntVariable("gpuir.insert_buffer_limit",
 							"Size of a gpuir insert buffer past which an insert merges it into a segment.",
@@ -161,7 +165,19 @@ _PG_init(void)
 }
 
 /*
- * gpuiroptions: parse text_config, k1, b and weights.  Out-of-range values raise
+ * GpuirMaxSegmentDocs: the max_segment_docs reloption of index (0: no cap;
+ * see gpuirmerge.c for how merges keep to it).
+ */
+uint32
+GpuirMaxSegmentDocs(Relation index)
+{
+	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
+
+	return opts ? (uint32) opts->max_segment_docs : 0;
+}
+
+/*
+ * gpuiroptions: parse text_config, k1, b, weights and max_segment_docs.  Out-of-range values raise
  * 22023 from the reloptions machinery.
  */
 bytea *
@@ -175,6 +191,8 @@ gpuiroptions(Datum reloptions, bool validate)
 		{.optname = "b", .opttype = RELOPT_TYPE_REAL, .offset = offsetof(GpuirOptions, b)},
 		{.optname = "weights", .opttype = RELOPT_TYPE_STRING,
 		.offset = offsetof(GpuirOptions, weights_offset)},
+		{.optname = "max_segment_docs", .opttype = RELOPT_TYPE_INT,
+		.offset = offsetof(GpuirOptions, max_segment_docs)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, gpuir_relopt_kind,

@@ -47,6 +47,7 @@
 #define GPUIR_PAGE_LANE			4	/* header of an insert lane (GpuirLaneData) */
 
 #define GPUIR_MAX_SEGMENTS		32
+#define GPUIR_MAX_BUILD_PIECES	16	/* segments CREATE INDEX writes at most (max_segment_docs) */
 #define GPUIR_MAX_FREE_EXTENTS	256		/* free space map entries in the metapage */
 #define GPUIR_INSERT_LANES		8		/* insert buffer lanes (src/README) */
 #define GPUIR_MAX_K				100000
@@ -299,7 +300,11 @@ typedef struct GpuirOptions
 	double		k1;				/* real reloptions are stored as double */
 	double		b;
 	int			weights_offset; /* the weights string, 0 when not set */
+	int			max_segment_docs;	/* documents a segment holds at most; 0: no cap */
 } GpuirOptions;
+
+/* max_segment_docs of index (its reloption; 0: no cap) */
+extern uint32 GpuirMaxSegmentDocs(Relation index);
 
 /* one distinct lexeme of a document or query with its tf */
 typedef struct GpuirTerm
@@ -563,9 +568,22 @@ extern void GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
 extern void GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDocTerms *doc);
 extern uint32 GpuirBuilderNumDocs(GpuirBuilder *b);
 extern uint64 GpuirBuilderTotalDl(GpuirBuilder *b);
-extern bool GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
+
+/*
+ * How a build or merge cuts its documents (heap TID order, docIDs 0 .. N -
+ * 1) into segments: n ranges of about equal size, the r-th docIDs
+ * first[r] .. first[r + 1] - 1 (GpuirPiecesInit).
+ */
+typedef struct GpuirPieces
+{
+	int			n;
+	uint32		first[GPUIR_MAX_SEGMENTS + 1];
+} GpuirPieces;
+
+extern void GpuirPiecesInit(GpuirPieces *p, uint64 ndocs, uint32 max_docs, int max_pieces);
+extern int	GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 							  float4 k1, float4 bparam, GpuirFreeList *fl,
-							  GpuirSegmentData *seg);
+							  uint32 max_docs, int max_pieces, GpuirSegmentData *segs);
 extern void GpuirBuilderFree(GpuirBuilder *b);
 
 /* a posting of a list being built: docID, tf */
@@ -638,11 +656,11 @@ typedef struct GpuirDocSource
 #define GPUIR_LISTS_NSTREAMS	4	/* DICT, LEXEMES, BLOCKDIR, PAYLOAD */
 
 extern GpuirLists *GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile **files);
-extern uint64 GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsrc,
-								  uint64 *sum_dl);
+extern uint64 GpuirListsMergeDocs(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
+								  GpuirDocSource *src, int nsrc, uint64 *sum_dl);
 extern double GpuirListsAvgdl(GpuirLists *ls);
-extern void GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
-							pg_atomic_uint64 *lists_done);
+extern void GpuirListsMerge(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
+							GpuirListSource *src, int nsrc, pg_atomic_uint64 *lists_done);
 extern const GpuirListsInfo *GpuirListsGetInfo(GpuirLists *ls);
 extern void GpuirListsSave(GpuirLists *ls);
 extern void GpuirListsAppend(GpuirLists *ls, BufFile **in, const GpuirListsInfo *info);

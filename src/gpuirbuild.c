@@ -156,7 +156,8 @@ typedef struct GpuirParallelShared
 	slock_t		mutex;
 	int			stage;			/* STAGE_*, under mutex */
 	int			nranges;		/* participants: the leader and the workers launched */
-	double		avgdl;			/* the segment's, from STAGE_MAPS */
+	double		avgdl;			/* the documents', from STAGE_MAPS */
+	GpuirPieces pieces;			/* the segments the documents go to, from STAGE_MAPS */
 	double		reltuples;		/* the workers' heap tuples, summed */
 	pg_atomic_uint64 rows_scanned;	/* the workers' rows so far, for progress */
 	pg_atomic_uint64 lists_done;	/* participants' lists merged, for progress */
@@ -188,7 +189,7 @@ typedef struct MsgDocs
 typedef struct MsgEncoded
 {
 	uint32		kind;			/* MSG_ENCODED (MSG_WRITTEN: kind alone) */
-	GpuirListsInfo info;
+	GpuirListsInfo info[GPUIR_MAX_BUILD_PIECES];	/* its range of each piece's lists */
 } MsgEncoded;
 
 /* a list in a lists file: the lexeme's bytes, then count GpuirPostingDl */
@@ -216,10 +217,11 @@ typedef struct GpuirBuildState
 	int64		scanned;		/* rows seen, for progress */
 	bool		is_worker;		/* a parallel worker: progress goes to shared_scanned */
 	pg_atomic_uint64 *shared_scanned;	/* a parallel build's rows_scanned */
-	/* a parallel build's leader: the workers' sorted runs, the segment it wrote */
+	/* the workers' sorted runs (a parallel build's leader); the segments written */
 	int			worker_runs;
-	bool		have;
-	GpuirSegmentData seg;
+	uint32		max_docs;		/* the max_segment_docs reloption */
+	int			nsegs;
+	GpuirSegmentData segs[GPUIR_MAX_BUILD_PIECES];
 	uint64		total_dl;
 } GpuirBuildState;
 
@@ -263,9 +265,11 @@ msg_send(shm_mq_handle *mq, const void *data, Size nbytes)
  * The files of the build's SharedFileSet, by kind and participant: 'm' a
  * worker's docID map, 'l' a participant's lists and 'x' their sparse index,
  * and an encoded range's streams in GpuirListsBegin's order: 'd' DICT, 'e'
- * LEXEMES, 'b' BLOCKDIR, 'p' PAYLOAD.
+ * LEXEMES, 'b' BLOCKDIR, 'p' PAYLOAD, one of each for every piece (segment
+ * to be written): number RANGE_FILE_ID.
  */
 #define RANGE_FILE_KIND(k)	("debp"[(k)])
+#define RANGE_FILE_ID(sh, j, piece)	((piece) * (sh)->nranges + (j))
 
 /* file_name: the name of a file of the build's SharedFileSet: kind and participant */
 static void
@@ -578,10 +582,10 @@ range_open(GpuirParallelShared *sh, const char *splits, int j, int r, RangeReade
 
 /*
  * encode_range: merge and encode range r of every participant's lists into
- * ls (stage RANGES announced)
+ * ls[0 .. sh->pieces.n), a piece's postings in each (stage RANGES announced)
  */
 static void
-encode_range(GpuirParallelShared *sh, const char *splits, int r, Relation index, GpuirLists *ls)
+encode_range(GpuirParallelShared *sh, const char *splits, int r, Relation index, GpuirLists **ls)
 {
 	int			n = sh->nranges;
 	RangeReader *rr = palloc(sizeof(RangeReader) * n);
@@ -593,7 +597,7 @@ encode_range(GpuirParallelShared *sh, const char *splits, int r, Relation index,
 		src[j].next = range_next;
 		src[j].arg = &rr[j];
 	}
-	GpuirListsMerge(ls, index, src, n, &sh->lists_done);
+	GpuirListsMerge(ls, &sh->pieces, index, src, n, &sh->lists_done);
 	for (int j = 0; j < n; j++)
 	{
 		BufFileClose(rr[j].file);
@@ -636,7 +640,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	ListsWriter w;
 	BufFile    *f;
 	BufFile    *range_files[GPUIR_LISTS_NSTREAMS];
-	GpuirLists *ls;
+	GpuirLists *ls[GPUIR_MAX_BUILD_PIECES];
 	MsgEncoded	enc;
 
 	shm_mq_set_sender(mq, MyProc);
@@ -700,14 +704,20 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 
 	/* 3. its range, encoded */
 	wait_stage(shared, STAGE_RANGES);
-	for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
-		range_files[k] = file_create(shared, RANGE_FILE_KIND(k), me);
-	ls = GpuirListsBegin(shared->k1, shared->b, shared->avgdl, range_files);
+	for (int q = 0; q < shared->pieces.n; q++)
+	{
+		for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+			range_files[k] = file_create(shared, RANGE_FILE_KIND(k), RANGE_FILE_ID(shared, me, q));
+		ls[q] = GpuirListsBegin(shared->k1, shared->b, shared->avgdl, range_files);
+	}
 	encode_range(shared, splits, me, index, ls);
-	GpuirListsSave(ls);
 	memset(&enc, 0, sizeof(enc));
 	enc.kind = MSG_ENCODED;
-	enc.info = *GpuirListsGetInfo(ls);
+	for (int q = 0; q < shared->pieces.n; q++)
+	{
+		GpuirListsSave(ls[q]);
+		enc.info[q] = *GpuirListsGetInfo(ls[q]);
+	}
 	msg_send(to_leader, &enc, sizeof(enc));
 
 	index_close(index, index_lock);
@@ -859,7 +869,7 @@ report_lists(GpuirParallelShared *sh)
 
 /*
  * build_parallel: a parallel build with nworkers requested, writing the
- * segment (bs->have, bs->seg, bs->total_dl); the leader's own part of the
+ * segments (bs->nsegs, bs->segs, bs->total_dl); the leader's own part of the
  * scan goes to bs->builder.  Returns the table's tuples, or -1 when no
  * worker could be launched (nothing scanned: the caller builds serially).
  */
@@ -887,7 +897,8 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	int			nsrc;
 	Size		share;
 	ListsWriter w;
-	GpuirLists *ls;
+	GpuirLists *ls[GPUIR_MAX_BUILD_PIECES];
+	GpuirPieces *pieces;
 	instr_time	t0,
 				t_scan,
 				t_docs,
@@ -1008,9 +1019,16 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 		src[i].arg = &qd[i];
 		src[i].map = queue_docs_map;
 	}
-	ls = GpuirListsBegin(meta->k1, meta->b, 0, NULL);
-	ndocs = GpuirListsMergeDocs(ls, index, src, nsrc, &bs->total_dl);
-	shared->avgdl = GpuirListsAvgdl(ls);
+	/* the segments: ranges of at most max_segment_docs documents */
+	ndocs = 0;
+	for (int i = 0; i < nsrc; i++)
+		ndocs += src[i].ndocs;
+	pieces = &shared->pieces;	/* read by the workers after STAGE_MAPS */
+	GpuirPiecesInit(pieces, ndocs, bs->max_docs, GPUIR_MAX_BUILD_PIECES);
+	for (int q = 0; q < pieces->n; q++)
+		ls[q] = GpuirListsBegin(meta->k1, meta->b, 0, NULL);
+	ndocs = GpuirListsMergeDocs(ls, pieces, index, src, nsrc, &bs->total_dl);
+	shared->avgdl = GpuirListsAvgdl(ls[0]);
 	for (int i = 1; i < nsrc; i++)
 	{
 		BufFileClose(qd[i].map);
@@ -1044,21 +1062,27 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 		BufFile    *in[GPUIR_LISTS_NSTREAMS];
 
 		memcpy(&enc, msg_expect(mqs[i], MSG_ENCODED, sizeof(MsgEncoded)), sizeof(enc));
-		for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
-			in[k] = file_open(shared, RANGE_FILE_KIND(k), i + 1);
-		GpuirListsAppend(ls, in, &enc.info);
-		for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
-			BufFileClose(in[k]);
+		for (int q = 0; q < pieces->n; q++)
+		{
+			for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+				in[k] = file_open(shared, RANGE_FILE_KIND(k), RANGE_FILE_ID(shared, i + 1, q));
+			GpuirListsAppend(ls[q], in, &enc.info[q]);
+			for (int k = 0; k < GPUIR_LISTS_NSTREAMS; k++)
+				BufFileClose(in[k]);
+		}
 		report_lists(shared);
 	}
 	INSTR_TIME_SET_CURRENT(t_ranges);
 
 	/* 4. the pages */
-	bs->have = ndocs > 0;
-	if (bs->have)
-		GpuirListsWrite(ls, index, 1, true, &bs->seg);
-	else
-		GpuirListsDiscard(ls);
+	bs->nsegs = ndocs > 0 ? pieces->n : 0;
+	for (int q = 0; q < pieces->n; q++)
+	{
+		if (ndocs > 0)
+			GpuirListsWrite(ls[q], index, 1 + q, true, &bs->segs[q]);
+		else
+			GpuirListsDiscard(ls[q]);
+	}
 	INSTR_TIME_SET_CURRENT(t_end);
 
 	WaitForParallelWorkersToFinish(pcxt);
@@ -1111,7 +1135,8 @@ gpuirbuildphasename(int64 phasenum)
 
 /*
  * gpuirbuild: tokenize every row of the heap with the index's text search
- * configuration and write one segment (src/README): serially with one
+ * configuration and write its segments (src/README: one, or ranges of at
+ * most max_segment_docs documents): serially with one
  * builder, or in parallel when max_parallel_maintenance_workers allows
  * (build_parallel: a builder per participant, merged by the leader).
  * Raises 42704 for an unknown text_config.
@@ -1123,7 +1148,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	GpuirBuildState bs;
 	GpuirMetaPageData meta;
 	double		reltuples;
-	bool		have;
+	uint64		ndocs = 0;
 	Size		budget = (Size) maintenance_work_mem * 1024;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
@@ -1141,6 +1166,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.cfg_id = meta.cfg_id;
 	memcpy(bs.weights, meta.weights, sizeof(bs.weights));
 	bs.natts = IndexRelationGetNumberOfKeyAttributes(index);
+	bs.max_docs = GpuirMaxSegmentDocs(index);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SCAN);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
 								 (int64) Max(heap->rd_rel->reltuples, 0));
@@ -1155,13 +1181,12 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		if (nworkers > 0)
 			reltuples = build_parallel(heap, index, indexInfo, &bs, nworkers, budget, &meta);
 	}
-	if (reltuples >= 0)
-		have = bs.have;
-	else
+	if (reltuples < 0)
 	{
 		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 										   gpuir_build_callback, &bs, NULL);
-		have = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL, &bs.seg);
+		bs.nsegs = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL,
+									 bs.max_docs, GPUIR_MAX_BUILD_PIECES, bs.segs);
 		bs.total_dl = GpuirBuilderTotalDl(bs.builder);
 	}
 	if (GpuirBuilderRuns(bs.builder) + bs.worker_runs > 0)
@@ -1170,7 +1195,9 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 								 RelationGetRelationName(index),
 								 GpuirBuilderRuns(bs.builder) + bs.worker_runs),
 				 errdetail_internal("maintenance_work_mem is %d kB.", maintenance_work_mem)));
-	if (have)
+	for (int r = 0; r < bs.nsegs; r++)
+		ndocs += bs.segs[r].ndocs;
+	if (bs.nsegs > 0)
 	{
 		Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 		GenericXLogState *state;
@@ -1179,11 +1206,11 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		state = GenericXLogStart(index);
 		m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
-		m->segments[0] = bs.seg;
-		m->nsegments = 1;
-		m->ndocs = bs.seg.ndocs;
+		memcpy(m->segments, bs.segs, sizeof(GpuirSegmentData) * bs.nsegs);
+		m->nsegments = bs.nsegs;
+		m->ndocs = ndocs;
 		m->total_dl = bs.total_dl;
-		m->generation = 1;
+		m->generation = bs.nsegs;	/* the segments' generations are 1 .. nsegs */
 		GenericXLogFinish(state);
 		UnlockReleaseBuffer(buf);
 	}
@@ -1193,7 +1220,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
 	/* the documents indexed: every row with an indexed lexeme */
-	result->index_tuples = have ? bs.seg.ndocs : 0;
+	result->index_tuples = (double) ndocs;
 	return result;
 }
 

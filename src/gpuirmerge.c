@@ -2,7 +2,8 @@
  *
  * gpuirmerge.c
  *	  Merging: fold the insert buffer (and, for a full merge, every segment)
- *	  into one new immutable segment, dropping documents VACUUM deleted.
+ *	  into new immutable segments (one, or ranges of at most max_segment_docs
+ *	  documents), dropping documents VACUUM deleted.
  *
  * Locking: merges are serialised with each other and with VACUUM by the
  * merge lock, a heavyweight lock on the metapage's block number (as GIN's
@@ -127,6 +128,20 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * small segments that inserts' merges leave behind cost their dictionaries
  * once.  A segment thus folded is rewritten at most once per VACUUM while it
  * stays below that bound.
+ *
+ * Capped segments (the max_segment_docs reloption, C; Lucene's
+ * TieredMergePolicy.maxMergedSegmentMB): a merge writes its documents as
+ * ceil(D / C) segments of about equal size, each a range of heap TIDs
+ * (GpuirBuilderWrite), as CREATE INDEX does.  A segment with at least C / 2
+ * live documents is full: tier merges leave it alone, and a deletion
+ * rewrite folds with it only the segments smaller than it that are not
+ * full.  So no merge rewrites much more than about C documents (a full
+ * merge, gpuir_merge() or a full directory, excepted), and a rewrite needs
+ * about that many documents' pages free beside the index, where an
+ * uncapped index rewriting its one large segment needs a whole copy: under
+ * sustained writes the relation's size stays near the live data's
+ * (bench/writes soak).  Queries read more segments: a dictionary lookup
+ * and a top-k pass each.
  */
 #define GPUIR_MERGE_FACTOR			8
 #define GPUIR_MERGE_DELETES_PCT		15
@@ -157,6 +172,13 @@ live_docs(const GpuirSegmentData *seg)
 	return seg->ndocs - Min(seg->ndeleted, seg->ndocs);
 }
 
+/* whether seg is full (above): tier merges leave it; cap 0: none is */
+static inline bool
+is_full(const GpuirSegmentData *seg, uint32 cap)
+{
+	return cap > 0 && live_docs(seg) >= (uint64) (cap / 2 + cap % 2);
+}
+
 /* whether seg is small beside the largest segment of meta (see above) */
 static bool
 is_small(const GpuirMetaPageData *meta, const GpuirSegmentData *seg)
@@ -170,10 +192,11 @@ is_small(const GpuirMetaPageData *meta, const GpuirSegmentData *seg)
 
 /*
  * choose_segments: which segments a merge of kind folds (fold[s]), by the
- * policy above, or all of them for a full merge; returns how many.
+ * policy above with segments capped at cap documents (0: no cap), or all
+ * of them for a full merge; returns how many.
  */
 static uint32
-choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, bool *fold)
+choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap, bool *fold)
 {
 	int			tier = merge_tier(meta->buf_ndocs);
 	uint32		same = 0;
@@ -184,7 +207,7 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, bool *fold)
 	{
 		const GpuirSegmentData *seg = &meta->segments[s];
 
-		if (merge_tier(live_docs(seg)) == tier)
+		if (merge_tier(live_docs(seg)) == tier && !is_full(seg, cap))
 			same++;
 		if (too_many_deleted(seg))
 			rewrite = Max(rewrite, live_docs(seg));
@@ -194,9 +217,10 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, bool *fold)
 		const GpuirSegmentData *seg = &meta->segments[s];
 
 		fold[s] = kind == GPUIR_MERGE_FULL || too_many_deleted(seg) ||
-			live_docs(seg) < rewrite ||
+			(live_docs(seg) < rewrite && !is_full(seg, cap)) ||
 			(kind == GPUIR_MERGE_VACUUM && is_small(meta, seg)) ||
-			(same + 1 >= GPUIR_MERGE_FACTOR && merge_tier(live_docs(seg)) == tier);
+			(same + 1 >= GPUIR_MERGE_FACTOR && merge_tier(live_docs(seg)) == tier &&
+			 !is_full(seg, cap));
 		n += fold[s];
 	}
 	return n;
@@ -240,13 +264,15 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	MemoryContext cxt;
 	MemoryContext old;
 	GpuirMetaPageData meta;
-	GpuirSegmentData seg;
+	GpuirSegmentData segs[GPUIR_MAX_SEGMENTS];
+	int			nnew;
+	uint32		nfold;
+	uint32		cap = GpuirMaxSegmentDocs(index);
 	GpuirBuilder *b;
 	GpuirFreeList *fl;
 	GpuirBufferView *view;
 	char	   *bufdata;
 	bool		fold[GPUIR_MAX_SEGMENTS];
-	bool		have;
 	uint64		consumed[GPUIR_INSERT_LANES];
 	uint64		consumed_rec[GPUIR_INSERT_LANES];
 
@@ -262,7 +288,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	bufdata = GpuirBufferSnapshot(index, &meta, view);
 	if (meta.nsegments >= GPUIR_MAX_SEGMENTS)
 		kind = GPUIR_MERGE_FULL;
-	(void) choose_segments(&meta, kind, fold);
+	nfold = choose_segments(&meta, kind, cap, fold);
 	fl = palloc(sizeof(GpuirFreeList));
 	GpuirFreeListInit(fl, index, &meta);
 
@@ -273,7 +299,9 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 		if (fold[s])
 			GpuirMergeSegment(b, index, &meta.segments[s], (uint32) s);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, merge_record, b);
-	have = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, &seg);
+	/* as many segments as the cap asks for, and the directory holds */
+	nnew = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, cap,
+							 GPUIR_MAX_SEGMENTS - (int) (meta.nsegments - nfold), segs);
 
 	/*
 	 * The swap: replace the folded segments by the new one, mark every lane
@@ -313,8 +341,8 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 			else
 				GpuirFreeListAddSegment(fl, &meta.segments[s], safexid);
 		}
-		if (have)
-			m->segments[m->nsegments++] = seg;
+		for (int r = 0; r < nnew; r++)
+			m->segments[m->nsegments++] = segs[r];
 		for (int p = 1; p < view->nparts; p++)
 		{
 			const GpuirBufferPart *part = &view->parts[p];
@@ -335,7 +363,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 		}
 		GpuirFreeListStore(fl, m);
 		GpuirSetMetaLower(metapage);
-		m->generation++;
+		m->generation += Max(nnew, 1);	/* the new segments' are generation + 1 .. */
 		GenericXLogFinish(state);
 		for (int i = 0; i < nlocked; i++)
 			UnlockReleaseBuffer(locked[i]);

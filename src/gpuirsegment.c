@@ -558,16 +558,17 @@ static const int lists_stream[GPUIR_LISTS_NSTREAMS] = {
 };
 
 /*
- * encode_list: encode the postings of lexeme lk (docIDs the segment's,
- * ascending) as ls's next term with the list encoder (gpuirlist.h): either
- * list[0..n) with the dl of docID d at dl_by_docid[d], or listdl[0..n) with
- * their own dl.  Raises 54000 past a stream's 4 GB and
+ * encode_list: encode the postings of lexeme lk (docIDs ascending) as ls's
+ * next term with the list encoder (gpuirlist.h): either list[0..n) with the
+ * dl of docID d at dl_by_docid[d], or listdl[0..n) with their own dl;
+ * docID d is written as d - doc_base (doc_base: the segment's first
+ * document among those the docIDs number).  Raises 54000 past a stream's 4 GB and
  * ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a corrupt merge
  * input).
  */
 static void
 encode_list(GpuirLists *ls, Relation index, const LexKey *lk, const GpuirPosting *list,
-			const uint32 *dl_by_docid, const GpuirPostingDl *listdl, uint64 n)
+			const uint32 *dl_by_docid, uint32 doc_base, const GpuirPostingDl *listdl, uint64 n)
 {
 	GpuirDictEntry de;
 	GpuirListEncoder enc;
@@ -599,16 +600,16 @@ encode_list(GpuirLists *ls, Relation index, const LexKey *lk, const GpuirPosting
 		if (listdl)
 			for (int j = 0; j < cnt; j++)
 			{
-				docs[j] = listdl[i + j].doc;
+				docs[j] = listdl[i + j].doc - doc_base;
 				tfs[j] = listdl[i + j].tf;
 				dls[j] = listdl[i + j].dl;
 			}
 		else
 			for (int j = 0; j < cnt; j++)
 			{
-				docs[j] = list[i + j].doc;
+				docs[j] = list[i + j].doc - doc_base;
 				tfs[j] = list[i + j].tf;
-				dls[j] = dl_by_docid[docs[j]];
+				dls[j] = dl_by_docid[list[i + j].doc];
 			}
 		len = GpuirListEncodeBlock(&enc, docs, tfs, dls, cnt, &bh, out);
 		if (len == 0)
@@ -1127,30 +1128,60 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 }
 
 /*
- * GpuirBuilderWrite: encode everything collected and write it as a new
- * segment of index (write_segment: one run of pages from fl); fills *seg
- * and returns true, or returns false when the builder holds no document.
- * DocIDs are assigned in heap TID order, so ties broken by docID are ties
- * broken by TID.  Raises 54000 when a stream would exceed 4 GB.
+ * GpuirPiecesInit: the cut of ndocs documents into segments of at most
+ * max_docs each (0: no cap) and at most max_pieces (at least 1):
+ * ceil(ndocs / max_docs) ranges, clamped, of about equal size (each holds
+ * a document when ndocs > 0).
  */
-bool
+void
+GpuirPiecesInit(GpuirPieces *p, uint64 ndocs, uint32 max_docs, int max_pieces)
+{
+	uint64		k = 1;
+
+	if (max_docs > 0 && ndocs > max_docs)
+		k = (ndocs + max_docs - 1) / max_docs;
+	k = Min(k, (uint64) Min(Max(max_pieces, 1), GPUIR_MAX_SEGMENTS));
+	p->n = (int) k;
+	for (int r = 0; r <= p->n; r++)
+		p->first[r] = (uint32) (ndocs * r / k);
+}
+
+/*
+ * GpuirBuilderWrite: encode everything collected and write it as new
+ * segments of index (write_segment: one run of pages each, from fl):
+ * GpuirPiecesInit(documents, max_docs, max_pieces) of them, each a range of
+ * the documents in heap TID order of about equal size, the r-th with
+ * generation generation + r; fills segs[0 ..] and returns how many (0 when
+ * the builder holds no document).  DocIDs are assigned in heap TID order,
+ * so ties broken by docID are ties broken by TID, within a segment and
+ * (every segment holding a TID range) across them.  Raises 54000 when a
+ * stream would exceed 4 GB.
+ */
+int
 GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
-				  float4 k1, float4 bparam, GpuirFreeList *fl, GpuirSegmentData *seg)
+				  float4 k1, float4 bparam, GpuirFreeList *fl,
+				  uint32 max_docs, int max_pieces, GpuirSegmentData *segs)
 {
 	MemoryContext old;
-	GpuirLists	ls;
+	GpuirLists *ls;
 	uint32	   *dl_by_docid;
+	GpuirPieces p;
 	const LexKey *lk;
 	GpuirPosting *list;
 	uint64		n;
 
 	if (b->ndocs == 0)
-		return false;
+		return 0;
 	old = MemoryContextSwitchTo(b->cxt);
-	memset(&ls, 0, sizeof(ls));
-	ls.k1 = k1;
-	ls.b = bparam;
-	ls.avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
+	GpuirPiecesInit(&p, b->ndocs, max_docs, max_pieces);
+	ls = palloc0(sizeof(GpuirLists) * p.n);
+	for (int r = 0; r < p.n; r++)
+	{
+		ls[r].k1 = k1;
+		ls[r].b = bparam;
+		/* the whole build's: what a single segment's impacts would use */
+		ls[r].avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
+	}
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
 	spill_held(b);
 	order_docs(b, index);
@@ -1167,32 +1198,50 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 
 	/* encode the posting lists: held in memory, or read back from the runs */
 	if (b->nruns > 0)
-		ls.bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
+		for (int r = 0; r < p.n; r++)
+			ls[r].bb[GPUIR_S_PAYLOAD].spill = BufFileCreateTemp(false);
 	list_begin(b);
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_ENCODE);
 	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
 	for (uint32 t = 0; list_next(b, &lk, &list, &n); t++)
 	{
+		uint64		i = 0;
+
 		CHECK_FOR_INTERRUPTS();
 		if ((t % 1024) == 0)
 			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
-		encode_list(&ls, index, lk, list, dl_by_docid, NULL, n);
+		/* the list's postings of each piece (a piece without any has no entry) */
+		for (int r = 0; r < p.n && i < n; r++)
+		{
+			uint64		j = i;
+
+			while (j < n && list[j].doc < p.first[r + 1])
+				j++;
+			if (j > i)
+				encode_list(&ls[r], index, lk, list + i, dl_by_docid, p.first[r], NULL, j - i);
+			i = j;
+		}
 	}
 	list_end(b);
 	pfree(dl_by_docid);
 
 	/* docID -> TID, dl */
-	for (uint32 i = 0; i < b->ndocs; i++)
+	for (int r = 0; r < p.n; r++)
 	{
-		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
-			CHECK_FOR_INTERRUPTS();
-		bb_append(&ls.bb[GPUIR_S_TIDS], &b->tids[b->docorder[i]], sizeof(ItemPointerData));
-		bb_append(&ls.bb[GPUIR_S_DOCLENS], &b->dls[b->docorder[i]], sizeof(uint32));
+		for (uint32 i = p.first[r]; i < p.first[r + 1]; i++)
+		{
+			if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+				CHECK_FOR_INTERRUPTS();
+			bb_append(&ls[r].bb[GPUIR_S_TIDS], &b->tids[b->docorder[i]], sizeof(ItemPointerData));
+			bb_append(&ls[r].bb[GPUIR_S_DOCLENS], &b->dls[b->docorder[i]], sizeof(uint32));
+		}
+		write_segment(index, generation + r, fl, ls[r].bb, p.first[r + 1] - p.first[r],
+					  ls[r].info.nterms, ls[r].info.nblocks, ls[r].info.npostings,
+					  b->progress, &segs[r]);
 	}
-	write_segment(index, generation, fl, ls.bb, b->ndocs, ls.info.nterms, ls.info.nblocks,
-				  ls.info.npostings, b->progress, seg);
+	pfree(ls);
 	MemoryContextSwitchTo(old);
-	return true;
+	return p.n;
 }
 
 /*
@@ -1310,21 +1359,24 @@ cursor_map_flush(GpuirDocSource *src, DocCursor *c)
 /*
  * GpuirListsMergeDocs: the documents of nsrc sources (builder exports,
  * each in heap TID order), merged by TID into the segment's docIDs and
- * written to ls's TIDS and DOCLENS streams (in temporary files: memory does
- * not grow with the documents); each source's map callback receives the
- * segment docIDs of its documents in its order.  Sets ls's avgdl and
- * *sum_dl, and returns the number of documents.  A parallel scan hands each
+ * written to the TIDS and DOCLENS streams of ls[r], r the piece of pieces
+ * that holds them (in temporary files: memory does not grow with the
+ * documents; pieces cuts the sources' documents, the sum of their ndocs);
+ * each source's map callback receives the docIDs of its documents in its
+ * order, numbered across the pieces (GpuirListsMerge rebases them).  Sets
+ * every piece's avgdl (the whole's) and *sum_dl, and returns the number of
+ * documents.  A parallel scan hands each
  * participant ranges of blocks, so a source's documents come in runs: each
  * run is copied whole.  Raises ERRCODE_INDEX_CORRUPTED for a TID in two
  * sources and 54000 past GPUIR_DOC_END - 1 documents.
  */
 uint64
-GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsrc,
-					uint64 *sum_dl)
+GpuirListsMergeDocs(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
+					GpuirDocSource *src, int nsrc, uint64 *sum_dl)
 {
 	DocCursor  *c = palloc0(sizeof(DocCursor) * nsrc);
-	ByteBuf    *tb = &ls->bb[GPUIR_S_TIDS];
-	ByteBuf    *db = &ls->bb[GPUIR_S_DOCLENS];
+	int			piece = 0;
+	double		avgdl;
 	uint64		ndocs = 0;
 	uint64		o = 0;
 	uint64		total = 0;
@@ -1339,8 +1391,14 @@ GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsr
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuir segment holds at most %u documents", GPUIR_DOC_END - 1)));
-	tb->spill = BufFileCreateTemp(false);
-	db->spill = BufFileCreateTemp(false);
+	if (ndocs != pieces->first[pieces->n])
+		elog(ERROR, "gpuir: the pieces of a build do not cut its %llu documents",
+			 (unsigned long long) ndocs);
+	for (int r = 0; r < pieces->n; r++)
+	{
+		ls[r]->bb[GPUIR_S_TIDS].spill = BufFileCreateTemp(false);
+		ls[r]->bb[GPUIR_S_DOCLENS].spill = BufFileCreateTemp(false);
+	}
 	ItemPointerSetInvalid(&last);
 
 	/*
@@ -1396,10 +1454,25 @@ GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsr
 		} while (b->pos < b->n && (!have_limit || tid_less(&b->tids[b->pos], &limit)));
 		if (o > ndocs)
 			elog(ERROR, "gpuir: a source of documents gave more than it announced");
-		bb_append(tb, &b->tids[start], sizeof(ItemPointerData) * (b->pos - start));
-		bb_append(db, &b->dls[start], sizeof(uint32) * (b->pos - start));
-		bb_flush(tb, false);
-		bb_flush(db, false);
+		/* the run's documents o - (pos - start) .. o - 1, piece by piece */
+		for (uint64 i = start, d = o - (b->pos - start); i < b->pos;)
+		{
+			uint64		take;
+			ByteBuf    *tb;
+			ByteBuf    *db;
+
+			while (d >= pieces->first[piece + 1])
+				piece++;
+			take = Min(b->pos - i, pieces->first[piece + 1] - d);
+			tb = &ls[piece]->bb[GPUIR_S_TIDS];
+			db = &ls[piece]->bb[GPUIR_S_DOCLENS];
+			bb_append(tb, &b->tids[i], sizeof(ItemPointerData) * take);
+			bb_append(db, &b->dls[i], sizeof(uint32) * take);
+			bb_flush(tb, false);
+			bb_flush(db, false);
+			i += take;
+			d += take;
+		}
 		last = b->tids[b->pos - 1];
 	}
 	if (o != ndocs)
@@ -1411,8 +1484,12 @@ GpuirListsMergeDocs(GpuirLists *ls, Relation index, GpuirDocSource *src, int nsr
 		pfree(c[s].map);
 	}
 	pfree(c);
-	ls->ndocs = ndocs;
-	ls->avgdl = ndocs > 0 ? Max((double) total / ndocs, 1.0) : 1.0;
+	avgdl = ndocs > 0 ? Max((double) total / ndocs, 1.0) : 1.0;
+	for (int r = 0; r < pieces->n; r++)
+	{
+		ls[r]->ndocs = pieces->first[r + 1] - pieces->first[r];
+		ls[r]->avgdl = avgdl;
+	}
 	*sum_dl = total;
 	return ndocs;
 }
@@ -1460,13 +1537,14 @@ GpuirListsGetInfo(GpuirLists *ls)
  * GpuirListsMerge: the lists of nsrc sources (each in dictionary order,
  * postings ascending by segment docID; no docID in two sources), merged by
  * lexeme and, for a lexeme in several sources, by docID, and encoded into
- * ls after what it holds.  lists_done, when not NULL, counts the source
+ * ls[r] after what it holds, r the piece of pieces that holds the docIDs
+ * (rebased to the piece's first).  lists_done, when not NULL, counts the source
  * lists taken (for progress).  Raises ERRCODE_INDEX_CORRUPTED for a docID
  * twice in a list and 54000 past 4 GB a stream.
  */
 void
-GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
-				pg_atomic_uint64 *lists_done)
+GpuirListsMerge(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
+				GpuirListSource *src, int nsrc, pg_atomic_uint64 *lists_done)
 {
 	bool	   *have = palloc(sizeof(bool) * nsrc);
 	const char **lex = palloc(sizeof(char *) * nsrc);
@@ -1479,6 +1557,7 @@ GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
 	GpuirPostingDl *out = NULL;
 	uint64		out_cap = 0;
 	uint64		taken = 0;
+	uint64		at;
 
 	for (int s = 0; s < nsrc; s++)
 		have[s] = src[s].next(src[s].arg, &lex[s], &len[s], &list[s], &cnt[s]);
@@ -1556,7 +1635,19 @@ GpuirListsMerge(GpuirLists *ls, Relation index, GpuirListSource *src, int nsrc,
 		}
 		lk.s = lex[members[0]];
 		lk.len = len[members[0]];
-		encode_list(ls, index, &lk, NULL, NULL, merged, total);
+		/* each piece's postings (a piece without any has no entry) */
+		at = 0;
+		for (int r = 0; r < pieces->n && at < total; r++)
+		{
+			uint64		end = at;
+
+			while (end < total && merged[end].doc < pieces->first[r + 1])
+				end++;
+			if (end > at)
+				encode_list(ls[r], index, &lk, NULL, NULL, pieces->first[r], merged + at,
+							end - at);
+			at = end;
+		}
 		for (int i = 0; i < nm; i++)
 		{
 			int			s = members[i];

@@ -1,0 +1,102 @@
+--
+-- segments: the max_segment_docs storage parameter.  CREATE INDEX (serial
+-- and parallel) writes ceil(N / cap) segments, each a range of heap TIDs;
+-- merges write pieces of at most the cap and leave full segments out of
+-- tier merges.  Every query gives the same rows and score bits as an
+-- uncapped index on the same rows (BM25's N, avgdl and df are the index's,
+-- whatever its segments), through inserts, deletes, VACUUM, gpuir_merge()
+-- and a change of the parameter.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS gpuir;
+RESET client_min_messages;
+
+CREATE TABLE sg_docs (id int, body text) WITH (autovacuum_enabled = off);
+INSERT INTO sg_docs
+SELECT i, (SELECT string_agg('w' || ((i * 7919 + j * 104729) % (50 + i % 2000)), ' ')
+           FROM generate_series(1, 1 + i % 30) j)
+FROM generate_series(1, 20000) i;
+DELETE FROM sg_docs WHERE id % 13 = 0;
+
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX sg_one ON sg_docs USING gpuir (body) WITH (text_config = 'simple');
+CREATE INDEX sg_cap ON sg_docs USING gpuir (body)
+	WITH (text_config = 'simple', max_segment_docs = 3000);
+SET max_parallel_maintenance_workers = 2;
+SET min_parallel_table_scan_size = 0;
+\set VERBOSITY terse
+SET client_min_messages = debug1;
+CREATE INDEX sg_par ON sg_docs USING gpuir (body)
+	WITH (text_config = 'simple', max_segment_docs = 3000);
+RESET client_min_messages;
+RESET max_parallel_maintenance_workers;
+RESET min_parallel_table_scan_size;
+
+-- 18462 documents: ceil(18462 / 3000) = 7 segments, the same postings
+SELECT i.name, docs, postings, segments, buffer_docs
+FROM (VALUES ('sg_one'), ('sg_cap'), ('sg_par')) i(name), gpuir_index_info(i.name::regclass)
+ORDER BY 1;
+SELECT gpuir_verify('sg_cap'), gpuir_verify('sg_par');
+
+CREATE TABLE sg_queries AS
+SELECT q, 'w' || q || ' w' || (q * 7 % 2000) || ' w' || (q * 13 % 200) AS qtext
+FROM generate_series(1, 40) q;
+
+-- sg_compare(index): per mode and k, the queries whose rows or score bits
+-- differ from sg_one's
+CREATE FUNCTION sg_compare(ix regclass)
+RETURNS TABLE (mode text, k int, queries bigint, result_rows numeric, mismatches bigint)
+LANGUAGE sql AS $$
+SELECT m.mode, kk.k, count(*),
+       sum((SELECT count(*) FROM gpuir_search('sg_one', qtext, kk.k, m.mode))),
+       count(*) FILTER (WHERE
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search('sg_one', qtext, kk.k, m.mode))
+         IS DISTINCT FROM
+         (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
+          FROM gpuir_search(ix, qtext, kk.k, m.mode)))
+FROM sg_queries, (VALUES ('and'), ('or'), ('bmw')) m(mode), (VALUES (10), (1000)) kk(k)
+GROUP BY m.mode, kk.k ORDER BY m.mode, kk.k
+$$;
+SELECT * FROM sg_compare('sg_cap');
+SELECT * FROM sg_compare('sg_par');
+DROP INDEX sg_par;
+
+-- writes: inserts past the buffer's limit merge, deletes and VACUUM rewrite
+SET gpuir.insert_buffer_limit = '256kB';
+INSERT INTO sg_docs
+SELECT i, (SELECT string_agg('w' || ((i * 31 + j * 977) % (40 + i % 1500)), ' ')
+           FROM generate_series(1, 1 + i % 25) j)
+FROM generate_series(20001, 26000) i;
+RESET gpuir.insert_buffer_limit;
+DELETE FROM sg_docs WHERE id % 5 = 1 AND id < 9000;
+VACUUM sg_docs;
+SELECT gpuir_verify('sg_cap');
+SELECT s.docs = o.docs AS docs, s.segments BETWEEN 7 AND 12 AS segments
+FROM gpuir_index_info('sg_cap') s, gpuir_index_info('sg_one') o;
+SELECT * FROM sg_compare('sg_cap');
+
+-- a full merge cuts every document into ceil(N / cap) pieces
+SELECT gpuir_merge('sg_cap');
+SELECT docs, segments, segments = ceil(docs / 3000.0) AS pieces
+FROM gpuir_index_info('sg_cap');
+SELECT gpuir_verify('sg_cap');
+SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
+
+-- the parameter applies from the next merge on; 0 lifts the cap
+ALTER INDEX sg_cap SET (max_segment_docs = 0);
+SELECT gpuir_merge('sg_cap');
+SELECT segments FROM gpuir_index_info('sg_cap');
+SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
+ALTER INDEX sg_cap SET (max_segment_docs = 10000);
+SELECT gpuir_merge('sg_cap');
+SELECT segments FROM gpuir_index_info('sg_cap');
+SELECT gpuir_verify('sg_cap');
+SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
+
+-- bad values
+ALTER INDEX sg_cap SET (max_segment_docs = -1);
+CREATE INDEX sg_bad ON sg_docs USING gpuir (body) WITH (max_segment_docs = 'many');
+
+DROP TABLE sg_docs, sg_queries;
+DROP FUNCTION sg_compare(regclass);
