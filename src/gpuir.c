@@ -41,6 +41,17 @@ static const struct config_enum_entry device_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry fault_options[] = {
+	{"none", GPUIR_FAULT_NONE, false},
+	{"upload_oom", GPUIR_FAULT_UPLOAD_OOM, false},
+	{"upload_error", GPUIR_FAULT_UPLOAD_ERROR, false},
+	{"search_error", GPUIR_FAULT_SEARCH_ERROR, false},
+	{"exit_upload", GPUIR_FAULT_EXIT_UPLOAD, false},
+	{NULL, 0, false}
+};
+
+int			gpuir_debug_gpu_fault = GPUIR_FAULT_NONE;
+
 static relopt_kind gpuir_relopt_kind;
 
 void		_PG_init(void);
@@ -157,6 +168,11 @@ _PG_init(void)
 								   "Each device gets a worker process of its own, with its own list cache of gpuir.device_memory.",
 								   &gpuir_devices, "all",
 								   PGC_POSTMASTER, 0, check_devices, NULL, NULL);
+		DefineCustomEnumVariable("gpuir.debug_gpu_fault",
+								 "Developer option: a failure the GPU service makes up (none, upload_oom, upload_error, search_error, exit_upload).",
+								 "For testing that queries are answered on the CPU when the GPU fails; see gpuirservice.h.",
+								 &gpuir_debug_gpu_fault, GPUIR_FAULT_NONE, fault_options,
+								 PGC_SIGHUP, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 		GpuirServiceInit();
 	}
 	GpuirExplainInit();

@@ -31,6 +31,7 @@
 
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
 #include "utils/memutils.h"
 
 #include "gpuirworker_int.h"
@@ -438,14 +439,31 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 	pfree(dir);
 }
 
-/* upload: gpuir_cuda_segment_upload of h into e->dev */
+/*
+ * upload: gpuir_cuda_segment_upload of h into e->dev (or the failure
+ * gpuir.debug_gpu_fault makes up)
+ */
 static gpuir_cuda_status
 upload(const GpuirSegmentHost *h, const GpuirSegmentData *seg, GpuirCacheEntry *e)
 {
-	return gpuir_cuda_segment_upload((const uint8_t *) h->payload,
-									 seg->streams[GPUIR_S_PAYLOAD].nbytes,
-									 h->block_last, h->block_offset, h->impact_tf, h->impact_dl,
-									 seg->nblocks, h->doclen, NULL, seg->ndocs, &e->dev);
+	gpuir_cuda_status st;
+
+	if (gpuir_debug_gpu_fault == GPUIR_FAULT_UPLOAD_OOM)
+		return GPUIR_CUDA_OOM;
+	if (gpuir_debug_gpu_fault == GPUIR_FAULT_UPLOAD_ERROR)
+		return GPUIR_CUDA_ERROR;
+	st = gpuir_cuda_segment_upload((const uint8_t *) h->payload,
+								   seg->streams[GPUIR_S_PAYLOAD].nbytes,
+								   h->block_last, h->block_offset, h->impact_tf, h->impact_dl,
+								   seg->nblocks, h->doclen, NULL, seg->ndocs, &e->dev);
+	if (gpuir_debug_gpu_fault == GPUIR_FAULT_EXIT_UPLOAD)
+	{
+		/* as if killed with the segment on the device and the batch taken */
+		ereport(LOG,
+				(errmsg("gpuir: worker exits while uploading a segment (gpuir.debug_gpu_fault)")));
+		proc_exit(1);
+	}
+	return st;
 }
 
 /*

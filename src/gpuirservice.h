@@ -79,6 +79,27 @@ extern int	gpuir_gpu_timeout;
 extern char *gpuir_devices;
 extern int	gpuir_gpu_split_postings;
 
+/*
+ * gpuir.debug_gpu_fault: a failure the GPU service's worker makes up, to
+ * test that the backends answer on the CPU (gpu-check's faults step):
+ *	upload_oom		every segment upload fails as out of device memory
+ *	upload_error	every segment upload fails as a failed copy (CUDA error)
+ *	search_error	every search on the device fails (CUDA error; after
+ *					GPUIR_MAX_DEVICE_ERRORS in a row the worker restarts)
+ *	exit_upload		the worker exits while a segment is being uploaded
+ * none (the default) makes up nothing.
+ */
+typedef enum GpuirFault
+{
+	GPUIR_FAULT_NONE,
+	GPUIR_FAULT_UPLOAD_OOM,
+	GPUIR_FAULT_UPLOAD_ERROR,
+	GPUIR_FAULT_SEARCH_ERROR,
+	GPUIR_FAULT_EXIT_UPLOAD
+} GpuirFault;
+
+extern int	gpuir_debug_gpu_fault;
+
 /* the worker's view of the device */
 typedef enum GpuirDeviceState
 {

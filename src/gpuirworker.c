@@ -789,13 +789,16 @@ run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *r
 
 /*
  * run_kernels: gpuir_cuda_search_batch of ra over e's resident segment, or
- * over docID window part of nparts of it
+ * over docID window part of nparts of it (or the failure
+ * gpuir.debug_gpu_fault makes up)
  */
 static gpuir_cuda_status
 run_kernels(GpuirCacheEntry *e, const GpuirUnit *u, GpuirRunArrays *ra)
 {
 	gpuir_cuda_segment win = e->dev;
 
+	if (gpuir_debug_gpu_fault == GPUIR_FAULT_SEARCH_ERROR)
+		return GPUIR_CUDA_ERROR;
 	if (u->nparts > 1)
 	{
 		gpuir_cuda_status st = gpuir_cuda_segment_window(&e->dev, (uint32) u->part,
@@ -1077,7 +1080,8 @@ flight_start(GpuirBatch *b, GpuirUnit *units, int nunits, int j)
 					GpuirWorkerFail(&b->taken[units[u].t], "%s", why);
 			result = FLIGHT_FAILED;
 		}
-		else if (gpuir_cuda_search_start(jobs[j], &e->dev, &units[0].sc, ra->queries, ra->nq,
+		else if (gpuir_debug_gpu_fault != GPUIR_FAULT_SEARCH_ERROR &&
+				 gpuir_cuda_search_start(jobs[j], &e->dev, &units[0].sc, ra->queries, ra->nq,
 										 ra->terms, (uint32) ra->nterms,
 										 ra->kmax) == GPUIR_CUDA_OK)
 		{
