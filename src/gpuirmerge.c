@@ -135,13 +135,18 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * (GpuirBuilderWrite), as CREATE INDEX does.  A segment with at least C / 2
  * live documents is full: tier merges leave it alone, and a deletion
  * rewrite folds with it only the segments smaller than it that are not
- * full.  So no merge rewrites much more than about C documents (a full
- * merge, gpuir_merge() or a full directory, excepted), and a rewrite needs
- * about that many documents' pages free beside the index, where an
- * uncapped index rewriting its one large segment needs a whole copy: under
- * sustained writes the relation's size stays near the live data's
- * (bench/writes soak).  Queries read more segments: a dictionary lookup
- * and a top-k pass each.
+ * full.  A merge rewrites segments for their deletions, the most deleted
+ * first, only while their live documents stay within C (at least one): the
+ * rest wait for the next merge (with uniform deletions, the segments of
+ * one build cross the threshold together).  So no merge rewrites much more
+ * than about C documents (a full merge, gpuir_merge() or a full directory,
+ * excepted), and a rewrite needs about that many documents' pages free
+ * beside the index, where an uncapped index rewriting its one large segment
+ * needs a whole copy.  The price: every segment repeats the dictionary
+ * entry, lexeme and block header of each of its terms (about 65 bytes a
+ * term), which a heavy-tailed vocabulary makes large beside small segments'
+ * postings, and a query reads every segment (a dictionary lookup and a
+ * top-k pass each).
  */
 #define GPUIR_MERGE_FACTOR			8
 #define GPUIR_MERGE_DELETES_PCT		15
@@ -202,6 +207,37 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap, 
 	uint32		same = 0;
 	uint32		n = 0;
 	uint64		rewrite = 0;	/* live docs of the largest segment rewritten for deletions */
+	uint64		budget = cap;	/* live docs the deletion rewrites may still take (cap) */
+	bool		deleted[GPUIR_MAX_SEGMENTS];	/* rewritten for its deletions */
+
+	/*
+	 * the segments rewritten for their deletions: all of them, or under a
+	 * cap the most deleted first while their live documents stay within it
+	 * (at least one); the others wait for the next merge
+	 */
+	for (uint32 s = 0; s < meta->nsegments; s++)
+		deleted[s] = too_many_deleted(&meta->segments[s]) && cap == 0;
+	for (;;)
+	{
+		int			best = -1;
+
+		for (uint32 s = 0; cap > 0 && s < meta->nsegments; s++)
+		{
+			const GpuirSegmentData *seg = &meta->segments[s];
+
+			if (deleted[s] || !too_many_deleted(seg) ||
+				(live_docs(seg) > budget && budget < cap))
+				continue;
+			if (best < 0 ||
+				(uint64) seg->ndeleted * meta->segments[best].ndocs >
+				(uint64) meta->segments[best].ndeleted * seg->ndocs)
+				best = (int) s;
+		}
+		if (best < 0)
+			break;
+		deleted[best] = true;
+		budget -= Min(budget, live_docs(&meta->segments[best]));
+	}
 
 	for (uint32 s = 0; s < meta->nsegments; s++)
 	{
@@ -209,14 +245,14 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap, 
 
 		if (merge_tier(live_docs(seg)) == tier && !is_full(seg, cap))
 			same++;
-		if (too_many_deleted(seg))
+		if (deleted[s])
 			rewrite = Max(rewrite, live_docs(seg));
 	}
 	for (uint32 s = 0; s < meta->nsegments; s++)
 	{
 		const GpuirSegmentData *seg = &meta->segments[s];
 
-		fold[s] = kind == GPUIR_MERGE_FULL || too_many_deleted(seg) ||
+		fold[s] = kind == GPUIR_MERGE_FULL || deleted[s] ||
 			(live_docs(seg) < rewrite && !is_full(seg, cap)) ||
 			(kind == GPUIR_MERGE_VACUUM && is_small(meta, seg)) ||
 			(same + 1 >= GPUIR_MERGE_FACTOR && merge_tier(live_docs(seg)) == tier &&
