@@ -562,9 +562,9 @@ static const int lists_stream[GPUIR_LISTS_NSTREAMS] = {
  * next term with the list encoder (gpuirlist.h): either list[0..n) with the
  * dl of docID d at dl_by_docid[d], or listdl[0..n) with their own dl;
  * docID d is written as d - doc_base (doc_base: the segment's first
- * document among those the docIDs number).  Raises 54000 past a stream's 4 GB and
- * ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a corrupt merge
- * input).
+ * document among those the docIDs number).  Raises 54000 past a stream's 4
+ * GB and ERRCODE_INDEX_CORRUPTED for a docID twice in a list (a corrupt
+ * merge input).
  */
 static void
 encode_list(GpuirLists *ls, Relation index, const LexKey *lk, const GpuirPosting *list,
@@ -1365,9 +1365,9 @@ cursor_map_flush(GpuirDocSource *src, DocCursor *c)
  * each source's map callback receives the docIDs of its documents in its
  * order, numbered across the pieces (GpuirListsMerge rebases them).  Sets
  * every piece's avgdl (the whole's) and *sum_dl, and returns the number of
- * documents.  A parallel scan hands each
- * participant ranges of blocks, so a source's documents come in runs: each
- * run is copied whole.  Raises ERRCODE_INDEX_CORRUPTED for a TID in two
+ * documents.  A parallel scan hands each participant ranges of blocks, so a
+ * source's documents come in runs: each run is copied whole (cut where a
+ * piece ends).  Raises ERRCODE_INDEX_CORRUPTED for a TID in two
  * sources and 54000 past GPUIR_DOC_END - 1 documents.
  */
 uint64
@@ -1538,8 +1538,8 @@ GpuirListsGetInfo(GpuirLists *ls)
  * postings ascending by segment docID; no docID in two sources), merged by
  * lexeme and, for a lexeme in several sources, by docID, and encoded into
  * ls[r] after what it holds, r the piece of pieces that holds the docIDs
- * (rebased to the piece's first).  lists_done, when not NULL, counts the source
- * lists taken (for progress).  Raises ERRCODE_INDEX_CORRUPTED for a docID
+ * (rebased to the piece's first).  lists_done, when not NULL, counts the
+ * source lists taken (for progress).  Raises ERRCODE_INDEX_CORRUPTED for a docID
  * twice in a list and 54000 past 4 GB a stream.
  */
 void
