@@ -7,9 +7,9 @@
  *
  * A stream needs consecutive pages, and a merge that rewrites a segment
  * must keep the old copy readable until its swap, so rewriting a large
- * segment appends its new copy, whole (GpuirBuilderWrite), to the end of the
- * index; the old copy's pages go to the free space map and the file keeps
- * its peak size.  VACUUM and
+ * segment appends the streams of its new copy that no free extent holds
+ * (GpuirBuilderWrite) to the end of the index; the old copy's pages go to
+ * the free space map and the file keeps its peak size.  VACUUM and
  * gpuir_merge() then compact (GpuirCompact):
  *
  *	1. relocation: while the highest page in use belongs to a segment whose
