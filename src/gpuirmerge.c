@@ -304,6 +304,9 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	int			nnew;
 	uint32		nfold;
 	uint32		cap = GpuirMaxSegmentDocs(index);
+	BlockNumber nblocks_before;
+	uint64		folded_docs = 0;
+	uint64		written_pages = 0;
 	GpuirBuilder *b;
 	GpuirFreeList *fl;
 	GpuirBufferView *view;
@@ -336,6 +339,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 			GpuirMergeSegment(b, index, &meta.segments[s], (uint32) s);
 	GpuirBufferForEach(index, bufdata, meta.buf_nbytes, merge_record, b);
 	/* as many segments as the cap asks for, and the directory holds */
+	nblocks_before = RelationGetNumberOfBlocks(index);
 	nnew = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, cap,
 							 GPUIR_MAX_SEGMENTS - (int) (meta.nsegments - nfold), segs);
 
@@ -418,6 +422,20 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 		ereport(DEBUG1,
 				(errmsg_internal("gpuir: merge of index \"%s\" read %d sorted runs of postings from temporary files",
 								 RelationGetRelationName(index), GpuirBuilderRuns(b))));
+	/* what the merge did to the file (bench/writes soak's size steps) */
+	for (uint32 s = 0; s < meta.nsegments; s++)
+		if (fold[s])
+			folded_docs += meta.segments[s].ndocs;
+	for (int r = 0; r < nnew; r++)
+		for (int k = 0; k < GPUIR_NSTREAMS; k++)
+			written_pages += ((uint64) segs[r].streams[k].nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	ereport(DEBUG1,
+			(errmsg_internal("gpuir: merge of index \"%s\" folded %u of %u segments (%llu documents) and %llu buffered documents into %d segments of %llu pages; the index grew from %u to %u pages",
+							 RelationGetRelationName(index), nfold, meta.nsegments,
+							 (unsigned long long) folded_docs,
+							 (unsigned long long) meta.buf_ndocs, nnew,
+							 (unsigned long long) written_pages, nblocks_before,
+							 RelationGetNumberOfBlocks(index))));
 
 	GpuirBuilderFree(b);
 	MemoryContextSwitchTo(old);

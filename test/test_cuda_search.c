@@ -870,7 +870,7 @@ static void
 test_bmw_fallback(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 {
 	BatchSpec	bs = {"BMW fallback", quick ? 20 : 60, 1, 6, GPUIR_CUDA_MODE_BMW, 0,
-	GPUIR_CUDA_MAX_K, 1};
+	GPUIR_CUDA_MAX_K, 1, 0};
 	TestSeg		noimp = *s;
 	Batch		b;
 	Out			o;
@@ -1357,11 +1357,11 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	gpuir_cuda_status st;
 	char		what[256];
 	const uint32_t scale = quick ? 8 : 1;
-	BatchSpec	mixed = {"mixed", 400 / scale, 1, 8, -1, 0, GPUIR_CUDA_MAX_K, 1};
-	BatchSpec	kmax100 = {"kmax 100", 200 / scale, 1, 5, -1, 0, 100, 1};
+	BatchSpec	mixed = {"mixed", 400 / scale, 1, 8, -1, 0, GPUIR_CUDA_MAX_K, 1, 0};
+	BatchSpec	kmax100 = {"kmax 100", 200 / scale, 1, 5, -1, 0, 100, 1, 0};
 	BatchSpec	single = {"one or two terms, k 1000", 100 / scale, 1, 2, GPUIR_CUDA_MODE_OR,
-	1000, 1000, 0};
-	BatchSpec	and_long = {"AND of 2..8", 100 / scale, 2, 8, GPUIR_CUDA_MODE_AND, 0, 1000, 0};
+	1000, 1000, 0, 0};
+	BatchSpec	and_long = {"AND of 2..8", 100 / scale, 2, 8, GPUIR_CUDA_MODE_AND, 0, 1000, 0, 0};
 
 	/*
 	 * more terms than the AND kernel keeps tfs of (GPUIR_AND_TF_ROWS): the
@@ -1370,10 +1370,10 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	 */
 	BatchSpec	and_many = {"AND of 9..16 hot terms", 100 / scale, 9, 16, GPUIR_CUDA_MODE_AND,
 	0, 1000, 0, 1};
-	BatchSpec	bmw_mixed = {"BMW of 1..8", 200 / scale, 1, 8, GPUIR_CUDA_MODE_BMW, 0, 1000, 1};
+	BatchSpec	bmw_mixed = {"BMW of 1..8", 200 / scale, 1, 8, GPUIR_CUDA_MODE_BMW, 0, 1000, 1, 0};
 	BatchSpec	bmw_k1000 = {"BMW one or two terms, k 1000", 100 / scale, 1, 2,
-	GPUIR_CUDA_MODE_BMW, 1000, 1000, 0};
-	BatchSpec	bmw_k1 = {"BMW k 1", 100 / scale, 1, 4, GPUIR_CUDA_MODE_BMW, 1, 1, 1};
+	GPUIR_CUDA_MODE_BMW, 1000, 1000, 0, 0};
+	BatchSpec	bmw_k1 = {"BMW k 1", 100 / scale, 1, 4, GPUIR_CUDA_MODE_BMW, 1, 1, 1, 0};
 
 	seg_build(&s, spec);
 	st = seg_upload(&s);
@@ -1404,14 +1404,14 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
-		GPUIR_CUDA_MODE_OR, 10, 10, 0};
+		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0};
 		BatchSpec	or1000 = {"OR k=1000, 2-4 terms", quick ? 100 : 1000, 2, 4,
-		GPUIR_CUDA_MODE_OR, 1000, 1000, 0};
+		GPUIR_CUDA_MODE_OR, 1000, 1000, 0, 0};
 		BatchSpec	and10 = {"AND k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
-		GPUIR_CUDA_MODE_AND, 10, 10, 0};
+		GPUIR_CUDA_MODE_AND, 10, 10, 0, 0};
 
 		BatchSpec	or10_1 = {"k=10, 1-2 terms", quick ? 200 : 2000, 1, 2,
-		GPUIR_CUDA_MODE_OR, 10, 10, 0};
+		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0};
 
 		if (timing > 1)
 		{
@@ -1444,9 +1444,9 @@ test_partial(const gpuir_cuda_scoring *sc)
 {
 	const SegSpec spec = {"partial", 2200000, 12, 2200000, 1, 0, 0};
 	BatchSpec	or_k1000 = {"partial: OR of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_OR,
-	1000, 1000, 0};
+	1000, 1000, 0, 0};
 	BatchSpec	bmw_k1000 = {"partial: BMW of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_BMW,
-	1000, 1000, 0};
+	1000, 1000, 0, 0};
 	TestSeg		s;
 	Ref			r;
 	gpuir_cuda_status st;

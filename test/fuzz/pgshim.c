@@ -998,10 +998,22 @@ GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages)
 	NOT_EMULATED("GpuirFreeListAllocate");
 }
 
+BlockNumber
+GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
+{
+	NOT_EMULATED("GpuirFreeListTake");
+}
+
 void
 GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta)
 {
 	NOT_EMULATED("GpuirFreeListInit");
+}
+
+uint32
+GpuirMaxSegmentDocs(Relation index)
+{
+	NOT_EMULATED("GpuirMaxSegmentDocs");
 }
 
 void
