@@ -138,7 +138,10 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * full.  A merge rewrites segments for their deletions, the most deleted
  * first, only while their live documents stay within C (at least one): the
  * rest wait for the next merge (with uniform deletions, the segments of
- * one build cross the threshold together).  So no merge rewrites much more
+ * one build cross the threshold together); the smaller segments folded
+ * with them, and VACUUM's small ones, also only while the merge stays
+ * within C (a soak's VACUUM merge folded 147,000 documents at C = 66,000
+ * before).  So no merge rewrites much more
  * than about C documents (a full merge, gpuir_merge() or a full directory,
  * excepted), and a rewrite needs about that many documents' pages free
  * beside the index, where an uncapped index rewriting its one large segment
@@ -251,10 +254,18 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap, 
 	for (uint32 s = 0; s < meta->nsegments; s++)
 	{
 		const GpuirSegmentData *seg = &meta->segments[s];
+		bool		extra;		/* smaller than a rewritten one, or small (VACUUM) */
 
-		fold[s] = kind == GPUIR_MERGE_FULL || deleted[s] ||
-			(live_docs(seg) < rewrite && !is_full(seg, cap)) ||
-			(kind == GPUIR_MERGE_VACUUM && is_small(meta, seg)) ||
+		extra = (live_docs(seg) < rewrite && !is_full(seg, cap)) ||
+			(kind == GPUIR_MERGE_VACUUM && is_small(meta, seg));
+		/* under a cap, only while the merge stays within it */
+		if (extra && cap > 0 && !deleted[s])
+		{
+			extra = live_docs(seg) <= budget;
+			if (extra)
+				budget -= live_docs(seg);
+		}
+		fold[s] = kind == GPUIR_MERGE_FULL || deleted[s] || extra ||
 			(same + 1 >= GPUIR_MERGE_FACTOR && merge_tier(live_docs(seg)) == tier &&
 			 !is_full(seg, cap));
 		n += fold[s];
