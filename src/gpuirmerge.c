@@ -433,14 +433,14 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 		ereport(DEBUG1,
 				(errmsg_internal("gpuir: merge of index \"%s\" read %d sorted runs of postings from temporary files",
 								 RelationGetRelationName(index), GpuirBuilderRuns(b))));
-	/* what the merge did to the file (bench/writes soak's size steps) */
+	/* what the merge did to the file (bench/writes soak's size steps); DEBUG2: one per merge */
 	for (uint32 s = 0; s < meta.nsegments; s++)
 		if (fold[s])
 			folded_docs += meta.segments[s].ndocs;
 	for (int r = 0; r < nnew; r++)
 		for (int k = 0; k < GPUIR_NSTREAMS; k++)
 			written_pages += ((uint64) segs[r].streams[k].nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
-	ereport(DEBUG1,
+	ereport(DEBUG2,
 			(errmsg_internal("gpuir: merge of index \"%s\" folded %u of %u segments (%llu documents) and %llu buffered documents into %d segments of %llu pages; the index grew from %u to %u pages",
 							 RelationGetRelationName(index), nfold, meta.nsegments,
 							 (unsigned long long) folded_docs,
