@@ -114,6 +114,13 @@ typedef struct GpuirStream
 	uint32		nbytes;
 } GpuirStream;
 
+/* GpuirStreamPages: the pages stream st occupies (GPUIR_PAGE_DATA bytes a page) */
+static inline uint64
+GpuirStreamPages(const GpuirStream *st)
+{
+	return ((uint64) st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+}
+
 /* the streams of a segment */
 typedef enum GpuirStreamKind
 {

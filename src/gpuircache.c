@@ -334,7 +334,7 @@ read_stream(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
 {
 	GpuirStream stream = seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
-	uint32		npages = (uint32) (((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA);
+	uint32		npages = (uint32) GpuirStreamPages(&stream);
 
 	b->read_pages = true;
 	for (uint32 p = 0; p < npages; p++)

@@ -60,12 +60,6 @@
 #define GPUIR_TRUNCATE_LOCK_WAIT_MS		50
 #define GPUIR_TRUNCATE_LOCK_TRIES		20
 
-static inline uint64
-stream_pages(const GpuirStream *st)
-{
-	return ((uint64) st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
-}
-
 /*
  * free_tail_start: the first block of the run of free pages that ends an
  * index of nblocks blocks (nblocks when its last page is in use), given its
@@ -99,7 +93,7 @@ segment_at(const GpuirMetaPageData *meta, BlockNumber blkno)
 			const GpuirStream *st = &meta->segments[s].streams[k];
 
 			if (st->nbytes > 0 && blkno >= st->start &&
-				(uint64) blkno < st->start + stream_pages(st))
+				(uint64) blkno < st->start + GpuirStreamPages(st))
 				return (int) s;
 		}
 	return -1;
@@ -139,7 +133,7 @@ relocate_top_segment(Relation index)
 	*sim = *fl;
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 	{
-		uint64		np = stream_pages(&seg.streams[k]);
+		uint64		np = GpuirStreamPages(&seg.streams[k]);
 
 		if (np == 0)
 			continue;
@@ -167,7 +161,7 @@ relocate_top_segment(Relation index)
 		moved.streams[k] = GpuirWriteStream(index, data, seg.streams[k].nbytes,
 											GpuirSegmentTag(moved.generation),
 											GpuirFreeListAllocate(fl, index,
-																  (uint32) stream_pages(&seg.streams[k])));
+																  (uint32) GpuirStreamPages(&seg.streams[k])));
 		pfree(data);
 	}
 

@@ -187,7 +187,7 @@ GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 			continue;
 		Assert(fl->n < lengthof(fl->ext));
 		fl->ext[fl->n].start = st->start;
-		fl->ext[fl->n].npages = (st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+		fl->ext[fl->n].npages = (uint32) GpuirStreamPages(st);
 		fl->ext[fl->n].safexid = safexid;
 		fl->reusable[fl->n] = false;
 		fl->n++;

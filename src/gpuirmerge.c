@@ -439,7 +439,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 			folded_docs += meta.segments[s].ndocs;
 	for (int r = 0; r < nnew; r++)
 		for (int k = 0; k < GPUIR_NSTREAMS; k++)
-			written_pages += ((uint64) segs[r].streams[k].nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+			written_pages += GpuirStreamPages(&segs[r].streams[k]);
 	ereport(DEBUG2,
 			(errmsg_internal("gpuir: merge of index \"%s\" folded %u of %u segments (%llu documents) and %llu buffered documents into %d segments of %llu pages; the index grew from %u to %u pages",
 							 RelationGetRelationName(index), nfold, meta.nsegments,

@@ -28,7 +28,7 @@ range_ok(uint64 off, uint64 count, uint64 elsize, uint64 size)
 static bool
 stream_ok(GpuirStream s)
 {
-	uint64		npages = ((uint64) s.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	uint64		npages = GpuirStreamPages(&s);
 
 	if (npages == 0)
 		return true;

@@ -1120,9 +1120,9 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	 * used rather than the index extended by the whole segment.
 	 */
 	Assert(npages <= PG_UINT32_MAX);
-	at = npages > 0 && fl != NULL ? GpuirFreeListTake(fl, (uint32) npages) : InvalidBlockNumber;
-	if (!BlockNumberIsValid(at) && fl == NULL && npages > 0)
-		at = GpuirFreeListAllocate(NULL, index, (uint32) npages);
+	at = npages == 0 ? InvalidBlockNumber
+		: fl != NULL ? GpuirFreeListTake(fl, (uint32) npages)
+		: GpuirFreeListAllocate(NULL, index, (uint32) npages);
 	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_WRITE);
 	report(on, PROGRESS_SCAN_BLOCKS_TOTAL, (int64) npages);
 	report(on, PROGRESS_SCAN_BLOCKS_DONE, 0);

@@ -512,7 +512,7 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 
 	if (stream.nbytes > 0)
 	{
-		uint64		npages = ((uint64) stream.nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+		uint64		npages = GpuirStreamPages(&stream);
 
 		if (!BlockNumberIsValid(stream.start) || stream.start == GPUIR_METAPAGE_BLKNO ||
 			!index_holds(index, (uint64) stream.start + npages))
