@@ -30,8 +30,14 @@ my %committed = map { $_ => 1 } (1 .. 1000);
 # check_after_crash: gpuir_verify, and every committed id found by its token
 sub check_after_crash
 {
-	my ($step) = @_;
+	my ($step, $counts_may_lag) = @_;
 	my ($rc, $out, $err) = $node->psql('postgres', "SELECT gpuir_verify('docs_idx')");
+
+	# a VACUUM killed between marking rows deleted and rewriting the counts
+	# leaves the counts behind: gpuir_verify reports that as a NOTICE (no
+	# error), and the next VACUUM rewrites them (checked by the next step)
+	$err =~ s/^psql:<stdin>:\d+: NOTICE:  gpuir index "docs_idx": accounting checks skipped, a VACUUM has not finished rewriting its statistics\n(?:(?:DETAIL|HINT):  .*\n?)*//m
+	  if $counts_may_lag;
 	is($rc . $err, '0', "$step: gpuir_verify passes after the crash");
 	my $ids = join(',', sort { $a <=> $b } keys %committed);
 	my $missing = $node->safe_psql('postgres', qq{
@@ -158,7 +164,7 @@ sub crash_during
 		[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c', 'VACUUM docs' ],
 		'>', \$out, '2>', \$err);
 	note(crash_during('VACUUM docs%', $h) ? 'VACUUM killed while running' : 'VACUUM ended before the crash');
-	check_after_crash('crash during VACUUM');
+	check_after_crash('crash during VACUUM', 1);
 	$node->safe_psql('postgres', 'VACUUM docs');
 	check_after_crash('VACUUM after the crash');
 	is($node->safe_psql('postgres', "SELECT count(*) FROM gpuir_search('docs_idx', 'uniq3 uniq6 uniq9', 10, 'or')"),
