@@ -288,6 +288,12 @@ SELECT count(*) AS queries FROM o_queries;
 -- A1. freshly built index, default BM25 parameters
 SELECT * FROM oracle_check('o_docs', 'o_idx', 'o_queries', 1.2, 0.75, '{1,10,50}');
 SELECT * FROM oracle_cross();
+-- A1b. or, wand and bmw by their document-at-a-time loops only (above,
+-- lists this short are scored term at a time)
+SET gpuir.taat_max_postings = 0;
+SELECT * FROM oracle_check('o_docs', 'o_idx', 'o_queries', 1.2, 0.75, '{1,10,50}');
+SELECT * FROM oracle_cross();
+RESET gpuir.taat_max_postings;
 -- A2. the same with k1 = 2.0, b = 1.0 given as index options
 SELECT * FROM oracle_check('o_docs', 'o_idx2', 'o_queries', 2.0, 1.0, '{1,10,50}');
 SELECT * FROM oracle_cross();
@@ -354,13 +360,21 @@ INSERT INTO ol_queries SELECT 14, body FROM ol_docs WHERE id = 5;
 -- B1. freshly built index
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
 SELECT * FROM oracle_cross();
+-- B1b. document at a time only
+SET gpuir.taat_max_postings = 0;
+SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
+SELECT * FROM oracle_cross();
+RESET gpuir.taat_max_postings;
 
 -- B2. after inserts (insert buffer), deletes + VACUUM and a merge
 INSERT INTO ol_docs SELECT 300000 + id, body FROM ol_docs WHERE id % 50 = 1 ORDER BY id;
 DELETE FROM ol_docs WHERE id % 9 = 4;
 VACUUM ol_docs;
+-- short lists term at a time, long ones document at a time, in one query
+SET gpuir.taat_max_postings = 2000;
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
 SELECT * FROM oracle_cross();
+RESET gpuir.taat_max_postings;
 SELECT gpuir_merge('ol_idx');
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
 SELECT * FROM oracle_cross();

@@ -25,6 +25,7 @@ PG_MODULE_MAGIC;
 bool		gpuir_rank_under_rls = true;
 int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
 int			gpuir_doclength_cache = GPUIR_DEFAULT_DOCLENGTH_CACHE;
+int			gpuir_taat_max_postings = GPUIR_DEFAULT_TAAT_MAX_POSTINGS;
 int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
@@ -124,6 +125,11 @@ _PG_init(void)
 							"The CPU engine reads a scored document's length from this copy instead of the index pages; a segment larger than the budget is read from its pages; 0 turns the copy off.",
 							&gpuir_doclength_cache, GPUIR_DEFAULT_DOCLENGTH_CACHE, 0, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.taat_max_postings",
+							"Postings a query's lists in a segment may hold at most for the CPU engine to score them term at a time there.",
+							"In modes or, wand and bmw, lists this short are scored exhaustively, term at a time into score accumulators, which costs less than document-at-a-time skipping when there is little to skip; results are the same. 0 always uses the mode's own algorithm.",
+							&gpuir_taat_max_postings, GPUIR_DEFAULT_TAAT_MAX_POSTINGS, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",
 							 "Where gpuir queries run: auto, gpu or cpu.",
 							 "auto sends each query to the device a cost model of recent query times expects to answer it first (queries whose lists hold fewer than gpuir.gpu_min_postings postings stay on the CPU while the cores are not oversubscribed).",

@@ -67,6 +67,8 @@
 #define GPUIR_DEFAULT_BUFFER_LIMIT	256
 /* gpuir.doclength_cache: kB of document lengths a session keeps (1M documents = 4 MB) */
 #define GPUIR_DEFAULT_DOCLENGTH_CACHE	(64 * 1024)
+/* gpuir.taat_max_postings (bench/README.md, "Term at a time"): where exhaustive scoring costs less */
+#define GPUIR_DEFAULT_TAAT_MAX_POSTINGS	100000
 #define GPUIR_MIN_BUFFER_LIMIT		64
 #define GPUIR_MAX_BUFFER_LIMIT		(1024 * 1024)
 
@@ -447,6 +449,7 @@ typedef struct GpuirFreeList
 /* gpuir.c */
 extern int	gpuir_insert_buffer_limit;
 extern int	gpuir_doclength_cache;
+extern int	gpuir_taat_max_postings;
 extern bool gpuir_rank_under_rls;
 extern bool GpuirIsGpuirIndex(Relation rel);
 extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);

@@ -192,6 +192,59 @@ GpuirCodecBlockBytes(const uint8_t *in, size_t len)
 	return GPUIR_BLOCK_HEADER + gsize + tsize;
 }
 
+/*
+ * unpack: the n values of a section's words, w bits each, into vals.  On a
+ * little-endian machine (the format's byte order) each value is one
+ * unaligned 64-bit load, shift and mask: value i starts at bit i w, so its
+ * bits lie within the 8 bytes from byte (i w) / 8 while those stay inside
+ * the section's words; the last few values read a zero-padded copy of the
+ * words' tail.  Elsewhere, value by value (GpuirCodecUnpackOne).
+ */
+static inline void
+unpack(const uint8_t *words, int n, int w, uint32_t *vals)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const size_t wbytes = 4 * (((size_t) n * w + 31) / 32);
+	const uint64_t mask = ((uint64_t) 1 << w) - 1;	/* w <= 32 */
+	/* i w / 8 + 8 <= wbytes  <=>  i w < 8 (wbytes - 7) */
+	const size_t fit = (w == 0 || wbytes < 8) ? 0 : (8 * (wbytes - 7) - 1) / (size_t) w + 1;
+	const int	nfast = fit < (size_t) n ? (int) fit : n;
+	size_t		bit = 0;
+	int			i;
+
+	if (w == 0)
+	{
+		memset(vals, 0, sizeof(uint32_t) * n);
+		return;
+	}
+	for (i = 0; i < nfast; i++, bit += w)
+	{
+		uint64_t	v;
+
+		memcpy(&v, words + bit / 8, 8);
+		vals[i] = (uint32_t) ((v >> (bit % 8)) & mask);
+	}
+	if (i < n)
+	{
+		/* fewer than 8 bytes are left from the next value's first byte on */
+		const size_t first = bit / 8;
+		uint8_t		tail[16] = {0};
+
+		memcpy(tail, words + first, wbytes - first);
+		for (; i < n; i++, bit += w)
+		{
+			uint64_t	v;
+
+			memcpy(&v, tail + (bit / 8 - first), 8);
+			vals[i] = (uint32_t) ((v >> (bit % 8)) & mask);
+		}
+	}
+#else
+	for (int i = 0; i < n; i++)
+		vals[i] = GpuirCodecUnpackOne(words, i, w);
+#endif
+}
+
 /* unpack and patch one validated section into vals[0..n) */
 static int
 decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals)
@@ -200,8 +253,7 @@ decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals)
 	const uint8_t *high = pos + (((size_t) e + 3) & ~(size_t) 3);
 	int			last = -1;
 
-	for (int i = 0; i < n; i++)
-		vals[i] = GpuirCodecUnpackOne(sec, i, w);
+	unpack(sec, n, w, vals);
 	for (int j = 0; j < e; j++)
 	{
 		if (pos[j] >= n || (int) pos[j] <= last)
@@ -233,24 +285,29 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 
 		if (decode_section(gsec, n, in[1], in[2], in[3], docids) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
+		/* docIDs rise, so the last is checked for all (no 64-bit overflow) */
 		for (int i = 0; i < n; i++)
 		{
 			cur += (int64_t) docids[i] + 1;
-			if (cur >= (int64_t) GPUIR_FIRST_PREV_DOCID)
-				return GPUIR_CODEC_CORRUPT;
 			docids[i] = (uint32_t) cur;
 		}
+		if (cur >= (int64_t) GPUIR_FIRST_PREV_DOCID)
+			return GPUIR_CODEC_CORRUPT;
 	}
 	if (tfs)
 	{
+		uint32_t	wrapped = 0;
+
 		if (decode_section(tsec, n, in[4], in[5], in[6], tfs) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
+
 		for (int i = 0; i < n; i++)
 		{
-			if (tfs[i] == UINT32_MAX)
-				return GPUIR_CODEC_CORRUPT;
 			tfs[i] += 1;
+			wrapped |= (tfs[i] == 0);	/* was UINT32_MAX */
 		}
+		if (wrapped)
+			return GPUIR_CODEC_CORRUPT;
 	}
 	return n;
 }

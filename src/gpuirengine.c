@@ -42,6 +42,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "port/pg_bitutils.h"
 #include "gpuirengine.h"
 
 GpuirQueryStats GpuirLastQueryStats;
@@ -741,6 +742,136 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
 	}
 }
 
+/*
+ * run_taat: exhaustive disjunctive top-k, term at a time (TAAT) into score
+ * accumulators (Turtle & Flood 1995, term-at-a-time evaluation; the CPU side
+ * of Ding et al. 2009's TAAT OR with per-document accumulators), over docID
+ * windows of TAAT_WINDOW documents: in each window each list, in query term
+ * order, adds its postings' scores to an accumulator per document, and the
+ * documents touched are then offered in docID order.  A document's score is
+ * the same float sum in the same term order as score_doc's (from 0.0f, one
+ * GpuirBM25 per term), so the results are bit for bit those of run_or; the
+ * work is a few operations a posting, without DAAT's per-document cursor
+ * moves.  It reads every posting, so run_mode takes it only where skipping
+ * has little to skip (gpuir.taat_max_postings); it needs the segment's
+ * session copy of the lengths (q->lens).
+ */
+#define TAAT_WINDOW		(1 << 16)	/* 256 KB of accumulators: in L2 */
+
+static void
+run_taat(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	static float4 *acc = NULL;	/* kept for the session: 256 KB */
+	static uint64 *seen = NULL; /* zeroed here and as each window ends */
+	const uint32 *dls = q->lens->dl;
+	const uint32 ndocs = q->seg->ndocs;
+
+	if (seen == NULL)
+	{
+		uint64	   *s = MemoryContextAlloc(TopMemoryContext, sizeof(uint64) * (TAAT_WINDOW / 64));
+
+		acc = MemoryContextAlloc(TopMemoryContext, sizeof(float4) * TAAT_WINDOW);
+		seen = s;				/* both set, or neither */
+	}
+	/* a query that ended in an error (a cancel, a corrupt page) left bits set */
+	memset(seen, 0, sizeof(uint64) * (TAAT_WINDOW / 64));
+	for (;;)
+	{
+		uint32		base = GPUIR_DOC_END;
+		uint32		end;
+		uint32		wlo = TAAT_WINDOW / 64;	/* words of seen touched: [wlo, whi) */
+		uint32		whi = 0;
+
+		for (int i = 0; i < ncur; i++)
+			base = Min(base, cur[i]->doc);
+		if (base == GPUIR_DOC_END)
+			break;
+		end = (base > GPUIR_DOC_END - TAAT_WINDOW) ? GPUIR_DOC_END : base + TAAT_WINDOW;
+
+		for (int i = 0; i < ncur; i++)
+		{
+			Cursor	   *c = cur[i];
+			const float4 idf = c->idf;
+
+			while (c->doc < end)
+			{
+				GpuirListCursor *l = &c->list;
+				int			j;
+
+				GpuirQueryTick(q);
+				GpuirListDecode(l, (uint32) c->blk, true);	/* no-op when held with tfs */
+				{
+					/* locals: the stores below may alias any pointer's target */
+					const uint32 *docs = l->docs;
+					const uint32 *tfs = l->tfs;
+					const int	n = l->n;
+					const GpuirScoring sc = q->sc;
+
+					for (j = c->pos; j < n && docs[j] < end; j++)
+					{
+						uint32		d = docs[j];
+						uint32		w = d - base;
+						uint64		bit = UINT64CONST(1) << (w % 64);
+						float4		s;
+
+						if (unlikely(d >= ndocs))
+							GpuirCorrupt(q->index, "docID past the end of its segment");
+						s = GpuirBM25(idf, tfs[j], dls[d], &sc);
+						if (seen[w / 64] & bit)
+							acc[w] += s;
+						else
+						{
+							seen[w / 64] |= bit;
+							acc[w] = 0.0f + s;	/* score_doc's sum starts at 0.0f */
+						}
+					}
+				}
+				if (j > c->pos)
+				{
+					wlo = Min(wlo, (l->docs[c->pos] - base) / 64);
+					whi = Max(whi, (l->docs[j - 1] - base) / 64 + 1);
+				}
+				if (j < l->n)
+				{
+					c->pos = j;
+					c->doc = l->docs[j];
+					break;
+				}
+				if (c->blk + 1 >= (int) l->nblocks)
+				{
+					c->blk = l->nblocks;
+					c->doc = GPUIR_DOC_END;
+					break;
+				}
+				c->blk++;
+				c->pos = 0;
+				c->doc = l->dir[c->blk - 1].last_docid + 1;	/* a lower bound */
+				GpuirLastQueryStats.blocks_decoded++;
+			}
+		}
+
+		/* offer the window's documents in docID order, clearing as we go */
+		for (uint32 wi = wlo; wi < whi; wi++)
+		{
+			uint64		bits = seen[wi];
+
+			seen[wi] = 0;
+			while (bits != 0)
+			{
+				uint32		w = wi * 64 + (uint32) pg_rightmost_one_pos64(bits);
+				uint32		d = base + w;
+				float4		score = acc[w];
+
+				bits &= bits - 1;
+				GpuirLastQueryStats.docs_scored++;
+				if (q->nheap == q->k && score < q->topk[0].score)
+					continue;
+				GpuirQueryConsider(q, &q->lens->tids[d], score, d, true);
+			}
+		}
+	}
+}
+
 /* keep ord sorted by current docID (insertion sort: few terms, nearly sorted) */
 static void
 sort_by_doc(Cursor **ord, int n)
@@ -934,6 +1065,19 @@ done:
 static void
 run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode)
 {
+	if (mode != GPUIR_MODE_AND && mode != GPUIR_MODE_AND_OR && q->lens != NULL &&
+		gpuir_taat_max_postings > 0)
+	{
+		uint64		total = 0;
+
+		for (int i = 0; i < ncur; i++)
+			total += cur[i]->list.npostings;
+		if (total <= (uint64) gpuir_taat_max_postings)
+		{
+			run_taat(q, cur, ncur);
+			return;
+		}
+	}
 	switch (mode)
 	{
 		case GPUIR_MODE_AND:
