@@ -300,7 +300,6 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 
 		if (decode_section(tsec, n, in[4], in[5], in[6], tfs) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
-
 		for (int i = 0; i < n; i++)
 		{
 			tfs[i] += 1;

@@ -798,7 +798,12 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 				GpuirListCursor *l = &c->list;
 				int			j;
 
-				GpuirQueryTick(q);
+				/*
+				 * once a block: GpuirQueryTick's count (one a document in the
+				 * other loops) would not reach its mark in a short query, and a
+				 * batch of them would not see a cancel
+				 */
+				CHECK_FOR_INTERRUPTS();
 				GpuirListDecode(l, (uint32) c->blk, true);	/* no-op when held with tfs */
 				{
 					/* locals: the stores below may alias any pointer's target */
