@@ -244,11 +244,14 @@ GpuirQueryCheckVisible(GpuirQuery *q)
  * gpuirlistread.c, which checks and decodes them) document by document.
  */
 
-/* cursor_decode: decode block blk of c's list (the one reader's checks) */
+/*
+ * cursor_decode: decode block blk of c's list (the one reader's checks),
+ * its tfs too with with_tfs (run_taat reads them all)
+ */
 static void
-cursor_decode(Cursor *c, int blk)
+cursor_decode(Cursor *c, int blk, bool with_tfs)
 {
-	GpuirListDecode(&c->list, (uint32) blk, false);
+	GpuirListDecode(&c->list, (uint32) blk, with_tfs);
 	GpuirLastQueryStats.blocks_decoded++;
 }
 
@@ -288,7 +291,7 @@ cursor_next_geq(GpuirQuery *q, Cursor *c, uint32 target, bool lazy)
 			c->doc = target;
 			return;
 		}
-		cursor_decode(c, b);
+		cursor_decode(c, b, false);
 		c->pos = 0;
 	}
 	c->lazy = false;
@@ -330,7 +333,7 @@ cursor_materialize(GpuirQuery *q, Cursor *c)
 
 	if (!c->lazy)
 		return;
-	cursor_decode(c, c->blk);
+	cursor_decode(c, c->blk, false);
 	c->lazy = false;
 	c->pos = 0;
 	while (c->list.docs[c->pos] < target)	/* docs[n-1] = last_docid >= target */
@@ -368,7 +371,7 @@ cursor_next(GpuirQuery *q, Cursor *c, bool lazy)
 		c->doc = c->list.dir[c->blk - 1].last_docid + 1;
 		return;
 	}
-	cursor_decode(c, c->blk);
+	cursor_decode(c, c->blk, false);
 	c->pos = 0;
 	c->doc = c->list.docs[0];
 }
@@ -398,17 +401,20 @@ cursor_block_bound(Cursor *c, uint32 target, uint32 *last)
 /*
  * cursor_open: a cursor on term's list de in the query's current segment
  * (number s), on its first posting; the block-max bound of every block is
- * computed from the headers with the query's N, avgdl and idf.
+ * computed from the headers with the query's N, avgdl and idf.  For
+ * run_taat (taat) no bound is computed and the first block's tfs are
+ * decoded with it.
  */
 static void
-cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de)
+cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de, bool taat)
 {
 	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL);
 	c->term = term;
 	c->idf = q->terms[term].idf;
 	c->bcoef = (double) c->idf * ((double) q->sc.k1 + 1.0);
-	c->bmax = palloc(sizeof(double) * c->list.nblocks);
-	for (uint32 i = 0; i < c->list.nblocks; i++)
+	c->bmax = taat ? NULL : palloc(sizeof(double) * c->list.nblocks);
+	c->ub = 0.0;
+	for (uint32 i = 0; !taat && i < c->list.nblocks; i++)
 	{
 		c->bmax[i] = 0.0;
 		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
@@ -420,7 +426,7 @@ cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de)
 	c->blk = 0;
 	c->sblk = 0;
 	c->lazy = false;
-	cursor_decode(c, 0);
+	cursor_decode(c, 0, taat);
 	c->pos = 0;
 	c->doc = c->list.docs[0];
 }
@@ -433,7 +439,8 @@ cursor_close(Cursor *c)
 	/* blocks passed over by their headers alone */
 	GpuirLastQueryStats.blocks_skipped += Max(reached - (int) c->list.ndecoded, 0);
 	GpuirListClose(&c->list);
-	pfree(c->bmax);
+	if (c->bmax)
+		pfree(c->bmax);
 }
 
 /* ---------- session caches ---------- */
@@ -752,7 +759,7 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
  * the same float sum in the same term order as score_doc's (from 0.0f, one
  * GpuirBM25 per term), so the results are bit for bit those of run_or; the
  * work is a few operations a posting, without DAAT's per-document cursor
- * moves.  It reads every posting, so run_mode takes it only where skipping
+ * moves.  It reads every posting, so run_segment takes it only where skipping
  * has little to skip (gpuir.taat_max_postings); it needs the segment's
  * session copy of the lengths (q->lens).
  */
@@ -804,7 +811,9 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 				 * batch of them would not see a cancel
 				 */
 				CHECK_FOR_INTERRUPTS();
-				GpuirListDecode(l, (uint32) c->blk, true);	/* no-op when held with tfs */
+				if (l->decoded != c->blk)
+					cursor_decode(c, c->blk, true);
+				Assert(l->has_tfs);
 				{
 					/* locals: the stores below may alias any pointer's target */
 					const uint32 *docs = l->docs;
@@ -851,7 +860,6 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 				c->blk++;
 				c->pos = 0;
 				c->doc = l->dir[c->blk - 1].last_docid + 1;	/* a lower bound */
-				GpuirLastQueryStats.blocks_decoded++;
 			}
 		}
 
@@ -1013,42 +1021,97 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 	pfree(ord);
 }
 
-static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode);
+static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat);
 
-/* run the mode over segment s */
-static void
-run_segment(GpuirQuery *q, int s, GpuirMode mode)
+/*
+ * open_cursors: a cursor in cursors[] on each list of segment s that q's
+ * terms have, in term order (cursor_open, with taat), cur[i] pointing to
+ * the i-th; returns how many
+ */
+static int
+open_cursors(GpuirQuery *q, int s, bool taat, Cursor *cursors, Cursor **cur)
 {
-	Cursor	   *cursors = palloc(sizeof(Cursor) * q->nterms);
-	Cursor	  **cur = palloc(sizeof(Cursor *) * q->nterms);
-	int			ncur = 0;
+	int			n = 0;
 
-	q->seg = &q->meta.segments[s];
 	for (int t = 0; t < q->nterms; t++)
 	{
 		GpuirDictEntry *de = &q->entries[s * q->nterms + t];
 
 		if (de->npostings == 0)
-		{
-			if (mode == GPUIR_MODE_AND)
-				goto done;		/* a missing term: no conjunctive match here */
 			continue;
-		}
-		cursor_open(q, &cursors[ncur], s, t, de);
-		cur[ncur] = &cursors[ncur];
-		ncur++;
+		cursor_open(q, &cursors[n], s, t, de, taat);
+		cur[n] = &cursors[n];
+		n++;
 	}
-	if (ncur == 0)
-		goto done;
+	return n;
+}
+
+/*
+ * run the mode over segment s: term at a time (run_taat) in modes or, wand
+ * and bmw when the query's lists there hold at most gpuir.taat_max_postings
+ * postings and the segment's lengths are in the session's copy; the mode's
+ * own loop otherwise
+ */
+static void
+run_segment(GpuirQuery *q, int s, GpuirMode mode)
+{
+	Cursor	   *cursors;
+	Cursor	  **cur;
+	int			ncur;
+	uint64		postings = 0;
+	bool		taat;
+
+	q->seg = &q->meta.segments[s];
+	for (int t = 0; t < q->nterms; t++)
+	{
+		uint32		n = q->entries[s * q->nterms + t].npostings;
+
+		if (n == 0 && mode == GPUIR_MODE_AND)
+			return;				/* a missing term: no conjunctive match here */
+		postings += n;
+	}
+	if (postings == 0)
+		return;
+	q->lens = doclens_for(q);	/* held by run_mode */
+	taat = q->lens != NULL && mode != GPUIR_MODE_AND && mode != GPUIR_MODE_AND_OR &&
+		postings <= (uint64) gpuir_taat_max_postings;
+
+	cursors = palloc(sizeof(Cursor) * q->nterms);
+	cur = palloc(sizeof(Cursor *) * q->nterms);
+	ncur = open_cursors(q, s, taat, cursors, cur);
 
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
 	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
-	q->lens = doclens_for(q);
+	run_mode(q, cur, ncur, mode, taat);
+	GpuirStreamReaderEnd(&q->tids);
+	GpuirStreamReaderEnd(&q->dls);
+	GpuirStreamReaderEnd(&q->del);
+	for (int i = 0; i < ncur; i++)
+		cursor_close(cur[i]);
+	pfree(cursors);
+	pfree(cur);
+}
+
+/*
+ * run_mode: mode's loop over the cursors of the current segment, or
+ * run_taat; the segment's copy of the lengths (q->lens, from doclens_for)
+ * is held meanwhile and let go after, also on an error
+ */
+static void
+run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat)
+{
 	doclens_users++;
 	PG_TRY();
 	{
-		run_mode(q, cur, ncur, mode);
+		if (taat)
+			run_taat(q, cur, ncur);
+		else if (mode == GPUIR_MODE_AND)
+			run_and(q, cur, ncur);
+		else if (mode == GPUIR_MODE_OR)
+			run_or(q, cur, ncur);
+		else
+			run_wand(q, cur, ncur, mode != GPUIR_MODE_WAND);	/* bmw, and_or */
 	}
 	PG_FINALLY();
 	{
@@ -1056,49 +1119,6 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 		q->lens = NULL;
 	}
 	PG_END_TRY();
-	GpuirStreamReaderEnd(&q->tids);
-	GpuirStreamReaderEnd(&q->dls);
-	GpuirStreamReaderEnd(&q->del);
-done:
-	for (int i = 0; i < ncur; i++)
-		cursor_close(cur[i]);
-	pfree(cursors);
-	pfree(cur);
-}
-
-/* run_mode: mode's loop over the cursors of the current segment */
-static void
-run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode)
-{
-	if (mode != GPUIR_MODE_AND && mode != GPUIR_MODE_AND_OR && q->lens != NULL &&
-		gpuir_taat_max_postings > 0)
-	{
-		uint64		total = 0;
-
-		for (int i = 0; i < ncur; i++)
-			total += cur[i]->list.npostings;
-		if (total <= (uint64) gpuir_taat_max_postings)
-		{
-			run_taat(q, cur, ncur);
-			return;
-		}
-	}
-	switch (mode)
-	{
-		case GPUIR_MODE_AND:
-			run_and(q, cur, ncur);
-			break;
-		case GPUIR_MODE_OR:
-			run_or(q, cur, ncur);
-			break;
-		case GPUIR_MODE_WAND:
-			run_wand(q, cur, ncur, false);
-			break;
-		case GPUIR_MODE_BMW:
-		case GPUIR_MODE_AND_OR:
-			run_wand(q, cur, ncur, true);
-			break;
-	}
 }
 
 /* ---------- the insert buffer ---------- */
