@@ -635,6 +635,32 @@ encode_list(GpuirLists *ls, Relation index, const LexKey *lk, const GpuirPosting
 }
 
 /*
+ * encode_pieces: encode_list of lexeme lk's postings (list with
+ * dl_by_docid, or listdl; docIDs ascending, numbered across the pieces)
+ * into ls[r] for each piece r of pieces that holds some of them, rebased to
+ * the piece's first document; a piece without any gets no entry.
+ */
+static void
+encode_pieces(GpuirLists **ls, const GpuirPieces *pieces, Relation index, const LexKey *lk,
+			  const GpuirPosting *list, const uint32 *dl_by_docid,
+			  const GpuirPostingDl *listdl, uint64 n)
+{
+	uint64		i = 0;
+
+	for (int r = 0; r < pieces->n && i < n; r++)
+	{
+		uint64		j = i;
+
+		while (j < n && (list ? list[j].doc : listdl[j].doc) < pieces->first[r + 1])
+			j++;
+		if (j > i)
+			encode_list(ls[r], index, lk, list ? list + i : NULL, dl_by_docid, pieces->first[r],
+						listdl ? listdl + i : NULL, j - i);
+		i = j;
+	}
+}
+
+/*
  * spill_run: write the postings held as one sorted run to a temporary file
  * of its own (the terms present, in dictionary order: a RunChunk each, then
  * its postings in arrival order, builder doc indexes; RUN_END last), then
@@ -1180,6 +1206,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 {
 	MemoryContext old;
 	GpuirLists *ls;
+	GpuirLists *lsp[GPUIR_MAX_SEGMENTS];	/* &ls[r], as encode_pieces takes them */
 	uint32	   *dl_by_docid;
 	GpuirPieces p;
 	const LexKey *lk;
@@ -1197,6 +1224,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 		ls[r].b = bparam;
 		/* the whole build's: what a single segment's impacts would use */
 		ls[r].avgdl = Max((double) b->total_dl / b->ndocs, 1.0);
+		lsp[r] = &ls[r];
 	}
 	progress(b, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_SORT);
 	spill_held(b);
@@ -1221,22 +1249,10 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	progress(b, PROGRESS_CREATEIDX_TUPLES_TOTAL, b->nterms);
 	for (uint32 t = 0; list_next(b, &lk, &list, &n); t++)
 	{
-		uint64		i = 0;
-
 		CHECK_FOR_INTERRUPTS();
 		if ((t % 1024) == 0)
 			progress(b, PROGRESS_CREATEIDX_TUPLES_DONE, t);
-		/* the list's postings of each piece (a piece without any has no entry) */
-		for (int r = 0; r < p.n && i < n; r++)
-		{
-			uint64		j = i;
-
-			while (j < n && list[j].doc < p.first[r + 1])
-				j++;
-			if (j > i)
-				encode_list(&ls[r], index, lk, list + i, dl_by_docid, p.first[r], NULL, j - i);
-			i = j;
-		}
+		encode_pieces(lsp, &p, index, lk, list, dl_by_docid, NULL, n);
 	}
 	list_end(b);
 	pfree(dl_by_docid);
@@ -1573,7 +1589,6 @@ GpuirListsMerge(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
 	GpuirPostingDl *out = NULL;
 	uint64		out_cap = 0;
 	uint64		taken = 0;
-	uint64		at;
 
 	for (int s = 0; s < nsrc; s++)
 		have[s] = src[s].next(src[s].arg, &lex[s], &len[s], &list[s], &cnt[s]);
@@ -1651,19 +1666,7 @@ GpuirListsMerge(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
 		}
 		lk.s = lex[members[0]];
 		lk.len = len[members[0]];
-		/* each piece's postings (a piece without any has no entry) */
-		at = 0;
-		for (int r = 0; r < pieces->n && at < total; r++)
-		{
-			uint64		end = at;
-
-			while (end < total && merged[end].doc < pieces->first[r + 1])
-				end++;
-			if (end > at)
-				encode_list(ls[r], index, &lk, NULL, NULL, pieces->first[r], merged + at,
-							end - at);
-			at = end;
-		}
+		encode_pieces(ls, pieces, index, &lk, NULL, NULL, merged, total);
 		for (int i = 0; i < nm; i++)
 		{
 			int			s = members[i];
