@@ -126,12 +126,14 @@ sub crash_during
 
 # ---- 2. kill -9 of the backend running gpuir_merge of a big buffer ----
 # (a merge that ends before crash_during's polls see it is tried again with
-# another buffer full, at most three times)
+# a buffer twice as full, at most four times: 10,000 rows, then 20,000,
+# 40,000 and 80,000; faster merges shrank the first one's window below the
+# polls' on a 2-core machine)
 {
 	my $killed = 0;
-	for (my $try = 0; $try < 3 && !$killed; $try++)
+	for (my $try = 0; $try < 4 && !$killed; $try++)
 	{
-		my ($lo, $hi) = (10001 + 10000 * $try, 20000 + 10000 * $try);
+		my ($lo, $hi) = (10001 + 10000 * ((1 << $try) - 1), 10000 + 10000 * ((2 << $try) - 1));
 		$node->safe_psql('postgres', qq{
 			SET gpuir.insert_buffer_limit = '1GB';
 			INSERT INTO docs SELECT i, 'uniq' || i || ' merge w' || i % 13 || ' ' ||
