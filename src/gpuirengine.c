@@ -151,6 +151,16 @@ fetch_visible(GpuirQuery *q, ItemPointer tid, ItemPointer heap_tid)
 	return true;
 }
 
+/* is docID segdoc of q's current segment deleted? (its deletion bitmap) */
+static inline bool
+segdoc_deleted(GpuirQuery *q, uint32 segdoc)
+{
+	uint8		byte;
+
+	GpuirStreamRead(&q->del, segdoc / 8, &byte, 1);
+	return (byte & (1 << (segdoc % 8))) != 0;
+}
+
 /*
  * GpuirQueryConsider: offer a scored candidate; it enters the heap when it
  * beats the worst kept result, ranks after the query's after cursor (if
@@ -176,14 +186,8 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 	/* the next page: only what ranks after the last result of the previous one */
 	if (q->after_set && !GpuirResultBetter(q->after_score, &q->after_tid, score, tid))
 		return;
-	if (from_segment)
-	{
-		uint8		byte;
-
-		GpuirStreamRead(&q->del, segdoc / 8, &byte, 1);
-		if (byte & (1 << (segdoc % 8)))
-			return;
-	}
+	if (from_segment && segdoc_deleted(q, segdoc))
+		return;
 	/*
 	 * A live entry's TID is inside the table (VACUUM marks an entry before
 	 * the table can be truncated, and the table is locked): a TID from a
@@ -502,6 +506,10 @@ struct DocLens
 	uint32	   *dl;				/* ndocs lengths */
 	uint8	   *dl_code;		/* ndocs length codes (dl_floor) */
 	ItemPointerData *tids;		/* ndocs heap TIDs */
+	/* run_taat's length norms (GpuirBM25Norm) for norm_sc's k1, b and avgdl */
+	float4	   *norm;			/* ndocs, NULL until first computed */
+	GpuirScoring norm_sc;
+	uint64		stale_postings; /* scored from dl since norm went stale */
 };
 typedef struct DocLens DocLens;
 
@@ -564,7 +572,8 @@ static DocLens *
 doclens_for(GpuirQuery *q)
 {
 	const GpuirSegmentData *seg = q->seg;
-	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1 + sizeof(ItemPointerData));
+	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1 + sizeof(ItemPointerData) +
+												 sizeof(float4));
 	DocLenKey	key;
 	DocLens    *d;
 	bool		found;
@@ -618,8 +627,46 @@ doclens_for(GpuirQuery *q)
 		d->dl = dl;
 		d->dl_code = code;
 		d->tids = tids;
+		d->norm = NULL;
+		d->stale_postings = 0;
 	}
 	return d;
+}
+
+/*
+ * doclens_norms: the length norms of q's segment (q->lens) for q's scoring
+ * constants, or NULL: score from the lengths.  avgdl changes with every
+ * insert, and computing a segment's norms costs about what scoring as many
+ * postings from their lengths costs, so they are computed once the postings
+ * scored from lengths since they went stale (postings, this query's, added)
+ * reach the segment's documents: at most twice the work of the better
+ * choice, whatever the order of inserts and queries (rent or buy).
+ */
+static const float4 *
+doclens_norms(GpuirQuery *q, uint64 postings)
+{
+	DocLens    *d = (DocLens *) q->lens;	/* the session's copy: ours to update */
+	const uint32 ndocs = q->seg->ndocs;
+
+	if (d->norm != NULL && d->norm_sc.k1 == q->sc.k1 && d->norm_sc.b == q->sc.b &&
+		d->norm_sc.avgdl == q->sc.avgdl)
+		return d->norm;
+	d->stale_postings += postings;
+	if (d->stale_postings < ndocs)
+		return NULL;
+	if (d->norm == NULL)
+		d->norm = MemoryContextAllocExtended(doclens_cxt, sizeof(float4) * (Size) ndocs,
+											 MCXT_ALLOC_HUGE);	/* counted in need */
+	d->norm_sc.avgdl = -1.0f;	/* no query's: not valid until the loop ends */
+	for (uint32 i = 0; i < ndocs; i++)
+	{
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		d->norm[i] = GpuirBM25Norm(d->dl[i], q->sc.k1, q->sc.b, q->sc.avgdl);
+	}
+	d->norm_sc = q->sc;
+	d->stale_postings = 0;
+	return d->norm;
 }
 
 /* ---------- scoring within a segment ---------- */
@@ -750,6 +797,135 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
 }
 
 /*
+ * TaatTopk: run_taat's candidates for a large k.  A heap of k results costs
+ * log k steps for each document that beats its worst (at k = 1000, most of
+ * the documents of the first windows), so for k >= TAAT_SELECT_MIN_K the
+ * candidates that reach the threshold are appended to an array of 2k, and
+ * a full array is cut to its best k by selection (Hoare's FIND, 1961): O(1)
+ * a candidate amortised.  The threshold is the worst kept after the last
+ * cut (a lower bound of the true k-th best, so nothing that may enter the
+ * top-k is dropped); the best k go to GpuirQueryConsider as the segment
+ * ends.  Candidates are ranked as GpuirResultBetter ranks results (score,
+ * then TID), so the k kept are the heap's k.
+ */
+#define TAAT_SELECT_MIN_K	128
+
+typedef struct TaatCand
+{
+	float4		score;
+	uint32		doc;			/* docID in the segment */
+} TaatCand;
+
+typedef struct TaatTopk
+{
+	TaatCand   *c;				/* [cap]: cap = 2k */
+	int			n;
+	int			k;
+	float4		threshold;		/* c's worst after the last cut; -inf before */
+	const ItemPointerData *tids;	/* the segment's TIDs by docID */
+} TaatTopk;
+
+static inline bool
+cand_better(const TaatTopk *t, const TaatCand *a, const TaatCand *b)
+{
+	return GpuirResultBetter(a->score, (ItemPointer) &t->tids[a->doc],
+							 b->score, (ItemPointer) &t->tids[b->doc]);
+}
+
+/*
+ * cand_select: reorder c[0, n) so that its k best (cand_better, a strict
+ * total order: TIDs differ) are c[0, k), c[k - 1] the worst of them:
+ * Hoare's FIND with a median-of-three pivot.
+ */
+static void
+cand_select(const TaatTopk *t, TaatCand *c, int n, int k)
+{
+	int			lo = 0;
+	int			hi = n - 1;
+
+	Assert(k >= 1 && k <= n);
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			i = lo;
+		int			j = hi;
+		TaatCand	pivot;
+		TaatCand	tmp;
+
+#define CAND_SWAP(x, y) (tmp = c[x], c[x] = c[y], c[y] = tmp)
+		if (cand_better(t, &c[mid], &c[lo]))
+			CAND_SWAP(mid, lo);
+		if (cand_better(t, &c[hi], &c[lo]))
+			CAND_SWAP(hi, lo);
+		if (cand_better(t, &c[hi], &c[mid]))
+			CAND_SWAP(hi, mid);
+		pivot = c[mid];
+		/* after this: c[lo, j] rank before or at the pivot, c[i, hi] at or after it */
+		while (i <= j)
+		{
+			while (cand_better(t, &c[i], &pivot))
+				i++;
+			while (cand_better(t, &pivot, &c[j]))
+				j--;
+			if (i <= j)
+			{
+				CAND_SWAP(i, j);
+				i++;
+				j--;
+			}
+		}
+#undef CAND_SWAP
+		if (k - 1 <= j)
+			hi = j;
+		else if (k - 1 >= i)
+			lo = i;
+		else
+			break;				/* c[k - 1] is the pivot, in place */
+	}
+}
+
+/* taat_cut: keep t's best k candidates; the threshold becomes the worst of them */
+static void
+taat_cut(TaatTopk *t)
+{
+	if (t->n <= t->k)
+		return;
+	cand_select(t, t->c, t->n, t->k);
+	t->n = t->k;
+	t->threshold = t->c[t->k - 1].score;
+}
+
+/*
+ * taat_add: add the scores of postings [from, stop) of a decoded block (all
+ * in the window at base) to their accumulators, and mark them seen.
+ * use_norm (a constant at each call, so each loop is compiled apart):
+ * score from the kept length norms, else from the lengths.
+ */
+static pg_attribute_always_inline void
+taat_add(float4 *restrict acc, uint64 *restrict seen, uint32 base,
+		 const uint32 *restrict docs, const uint32 *restrict tfs, int from, int stop,
+		 float4 idf, bool use_norm, const float4 *restrict norms,
+		 const uint32 *restrict dls, const GpuirScoring *sc)
+{
+	const float4 k1 = sc->k1;
+	const float4 b = sc->b;
+	const float4 avgdl = sc->avgdl;
+
+	for (int j = from; j < stop; j++)
+	{
+		uint32		d = docs[j];
+		uint32		w = d - base;
+
+		seen[w / 64] |= UINT64CONST(1) << (w % 64);
+		/* acc[w] is 0.0f when first touched: score_doc's sum starts at 0.0f */
+		if (use_norm)
+			acc[w] += GpuirBM25FromNorm(idf, tfs[j], norms[d], k1);
+		else
+			acc[w] += GpuirBM25Expr(idf, tfs[j], dls[d], k1, b, avgdl);
+	}
+}
+
+/*
  * run_taat: exhaustive disjunctive top-k, term at a time (TAAT) into score
  * accumulators (Turtle & Flood 1995, term-at-a-time evaluation; the CPU side
  * of Ding et al. 2009's TAAT OR with per-document accumulators), over docID
@@ -761,7 +937,11 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
  * work is a few operations a posting, without DAAT's per-document cursor
  * moves.  It reads every posting, so run_segment takes it only where skipping
  * has little to skip (gpuir.taat_max_postings); it needs the segment's
- * session copy of the lengths (q->lens).
+ * session copy of the lengths (q->lens), and scores from its length norms
+ * when they are kept for the query's constants (doclens_norms).  The
+ * accumulators and their bitmap stay zero between calls (the offer clears
+ * what it reads; after an error the next call zeroes them), and a large k
+ * collects its candidates in a TaatTopk.
  */
 #define TAAT_WINDOW		(1 << 16)	/* 256 KB of accumulators: in L2 */
 
@@ -769,19 +949,47 @@ static void
 run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 {
 	static float4 *acc = NULL;	/* kept for the session: 256 KB */
-	static uint64 *seen = NULL; /* zeroed here and as each window ends */
+	static uint64 *seen = NULL; /* the accumulators touched in this window */
+	static uint8 *del = NULL;	/* with t: the window's deletion bits */
+	static bool clean;			/* seen and acc all zero */
+	uint64		postings = 0;
+	const float4 *norms;		/* NULL: score from dls */
+	float4		thr;
+	uint64		scored = 0;		/* docs_scored, added as the segment ends */
 	const uint32 *dls = q->lens->dl;
 	const uint32 ndocs = q->seg->ndocs;
+	TaatTopk	topk;
+	TaatTopk   *t = NULL;		/* NULL: each candidate to GpuirQueryConsider */
 
+	/* with deferred snapshot checks GpuirQueryConsider fetches no row */
+	if (q->k >= TAAT_SELECT_MIN_K && q->defer_visibility)
+	{
+		t = &topk;
+		t->k = q->k;
+		t->n = 0;
+		t->threshold = -INFINITY;
+		t->tids = q->lens->tids;
+		t->c = palloc(sizeof(TaatCand) * 2 * (Size) q->k);
+	}
 	if (seen == NULL)
 	{
-		uint64	   *s = MemoryContextAlloc(TopMemoryContext, sizeof(uint64) * (TAAT_WINDOW / 64));
+		uint64	   *s = MemoryContextAllocZero(TopMemoryContext, sizeof(uint64) * (TAAT_WINDOW / 64));
 
-		acc = MemoryContextAlloc(TopMemoryContext, sizeof(float4) * TAAT_WINDOW);
-		seen = s;				/* both set, or neither */
+		acc = MemoryContextAllocZero(TopMemoryContext, sizeof(float4) * TAAT_WINDOW);
+		del = MemoryContextAlloc(TopMemoryContext, TAAT_WINDOW / 8);
+		seen = s;				/* all set, or none */
+		clean = true;
 	}
-	/* a query that ended in an error (a cancel, a corrupt page) left bits set */
-	memset(seen, 0, sizeof(uint64) * (TAAT_WINDOW / 64));
+	/* a query that ended in an error (a cancel, a corrupt page) left some set */
+	if (!clean)
+	{
+		memset(seen, 0, sizeof(uint64) * (TAAT_WINDOW / 64));
+		memset(acc, 0, sizeof(float4) * TAAT_WINDOW);
+	}
+	clean = false;
+	for (int i = 0; i < ncur; i++)
+		postings += cur[i]->list.npostings;
+	norms = doclens_norms(q, postings);
 	for (;;)
 	{
 		uint32		base = GPUIR_DOC_END;
@@ -793,6 +1001,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 			base = Min(base, cur[i]->doc);
 		if (base == GPUIR_DOC_END)
 			break;
+		base &= ~(uint32) 63;	/* whole bytes and words of the bitmaps */
 		end = (base > GPUIR_DOC_END - TAAT_WINDOW) ? GPUIR_DOC_END : base + TAAT_WINDOW;
 
 		for (int i = 0; i < ncur; i++)
@@ -815,30 +1024,22 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 					cursor_decode(c, c->blk, true);
 				Assert(l->has_tfs);
 				{
-					/* locals: the stores below may alias any pointer's target */
 					const uint32 *docs = l->docs;
-					const uint32 *tfs = l->tfs;
 					const int	n = l->n;
-					const GpuirScoring sc = q->sc;
 
-					for (j = c->pos; j < n && docs[j] < end; j++)
-					{
-						uint32		d = docs[j];
-						uint32		w = d - base;
-						uint64		bit = UINT64CONST(1) << (w % 64);
-						float4		s;
-
-						if (unlikely(d >= ndocs))
-							GpuirCorrupt(q->index, "docID past the end of its segment");
-						s = GpuirBM25(idf, tfs[j], dls[d], &sc);
-						if (seen[w / 64] & bit)
-							acc[w] += s;
-						else
-						{
-							seen[w / 64] |= bit;
-							acc[w] = 0.0f + s;	/* score_doc's sum starts at 0.0f */
-						}
-					}
+					/* a block's docIDs increase (d-gaps of at least 1) */
+					if (unlikely(docs[n - 1] >= ndocs))
+						GpuirCorrupt(q->index, "docID past the end of its segment");
+					j = n;
+					if (docs[n - 1] >= end)
+						for (j = c->pos; docs[j] < end; j++)
+							;
+					if (norms != NULL)
+						taat_add(acc, seen, base, docs, l->tfs, c->pos, j, idf, true,
+								 norms, dls, &q->sc);
+					else
+						taat_add(acc, seen, base, docs, l->tfs, c->pos, j, idf, false,
+								 norms, dls, &q->sc);
 				}
 				if (j > c->pos)
 				{
@@ -863,7 +1064,21 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 			}
 		}
 
-		/* offer the window's documents in docID order, clearing as we go */
+		/* the deletion bits of the touched words' documents, in one read */
+		if (t != NULL && wlo < whi)
+		{
+			uint32		from = wlo * 8;
+			uint32		to = Min(whi * 8, (ndocs + 7) / 8 - base / 8);
+
+			GpuirStreamRead(&q->del, base / 8 + from, del + from, to - from);
+		}
+
+		/*
+		 * offer the window's documents in docID order, clearing as we go;
+		 * thr is the heap's worst score once it is full (GpuirQueryConsider
+		 * decides ties), kept in a local as only Consider changes it
+		 */
+		thr = (q->nheap == q->k) ? q->topk[0].score : -INFINITY;
 		for (uint32 wi = wlo; wi < whi; wi++)
 		{
 			uint64		bits = seen[wi];
@@ -875,13 +1090,40 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 				uint32		d = base + w;
 				float4		score = acc[w];
 
+				acc[w] = 0.0f;
 				bits &= bits - 1;
-				GpuirLastQueryStats.docs_scored++;
-				if (q->nheap == q->k && score < q->topk[0].score)
+				scored++;
+				if (score < thr)
 					continue;
-				GpuirQueryConsider(q, &q->lens->tids[d], score, d, true);
+				if (t == NULL)
+				{
+					GpuirQueryConsider(q, &q->lens->tids[d], score, d, true);
+					if (q->nheap == q->k)
+						thr = q->topk[0].score;
+					continue;
+				}
+				/* GpuirQueryConsider's tests but the heap's, which cut does */
+				if (score < t->threshold ||
+					(q->after_set && !GpuirResultBetter(q->after_score, &q->after_tid,
+														score, &q->lens->tids[d])) ||
+					(del[w / 8] & (1 << (w % 8))) != 0)
+					continue;
+				t->c[t->n].score = score;
+				t->c[t->n].doc = d;
+				if (++t->n == 2 * t->k)
+					taat_cut(t);
 			}
 		}
+	}
+	clean = true;
+	GpuirLastQueryStats.docs_scored += scored;
+	if (t != NULL)
+	{
+		taat_cut(t);
+		for (int i = 0; i < t->n; i++)
+			GpuirQueryConsider(q, &q->lens->tids[t->c[i].doc], t->c[i].score,
+							   t->c[i].doc, false);	/* deletion checked */
+		pfree(t->c);
 	}
 }
 

@@ -204,14 +204,29 @@ extern const char *GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32
  * round-to-nearest intrinsics and no fused multiply-add; C code that calls
  * it must not contract it either (test/ and bench/ build with
  * -ffp-contract=off; the backend's x86-64 build has no FMA to contract to).
+ * GpuirBM25Norm is its length norm k1 (1 - b + b dl / avgdl), which depends
+ * on the document only (run_taat keeps it per document), and
+ * GpuirBM25FromNorm the rest: the same float operations in the same order.
  */
+static inline float
+GpuirBM25Norm(uint32_t dl, float k1, float b, float avgdl)
+{
+	return k1 * ((1.0f - b) + b * ((float) dl / avgdl));
+}
+
+/* GpuirBM25FromNorm: GpuirBM25Expr given the document's GpuirBM25Norm (the same bits) */
+static inline float
+GpuirBM25FromNorm(float idf, uint32_t tf, float norm, float k1)
+{
+	float		tff = (float) tf;
+
+	return idf * (tff * (k1 + 1.0f)) / (tff + norm);
+}
+
 static inline float
 GpuirBM25Expr(float idf, uint32_t tf, uint32_t dl, float k1, float b, float avgdl)
 {
-	float		tff = (float) tf;
-	float		norm = k1 * ((1.0f - b) + b * ((float) dl / avgdl));
-
-	return idf * (tff * (k1 + 1.0f)) / (tff + norm);
+	return GpuirBM25FromNorm(idf, tf, GpuirBM25Norm(dl, k1, b, avgdl), k1);
 }
 
 #endif							/* GPUIRLIST_H */
