@@ -572,8 +572,7 @@ static DocLens *
 doclens_for(GpuirQuery *q)
 {
 	const GpuirSegmentData *seg = q->seg;
-	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1 + sizeof(ItemPointerData) +
-												 sizeof(float4));
+	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1 + sizeof(ItemPointerData));
 	DocLenKey	key;
 	DocLens    *d;
 	bool		found;
@@ -640,7 +639,8 @@ doclens_for(GpuirQuery *q)
  * postings from their lengths costs, so they are computed once the postings
  * scored from lengths since they went stale (postings, this query's, added)
  * reach the segment's documents: at most twice the work of the better
- * choice, whatever the order of inserts and queries (rent or buy).
+ * choice, whatever the order of inserts and queries (rent or buy).  Their
+ * memory counts in gpuir.doclength_cache; without room, NULL.
  */
 static const float4 *
 doclens_norms(GpuirQuery *q, uint64 postings)
@@ -655,8 +655,14 @@ doclens_norms(GpuirQuery *q, uint64 postings)
 	if (d->stale_postings < ndocs)
 		return NULL;
 	if (d->norm == NULL)
-		d->norm = MemoryContextAllocExtended(doclens_cxt, sizeof(float4) * (Size) ndocs,
-											 MCXT_ALLOC_HUGE);	/* counted in need */
+	{
+		uint64		need = (uint64) ndocs * sizeof(float4);
+
+		if (doclens_bytes + need > (uint64) gpuir_doclength_cache * 1024)
+			return NULL;		/* no room: from the lengths */
+		doclens_bytes += need;
+		d->norm = MemoryContextAllocExtended(doclens_cxt, need, MCXT_ALLOC_HUGE);
+	}
 	d->norm_sc.avgdl = -1.0f;	/* no query's: not valid until the loop ends */
 	for (uint32 i = 0; i < ndocs; i++)
 	{
