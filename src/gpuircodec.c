@@ -236,28 +236,23 @@ static void (*const unpack_groups[33]) (const uint8_t *words, int groups, uint32
 #endif
 
 /*
- * unpack: the n values of a section's words, w bits each, into vals.  On a
- * little-endian machine (the format's byte order) each value is one
- * unaligned 64-bit load, shift and mask: value i starts at bit i w, so its
- * bits lie within the 8 bytes from byte (i w) / 8 while those stay inside
- * the section's words.  Whole groups of 8 values go to unpack_w<w>; the
- * values after them, the same with w a variable; the last few read a
- * zero-padded copy of the words' tail.  Elsewhere, value by value
- * (GpuirCodecUnpackOne).
+ * unpack: the n values (n <= GPUIR_BLOCK_SIZE) of a section's words, w bits
+ * each, into vals.  On a little-endian machine (the format's byte order)
+ * each value is one unaligned 64-bit load, shift and mask: value i starts
+ * at bit i w, so its bits lie within the 8 bytes from byte (i w) / 8.  The
+ * groups of 8 values whose loads stay inside the section's words are
+ * unpacked in place (unpack_w<w>); the rest from a zero-padded copy of the
+ * words' tail, the last partial group into a scratch array.  Elsewhere,
+ * value by value (GpuirCodecUnpackOne).
  */
 static inline void
 unpack(const uint8_t *words, int n, int w, uint32_t *vals)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	const size_t wbytes = 4 * (((size_t) n * w + 31) / 32);
-	const uint64_t mask = ((uint64_t) 1 << w) - 1;	/* w <= 32 */
-	/* i w / 8 + 8 <= wbytes  <=>  i w < 8 (wbytes - 7) */
-	const size_t fit = (w == 0 || wbytes < 8) ? 0 : (8 * (wbytes - 7) - 1) / (size_t) w + 1;
-	const int	nfast = fit < (size_t) n ? (int) fit : n;
 	/* group g's last load ends at g w + (7 w) / 8 + 8 <= wbytes */
 	const size_t glast = (size_t) (7 * w) / 8 + 8;
 	int			groups;
-	size_t		bit;
 	int			i;
 
 	if (w == 0)
@@ -270,27 +265,24 @@ unpack(const uint8_t *words, int n, int w, uint32_t *vals)
 		groups = n / 8;
 	unpack_groups[w] (words, groups, vals);
 	i = 8 * groups;
-	bit = (size_t) i * w;
-	for (; i < nfast; i++, bit += w)
-	{
-		uint64_t	v;
-
-		memcpy(&v, words + bit / 8, 8);
-		vals[i] = (uint32_t) ((v >> (bit % 8)) & mask);
-	}
 	if (i < n)
 	{
-		/* fewer than 8 bytes are left from the next value's first byte on */
-		const size_t first = bit / 8;
-		uint8_t		tail[16] = {0};
+		/*
+		 * fewer than glast (<= 36) bytes are left, and a group reads at
+		 * most glast bytes from its start: all inside tail
+		 */
+		const size_t first = (size_t) groups * w;
+		const int	whole = (n - i) / 8;
+		uint8_t		tail[128] = {0};
+		uint32_t	last[8];
 
 		memcpy(tail, words + first, wbytes - first);
-		for (; i < n; i++, bit += w)
+		unpack_groups[w] (tail, whole, vals + i);
+		i += 8 * whole;
+		if (i < n)
 		{
-			uint64_t	v;
-
-			memcpy(&v, tail + (bit / 8 - first), 8);
-			vals[i] = (uint32_t) ((v >> (bit % 8)) & mask);
+			unpack_groups[w] (tail + (size_t) whole * w, 1, last);
+			memcpy(vals + i, last, sizeof(uint32_t) * (n - i));
 		}
 	}
 #else
@@ -354,13 +346,20 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 
 		if (decode_section(tsec, n, in[4], in[5], in[6], tfs) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
-		for (int i = 0; i < n; i++)
+		/* a value of w + h < 32 bits is below UINT32_MAX: no wrap to check */
+		if (in[4] + in[6] < 32)
+			for (int i = 0; i < n; i++)
+				tfs[i] += 1;
+		else
 		{
-			tfs[i] += 1;
-			wrapped |= (tfs[i] == 0);	/* was UINT32_MAX */
+			for (int i = 0; i < n; i++)
+			{
+				tfs[i] += 1;
+				wrapped |= (tfs[i] == 0);	/* was UINT32_MAX */
+			}
+			if (wrapped)
+				return GPUIR_CODEC_CORRUPT;
 		}
-		if (wrapped)
-			return GPUIR_CODEC_CORRUPT;
 	}
 	return n;
 }
