@@ -346,17 +346,13 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 
 		if (decode_section(tsec, n, in[4], in[5], in[6], tfs) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
-		/* a value of w + h < 32 bits is below UINT32_MAX: no wrap to check */
-		if (in[4] + in[6] < 32)
-			for (int i = 0; i < n; i++)
-				tfs[i] += 1;
-		else
+		for (int i = 0; i < n; i++)
+			tfs[i] += 1;
+		/* only a value of w + h >= 32 bits can have been UINT32_MAX */
+		if (in[4] + in[6] >= 32)
 		{
 			for (int i = 0; i < n; i++)
-			{
-				tfs[i] += 1;
-				wrapped |= (tfs[i] == 0);	/* was UINT32_MAX */
-			}
+				wrapped |= (tfs[i] == 0);
 			if (wrapped)
 				return GPUIR_CODEC_CORRUPT;
 		}

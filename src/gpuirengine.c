@@ -151,6 +151,14 @@ fetch_visible(GpuirQuery *q, ItemPointer tid, ItemPointer heap_tid)
 	return true;
 }
 
+/* may (score, tid) be returned by q? With an after cursor, only what ranks after it */
+static inline bool
+after_cursor_passes(const GpuirQuery *q, float4 score, ItemPointer tid)
+{
+	return !q->after_set ||
+		GpuirResultBetter(q->after_score, (ItemPointer) &q->after_tid, score, tid);
+}
+
 /* is docID segdoc of q's current segment deleted? (its deletion bitmap) */
 static inline bool
 segdoc_deleted(GpuirQuery *q, uint32 segdoc)
@@ -184,7 +192,7 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 		!GpuirResultBetter(score, tid, q->topk[0].score, &q->topk[0].tid))
 		return;
 	/* the next page: only what ranks after the last result of the previous one */
-	if (q->after_set && !GpuirResultBetter(q->after_score, &q->after_tid, score, tid))
+	if (!after_cursor_passes(q, score, tid))
 		return;
 	if (from_segment && segdoc_deleted(q, segdoc))
 		return;
@@ -946,18 +954,30 @@ taat_add(float4 *restrict acc, uint64 *restrict seen, uint32 base,
  * session copy of the lengths (q->lens), and scores from its length norms
  * when they are kept for the query's constants (doclens_norms).  The
  * accumulators and their bitmap stay zero between calls (the offer clears
- * what it reads; after an error the next call zeroes them), and a large k
- * collects its candidates in a TaatTopk.
+ * what it reads; after an error the next call zeroes them), the deletion
+ * bits of the documents a window touched come in one read (so
+ * GpuirQueryConsider reads none), and a large k collects its candidates in a
+ * TaatTopk.
  */
 #define TAAT_WINDOW		(1 << 16)	/* 256 KB of accumulators: in L2 */
+
+/* run_taat's window, kept for the session (TopMemoryContext, 272 KB) */
+typedef struct TaatScratch
+{
+	float4		acc[TAAT_WINDOW];	/* a score per document of the window */
+	uint64		seen[TAAT_WINDOW / 64]; /* the accumulators touched */
+	uint8		del[TAAT_WINDOW / 8];	/* the touched words' deletion bits */
+	bool		clean;			/* acc and seen all zero */
+} TaatScratch;
+
+static TaatScratch *taat_scratch = NULL;
 
 static void
 run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 {
-	static float4 *acc = NULL;	/* kept for the session: 256 KB */
-	static uint64 *seen = NULL; /* the accumulators touched in this window */
-	static uint8 *del = NULL;	/* with t: the window's deletion bits */
-	static bool clean;			/* seen and acc all zero */
+	TaatScratch *ts;
+	float4	   *acc;
+	uint64	   *seen;
 	uint64		postings = 0;
 	const float4 *norms;		/* NULL: score from dls */
 	float4		thr;
@@ -977,22 +997,21 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		t->tids = q->lens->tids;
 		t->c = palloc(sizeof(TaatCand) * 2 * (Size) q->k);
 	}
-	if (seen == NULL)
+	if (taat_scratch == NULL)
 	{
-		uint64	   *s = MemoryContextAllocZero(TopMemoryContext, sizeof(uint64) * (TAAT_WINDOW / 64));
-
-		acc = MemoryContextAllocZero(TopMemoryContext, sizeof(float4) * TAAT_WINDOW);
-		del = MemoryContextAlloc(TopMemoryContext, TAAT_WINDOW / 8);
-		seen = s;				/* all set, or none */
-		clean = true;
+		taat_scratch = MemoryContextAllocZero(TopMemoryContext, sizeof(TaatScratch));
+		taat_scratch->clean = true;
 	}
+	ts = taat_scratch;
+	acc = ts->acc;
+	seen = ts->seen;
 	/* a query that ended in an error (a cancel, a corrupt page) left some set */
-	if (!clean)
+	if (!ts->clean)
 	{
-		memset(seen, 0, sizeof(uint64) * (TAAT_WINDOW / 64));
-		memset(acc, 0, sizeof(float4) * TAAT_WINDOW);
+		memset(ts->seen, 0, sizeof(ts->seen));
+		memset(ts->acc, 0, sizeof(ts->acc));
 	}
-	clean = false;
+	ts->clean = false;
 	for (int i = 0; i < ncur; i++)
 		postings += cur[i]->list.npostings;
 	norms = doclens_norms(q, postings);
@@ -1071,12 +1090,12 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		}
 
 		/* the deletion bits of the touched words' documents, in one read */
-		if (t != NULL && wlo < whi)
+		if (wlo < whi)
 		{
 			uint32		from = wlo * 8;
 			uint32		to = Min(whi * 8, (ndocs + 7) / 8 - base / 8);
 
-			GpuirStreamRead(&q->del, base / 8 + from, del + from, to - from);
+			GpuirStreamRead(&q->del, base / 8 + from, ts->del + from, to - from);
 		}
 
 		/*
@@ -1099,20 +1118,17 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 				acc[w] = 0.0f;
 				bits &= bits - 1;
 				scored++;
-				if (score < thr)
+				if (score < thr || (ts->del[w / 8] & (1 << (w % 8))) != 0)
 					continue;
 				if (t == NULL)
 				{
-					GpuirQueryConsider(q, &q->lens->tids[d], score, d, true);
+					GpuirQueryConsider(q, &q->lens->tids[d], score, d, false);
 					if (q->nheap == q->k)
 						thr = q->topk[0].score;
 					continue;
 				}
 				/* GpuirQueryConsider's tests but the heap's, which cut does */
-				if (score < t->threshold ||
-					(q->after_set && !GpuirResultBetter(q->after_score, &q->after_tid,
-														score, &q->lens->tids[d])) ||
-					(del[w / 8] & (1 << (w % 8))) != 0)
+				if (score < t->threshold || !after_cursor_passes(q, score, &q->lens->tids[d]))
 					continue;
 				t->c[t->n].score = score;
 				t->c[t->n].doc = d;
@@ -1121,14 +1137,14 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 			}
 		}
 	}
-	clean = true;
+	ts->clean = true;
 	GpuirLastQueryStats.docs_scored += scored;
 	if (t != NULL)
 	{
 		taat_cut(t);
 		for (int i = 0; i < t->n; i++)
 			GpuirQueryConsider(q, &q->lens->tids[t->c[i].doc], t->c[i].score,
-							   t->c[i].doc, false);	/* deletion checked */
+							   t->c[i].doc, false);
 		pfree(t->c);
 	}
 }
