@@ -80,7 +80,8 @@ SELECT count(*) >= 1 AS has_rows, bool_and(device IS NOT NULL) AS has_device,
 FROM gpuir_status();
 SELECT coalesce(current_setting('gpuir.devices', true), 'all') AS devices;
 
--- gpuir_query_terms: distinct lexemes in term order, global df of live rows
+-- gpuir_query_terms: distinct lexemes in term order (idf descending: t7 is
+-- rarer than t1), global df of live rows
 -- (VACUUM takes the deleted rows out of df)
 VACUUM ba_docs;
 SELECT lexeme, df = (SELECT count(*) FROM ba_docs WHERE to_tsvector('simple', body) @@ to_tsquery('simple', lexeme)) AS df_ok,

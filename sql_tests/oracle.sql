@@ -365,6 +365,32 @@ SET gpuir.taat_max_postings = 0;
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
 SELECT * FROM oracle_cross();
 RESET gpuir.taat_max_postings;
+-- B1c. term at a time's MaxScore split: in an index of 5 segments the
+-- top-k has a threshold from the first segment on, so the others' lists of
+-- smallest bound add only to documents the other lists hold.  Every row and
+-- score bit must equal document at a time's, and the split must have pruned
+-- (fewer documents scored than hold a query lexeme).
+CREATE INDEX ol_idx5 ON ol_docs USING gpuir (body)
+  WITH (text_config = 'english', max_segment_docs = 4100);
+SELECT segments FROM gpuir_index_info('ol_idx5');
+CREATE TEMP TABLE ms_taat AS
+  SELECT g.mode, g.k, g.qid, r.rn, r.rid, r.score
+  FROM oc_grid g, LATERAL gpuir_search('ol_idx5', g.qtext, g.k, g.mode) WITH ORDINALITY r(rid, score, rn);
+SET gpuir.taat_max_postings = 0;
+CREATE TEMP TABLE ms_daat AS
+  SELECT g.mode, g.k, g.qid, r.rn, r.rid, r.score
+  FROM oc_grid g, LATERAL gpuir_search('ol_idx5', g.qtext, g.k, g.mode) WITH ORDINALITY r(rid, score, rn);
+RESET gpuir.taat_max_postings;
+SELECT (SELECT count(*) FROM ms_taat) AS result_rows,
+       (SELECT count(*) FROM (SELECT * FROM ms_taat EXCEPT ALL SELECT * FROM ms_daat) x)
+     + (SELECT count(*) FROM (SELECT * FROM ms_daat EXCEPT ALL SELECT * FROM ms_taat) x) AS differing;
+SELECT count(*) FROM gpuir_search('ol_idx5', 'w2 w3 w5 w7 w11 w13', 10, 'or');
+SELECT s.docs_scored < (SELECT count(*) FROM ol_docs
+                        WHERE to_tsvector('english', body)
+                              @@ to_tsquery('english', 'w2 | w3 | w5 | w7 | w11 | w13')) AS pruned
+FROM gpuir_last_query_stats() s;
+DROP INDEX ol_idx5;
+DROP TABLE ms_taat, ms_daat;
 
 -- B2. after inserts (insert buffer), deletes + VACUUM and a merge
 INSERT INTO ol_docs SELECT 300000 + id, body FROM ol_docs WHERE id % 50 = 1 ORDER BY id;

@@ -410,6 +410,18 @@ cursor_block_bound(Cursor *c, uint32 target, uint32 *last)
 	return c->bmax[b];
 }
 
+/* block_bound: the BM25 bound of block i of c's list, from its impacts */
+static double
+block_bound(GpuirQuery *q, Cursor *c, uint32 i)
+{
+	double		bound = 0.0;
+
+	for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
+		bound = Max(bound, GpuirBM25Bound(c->idf, c->list.dir[i].impact_tf[j],
+										  c->list.dir[i].impact_dl[j], &q->sc));
+	return bound;
+}
+
 /*
  * cursor_open: a cursor on term's list de in the query's current segment
  * (number s), on its first posting; the block-max bound of every block is
@@ -428,12 +440,9 @@ cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de,
 	c->ub = 0.0;
 	for (uint32 i = 0; !taat && i < c->list.nblocks; i++)
 	{
-		c->bmax[i] = 0.0;
-		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
-			c->bmax[i] = Max(c->bmax[i], GpuirBM25Bound(c->idf, c->list.dir[i].impact_tf[j],
-														c->list.dir[i].impact_dl[j], &q->sc));
+		c->bmax[i] = block_bound(q, c, i);
 		/* the list bound is the largest block bound: tighter than (max tf, min dl) */
-		c->ub = (i == 0) ? c->bmax[0] : Max(c->ub, c->bmax[i]);
+		c->ub = Max(c->ub, c->bmax[i]);
 	}
 	c->blk = 0;
 	c->sblk = 0;
@@ -939,27 +948,8 @@ taat_add(float4 *restrict acc, uint64 *restrict seen, uint32 base,
 	}
 }
 
-/*
- * run_taat: exhaustive disjunctive top-k, term at a time (TAAT) into score
- * accumulators (Turtle & Flood 1995, term-at-a-time evaluation; the CPU side
- * of Ding et al. 2009's TAAT OR with per-document accumulators), over docID
- * windows of TAAT_WINDOW documents: in each window each list, in query term
- * order, adds its postings' scores to an accumulator per document, and the
- * documents touched are then offered in docID order.  A document's score is
- * the same float sum in the same term order as score_doc's (from 0.0f, one
- * GpuirBM25 per term), so the results are bit for bit those of run_or; the
- * work is a few operations a posting, without DAAT's per-document cursor
- * moves.  It reads every posting, so run_segment takes it only where skipping
- * has little to skip (gpuir.taat_max_postings); it needs the segment's
- * session copy of the lengths (q->lens), and scores from its length norms
- * when they are kept for the query's constants (doclens_norms).  The
- * accumulators and their bitmap stay zero between calls (the offer clears
- * what it reads; after an error the next call zeroes them), the deletion
- * bits of the documents a window touched come in one read (so
- * GpuirQueryConsider reads none), and a large k collects its candidates in a
- * TaatTopk.
- */
-#define TAAT_WINDOW		(1 << 16)	/* 256 KB of accumulators: in L2 */
+/* run_taat's docID window: 256 KB of accumulators, in L2 */
+#define TAAT_WINDOW		(1 << 16)
 
 /* run_taat's window, kept for the session (TopMemoryContext, 272 KB) */
 typedef struct TaatScratch
@@ -972,6 +962,192 @@ typedef struct TaatScratch
 
 static TaatScratch *taat_scratch = NULL;
 
+/* what taat_list does with a list's postings in the window */
+typedef enum TaatAction
+{
+	TAAT_ADD,					/* add their scores, marking their documents */
+	TAAT_ADD_MARKED				/* add the scores of those of marked documents */
+} TaatAction;
+
+/*
+ * taat_add_marked: taat_add for a non-essential list: only documents that
+ * an essential list marked get its score
+ */
+static pg_attribute_always_inline void
+taat_add_marked(float4 *restrict acc, const uint64 *restrict seen, uint32 base,
+				const uint32 *restrict docs, const uint32 *restrict tfs, int from, int stop,
+				float4 idf, bool use_norm, const float4 *restrict norms,
+				const uint32 *restrict dls, const GpuirScoring *sc)
+{
+	for (int j = from; j < stop; j++)
+	{
+		uint32		d = docs[j];
+		uint32		w = d - base;
+
+		if ((seen[w / 64] & (UINT64CONST(1) << (w % 64))) == 0)
+			continue;
+		if (use_norm)
+			acc[w] += GpuirBM25FromNorm(idf, tfs[j], norms[d], sc->k1);
+		else
+			acc[w] += GpuirBM25Expr(idf, tfs[j], dls[d], sc->k1, sc->b, sc->avgdl);
+	}
+}
+
+/* seen_any: is a document of the window in [a, b] (window offsets) marked? */
+static inline bool
+seen_any(const uint64 *seen, uint32 a, uint32 b)
+{
+	uint32		wa = a / 64,
+				wb = b / 64;
+	uint64		ma = ~UINT64CONST(0) << (a % 64);
+	uint64		mb = ~UINT64CONST(0) >> (63 - b % 64);
+
+	if (wa == wb)
+		return (seen[wa] & ma & mb) != 0;
+	if ((seen[wa] & ma) != 0)
+		return true;
+	for (uint32 w = wa + 1; w < wb; w++)
+		if (seen[w] != 0)
+			return true;
+	return (seen[wb] & mb) != 0;
+}
+
+/*
+ * taat_list: act on the postings of c's list in the window [base, end),
+ * moving the cursor to its first posting at or past end; [*wlo, *whi)
+ * grows to cover the words of seen it marks.  A non-essential list
+ * (TAAT_ADD_MARKED) skips, undecoded, the blocks whose docID range in the
+ * window holds no marked document.
+ */
+static pg_attribute_always_inline void
+taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
+		  TaatScratch *ts, const float4 *norms, uint32 *wlo, uint32 *whi)
+{
+	GpuirListCursor *l = &c->list;
+	const uint32 ndocs = q->seg->ndocs;
+	const uint32 *dls = q->lens->dl;
+
+	while (c->doc < end)
+	{
+		int			j;
+
+		/*
+		 * once a block: GpuirQueryTick's count (one a document in the
+		 * other loops) would not reach its mark in a short query, and a
+		 * batch of them would not see a cancel
+		 */
+		CHECK_FOR_INTERRUPTS();
+		if (action == TAAT_ADD_MARKED)
+		{
+			/* the block's part in the window, clipped to the marked words */
+			uint32		last = l->dir[c->blk].last_docid;
+			uint32		a = Max(c->doc - base, *wlo * 64);
+			uint32		b = Min(Min(last, end - 1) - base, *whi * 64 - 1);
+
+			if (*wlo >= *whi || a > b || !seen_any(ts->seen, a, b))
+			{
+				if (last >= end)
+				{
+					/* c->doc stays a lower bound: the block's later postings */
+					if (l->decoded == c->blk)
+					{
+						while (l->docs[c->pos] < end)
+							c->pos++;
+						c->doc = l->docs[c->pos];
+					}
+					else
+						c->doc = end;
+					break;
+				}
+				if (c->blk + 1 >= (int) l->nblocks)
+				{
+					c->blk = l->nblocks;
+					c->doc = GPUIR_DOC_END;
+					break;
+				}
+				c->blk++;
+				c->pos = 0;
+				c->doc = last + 1;	/* a lower bound */
+				continue;
+			}
+		}
+		if (l->decoded != c->blk)
+		{
+			cursor_decode(c, c->blk, true);
+			/* entered past its first postings (the window before had none marked) */
+			while (l->docs[c->pos] < c->doc)
+				c->pos++;
+		}
+		Assert(l->has_tfs);
+		{
+			const uint32 *docs = l->docs;
+			const int	n = l->n;
+
+			/* a block's docIDs increase (d-gaps of at least 1) */
+			if (unlikely(docs[n - 1] >= ndocs))
+				GpuirCorrupt(q->index, "docID past the end of its segment");
+			j = n;
+			if (docs[n - 1] >= end)
+				for (j = c->pos; docs[j] < end; j++)
+					;
+			if (action == TAAT_ADD && norms != NULL)
+				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf, true,
+						 norms, dls, &q->sc);
+			else if (action == TAAT_ADD)
+				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf, false,
+						 norms, dls, &q->sc);
+			else if (norms != NULL)
+				taat_add_marked(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
+								true, norms, dls, &q->sc);
+			else
+				taat_add_marked(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
+								false, norms, dls, &q->sc);
+		}
+		if (j > c->pos && action != TAAT_ADD_MARKED)
+		{
+			*wlo = Min(*wlo, (l->docs[c->pos] - base) / 64);
+			*whi = Max(*whi, (l->docs[j - 1] - base) / 64 + 1);
+		}
+		if (j < l->n)
+		{
+			c->pos = j;
+			c->doc = l->docs[j];
+			break;
+		}
+		if (c->blk + 1 >= (int) l->nblocks)
+		{
+			c->blk = l->nblocks;
+			c->doc = GPUIR_DOC_END;
+			break;
+		}
+		c->blk++;
+		c->pos = 0;
+		c->doc = l->dir[c->blk - 1].last_docid + 1;	/* a lower bound */
+	}
+}
+
+/*
+ * run_taat: exhaustive disjunctive top-k, term at a time (TAAT) into score
+ * accumulators (Turtle & Flood 1995, term-at-a-time evaluation; the CPU side
+ * of Ding et al. 2009's TAAT OR with per-document accumulators), over docID
+ * windows of TAAT_WINDOW documents: in each window each list, in query term
+ * order, adds its postings' scores to an accumulator per document, and the
+ * documents touched are then offered in docID order.  A document's score is
+ * the same float sum in the same term order as score_doc's (from 0.0f, one
+ * GpuirBM25 per term), so the results are bit for bit those of run_or; the
+ * work is a few operations a posting, without DAAT's per-document cursor
+ * moves.  Once the top-k has a threshold, MaxScore's non-essential lists
+ * (the last in term order) add only to documents an essential list
+ * touched, and skip their blocks that hold none.  It reads every essential
+ * posting, so run_segment takes it only where skipping has little to skip
+ * (gpuir.taat_max_postings); it needs the segment's session copy of the
+ * lengths (q->lens), and scores from its length norms when they are kept
+ * for the query's constants (doclens_norms).  The accumulators and their
+ * bitmap stay zero between calls (the offer clears what it reads; after an
+ * error the next call zeroes them), the deletion bits of the documents a
+ * window touched come in one read (so GpuirQueryConsider reads none), and a
+ * large k collects its candidates in a TaatTopk.
+ */
 static void
 run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 {
@@ -979,13 +1155,16 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 	float4	   *acc;
 	uint64	   *seen;
 	uint64		postings = 0;
-	const float4 *norms;		/* NULL: score from dls */
+	const float4 *norms;		/* NULL: score from the lengths */
 	float4		thr;
 	uint64		scored = 0;		/* docs_scored, added as the segment ends */
-	const uint32 *dls = q->lens->dl;
 	const uint32 ndocs = q->seg->ndocs;
 	TaatTopk	topk;
 	TaatTopk   *t = NULL;		/* NULL: each candidate to GpuirQueryConsider */
+	int			nonessential = 0;	/* the last lists in term order: MaxScore's */
+	double	   *ub = NULL;		/* [ncur]: list bounds, once the split is needed */
+	float4		theta;
+	float4		split_theta = -INFINITY;	/* the threshold of the split */
 
 	/* with deferred snapshot checks GpuirQueryConsider fetches no row */
 	if (q->k >= TAAT_SELECT_MIN_K && q->defer_visibility)
@@ -1029,65 +1208,48 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		base &= ~(uint32) 63;	/* whole bytes and words of the bitmaps */
 		end = (base > GPUIR_DOC_END - TAAT_WINDOW) ? GPUIR_DOC_END : base + TAAT_WINDOW;
 
-		for (int i = 0; i < ncur; i++)
+		/*
+		 * MaxScore's split (Turtle & Flood 1995, section 3.2; Ding & Suel
+		 * 2011, section 2), again when the threshold has risen: the last
+		 * lists in term order (about those of smallest idf, order_terms)
+		 * whose bounds sum below it are non-essential, as a document on
+		 * them alone cannot enter the top-k.  They come after the essential
+		 * ones in term order, so a document's sum keeps its order.  The
+		 * threshold is the heap's worst once it is full, and the TaatTopk's
+		 * cut-off.
+		 */
+		theta = (q->nheap == q->k) ? q->topk[0].score : -INFINITY;
+		if (t != NULL)
+			theta = Max(theta, t->threshold);
+		if (theta > split_theta && theta > 0.0f)
 		{
-			Cursor	   *c = cur[i];
-			const float4 idf = c->idf;
+			double		sum = 0.0;
 
-			while (c->doc < end)
+			split_theta = theta;
+			if (ub == NULL)
 			{
-				GpuirListCursor *l = &c->list;
-				int			j;
-
-				/*
-				 * once a block: GpuirQueryTick's count (one a document in the
-				 * other loops) would not reach its mark in a short query, and a
-				 * batch of them would not see a cancel
-				 */
-				CHECK_FOR_INTERRUPTS();
-				if (l->decoded != c->blk)
-					cursor_decode(c, c->blk, true);
-				Assert(l->has_tfs);
+				ub = palloc(sizeof(double) * ncur);
+				for (int i = 0; i < ncur; i++)
 				{
-					const uint32 *docs = l->docs;
-					const int	n = l->n;
-
-					/* a block's docIDs increase (d-gaps of at least 1) */
-					if (unlikely(docs[n - 1] >= ndocs))
-						GpuirCorrupt(q->index, "docID past the end of its segment");
-					j = n;
-					if (docs[n - 1] >= end)
-						for (j = c->pos; docs[j] < end; j++)
-							;
-					if (norms != NULL)
-						taat_add(acc, seen, base, docs, l->tfs, c->pos, j, idf, true,
-								 norms, dls, &q->sc);
-					else
-						taat_add(acc, seen, base, docs, l->tfs, c->pos, j, idf, false,
-								 norms, dls, &q->sc);
+					ub[i] = 0.0;
+					for (uint32 b = 0; b < cur[i]->list.nblocks; b++)
+						ub[i] = Max(ub[i], block_bound(q, cur[i], b));
 				}
-				if (j > c->pos)
-				{
-					wlo = Min(wlo, (l->docs[c->pos] - base) / 64);
-					whi = Max(whi, (l->docs[j - 1] - base) / 64 + 1);
-				}
-				if (j < l->n)
-				{
-					c->pos = j;
-					c->doc = l->docs[j];
-					break;
-				}
-				if (c->blk + 1 >= (int) l->nblocks)
-				{
-					c->blk = l->nblocks;
-					c->doc = GPUIR_DOC_END;
-					break;
-				}
-				c->blk++;
-				c->pos = 0;
-				c->doc = l->dir[c->blk - 1].last_docid + 1;	/* a lower bound */
 			}
+			for (int i = ncur - 1; i >= 0; i--)
+			{
+				sum += ub[i];
+				if (sum * GPUIR_BOUND_SLACK >= (double) theta)
+					break;
+				nonessential = ncur - i;
+			}
+			/* nothing left in the segment can enter the top-k */
+			if (nonessential == ncur)
+				break;
 		}
+		for (int i = 0; i < ncur; i++)
+			taat_list(q, cur[i], base, end, i < ncur - nonessential ? TAAT_ADD : TAAT_ADD_MARKED,
+					  ts, norms, &wlo, &whi);
 
 		/* the deletion bits of the touched words' documents, in one read */
 		if (wlo < whi)
@@ -1139,6 +1301,8 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 	}
 	ts->clean = true;
 	GpuirLastQueryStats.docs_scored += scored;
+	if (ub != NULL)
+		pfree(ub);
 	if (t != NULL)
 	{
 		taat_cut(t);
@@ -2115,6 +2279,81 @@ query_words(GpuirQuery *q, const GpuirQueryInput *in, const char *bufdata)
 
 /* ---------- preparing, running and finishing a query ---------- */
 
+/* order_terms' comparator: idf descending, then lexeme order (the index) */
+static const QTerm *order_terms_of;
+
+static int
+order_terms_cmp(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	if (order_terms_of[x].idf != order_terms_of[y].idf)
+		return order_terms_of[x].idf > order_terms_of[y].idf ? -1 : 1;
+	return x - y;
+}
+
+/*
+ * order_terms: put q's terms (and their dictionary entries and buffer tfs)
+ * in the term order, idf descending, ties in lexeme order.  Every mode, on
+ * the CPU and on the GPU, sums a document's scores in this order, so that
+ * run_taat's non-essential lists (MaxScore: those of smallest bound, about
+ * the smallest idf) come last in it and are added after the essential ones.
+ */
+static void
+order_terms(GpuirQuery *q)
+{
+	const int	n = q->nterms;
+	int		   *perm;
+	QTerm	   *terms;
+	GpuirDictEntry *entries;
+	uint32	   *tfs = NULL;
+	bool		same = true;
+
+	if (n < 2)
+		return;
+	perm = palloc(sizeof(int) * n);
+	for (int t = 0; t < n; t++)
+		perm[t] = t;
+	order_terms_of = q->terms;
+	qsort(perm, n, sizeof(int), order_terms_cmp);
+	for (int t = 0; t < n && same; t++)
+		same = perm[t] == t;
+	if (same)
+	{
+		pfree(perm);
+		return;
+	}
+	terms = palloc(sizeof(QTerm) * n);
+	for (int t = 0; t < n; t++)
+		terms[t] = q->terms[perm[t]];
+	memcpy(q->terms, terms, sizeof(QTerm) * n);
+	pfree(terms);
+	entries = palloc(sizeof(GpuirDictEntry) * n);
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+	{
+		GpuirDictEntry *row = &q->entries[s * n];
+
+		for (int t = 0; t < n; t++)
+			entries[t] = row[perm[t]];
+		memcpy(row, entries, sizeof(GpuirDictEntry) * n);
+	}
+	pfree(entries);
+	for (int i = 0; i < q->nbufdocs; i++)
+	{
+		uint32	   *bt = q->bufdocs[i].tfs;
+
+		if (tfs == NULL)
+			tfs = palloc(sizeof(uint32) * n);
+		for (int t = 0; t < n; t++)
+			tfs[t] = bt[perm[t]];
+		memcpy(bt, tfs, sizeof(uint32) * n);
+	}
+	if (tfs != NULL)
+		pfree(tfs);
+	pfree(perm);
+}
+
 /*
  * GpuirQueryPrepare: take the metapage and insert buffer snapshot, find the
  * query's lexemes (query_words), look them up in every segment and compute
@@ -2179,6 +2418,7 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->norm_b = (double) q->sc.k1 * q->sc.b / q->sc.avgdl;
 	for (int t = 0; t < q->nterms; t++)
 		q->terms[t].idf = GpuirIdf(q->sc.N, Min(q->terms[t].df, q->sc.N));
+	order_terms(q);
 
 	q->topk = palloc(sizeof(GpuirResult) * k);
 	q->heap_nblocks = RelationGetNumberOfBlocks(heap);

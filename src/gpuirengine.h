@@ -16,7 +16,7 @@
 
 #include "gpuir.h"
 
-/* a query term: a distinct lexeme of the query, in lexeme order */
+/* a query term: a distinct lexeme of the query, in term order (order_terms) */
 typedef struct QTerm
 {
 	char	   *lexeme;
