@@ -11,6 +11,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* bytes of a section of n values of width w with e exceptions of width h */
 static inline size_t
@@ -310,6 +313,64 @@ decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals)
 	return GPUIR_CODEC_OK;
 }
 
+/*
+ * gaps_to_docids: turn the n d-gaps (each docID minus its predecessor,
+ * minus 1) in vals into docIDs after prev_docid (GPUIR_FIRST_PREV_DOCID: the
+ * first docID is its gap).  GPUIR_CODEC_CORRUPT when a docID would reach
+ * GPUIR_FIRST_PREV_DOCID: the gaps' sum is taken in 64 bits, so the 32-bit
+ * prefix sums (four at a time with SSE2: two shifted adds, then the carry)
+ * cannot have wrapped when it passes.
+ */
+static int
+gaps_to_docids(uint32_t *vals, int n, uint32_t prev_docid)
+{
+	int64_t		start = (prev_docid == GPUIR_FIRST_PREV_DOCID) ? -1 : (int64_t) prev_docid;
+	uint64_t	gaps = 0;
+	uint32_t	cur = prev_docid;	/* mod 2^32: FIRST_PREV + gap + 1 = gap */
+	int			i = 0;
+
+#ifdef __SSE2__
+	{
+		const __m128i one = _mm_set1_epi32(1);
+		const __m128i zero = _mm_setzero_si128();
+		__m128i		carry = _mm_set1_epi32((int) cur);
+		__m128i		sum = zero;
+
+		for (; i + 4 <= n; i += 4)
+		{
+			__m128i		g = _mm_loadu_si128((const __m128i *) (vals + i));
+			__m128i		v = _mm_add_epi32(g, one);
+
+			sum = _mm_add_epi64(sum, _mm_unpacklo_epi32(g, zero));
+			sum = _mm_add_epi64(sum, _mm_unpackhi_epi32(g, zero));
+			v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
+			v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
+			v = _mm_add_epi32(v, carry);
+			_mm_storeu_si128((__m128i *) (vals + i), v);
+			carry = _mm_shuffle_epi32(v, 0xFF);
+		}
+		if (i > 0)
+		{
+			uint64_t	two[2];
+
+			_mm_storeu_si128((__m128i *) two, sum);
+			gaps = two[0] + two[1];
+			cur = vals[i - 1];
+		}
+	}
+#endif
+	for (; i < n; i++)
+	{
+		gaps += vals[i];
+		cur += vals[i] + 1;
+		vals[i] = cur;
+	}
+	/* docIDs rise, so the last is checked for all (no 64-bit overflow) */
+	if (start + (int64_t) gaps + n >= (int64_t) GPUIR_FIRST_PREV_DOCID)
+		return GPUIR_CODEC_CORRUPT;
+	return GPUIR_CODEC_OK;
+}
+
 int
 GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 				 uint32_t *docids, uint32_t *tfs)
@@ -327,32 +388,31 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 
 	if (docids)
 	{
-		int64_t		cur = (prev_docid == GPUIR_FIRST_PREV_DOCID) ? -1 : (int64_t) prev_docid;
-
 		if (decode_section(gsec, n, in[1], in[2], in[3], docids) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
-		/* docIDs rise, so the last is checked for all (no 64-bit overflow) */
-		for (int i = 0; i < n; i++)
-		{
-			cur += (int64_t) docids[i] + 1;
-			docids[i] = (uint32_t) cur;
-		}
-		if (cur >= (int64_t) GPUIR_FIRST_PREV_DOCID)
+		if (gaps_to_docids(docids, n, prev_docid) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
 	}
 	if (tfs)
 	{
 		uint32_t	wrapped = 0;
+		int			i = 0;
 
 		if (decode_section(tsec, n, in[4], in[5], in[6], tfs) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
-		for (int i = 0; i < n; i++)
+#ifdef __SSE2__
+		for (; i + 4 <= n; i += 4)
+			_mm_storeu_si128((__m128i *) (tfs + i),
+							 _mm_add_epi32(_mm_loadu_si128((const __m128i *) (tfs + i)),
+										   _mm_set1_epi32(1)));
+#endif
+		for (; i < n; i++)
 			tfs[i] += 1;
 		/* only a value of w + h >= 32 bits can have been UINT32_MAX */
 		if (in[4] + in[6] >= 32)
 		{
-			for (int i = 0; i < n; i++)
-				wrapped |= (tfs[i] == 0);
+			for (int j = 0; j < n; j++)
+				wrapped |= (tfs[j] == 0);
 			if (wrapped)
 				return GPUIR_CODEC_CORRUPT;
 		}

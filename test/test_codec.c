@@ -194,6 +194,54 @@ main(void)
 		check(GpuirCodecBlockBytes(order, sizeof(order)) == (long) sizeof(order) &&
 			  GpuirCodecCheckTf(order) == GPUIR_CODEC_CORRUPT, "tf exception order rejected");
 	}
+	/*
+	 * d-gaps whose sum passes 2^32 - 1: rejected, whether the 32-bit prefix
+	 * sums wrap within a group of four (the SSE2 path) or in the scalar tail;
+	 * and large gaps that stay below it decode exactly
+	 */
+	for (int n = 1; n <= 11; n++)
+	{
+		uint8_t		blk[GPUIR_BLOCK_HEADER + 4 * 11] = {0};
+		uint32_t	d[GPUIR_BLOCK_SIZE];
+		uint32_t	prev = (n % 2) ? GPUIR_FIRST_PREV_DOCID : 5;
+
+		blk[0] = (uint8_t) (n - 1);
+		blk[1] = 32;			/* gaps: 32 bits, no exceptions; tfs: width 0 */
+		for (int i = 0; i < n; i++)
+		{
+			uint32_t	g = (i == n - 1) ? 0x80000000u : 0x01000000u;
+
+			memcpy(blk + GPUIR_BLOCK_HEADER + 4 * i, &g, 4);
+		}
+		/* the last gap alone reaches 2^31 and the others add 2^24 each */
+		check(GpuirCodecDecode(blk, GPUIR_BLOCK_HEADER + 4 * n, prev, d, NULL) == n &&
+			  d[n - 1] == (prev == GPUIR_FIRST_PREV_DOCID ? 0 : prev + 1) +
+			  (uint32_t) (n - 1) * 0x01000001u + 0x80000000u,
+			  "large d-gaps below 2^32 decode");
+		for (int i = 0; i < n; i++)
+		{
+			uint32_t	g = 0x7fffffffu;
+
+			memcpy(blk + GPUIR_BLOCK_HEADER + 4 * i, &g, 4);
+		}
+		{
+			/* the last docID in 64 bits: start + n 2^31 */
+			int64_t		last = (prev == GPUIR_FIRST_PREV_DOCID ? -1 : (int64_t) prev) +
+				(int64_t) n * 0x80000000LL;
+			int			want = last < (int64_t) GPUIR_FIRST_PREV_DOCID ? n : GPUIR_CODEC_CORRUPT;
+
+			check(GpuirCodecDecode(blk, GPUIR_BLOCK_HEADER + 4 * n, prev, d, NULL) == want,
+				  "d-gaps past 2^32 rejected");
+		}
+		{
+			uint32_t	g = 0xffffffffu;
+
+			memcpy(blk + GPUIR_BLOCK_HEADER + 4 * (n - 1), &g, 4);
+		}
+		check(GpuirCodecDecode(blk, GPUIR_BLOCK_HEADER + 4 * n, prev, d, NULL) == GPUIR_CODEC_CORRUPT,
+			  "a d-gap of 2^32 - 1 rejected");
+	}
+
 	/* every encoded block passes GpuirCodecCheckTf */
 	for (int iter = 0; iter < 2000; iter++)
 	{
