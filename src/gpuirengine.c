@@ -1013,6 +1013,25 @@ seen_any(const uint64 *seen, uint32 a, uint32 b)
 }
 
 /*
+ * taat_next_block: move c to its list's next block, undecoded, c->doc a
+ * lower bound of its first docID; false (c at the end) after the last
+ */
+static inline bool
+taat_next_block(Cursor *c)
+{
+	if (c->blk + 1 >= (int) c->list.nblocks)
+	{
+		c->blk = c->list.nblocks;
+		c->doc = GPUIR_DOC_END;
+		return false;
+	}
+	c->blk++;
+	c->pos = 0;
+	c->doc = c->list.dir[c->blk - 1].last_docid + 1;
+	return true;
+}
+
+/*
  * taat_list: act on the postings of c's list in the window [base, end),
  * moving the cursor to its first posting at or past end; [*wlo, *whi)
  * grows to cover the words of seen it marks.  A non-essential list
@@ -1059,15 +1078,8 @@ taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
 						c->doc = end;
 					break;
 				}
-				if (c->blk + 1 >= (int) l->nblocks)
-				{
-					c->blk = l->nblocks;
-					c->doc = GPUIR_DOC_END;
+				if (!taat_next_block(c))
 					break;
-				}
-				c->blk++;
-				c->pos = 0;
-				c->doc = last + 1;	/* a lower bound */
 				continue;
 			}
 		}
@@ -1114,15 +1126,8 @@ taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
 			c->doc = l->docs[j];
 			break;
 		}
-		if (c->blk + 1 >= (int) l->nblocks)
-		{
-			c->blk = l->nblocks;
-			c->doc = GPUIR_DOC_END;
+		if (!taat_next_block(c))
 			break;
-		}
-		c->blk++;
-		c->pos = 0;
-		c->doc = l->dir[c->blk - 1].last_docid + 1;	/* a lower bound */
 	}
 }
 
