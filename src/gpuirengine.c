@@ -2284,18 +2284,26 @@ query_words(GpuirQuery *q, const GpuirQueryInput *in, const char *bufdata)
 
 /* ---------- preparing, running and finishing a query ---------- */
 
-/* order_terms' comparator: idf descending, then lexeme order (the index) */
-static const QTerm *order_terms_of;
-
+/* order_terms' comparator (qsort_arg, arg the terms): idf descending, then index */
 static int
-order_terms_cmp(const void *a, const void *b)
+order_terms_cmp(const void *a, const void *b, void *arg)
 {
+	const QTerm *terms = arg;
 	int			x = *(const int *) a;
 	int			y = *(const int *) b;
 
-	if (order_terms_of[x].idf != order_terms_of[y].idf)
-		return order_terms_of[x].idf > order_terms_of[y].idf ? -1 : 1;
+	if (terms[x].idf != terms[y].idf)
+		return terms[x].idf > terms[y].idf ? -1 : 1;
 	return x - y;
+}
+
+/* permute: reorder the n elements of size bytes at base so that element t is old perm[t] */
+static void
+permute(void *base, size_t size, const int *perm, int n, char *scratch)
+{
+	for (int t = 0; t < n; t++)
+		memcpy(scratch + t * size, (char *) base + perm[t] * size, size);
+	memcpy(base, scratch, n * size);
 }
 
 /*
@@ -2310,9 +2318,7 @@ order_terms(GpuirQuery *q)
 {
 	const int	n = q->nterms;
 	int		   *perm;
-	QTerm	   *terms;
-	GpuirDictEntry *entries;
-	uint32	   *tfs = NULL;
+	char	   *scratch;
 	bool		same = true;
 
 	if (n < 2)
@@ -2320,42 +2326,19 @@ order_terms(GpuirQuery *q)
 	perm = palloc(sizeof(int) * n);
 	for (int t = 0; t < n; t++)
 		perm[t] = t;
-	order_terms_of = q->terms;
-	qsort(perm, n, sizeof(int), order_terms_cmp);
+	qsort_arg(perm, n, sizeof(int), order_terms_cmp, q->terms);
 	for (int t = 0; t < n && same; t++)
 		same = perm[t] == t;
-	if (same)
+	if (!same)
 	{
-		pfree(perm);
-		return;
+		scratch = palloc(Max(sizeof(QTerm), sizeof(GpuirDictEntry)) * n);
+		permute(q->terms, sizeof(QTerm), perm, n, scratch);
+		for (uint32 s = 0; s < q->meta.nsegments; s++)
+			permute(&q->entries[s * n], sizeof(GpuirDictEntry), perm, n, scratch);
+		for (int i = 0; i < q->nbufdocs; i++)
+			permute(q->bufdocs[i].tfs, sizeof(uint32), perm, n, scratch);
+		pfree(scratch);
 	}
-	terms = palloc(sizeof(QTerm) * n);
-	for (int t = 0; t < n; t++)
-		terms[t] = q->terms[perm[t]];
-	memcpy(q->terms, terms, sizeof(QTerm) * n);
-	pfree(terms);
-	entries = palloc(sizeof(GpuirDictEntry) * n);
-	for (uint32 s = 0; s < q->meta.nsegments; s++)
-	{
-		GpuirDictEntry *row = &q->entries[s * n];
-
-		for (int t = 0; t < n; t++)
-			entries[t] = row[perm[t]];
-		memcpy(row, entries, sizeof(GpuirDictEntry) * n);
-	}
-	pfree(entries);
-	for (int i = 0; i < q->nbufdocs; i++)
-	{
-		uint32	   *bt = q->bufdocs[i].tfs;
-
-		if (tfs == NULL)
-			tfs = palloc(sizeof(uint32) * n);
-		for (int t = 0; t < n; t++)
-			tfs[t] = bt[perm[t]];
-		memcpy(bt, tfs, sizeof(uint32) * n);
-	}
-	if (tfs != NULL)
-		pfree(tfs);
 	pfree(perm);
 }
 
