@@ -920,14 +920,16 @@ taat_cut(TaatTopk *t)
 
 /*
  * taat_add: add the scores of postings [from, stop) of a decoded block (all
- * in the window at base) to their accumulators, and mark them seen.
- * use_norm (a constant at each call, so each loop is compiled apart):
- * score from the kept length norms, else from the lengths.
+ * in the window at base) to their accumulators and mark their documents
+ * seen; with marked_only (a non-essential list, run_taat), only to the
+ * documents already marked.  use_norm: score from the kept length norms,
+ * else from the lengths.  Both are constants at each call, so each loop is
+ * compiled apart.
  */
 static pg_attribute_always_inline void
 taat_add(float4 *restrict acc, uint64 *restrict seen, uint32 base,
 		 const uint32 *restrict docs, const uint32 *restrict tfs, int from, int stop,
-		 float4 idf, bool use_norm, const float4 *restrict norms,
+		 float4 idf, bool marked_only, bool use_norm, const float4 *restrict norms,
 		 const uint32 *restrict dls, const GpuirScoring *sc)
 {
 	const float4 k1 = sc->k1;
@@ -939,7 +941,10 @@ taat_add(float4 *restrict acc, uint64 *restrict seen, uint32 base,
 		uint32		d = docs[j];
 		uint32		w = d - base;
 
-		seen[w / 64] |= UINT64CONST(1) << (w % 64);
+		if (!marked_only)
+			seen[w / 64] |= UINT64CONST(1) << (w % 64);
+		else if ((seen[w / 64] & (UINT64CONST(1) << (w % 64))) == 0)
+			continue;
 		/* acc[w] is 0.0f when first touched: score_doc's sum starts at 0.0f */
 		if (use_norm)
 			acc[w] += GpuirBM25FromNorm(idf, tfs[j], norms[d], k1);
@@ -968,30 +973,6 @@ typedef enum TaatAction
 	TAAT_ADD,					/* add their scores, marking their documents */
 	TAAT_ADD_MARKED				/* add the scores of those of marked documents */
 } TaatAction;
-
-/*
- * taat_add_marked: taat_add for a non-essential list: only documents that
- * an essential list marked get its score
- */
-static pg_attribute_always_inline void
-taat_add_marked(float4 *restrict acc, const uint64 *restrict seen, uint32 base,
-				const uint32 *restrict docs, const uint32 *restrict tfs, int from, int stop,
-				float4 idf, bool use_norm, const float4 *restrict norms,
-				const uint32 *restrict dls, const GpuirScoring *sc)
-{
-	for (int j = from; j < stop; j++)
-	{
-		uint32		d = docs[j];
-		uint32		w = d - base;
-
-		if ((seen[w / 64] & (UINT64CONST(1) << (w % 64))) == 0)
-			continue;
-		if (use_norm)
-			acc[w] += GpuirBM25FromNorm(idf, tfs[j], norms[d], sc->k1);
-		else
-			acc[w] += GpuirBM25Expr(idf, tfs[j], dls[d], sc->k1, sc->b, sc->avgdl);
-	}
-}
 
 /* seen_any: is a document of the window in [a, b] (window offsets) marked? */
 static inline bool
@@ -1102,18 +1083,19 @@ taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
 			if (docs[n - 1] >= end)
 				for (j = c->pos; docs[j] < end; j++)
 					;
+			/* each call with constants: four loops, none testing per posting */
 			if (action == TAAT_ADD && norms != NULL)
-				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf, true,
-						 norms, dls, &q->sc);
+				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
+						 false, true, norms, dls, &q->sc);
 			else if (action == TAAT_ADD)
-				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf, false,
-						 norms, dls, &q->sc);
+				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
+						 false, false, norms, dls, &q->sc);
 			else if (norms != NULL)
-				taat_add_marked(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
-								true, norms, dls, &q->sc);
+				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
+						 true, true, norms, dls, &q->sc);
 			else
-				taat_add_marked(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
-								false, norms, dls, &q->sc);
+				taat_add(ts->acc, ts->seen, base, docs, l->tfs, c->pos, j, c->idf,
+						 true, false, norms, dls, &q->sc);
 		}
 		if (j > c->pos && action != TAAT_ADD_MARKED)
 		{
