@@ -360,6 +360,11 @@ INSERT INTO ol_queries SELECT 14, body FROM ol_docs WHERE id = 5;
 -- B1. freshly built index
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
 SELECT * FROM oracle_cross();
+-- the k = 1000 checks above cover term at a time's selection (TaatTopk):
+-- its array of 2k candidates is cut to k once 2000 are offered, which a
+-- query whose lexemes more than 2000 rows hold does ('w1 w2', qid 2)
+SELECT count(*) > 2000 AS k1000_cut FROM ol_docs
+WHERE to_tsvector('english', body) @@ to_tsquery('english', 'w1 | w2');
 -- B1b. document at a time only
 SET gpuir.taat_max_postings = 0;
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
