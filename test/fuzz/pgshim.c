@@ -795,6 +795,12 @@ qsort_interruptible(void *base, size_t nel, size_t elsize, qsort_arg_comparator 
 	qsort_r(base, nel, elsize, cmp, arg);
 }
 
+void
+qsort_arg(void *base, size_t nel, size_t elsize, qsort_arg_comparator cmp, void *arg)
+{
+	qsort_r(base, nel, elsize, cmp, arg);
+}
+
 int
 pg_snprintf(char *str, size_t count, const char *fmt,...)
 {
