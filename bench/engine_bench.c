@@ -21,7 +21,7 @@
  *		[--max-queries 0] [--check 50] [--selfcheck 3] [--out results.tsv]
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
- *		[--resample DOCS]
+ *		[--resample DOCS] [--maxscore-share N]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -50,6 +50,10 @@
  *				"lexeme:tf lexeme:tf ..." in crawl order, lexemes as in the
  *				vocabulary (bench/compare --export-engine-inputs writes
  *				docs.tsv from the Wikipedia paragraphs).
+ *	--maxscore-share N: when BMW queries are answered from their essential
+ *				lists (gpuir_cuda_search_set_maxscore: essential lists
+ *				holding at most 1/N of the postings; 0 never); the
+ *				library's default without it.
  *
  * What it does:
  *	1. Device: name, memory, and the card's copy bandwidth measured in this

@@ -395,7 +395,7 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * buffer, copies them into a device workspace with one asynchronous copy,
  * launches on stream (batches whose candidates would take more than 256
  * MiB run in several chunks; the lists of the batch's OR and BMW queries
- * are first decoded once into the workspace, 8 bytes a posting plus 4 a
+ * are first decoded once into the workspace, 8 bytes a posting plus 8 a
  * block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2 GiB; the rest is
  * decoded by the tiles that read it), copies the results back into the
  * pinned buffer with one copy and synchronizes.  The workspace and the pinned
@@ -499,12 +499,15 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_finish(gpuir_cuda_sear
  *						those probed again for terms past the eighth)
  *	tiles_pruned		BMW (query, tile) pairs skipped whole by their bound
  *	bmw_queries			queries that ran as BMW (not fallen back to OR)
+ *	maxscore_queries	BMW queries answered from their essential lists
+ *						(gpuir_search_maxscore.cuh) instead of the tiles
  */
 typedef struct gpuir_cuda_search_stats
 {
 	uint64_t	blocks_decoded;
 	uint64_t	tiles_pruned;
 	uint64_t	bmw_queries;
+	uint64_t	maxscore_queries;
 } gpuir_cuda_search_stats;
 
 /*
@@ -536,6 +539,18 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch_debug(const gpui
  * a budget of 0 or a few blocks.  Not provided by the no-CUDA stub build.
  */
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
+
+/*
+ * gpuir_cuda_search_set_maxscore: testing and benchmarks only: when the
+ * calling thread's later searches answer a BMW query from its essential
+ * lists (gpuir_search_maxscore.cuh) rather than with the tiles: when those
+ * lists hold at most 1 / share of its postings (1: whenever its threshold
+ * seed leaves a list non-essential; 0: never).  GPUIR_CUDA_MAXSCORE_SHARE
+ * restores the default.  Same results either way.  Not provided by the
+ * no-CUDA stub build.
+ */
+#define GPUIR_CUDA_MAXSCORE_SHARE	1
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share);
 
 #ifdef __cplusplus
 }

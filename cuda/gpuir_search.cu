@@ -83,6 +83,11 @@
  *	best bound first (a thread block per (query, tile) for the bounds, and
  *	tiles visited out of docID order: BMW at 0.70-0.72x OR, against
  *	0.88-1.01x with the bound in the tile and tiles in docID order).
+ *	Since 2026-11-27 a BMW query's threshold is also seeded before its
+ *	tiles from its lists' block maxima, and a query whose seed leaves a
+ *	long list non-essential is answered from its essential lists instead
+ *	of the tiles (MaxScore; gpuir_search_maxscore.cuh): BMW at 0.99-1.30x
+ *	OR (bench/results/2026-11-27-h200-bmw-maxscore.md).
  *	A query falls back to OR when the segment has no impacts or a term's
  *	idf is negative.  Corrupt blocks are detected among the blocks decoded
  *	(all blocks of a list decoded once per batch; else, like the CPU
@@ -171,8 +176,9 @@ gpuir_part_needed(uint64_t n, uint32_t k)
 	return n > (uint64_t) 2 * GPUIR_PART_SLICES * k && n > 16384;
 }
 
-/* the AND kernel (it reads GpuirSearchWork) */
+/* the AND kernel and BMW's seed and MaxScore kernels (they read GpuirSearchWork) */
 #include "gpuir_search_and.cuh"
+#include "gpuir_search_maxscore.cuh"
 
 /* ---------- kernels ---------- */
 
@@ -186,9 +192,12 @@ gpuir_part_needed(uint64_t n, uint32_t k)
  * contribution computed as the tiles compute it (gpuir_bm25), so that the
  * tiles' sums are the same float additions, and on a segment with impacts
  * its block-max bound (gpuir_block_bound rounded up to float, +infinity
- * for NaN) for BMW.  A block outside the window of a windowed segment is
- * skipped (no tile reads it); a corrupt block sets *corrupt (the batch
- * fails).  stats (debug, may be NULL) counts blocks.
+ * for NaN) and its largest contribution of a document in the window that
+ * is not deleted (dec_top, 0 if that document is deleted: the seed of
+ * gpuir_search_seed_kernel) for BMW.  A block outside the window of a
+ * windowed segment is not decoded (no tile reads it): its docIDs are
+ * padding and its bound and seed 0.  A corrupt block sets *corrupt (the
+ * batch fails).  stats (debug, may be NULL) counts blocks.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
 gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
@@ -196,8 +205,8 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						   const uint32_t *__restrict__ list_term,
 						   const uint32_t *__restrict__ list_first, uint32_t nlists,
 						   uint4 *__restrict__ dec_doc, float4 *__restrict__ dec_score,
-						   float *__restrict__ dec_ub, uint32_t *corrupt,
-						   GpuirSearchDevStats *stats)
+						   float *__restrict__ dec_ub, float *__restrict__ dec_top,
+						   uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
 	const uint32_t g = blockIdx.x * (GPUIR_SEARCH_THREADS / 32) + (threadIdx.x >> 5);
 	const uint32_t lane = threadIdx.x & 31;
@@ -205,6 +214,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 				h = nlists,
 				b,
 				blo,
+				wlo,
 				whi;
 	gpuir_cuda_term term;
 	uint32_t	doc[GPUIR_DECODE_PER_LANE],
@@ -226,12 +236,25 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	}
 	term = terms[list_term[l]];
 	b = term.first_block + (g - list_first[l]);
+	wlo = seg.windowed ? seg.tile_first * (uint32_t) GPUIR_TILE_DOCS : 0;
+	whi = seg.windowed
+		? (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs)
+		: seg.ndocs;
 	if (seg.windowed)
 	{
 		blo = (b > term.first_block) ? seg.block_last[b - 1] + 1 : 0;
-		whi = (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
-		if (seg.block_last[b] < seg.tile_first * (uint32_t) GPUIR_TILE_DOCS || blo >= whi)
+		if (seg.block_last[b] < wlo || blo >= whi)
+		{
+			/* no docID of it in the window: padding, bound and seed 0 */
+			dec_doc[(size_t) g * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane] =
+				make_uint4(UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX);
+			if (seg.impact_tf != NULL && lane == 0)
+			{
+				dec_ub[g] = 0.0f;
+				dec_top[g] = 0.0f;
+			}
 			return;
+		}
 	}
 	n = gpuir_tile_decode(seg, term, b, true, doc, tf);
 	if (n < 0)
@@ -255,11 +278,44 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 																		  doc[3]);
 	dec_score[(size_t) g * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane] = make_float4(c[0], c[1], c[2],
 																			 c[3]);
-	if (seg.impact_tf != NULL && lane == 0)
+	if (seg.impact_tf != NULL)
 	{
-		const float f = __double2float_ru(gpuir_block_bound(seg, sc, term.idf, b));
+		/*
+		 * BMW's seed (gpuir_search_seed_kernel): the block's largest
+		 * contribution of a document in the window, 0 if that document is
+		 * deleted (a lower bound of a real document's score, or nothing)
+		 */
+		float		top = 0.0f;
+		uint32_t	topdoc = UINT32_MAX;
 
-		dec_ub[g] = isnan(f) ? INFINITY : f;
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+			if (doc[r] >= wlo && doc[r] < whi && c[r] > top)
+			{
+				top = c[r];
+				topdoc = doc[r];
+			}
+		for (int o = 16; o > 0; o >>= 1)
+		{
+			const float ot = __shfl_xor_sync(0xFFFFFFFFu, top, o);
+			const uint32_t od = __shfl_xor_sync(0xFFFFFFFFu, topdoc, o);
+
+			if (ot > top || (ot == top && od < topdoc))
+			{
+				top = ot;
+				topdoc = od;
+			}
+		}
+		if (lane == 0)
+		{
+			const float f = __double2float_ru(gpuir_block_bound(seg, sc, term.idf, b));
+
+			dec_ub[g] = isnan(f) ? INFINITY : f;
+			if (topdoc != UINT32_MAX && seg.deleted != NULL &&
+				(seg.deleted[topdoc >> 3] >> (topdoc & 7)) & 1)
+				top = 0.0f;
+			dec_top[g] = top;
+		}
 	}
 }
 
@@ -275,17 +331,18 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
  * keys to the query's candidate region cand[cand_off ..], counting them in
  * cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a tile
  * whose bound is below the threshold.  The lists are read from dec
- * (GpuirDecoded) where it has them.  stats (debug, may be NULL)
- * accumulates decoded blocks and pruning.
+ * (GpuirDecoded) where it has them.  Items whose ess[wi] the seed kernel
+ * set are the MaxScore kernel's: their thread blocks return at once.
+ * stats (debug, may be NULL) accumulates decoded blocks and pruning.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 const GpuirSearchWork *__restrict__ work,
 						 const uint32_t *__restrict__ items, uint32_t ni,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 uint32_t *thr, uint64_t *__restrict__ cand,
-						 uint32_t *__restrict__ cand_count, uint32_t *corrupt,
-						 GpuirSearchDevStats *stats)
+						 const uint32_t *__restrict__ ess, uint32_t *thr,
+						 uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
+						 uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
 	extern __shared__ __align__(16) unsigned char tile_smem[];
 	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
@@ -303,6 +360,8 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 
 	if (*(volatile uint32_t *) corrupt)
 		return;					/* a corrupt block was found: the batch fails */
+	if (ess[wi] != 0)
+		return;					/* gpuir_search_maxscore_kernel answers it */
 	if (t == 0)
 	{
 		sm.total = 0;
@@ -723,6 +782,9 @@ struct GpuirSearchPlan
 								 * thread blocks); chunk c has
 								 * and_start[chunk_start[c + 1]] -
 								 * and_start[chunk_start[c]] of them */
+	uint32_t   *ms_start;		/* [nwork + 1]: the same for the MaxScore kernel's
+								 * thread blocks: the blocks of terms 0 ..
+								 * nterms - 2 of each BMW item */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
@@ -748,6 +810,7 @@ plan_free(GpuirSearchPlan *p)
 	free(p->tile_items);
 	free(p->chunk_items);
 	free(p->and_start);
+	free(p->ms_start);
 	free(p->dec_off);
 	free(p->list_term);
 	free(p->list_first);
@@ -793,7 +856,8 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
  * of those postings, and a thread block per block emits at most min(k,
  * 128)), an OR query one of min(ntiles * k, the sum of its lists'
  * postings) keys, which no tile output can exceed (k keys a tile, every
- * one a posting), followed by GPUIR_PART_SLICES x k keys for the partial
+ * one a posting); a BMW query's also covers min(k, 128) keys per thread
+ * block of the MaxScore kernel (gpuir_search_maxscore.cuh), followed by GPUIR_PART_SLICES x k keys for the partial
  * selections when gpuir_part_needed(that capacity, k).  Consecutive
  * queries are grouped into chunks of at most GPUIR_CAND_BUDGET keys (a
  * larger query alone); each chunk is a tile launch for its OR and BMW
@@ -845,6 +909,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	 * each, and its candidates: at most min(k, 128) a thread block, and
 	 * never more than that list's postings.
 	 */
+	p->ms_start[p->nwork + 1] = p->ms_start[p->nwork];
 	if (and_mode)
 	{
 		const uint32_t nb = qt[p->order[w->order_off]].nblocks;
@@ -854,8 +919,14 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	}
 	else
 	{
+		uint64_t	msb = 0;	/* blocks of terms 0 .. nterms - 2 */
+
+		for (uint32_t j = 0; bmw_mode && j + 1 < qq->nterms; j++)
+			msb += qt[j].nblocks;
 		p->and_start[p->nwork + 1] = p->and_start[p->nwork];
-		cap = std::min((uint64_t) p->ntiles * qq->k, sump);
+		p->ms_start[p->nwork + 1] = p->ms_start[p->nwork] + (uint32_t) msb;
+		cap = std::min(std::max((uint64_t) p->ntiles * qq->k,
+								msb * std::min(qq->k, (uint32_t) GPUIR_AND_CAND)), sump);
 	}
 	for (uint32_t j = 0; j < qq->nterms; j++)
 		if (qt[j].nblocks > 0)
@@ -891,6 +962,16 @@ plan_decoded_blocks(const GpuirSearchPlan *p)
 
 /* the decode budget of the calling thread (gpuir_cuda_search_set_decode_budget) */
 static thread_local uint32_t decode_budget = GPUIR_CUDA_DECODE_BUDGET;
+
+/* the MaxScore share of the calling thread (gpuir_cuda_search_set_maxscore) */
+static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
+
+/* gpuir_cuda_search_set_maxscore: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_set_maxscore(uint32_t share)
+{
+	maxscore_share = share;
+}
 
 /* gpuir_cuda_search_set_decode_budget: contract in gpuir_cuda.h */
 extern "C" void
@@ -981,9 +1062,10 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	p->tile_items = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
 	p->chunk_items = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
 	p->and_start = (uint32_t *) calloc((size_t) nqueries + 1, sizeof(uint32_t));
+	p->ms_start = (uint32_t *) calloc((size_t) nqueries + 1, sizeof(uint32_t));
 	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
 		p->chunk_part == NULL || p->tile_items == NULL || p->chunk_items == NULL ||
-		p->and_start == NULL)
+		p->and_start == NULL || p->ms_start == NULL)
 		return GPUIR_CUDA_OOM;
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
@@ -1029,6 +1111,7 @@ struct GpuirSearchLayout
 				o_terms,
 				o_order,
 				o_astart,
+				o_mstart,
 				o_items,
 				o_doff,
 				o_lterm,
@@ -1040,10 +1123,13 @@ struct GpuirSearchLayout
 				o_counts,
 				o_thr,
 				o_stats,
+				o_ess,
 				o_cand,
 				o_ddoc,
 				o_dscore,
 				o_dub,
+				o_dtop,
+				o_lmax,
 				total;
 	size_t		h_out,			/* outputs in the pinned buffer */
 				h_total;
@@ -1060,7 +1146,8 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_terms = align256(l->o_work + sizeof(GpuirSearchWork) * p->nwork);
 	l->o_order = align256(l->o_terms + sizeof(gpuir_cuda_term) * nterms);
 	l->o_astart = align256(l->o_order + sizeof(uint32_t) * p->norder);
-	l->o_items = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
+	l->o_mstart = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
+	l->o_items = align256(l->o_mstart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	l->o_doff = align256(l->o_items + sizeof(uint32_t) * p->ntile_items);
 	l->o_lterm = align256(l->o_doff + (p->dec_off != NULL ? sizeof(uint32_t) * nterms : 0));
 	l->o_lfirst = align256(l->o_lterm + sizeof(uint32_t) * p->nlists);
@@ -1072,12 +1159,15 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_counts = align256(l->o_scores + sizeof(float) * nout);
 	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);	/* end of the outputs */
 	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
-	l->o_cand = align256(l->o_stats + sizeof(GpuirSearchDevStats));
+	l->o_ess = align256(l->o_stats + sizeof(GpuirSearchDevStats));
+	l->o_cand = align256(l->o_ess + sizeof(uint32_t) * p->nwork);
 	l->o_ddoc = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
 	l->o_dscore = l->o_ddoc + sizeof(uint32_t) * GPUIR_CUDA_BLOCK_SIZE *
 		(size_t) plan_decoded_blocks(p);
 	l->o_dub = l->o_dscore + (l->o_dscore - l->o_ddoc);
-	l->total = l->o_dub + sizeof(float) * (size_t) plan_decoded_blocks(p);
+	l->o_dtop = align256(l->o_dub + sizeof(float) * (size_t) plan_decoded_blocks(p));
+	l->o_lmax = align256(l->o_dtop + sizeof(float) * (size_t) plan_decoded_blocks(p));
+	l->total = l->o_lmax + sizeof(float) * nterms;
 	l->h_out = l->o_count;
 	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 }
@@ -1196,6 +1286,7 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 	if (p->norder > 0)
 		memcpy(host + l->o_order, p->order, sizeof(uint32_t) * p->norder);
 	memcpy(host + l->o_astart, p->and_start, sizeof(uint32_t) * ((size_t) p->nwork + 1));
+	memcpy(host + l->o_mstart, p->ms_start, sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	if (p->ntile_items > 0)
 		memcpy(host + l->o_items, p->tile_items, sizeof(uint32_t) * p->ntile_items);
 	if (p->dec_off != NULL)
@@ -1208,8 +1299,9 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 
 /*
  * search_launch: enqueue the kernels on s over the workspace arena: the
- * decode kernel (lists of OR and BMW queries), then per chunk the tile (OR
- * and BMW queries), AND, (partial) and final kernels.
+ * decode kernel (lists of OR and BMW queries), then per chunk the seed
+ * (BMW queries), tile (OR and BMW queries), MaxScore (BMW queries the seed
+ * marked), AND, (partial) and final kernels.
  * Returns the launch status.
  */
 static gpuir_cuda_status
@@ -1229,6 +1321,9 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_corrupt = (uint32_t *) (arena + l->o_corrupt);
 	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
 	uint32_t   *d_thr = (uint32_t *) (arena + l->o_thr);
+	uint32_t   *d_ess = (uint32_t *) (arena + l->o_ess);
+	float	   *d_lmax = (float *) (arena + l->o_lmax);
+	const uint32_t *d_mstart = (const uint32_t *) (arena + l->o_mstart);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	const uint32_t ndec = plan_decoded_blocks(p);
 	GpuirDecoded dec;
@@ -1251,7 +1346,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		gpuir_search_decode_kernel<<<(ndec + per - 1) / per, GPUIR_SEARCH_THREADS, 0, s>>>
 			(dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
 			 (const uint32_t *) (arena + l->o_lfirst), p->nlists, (uint4 *) (arena + l->o_ddoc),
-			 (float4 *) (arena + l->o_dscore), (float *) (arena + l->o_dub), d_corrupt, d_stats);
+			 (float4 *) (arena + l->o_dscore), (float *) (arena + l->o_dub),
+			 (float *) (arena + l->o_dtop), d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
 	}
@@ -1261,14 +1357,31 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		const uint32_t nw = p->chunk_start[c + 1] - w0;
 
 		const uint32_t nand = p->and_start[w0 + nw] - p->and_start[w0];
+		const uint32_t nms = (ndec > 0) ? p->ms_start[w0 + nw] - p->ms_start[w0] : 0;
 		const uint32_t i0 = p->chunk_items[c];
 		const uint32_t ni = p->chunk_items[c + 1] - i0;
 
+		if (ndec > 0 && p->nbmw > 0)
+		{
+			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
+				(d_work + w0, d_terms, dec, (const float *) (arena + l->o_dtop), maxscore_share,
+				 d_thr + w0, d_ess + w0, d_lmax, d_stats);
+			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+				return st;
+		}
 		if (ni > 0)
 		{
 			gpuir_search_tile_kernel<<<ni * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem),
-				s>>>(dseg, dsc, d_work + w0, d_items + i0, ni, d_terms, dec, d_thr + w0, d_cand,
-					 d_count + w0, d_corrupt, d_stats);
+				s>>>(dseg, dsc, d_work + w0, d_items + i0, ni, d_terms, dec, d_ess + w0,
+					 d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
+			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+				return st;
+		}
+		if (nms > 0)
+		{
+			gpuir_search_maxscore_kernel<<<nms, GPUIR_AND_THREADS, 0, s>>>
+				(dseg, d_work + w0, d_mstart + w0, nw, d_terms, dec, d_ess + w0, d_lmax,
+				 d_thr + w0, d_cand, d_count + w0, d_corrupt);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}
@@ -1412,6 +1525,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		memcpy(&hstats, out + l->o_thr, sizeof(hstats));
 		stats->blocks_decoded = hstats.blocks_decoded;
 		stats->tiles_pruned = hstats.tiles_pruned;
+		stats->maxscore_queries = hstats.maxscore_queries;
 		stats->bmw_queries = job->plan.nbmw;
 	}
 	plan_free(&job->plan);

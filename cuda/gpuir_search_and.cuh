@@ -308,6 +308,85 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 }
 
 /*
+ * gpuir_and_emit: the end of an AND (or MaxScore, gpuir_search_maxscore.cuh)
+ * thread block, whose thread t < sm.ncand holds candidate t, docID
+ * sm.cdoc[t], fully scored score: the candidates at or above the query's
+ * threshold *thr (read once, by one thread: every thread must agree on the
+ * keys selected from); of more than k, only their k best can be in the
+ * query's top-k; the lowest of k kept bounds the query's k-th best score
+ * from below and is published as its threshold.  Those still at or above
+ * the threshold it then reads (other blocks' raises) are appended to the
+ * query's candidate region (qw.cand_off, counted in *count; more than
+ * qw.cand_cap sets *corrupt).  Every thread calls it.
+ */
+__device__ static void
+gpuir_and_emit(float score, const GpuirSearchWork &qw, uint32_t *thr, uint64_t *cand,
+			   uint32_t *count, uint32_t *corrupt, GpuirAndSmem &sm)
+{
+	const uint32_t t = threadIdx.x;
+	uint32_t	total,
+				pos;
+	bool		live;
+
+	if (t < sm.ncand)
+		sm.score[t] = score;
+	if (t == 0)
+		sm.th = gpuir_threshold_read(thr);
+	__syncthreads();
+	live = t < sm.ncand && !(sm.th > 0.0f && !(score >= sm.th));
+	{
+		const uint32_t above = (uint32_t) __syncthreads_count(live);
+		const uint32_t ncand = sm.ncand;
+		const float th = sm.th;
+
+		if (above > qw.k)
+		{
+			/* radix select (gpuir_topk.cuh): every thread owns key t */
+			const uint64_t kth = gpuir_block_select<GPUIR_AND_THREADS>(
+				[&](uint64_t i) -> uint64_t {
+					if (i >= ncand || (th > 0.0f && !(sm.score[i] >= th)))
+						return 0;
+					return gpuir_result_key(sm.score[i], sm.cdoc[i]);
+				},
+				GPUIR_AND_THREADS, qw.k, sm.sel);
+
+			live = live && gpuir_result_key(score, sm.cdoc[t]) >= kth;
+			if (t == 0)
+				gpuir_threshold_raise(thr, gpuir_key_to_score(kth));
+		}
+		else if (above == qw.k && qw.k > 0)
+		{
+			/* all of them are kept; the lowest one's score is the bound */
+			if (t == 0)
+				sm.kkey = ~0ull;
+			__syncthreads();
+			if (live)
+				atomicMin(&sm.kkey, (unsigned long long) gpuir_result_key(score, sm.cdoc[t]));
+			__syncthreads();
+			if (t == 0)
+				gpuir_threshold_raise(thr, gpuir_key_to_score(sm.kkey));
+		}
+	}
+
+	{
+		const float th = gpuir_threshold_read(thr);	/* other blocks' raises */
+
+		if (live && th > 0.0f && !(score >= th))
+			live = false;
+	}
+
+	/* append them to the query's candidates */
+	pos = gpuir_and_compact(live, &total, sm);
+	if (total == 0)
+		return;
+	if (t == 0)
+		sm.base = gpuir_claim_slots(count, total, qw.cand_cap, corrupt);
+	__syncthreads();
+	if (live && sm.base != UINT32_MAX)
+		cand[qw.cand_off + sm.base + pos] = gpuir_result_key(score, sm.cdoc[t]);
+}
+
+/*
  * gpuir_search_and_kernel: the AND queries of a chunk (GpuirSearchWork
  * work[0 .. nw)), one thread block per block of each query's shortest
  * list: and_start[w] - and_start[0] is the first thread block of item w
@@ -343,9 +422,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		: seg.ndocs;
 	uint32_t	l = 0,
 				h = nw,
-				ndec = 0,
-				total,
-				pos;
+				ndec = 0;
 	float		score = 0.0f;
 	bool		live,
 				bad = false;
@@ -443,68 +520,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		}
 	}
 
-	/*
-	 * the survivors at or above the query's threshold (read once, by one
-	 * thread: every thread must agree on the keys selected from); of more
-	 * than k, only their k best can be in the query's top-k; the lowest of
-	 * k kept bounds the query's k-th best score from below
-	 */
-	if (t < sm.ncand)
-		sm.score[t] = score;
-	if (t == 0)
-		sm.th = gpuir_threshold_read(&thr[l]);
-	__syncthreads();
-	live = t < sm.ncand && !(sm.th > 0.0f && !(score >= sm.th));
-	{
-		const uint32_t above = (uint32_t) __syncthreads_count(live);
-		const uint32_t ncand = sm.ncand;
-		const float th = sm.th;
-
-		if (above > qw.k)
-		{
-			/* radix select (gpuir_topk.cuh): every thread owns key t */
-			const uint64_t kth = gpuir_block_select<GPUIR_AND_THREADS>(
-				[&](uint64_t i) -> uint64_t {
-					if (i >= ncand || (th > 0.0f && !(sm.score[i] >= th)))
-						return 0;
-					return gpuir_result_key(sm.score[i], sm.cdoc[i]);
-				},
-				GPUIR_AND_THREADS, qw.k, sm.sel);
-
-			live = live && gpuir_result_key(score, sm.cdoc[t]) >= kth;
-			if (t == 0)
-				gpuir_threshold_raise(&thr[l], gpuir_key_to_score(kth));
-		}
-		else if (above == qw.k && qw.k > 0)
-		{
-			/* all of them are kept; the lowest one's score is the bound */
-			if (t == 0)
-				sm.kkey = ~0ull;
-			__syncthreads();
-			if (live)
-				atomicMin(&sm.kkey, (unsigned long long) gpuir_result_key(score, sm.cdoc[t]));
-			__syncthreads();
-			if (t == 0)
-				gpuir_threshold_raise(&thr[l], gpuir_key_to_score(sm.kkey));
-		}
-	}
-
-	{
-		const float th = gpuir_threshold_read(&thr[l]);	/* other blocks' raises */
-
-		if (live && th > 0.0f && !(score >= th))
-			live = false;
-	}
-
-	/* append them to the query's candidates */
-	pos = gpuir_and_compact(live, &total, sm);
-	if (total == 0)
-		goto done;
-	if (t == 0)
-		sm.base = gpuir_claim_slots(&cand_count[l], total, qw.cand_cap, corrupt);
-	__syncthreads();
-	if (live && sm.base != UINT32_MAX)
-		cand[qw.cand_off + sm.base + pos] = gpuir_result_key(score, sm.cdoc[t]);
+	gpuir_and_emit(score, qw, &thr[l], cand, &cand_count[l], corrupt, sm);
 
 done:
 	if (bad && t == 0)

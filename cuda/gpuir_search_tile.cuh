@@ -45,7 +45,7 @@ struct GpuirTileSmem
 	uint32_t	pos;			/* candidate slots handed out */
 	uint32_t	ndec;			/* blocks decoded (debug statistics) */
 	double		bsum[GPUIR_SEARCH_WARPS];	/* BMW: the warps' term bound sums */
-	uint32_t	pruned;			/* BMW: the tile is bounded below the threshold */
+	float		thb;			/* BMW: the query's threshold, read for the bound */
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
 };
@@ -77,6 +77,7 @@ struct GpuirSearchDevStats
 {
 	unsigned long long blocks_decoded;
 	unsigned long long tiles_pruned;
+	unsigned long long maxscore_queries;
 };
 
 /* ---------- device helpers ---------- */
@@ -342,17 +343,51 @@ gpuir_term_first(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uin
 }
 
 /*
+ * gpuir_tile_term_bound: BMW's bound of term j over the tile [lo, hi), its
+ * first overlapping block being first: the largest bound of the term's
+ * blocks overlapping the tile (dec.ub for a list decoded once, else its
+ * impacts), in every lane of the calling warp.
+ */
+__device__ static double
+gpuir_tile_term_bound(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+					  const gpuir_cuda_term &term, uint32_t first, uint32_t hi, uint32_t doff,
+					  const GpuirDecoded &dec)
+{
+	const uint32_t fb = term.first_block;
+	const uint32_t end = fb + term.nblocks;
+	double		m = 0.0;
+
+	for (uint32_t b = first + (threadIdx.x & 31); b < end; b += 32)
+	{
+		if (b > fb && seg.block_last[b - 1] >= hi - 1)
+			break;				/* this block and the next start at or after hi */
+		m = fmax(m, (doff != GPUIR_NOT_DECODED) ? (double) dec.ub[doff + (b - fb)]
+				 : gpuir_block_bound(seg, sc, term.idf, b));
+	}
+	for (int o = 16; o > 0; o >>= 1)
+		m = fmax(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+	return m;
+}
+
+/*
  * gpuir_tile_scan_terms: every warp takes some terms, finds their first
  * overlapping blocks (gpuir_warp_first_block; cached in sm.first), and
- * reports whether any term reaches the tile.
+ * reports whether any term reaches the tile.  With thr (BMW), each warp
+ * also sums its terms' bounds over the tile (gpuir_tile_term_bound) into
+ * sm.bsum[warp], and thread 0 reads the query's threshold into sm.thb, all
+ * before the one barrier, so that gpuir_tile_bound_below needs none.
  */
 __device__ static bool
-gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, uint32_t nt,
-					  uint32_t lo, uint32_t hi, GpuirTileSmem &sm)
+gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+					  const gpuir_cuda_term *qt, const uint32_t *qoff, const GpuirDecoded &dec,
+					  uint32_t nt, uint32_t lo, uint32_t hi, const uint32_t *thr,
+					  GpuirTileSmem &sm)
 {
+	const uint32_t warp = threadIdx.x >> 5;
 	bool		any = false;
+	double		bsum = 0.0;
 
-	for (uint32_t j = threadIdx.x >> 5; j < nt; j += GPUIR_SEARCH_WARPS)
+	for (uint32_t j = warp; j < nt; j += GPUIR_SEARCH_WARPS)
 	{
 		const gpuir_cuda_term term = qt[j];
 		const uint32_t end = term.first_block + term.nblocks;
@@ -363,68 +398,44 @@ gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_term *qt, 
 		if (j < GPUIR_TILE_FIRST_CACHE && (threadIdx.x & 31) == 0)
 			sm.first[j] = first;
 		if (first < end)
+		{
 			any = true;
+			if (thr != NULL)
+				bsum += gpuir_tile_term_bound(seg, sc, term, first, hi,
+											  (qoff != NULL) ? qoff[j] : GPUIR_NOT_DECODED, dec);
+		}
+	}
+	if (thr != NULL)
+	{
+		if ((threadIdx.x & 31) == 0)
+			sm.bsum[warp] = bsum;
+		if (threadIdx.x == 0)
+			sm.thb = gpuir_threshold_read(thr);
 	}
 	return __syncthreads_or(any) != 0;
 }
 
 /*
  * gpuir_tile_bound_below: BMW's test of a whole tile (Ding & Suel 2011,
- * block-max bounds, on docID-range partitions as Huang et al. 2017): the
- * sum over the terms of the largest bound of each term's blocks
- * overlapping the tile (dec.ub for a list decoded once, else its impacts),
- * times GPUIR_BOUND_SLACK, rounded up to float, against the query's
- * threshold *thr; true (in every thread) when the bound is strictly below
- * it, so that no document of the tile can be in the top-k (one scoring
- * exactly the threshold may still win by docID).  After
- * gpuir_tile_scan_terms; one warp per term.
+ * block-max bounds, on docID-range partitions as Huang et al. 2017), after
+ * gpuir_tile_scan_terms with thr: the sum over the terms of the largest
+ * bound of each term's blocks overlapping the tile, times
+ * GPUIR_BOUND_SLACK, rounded up to float, against the query's threshold
+ * as thread 0 read it; true (in every thread: they read the same shared
+ * values) when the bound is strictly below it, so that no document of the
+ * tile can be in the top-k (one scoring exactly the threshold may still
+ * win by docID).
  */
-__device__ static bool
-gpuir_tile_bound_below(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
-					   const gpuir_cuda_term *qt, const uint32_t *qoff,
-					   const GpuirDecoded &dec, uint32_t nt, uint32_t lo, uint32_t hi,
-					   const uint32_t *thr, GpuirTileSmem &sm)
+__device__ static inline bool
+gpuir_tile_bound_below(const GpuirTileSmem &sm)
 {
-	const uint32_t warp = threadIdx.x >> 5;
-	const uint32_t lane = threadIdx.x & 31;
-	double		sum = 0.0;
+	double		total = 0.0;
+	float		f;
 
-	for (uint32_t j = warp; j < nt; j += GPUIR_SEARCH_WARPS)
-	{
-		const gpuir_cuda_term term = qt[j];
-		const uint32_t fb = term.first_block;
-		const uint32_t end = fb + term.nblocks;
-		const uint32_t doff = (qoff != NULL) ? qoff[j] : GPUIR_NOT_DECODED;
-		double		m = 0.0;
-
-		if (term.nblocks == 0)
-			continue;
-		for (uint32_t b = gpuir_term_first(seg, term, j, lo, hi, sm) + lane; b < end; b += 32)
-		{
-			if (b > fb && seg.block_last[b - 1] >= hi - 1)
-				break;			/* this block and the next start at or after hi */
-			m = fmax(m, (doff != GPUIR_NOT_DECODED) ? (double) dec.ub[doff + (b - fb)]
-					 : gpuir_block_bound(seg, sc, term.idf, b));
-		}
-		for (int o = 16; o > 0; o >>= 1)
-			m = fmax(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-		sum += m;
-	}
-	if (lane == 0)
-		sm.bsum[warp] = sum;
-	__syncthreads();
-	if (threadIdx.x == 0)
-	{
-		double		total = 0.0;
-		float		f;
-
-		for (int w = 0; w < GPUIR_SEARCH_WARPS; w++)
-			total += sm.bsum[w];
-		f = __double2float_ru(total * GPUIR_BOUND_SLACK_DEV);
-		sm.pruned = !isnan(f) && f < gpuir_threshold_read(thr);
-	}
-	__syncthreads();
-	return sm.pruned != 0;
+	for (int w = 0; w < GPUIR_SEARCH_WARPS; w++)
+		total += sm.bsum[w];
+	f = __double2float_ru(total * GPUIR_BOUND_SLACK_DEV);
+	return !isnan(f) && f < sm.thb;
 }
 
 /*
@@ -441,9 +452,9 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			  uint32_t nt, uint32_t lo, uint32_t hi, const uint32_t *thr,
 			  GpuirSearchDevStats *stats, GpuirTileSmem &sm)
 {
-	if (!gpuir_tile_scan_terms(seg, qt, nt, lo, hi, sm))
+	if (!gpuir_tile_scan_terms(seg, sc, qt, qoff, dec, nt, lo, hi, thr, sm))
 		return 0;
-	if (thr != NULL && gpuir_tile_bound_below(seg, sc, qt, qoff, dec, nt, lo, hi, thr, sm))
+	if (thr != NULL && gpuir_tile_bound_below(sm))
 	{
 		if (stats != NULL && threadIdx.x == 0)
 			atomicAdd(&stats->tiles_pruned, 1ull);

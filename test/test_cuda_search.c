@@ -850,15 +850,65 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 		snprintf(what, sizeof(what), "%s/%s: every query ran as BMW (%llu of %u)",
 				 s->spec.name, bs->name, (unsigned long long) sb.bmw_queries, b.nq);
 		check(sb.bmw_queries == b.nq, what);
-		printf("cuda search: BMW vs OR, %s on %s (%u docs, %u queries): blocks decoded OR %llu, BMW %llu (%.1f%%); tiles pruned %llu of %llu; OR %.2f ms (%.0f queries/s), BMW %.2f ms (%.0f queries/s): %.2fx\n",
+		printf("cuda search: BMW vs OR, %s on %s (%u docs, %u queries): blocks decoded OR %llu, BMW %llu (%.1f%%); tiles pruned %llu of %llu; %llu queries from their essential lists; OR %.2f ms (%.0f queries/s), BMW %.2f ms (%.0f queries/s): %.2fx\n",
 			   bs->name, s->spec.name, s->ndocs, b.nq,
 			   (unsigned long long) so.blocks_decoded, (unsigned long long) sb.blocks_decoded,
 			   so.blocks_decoded ? 100.0 * sb.blocks_decoded / so.blocks_decoded : 0.0,
 			   (unsigned long long) sb.tiles_pruned, (unsigned long long) (ntiles * b.nq),
+			   (unsigned long long) sb.maxscore_queries,
 			   tor * 1e3, b.nq / tor, tbmw * 1e3, b.nq / tbmw, tor / tbmw);
 	}
 	out_free(&oo);
 	out_free(&ob);
+	batch_free(&b);
+}
+
+/* BMW queries answered from their essential lists, over the whole run */
+static uint64_t maxscore_total;
+
+/*
+ * A batch of BMW queries with the MaxScore kernel forced whenever the seed
+ * leaves a list non-essential (share 1), then never (share 0): both checked
+ * against the reference; the queries it answered are added to
+ * maxscore_total (main checks that some were).
+ */
+static void
+test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
+{
+	static const uint32_t shares[] = {1, 0};
+	Batch		b;
+	char		what[256];
+
+	batch_make(&b, s, bs);
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
+	{
+		Out			o;
+		gpuir_cuda_search_stats st;
+		gpuir_cuda_status rc;
+		char		label[128];
+
+		out_alloc(&o, &b);
+		gpuir_cuda_search_set_maxscore(shares[i]);
+		rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
+										   o.docids, o.scores, o.counts, NULL, &st);
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE);
+		snprintf(label, sizeof(label), "%s, MaxScore share %u", bs->name, shares[i]);
+		snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, label,
+				 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
+		check(rc == GPUIR_CUDA_OK, what);
+		if (rc == GPUIR_CUDA_OK)
+		{
+			compare_batch(r, s, sc, &b, &o, label);
+			snprintf(what, sizeof(what), "%s/%s: no MaxScore query with share 0 (%llu)",
+					 s->spec.name, label, (unsigned long long) st.maxscore_queries);
+			check(shares[i] != 0 || st.maxscore_queries == 0, what);
+			if (shares[i] != 0)
+				maxscore_total += st.maxscore_queries;
+			printf("cuda search: %s on %s: %llu of %u queries from their essential lists\n",
+				   label, s->spec.name, (unsigned long long) st.maxscore_queries, b.nq);
+		}
+		out_free(&o);
+	}
 	batch_free(&b);
 }
 
@@ -1396,6 +1446,9 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_batch(&r, &s, sc, &bmw_mixed, 0);
 	test_batch(&r, &s, sc, &bmw_k1000, 0);
 	test_batch(&r, &s, sc, &bmw_k1, 0);
+	test_bmw_maxscore(&r, &s, sc, &bmw_mixed);
+	test_bmw_maxscore(&r, &s, sc, &bmw_k1000);
+	test_bmw_maxscore(&r, &s, sc, &bmw_k1);
 	if (args)
 		test_bmw_fallback(&r, &s, sc);
 	test_windows(&s, sc, &mixed);
@@ -1459,6 +1512,7 @@ test_partial(const gpuir_cuda_scoring *sc)
 		ref_init(&r, s.ndocs);
 		test_batch(&r, &s, sc, &or_k1000, 0);
 		test_batch(&r, &s, sc, &bmw_k1000, 0);
+		test_bmw_maxscore(&r, &s, sc, &bmw_k1000);
 		ref_free(&r);
 	}
 	seg_free(&s);
@@ -1537,6 +1591,14 @@ main(int argc, char **argv)
 			test_partial(&sc);
 	}
 
+	/* the essential-list kernel must have answered some BMW queries */
+	{
+		char		what[128];
+
+		snprintf(what, sizeof(what), "BMW queries answered from their essential lists: %llu",
+				 (unsigned long long) maxscore_total);
+		check(maxscore_total > 0, what);
+	}
 	printf("cuda search: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

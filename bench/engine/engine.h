@@ -150,6 +150,8 @@ typedef struct Options
 	int			devices;		/* --devices: GPUs a batch is split over */
 	int			split_docs;		/* --split docs: by docID windows, else by queries */
 	const char *resample;		/* --resample: real documents to resample, or NULL */
+	int64_t		maxscore;		/* --maxscore-share: gpuir_cuda_search_set_maxscore's
+								 * share, -1 for the library's default */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */

@@ -184,6 +184,9 @@ batch_free(Batch *b)
 /* ---------- device ---------- */
 
 #ifdef ENGINE_BENCH_HAVE_CUDA
+/* --maxscore-share, -1 for the library's default (set in each device thread) */
+static int64_t maxscore_share = -1;
+
 /* device-to-device cudaMemcpy bandwidth; returns 0 or prints why not */
 static int
 measure_copy(GpuInfo *g, size_t bytes, int reps)
@@ -270,6 +273,7 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 	printf("device: %s (device 0 of %d), compute capability %d.%d, %.2f GB\n", g->name, ndev,
 		   g->major, g->minor, gb(g->mem));
 #ifdef ENGINE_BENCH_HAVE_CUDA
+	maxscore_share = o->maxscore;
 	if (o->copy_mib > 0 && measure_copy(g, (size_t) o->copy_mib << 20, 10) == 0)
 		printf("copy bandwidth: device-to-device cudaMemcpy of %u MiB x 10: %.1f GB/s counting "
 			   "bytes read + bytes written (2 x bytes / time; the %%copy columns use it), "
@@ -323,6 +327,10 @@ static pthread_barrier_t job_start,
 static gpuir_cuda_status
 run_job(DevJob *j)
 {
+#ifdef ENGINE_BENCH_HAVE_CUDA
+	if (maxscore_share >= 0)
+		gpuir_cuda_search_set_maxscore((uint32_t) maxscore_share);
+#endif
 	if (j->nq == 0)
 	{
 		if (j->stats != NULL)
@@ -432,6 +440,7 @@ search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
 			stats->blocks_decoded += part[d].blocks_decoded;
 			stats->tiles_pruned += part[d].tiles_pruned;
 			stats->bmw_queries += part[d].bmw_queries;
+			stats->maxscore_queries += part[d].maxscore_queries;
 		}
 	}
 	if (split_docs && rc == GPUIR_CUDA_OK)
@@ -616,8 +625,8 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
 		   l->name, mode_names[mode], k, r->n, bad ? "MISMATCH" : "exact", (now_s() - t0) * 1e3,
 		   st.blocks_decoded, b->blocks);
 	if (mode == GPUIR_CUDA_MODE_BMW)
-		printf("; BMW queries %" PRIu64 ", tiles pruned %" PRIu64 " of %" PRIu64,
-			   st.bmw_queries, st.tiles_pruned,
+		printf("; BMW queries %" PRIu64 " (%" PRIu64 " from their essential lists), tiles pruned %" PRIu64 " of %" PRIu64,
+			   st.bmw_queries, st.maxscore_queries, st.tiles_pruned,
 			   (uint64_t) r->n * ((s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS));
 	if (bad)
 		printf("; %" PRIu64 " of %u queries differ", bad, r->n);

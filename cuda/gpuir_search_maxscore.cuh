@@ -1,0 +1,457 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_search_maxscore.cuh
+ *	  BMW queries before and instead of the tiles (gpuir_search.cu): a
+ *	  threshold seeded from the lists alone, and, when it makes the long
+ *	  lists non-essential, a search driven by the short (essential) lists'
+ *	  blocks that looks their documents up in the others, so that the work
+ *	  follows the essential postings and not the docID space.
+ *
+ * Seed (Kane & Tompa, "Split-lists and initial thresholds for WAND-based
+ * search", SIGIR 2018: an initial threshold from single-term scores): the
+ * decode kernel keeps, for every decoded block, its largest contribution of
+ * a document in the window that is not deleted (0 when that document is
+ * deleted).  k distinct blocks of one list are k distinct documents, and a
+ * document's score, a float sum from 0.0f of non-negative contributions
+ * (BMW runs only with every idf >= 0), is at least each of them; so the
+ * k-th largest of a list's block maxima is a lower bound of the query's
+ * k-th best score, and so is the largest such value over the query's
+ * lists.  gpuir_search_seed_kernel finds it (a value with at least k
+ * maxima at or above it, by two 256-bin histograms of the float bits) and
+ * raises the query's threshold with it before any tile runs.
+ *
+ * MaxScore (Turtle & Flood, "Query evaluation: strategies and
+ * optimizations", IP&M 1995, s3.2): with the lists' bounds (the largest
+ * block bound of each, as the tiles' bounds, GPUIR_BOUND_SLACK applied),
+ * the longest suffix of the query's terms (term order: idf descending, so
+ * the long lists come last) whose bounds sum below the threshold is
+ * non-essential: a document holding none of the other, essential, terms
+ * scores below the threshold and cannot be in the top-k.  When the
+ * essential lists hold at most 1 / share of the query's postings
+ * (gpuir_cuda_search_set_maxscore; GPUIR_CUDA_MAXSCORE_SHARE) and every
+ * list of the query is in the decoded area, the seed kernel marks the query
+ * (ess[w] = the number of essential terms) and its tiles return at once;
+ * gpuir_search_maxscore_kernel answers it instead: a thread block of
+ * GPUIR_AND_THREADS threads per block of an essential list, a thread per
+ * posting.  A document of essential term e is scored by the thread block
+ * of e's block only if no earlier essential term holds it (each document
+ * once, by its first essential term); its score is summed in the query's
+ * term order from 0.0f over the terms that hold it, the contributions read
+ * from the decoded area, so it is the tiles' float sum bit for bit.  A
+ * candidate is looked up in a list by a 32-ary warp search of block_last
+ * for the warp's docID range and a binary search within it, then a binary
+ * search of the decoded block (its 128 docIDs are ascending in the flat
+ * view of the uint4 layout).  Pruning, all with GPUIR_BOUND_SLACK and
+ * bounds rounded up, so that nothing of the top-k is lost:
+ *	- a block of e whose bound plus the later terms' list bounds is below
+ *	  the threshold is skipped (its documents hold no earlier essential
+ *	  term, or another thread block scores them);
+ *	- a candidate is dropped as soon as its partial sum plus the bounds of
+ *	  the terms after the one just added is below the threshold.
+ * The survivors leave as the AND kernel's do (gpuir_and_emit): each thread
+ * block keeps its k best at or above the threshold and raises it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_SEARCH_MAXSCORE_CUH
+#define GPUIR_SEARCH_MAXSCORE_CUH
+
+#include <stdint.h>
+
+#include "gpuir_search_and.cuh"
+#include "gpuir_topk.cuh"
+
+#define GPUIR_SEED_THREADS		256		/* seed kernel */
+#define GPUIR_MS_MAX_TERMS		32		/* longer queries stay on the tiles */
+
+static_assert(GPUIR_SEED_THREADS == 256, "one histogram bin a thread");
+
+/* shared memory of the seed kernel */
+struct GpuirSeedSmem
+{
+	uint32_t	hist[256];
+	float		red[GPUIR_SEED_THREADS / 32];
+	uint32_t	bin;			/* gpuir_seed_pick's answer */
+	uint32_t	above;			/* values in the bins above it */
+};
+
+/*
+ * gpuir_seed_pick: warp 0 of the seed kernel, over sm.hist: the highest bin
+ * b such that above + (values in bins >= b) >= k; sets sm.bin = b and
+ * sm.above = above + (values in bins > b), or sm.bin = UINT32_MAX when all
+ * the bins hold fewer than k - above.  Lane L sums bins 255 - 8L down to
+ * 248 - 8L; an inclusive scan across the lanes finds the lane, which walks
+ * its bins.
+ */
+__device__ static void
+gpuir_seed_pick(uint32_t k, uint32_t above, GpuirSeedSmem &sm)
+{
+	const uint32_t lane = threadIdx.x & 31;
+	uint32_t	mine = 0,
+				incl,
+				found;
+
+	for (int i = 0; i < 8; i++)
+		mine += sm.hist[255 - 8 * lane - i];
+	incl = mine;
+	for (int o = 1; o < 32; o <<= 1)
+	{
+		const uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+
+		if (lane >= (uint32_t) o)
+			incl += v;
+	}
+	found = __ballot_sync(0xFFFFFFFFu, above + incl >= k);
+	if (found == 0)
+	{
+		if (lane == 0)
+			sm.bin = UINT32_MAX;
+		return;
+	}
+	if (lane == (uint32_t) (__ffs(found) - 1))
+	{
+		uint32_t	cum = above + incl - mine;	/* the bins above this lane's */
+
+		for (int i = 0; i < 8; i++)
+		{
+			const uint32_t b = 255 - 8 * lane - i;
+
+			if (cum + sm.hist[b] >= k)
+			{
+				sm.bin = b;
+				sm.above = cum;
+				break;
+			}
+			cum += sm.hist[b];
+		}
+	}
+}
+
+/* the largest of v over the thread block (every thread gets it); two barriers */
+__device__ static inline float
+gpuir_seed_max(float v, GpuirSeedSmem &sm)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+	if ((threadIdx.x & 31) == 0)
+		sm.red[threadIdx.x >> 5] = v;
+	__syncthreads();
+	v = sm.red[0];
+	for (int w = 1; w < GPUIR_SEED_THREADS / 32; w++)
+		v = fmaxf(v, sm.red[w]);
+	__syncthreads();
+	return v;
+}
+
+/*
+ * gpuir_seed_kth: a value x such that at least k of top[0 .. n) are >= x
+ * (their k-th largest, its low 15 bits of mantissa cleared), or 0 when
+ * fewer than k are above 0.  Every thread calls it; every thread gets it.
+ */
+__device__ static float
+gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
+{
+	const uint32_t t = threadIdx.x;
+	uint32_t	e,
+				above;
+
+	/* the exponent byte */
+	sm.hist[t] = 0;
+	__syncthreads();
+	for (uint32_t i = t; i < n; i += GPUIR_SEED_THREADS)
+	{
+		const uint32_t u = __float_as_uint(top[i]);
+
+		if (top[i] > 0.0f)
+			atomicAdd(&sm.hist[u >> 23], 1u);
+	}
+	__syncthreads();
+	if (t < 32)
+		gpuir_seed_pick(k, 0, sm);
+	__syncthreads();
+	e = sm.bin;
+	above = sm.above;
+	if (e == UINT32_MAX)
+		return 0.0f;
+	__syncthreads();			/* everyone read bin before the next pass */
+
+	/* the next 8 bits of the values of that exponent */
+	sm.hist[t] = 0;
+	__syncthreads();
+	for (uint32_t i = t; i < n; i += GPUIR_SEED_THREADS)
+	{
+		const uint32_t u = __float_as_uint(top[i]);
+
+		if (top[i] > 0.0f && (u >> 23) == e)
+			atomicAdd(&sm.hist[(u >> 15) & 0xFF], 1u);
+	}
+	__syncthreads();
+	if (t < 32)
+		gpuir_seed_pick(k, above, sm);
+	__syncthreads();
+	{
+		const uint32_t m = sm.bin;	/* found: the exponent's bins hold enough */
+
+		__syncthreads();
+		return (m == UINT32_MAX) ? 0.0f : __uint_as_float((e << 23) | (m << 15));
+	}
+}
+
+/*
+ * gpuir_search_seed_kernel: grid of nw thread blocks of GPUIR_SEED_THREADS
+ * threads, block w for work item w of the chunk (others than BMW return):
+ * writes each term's list bound to lmax[first_term + j] (the largest of its
+ * decoded blocks' bounds; +infinity for a list not decoded, 0 for an empty
+ * one), raises thr[w] to the seed (see the top of the file) and, when the
+ * query should run on its essential lists, sets ess[w] to their number
+ * (else it stays 0) and counts the query in stats (debug, may be NULL).
+ * share: gpuir_cuda_search_set_maxscore's (0: never).
+ */
+__global__ void __launch_bounds__(GPUIR_SEED_THREADS)
+gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
+						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
+						 const float *__restrict__ dec_top, uint32_t share, uint32_t *thr,
+						 uint32_t *ess, float *lmax, GpuirSearchDevStats *stats)
+{
+	__shared__ GpuirSeedSmem sm;
+	const GpuirSearchWork qw = work[blockIdx.x];
+	const gpuir_cuda_term *qt = terms + qw.first_term;
+	float		seed = 0.0f;
+	bool		all_decoded = true;
+	uint64_t	total = 0;
+
+	if (qw.mode != GPUIR_CUDA_MODE_BMW || dec.off == NULL)
+		return;
+	for (uint32_t j = 0; j < qw.nterms; j++)
+	{
+		const gpuir_cuda_term term = qt[j];
+		const uint32_t doff = dec.off[qw.first_term + j];
+		float		u = 0.0f;
+
+		total += term.npostings;
+		if (term.nblocks > 0 && doff == GPUIR_NOT_DECODED)
+		{
+			all_decoded = false;
+			u = INFINITY;
+		}
+		else if (term.nblocks > 0)
+		{
+			float		m = 0.0f;
+
+			for (uint32_t i = threadIdx.x; i < term.nblocks; i += GPUIR_SEED_THREADS)
+				m = fmaxf(m, dec.ub[doff + i]);
+			u = gpuir_seed_max(m, sm);
+			if (term.nblocks >= qw.k)
+				seed = fmaxf(seed, gpuir_seed_kth(dec_top + doff, term.nblocks, qw.k, sm));
+		}
+		if (threadIdx.x == 0)
+			lmax[qw.first_term + j] = u;
+	}
+	if (threadIdx.x != 0)
+		return;
+	gpuir_threshold_raise(&thr[blockIdx.x], seed);
+	if (seed > 0.0f && share > 0 && all_decoded && qw.nterms <= GPUIR_MS_MAX_TERMS)
+	{
+		/* the non-essential suffix */
+		uint32_t	ne = qw.nterms;
+		double		s = 0.0;
+		uint64_t	essential = 0;
+
+		while (ne > 1)
+		{
+			float		f;
+
+			s += (double) lmax[qw.first_term + ne - 1];
+			f = __double2float_ru(s * GPUIR_BOUND_SLACK_DEV);
+			if (isnan(f) || !(f < seed))
+				break;
+			ne--;
+		}
+		for (uint32_t j = 0; j < ne; j++)
+			essential += qt[j].npostings;
+		if (ne < qw.nterms && essential * share <= total)
+		{
+			ess[blockIdx.x] = ne;
+			if (stats != NULL)
+				atomicAdd(&stats->maxscore_queries, 1ull);
+		}
+	}
+}
+
+/*
+ * gpuir_ms_find: the contribution of docID d in the decoded list of term
+ * (its first decoded block doff), searched among its blocks [blo, bhi)
+ * (block_last ascending; d's block, if any, among them); false if the list
+ * does not hold d.
+ */
+__device__ static inline bool
+gpuir_ms_find(const gpuir_cuda_segment &seg, const GpuirDecoded &dec,
+			  const gpuir_cuda_term &term, uint32_t doff, uint32_t blo, uint32_t bhi,
+			  uint32_t d, float *c)
+{
+	const uint32_t *ddoc = reinterpret_cast<const uint32_t *>(dec.doc);
+	const float *dsc = reinterpret_cast<const float *>(dec.score);
+	const uint32_t i = gpuir_lower_bound(bhi - blo, d,
+										 [&](uint32_t m) { return seg.block_last[blo + m]; });
+	size_t		base;
+	uint32_t	p;
+
+	if (blo + i >= bhi)
+		return false;
+	base = ((size_t) doff + (blo + i - term.first_block)) * GPUIR_CUDA_BLOCK_SIZE;
+	p = gpuir_lower_bound(GPUIR_CUDA_BLOCK_SIZE, d, [&](uint32_t m) { return ddoc[base + m]; });
+	if (p >= GPUIR_CUDA_BLOCK_SIZE || ddoc[base + p] != d)
+		return false;
+	*c = dsc[base + p];
+	return true;
+}
+
+/* the MaxScore kernel's shared values besides GpuirAndSmem's */
+struct GpuirMsSmem
+{
+	double		rem[GPUIR_MS_MAX_TERMS];	/* sum of the list bounds after term j */
+	uint32_t	skip;			/* the block's bound is below the threshold */
+	float		th;
+};
+
+/*
+ * gpuir_search_maxscore_kernel: the essential lists of the chunk's BMW
+ * queries that the seed kernel marked (ess[w] > 0): a thread block of
+ * GPUIR_AND_THREADS threads per block of terms 0 .. nterms - 2 of every
+ * BMW item (ms_start as the AND kernel's and_start: ms_start[w] -
+ * ms_start[0] the first thread block of item w, the entries mod 2^32); the
+ * thread blocks of terms at or past ess[w], and of items not marked,
+ * return at once.  Appends the survivors to the query's candidates
+ * (gpuir_and_emit) as the tiles would have.  Documents outside a windowed
+ * segment's window and deleted ones never qualify.
+ */
+__global__ void __launch_bounds__(GPUIR_AND_THREADS, GPUIR_AND_MIN_BLOCKS)
+gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__restrict__ work,
+							 const uint32_t *__restrict__ ms_start, uint32_t nw,
+							 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
+							 const uint32_t *__restrict__ ess, const float *__restrict__ lmax,
+							 uint32_t *thr, uint64_t *__restrict__ cand,
+							 uint32_t *__restrict__ cand_count, uint32_t *corrupt)
+{
+	__shared__ GpuirAndSmem sm;
+	__shared__ GpuirMsSmem ms;
+	const uint32_t t = threadIdx.x;
+	const uint32_t base0 = ms_start[0];
+	const uint32_t g = blockIdx.x;
+	const uint32_t wlo = seg.windowed ? seg.tile_first * (uint32_t) GPUIR_TILE_DOCS : 0;
+	const uint32_t whi = seg.windowed
+		? (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs)
+		: seg.ndocs;
+	const uint32_t *ddoc = reinterpret_cast<const uint32_t *>(dec.doc);
+	const float *dsc = reinterpret_cast<const float *>(dec.score);
+	uint32_t	l = 0,
+				h = nw,
+				e = 0,
+				r,
+				ne,
+				d;
+	float		score = 0.0f,
+				c;
+	bool		live;
+
+	/* the item: the last l with ms_start[l] - base0 <= g (it has a block) */
+	while (h - l > 1)
+	{
+		const uint32_t mid = l + (h - l) / 2;
+
+		if (ms_start[mid] - base0 <= g)
+			l = mid;
+		else
+			h = mid;
+	}
+	ne = ess[l];
+	if (ne == 0)
+		return;					/* the tiles answer it */
+	const GpuirSearchWork qw = work[l];
+	const gpuir_cuda_term *qt = terms + qw.first_term;
+	const uint32_t *qoff = dec.off + qw.first_term;
+	const float *ql = lmax + qw.first_term;
+
+	/* the term and block: terms 0 .. nterms - 2 have thread blocks, in order */
+	r = g - (ms_start[l] - base0);
+	while (e + 1 < qw.nterms && r >= qt[e].nblocks)
+		r -= qt[e++].nblocks;
+	if (e >= ne)
+		return;					/* a non-essential list */
+	const size_t at = ((size_t) qoff[e] + r) * GPUIR_CUDA_BLOCK_SIZE;
+
+	/* the threshold, once; the block's bound; the later terms' bounds */
+	if (t == 0)
+	{
+		double		s = 0.0;
+
+		ms.th = gpuir_threshold_read(&thr[l]);
+		for (uint32_t j = qw.nterms; j-- > 0;)
+		{
+			ms.rem[j] = s;
+			s += (double) ql[j];
+		}
+		ms.skip = __double2float_ru(((double) dec.ub[qoff[e] + r] + ms.rem[e]) *
+									GPUIR_BOUND_SLACK_DEV) < ms.th;
+		sm.stop = *(volatile uint32_t *) corrupt;
+	}
+	__syncthreads();
+	if (ms.skip || sm.stop)
+		return;
+
+	/* the block's posting of this thread: in the window, not deleted, able to reach th */
+	d = ddoc[at + t];
+	c = dsc[at + t];
+	live = d != UINT32_MAX && d >= wlo && d < whi &&
+		!(seg.deleted != NULL && (seg.deleted[d >> 3] >> (d & 7)) & 1) &&
+		!(__double2float_ru(((double) c + ms.rem[e]) * GPUIR_BOUND_SLACK_DEV) < ms.th);
+
+	/* the other terms in order: earlier ones drop it, later ones add to it */
+	for (uint32_t j = 0; j < qw.nterms; j++)
+	{
+		const gpuir_cuda_term term = qt[j];
+		unsigned	any;
+		uint32_t	wmin,
+					wmax,
+					blo,
+					bhi;
+		float		cj;
+
+		if (j == e)
+		{
+			score = c;			/* 0.0f + c: the first term the document holds */
+			continue;
+		}
+		any = __ballot_sync(0xFFFFFFFFu, live);
+		if (term.nblocks == 0 || any == 0)
+			continue;
+		/* the warp's live docIDs span [wmin, wmax]: the blocks that may hold them */
+		wmin = __shfl_sync(0xFFFFFFFFu, d, __ffs(any) - 1);
+		wmax = __shfl_sync(0xFFFFFFFFu, d, 31 - __clz(any));
+		blo = gpuir_warp_first_block(seg.block_last, term.first_block,
+									 term.first_block + term.nblocks, wmin, UINT32_MAX);
+		bhi = (blo < term.first_block + term.nblocks)
+			? gpuir_warp_first_block(seg.block_last, blo, term.first_block + term.nblocks, wmax,
+									 UINT32_MAX) + 1
+			: blo;
+		bhi = min(bhi, term.first_block + term.nblocks);
+		if (live && gpuir_ms_find(seg, dec, term, qoff[j], blo, bhi, d, &cj))
+		{
+			if (j < e)
+				live = false;	/* its first essential term's thread block scores it */
+			else
+				score = __fadd_rn(score, cj);
+		}
+		if (live && j > e &&
+			__double2float_ru(((double) score + ms.rem[j]) * GPUIR_BOUND_SLACK_DEV) < ms.th)
+			live = false;
+	}
+
+	/* the survivors, compacted (thread t takes candidate t), then emitted */
+	sm.tf0[t] = __float_as_uint(score);
+	gpuir_and_keep(live, d, t, sm);
+	score = (t < sm.ncand) ? __uint_as_float(sm.tf0[sm.cslot[t]]) : 0.0f;
+	gpuir_and_emit(score, qw, &thr[l], cand, &cand_count[l], corrupt, sm);
+}
+
+#endif							/* GPUIR_SEARCH_MAXSCORE_CUH */
