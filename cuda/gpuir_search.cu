@@ -236,10 +236,8 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	}
 	term = terms[list_term[l]];
 	b = term.first_block + (g - list_first[l]);
-	wlo = seg.windowed ? seg.tile_first * (uint32_t) GPUIR_TILE_DOCS : 0;
-	whi = seg.windowed
-		? (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs)
-		: seg.ndocs;
+	wlo = gpuir_window_lo(seg);
+	whi = gpuir_window_hi(seg);
 	if (seg.windowed)
 	{
 		blo = (b > term.first_block) ? seg.block_last[b - 1] + 1 : 0;

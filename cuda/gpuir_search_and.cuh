@@ -308,6 +308,31 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 }
 
 /*
+ * gpuir_item_of: the work item of thread block g of a kernel whose items
+ * have start[w + 1] - start[w] thread blocks each (start[0 .. nw], prefix
+ * sums mod 2^32, as plan_query builds and_start and ms_start): the last w
+ * with start[w] - start[0] <= g, which has a thread block.
+ */
+__device__ static inline uint32_t
+gpuir_item_of(const uint32_t *start, uint32_t nw, uint32_t g)
+{
+	const uint32_t base0 = start[0];
+	uint32_t	l = 0,
+				h = nw;
+
+	while (h - l > 1)
+	{
+		const uint32_t mid = l + (h - l) / 2;
+
+		if (start[mid] - base0 <= g)
+			l = mid;
+		else
+			h = mid;
+	}
+	return l;
+}
+
+/*
  * gpuir_and_emit: the end of an AND (or MaxScore, gpuir_search_maxscore.cuh)
  * thread block, whose thread t < sm.ncand holds candidate t, docID
  * sm.cdoc[t], fully scored score: the candidates at or above the query's
@@ -416,27 +441,14 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	const uint32_t lane = t & 31;
 	const uint32_t base0 = and_start[0];
 	const uint32_t g = blockIdx.x;
-	const uint32_t wlo = seg.windowed ? seg.tile_first * (uint32_t) GPUIR_TILE_DOCS : 0;
-	const uint32_t whi = seg.windowed
-		? (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs)
-		: seg.ndocs;
-	uint32_t	l = 0,
-				h = nw,
-				ndec = 0;
+	const uint32_t wlo = gpuir_window_lo(seg);
+	const uint32_t whi = gpuir_window_hi(seg);
+	uint32_t	ndec = 0;
 	float		score = 0.0f;
 	bool		live,
 				bad = false;
 
-	/* the item: the last l with and_start[l] - base0 <= g (it has a block) */
-	while (h - l > 1)
-	{
-		const uint32_t mid = l + (h - l) / 2;
-
-		if (and_start[mid] - base0 <= g)
-			l = mid;
-		else
-			h = mid;
-	}
+	const uint32_t l = gpuir_item_of(and_start, nw, g);
 	const GpuirSearchWork qw = work[l];
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const uint32_t *ord = order + qw.order_off;

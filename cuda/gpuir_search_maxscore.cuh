@@ -338,15 +338,11 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 	const uint32_t t = threadIdx.x;
 	const uint32_t base0 = ms_start[0];
 	const uint32_t g = blockIdx.x;
-	const uint32_t wlo = seg.windowed ? seg.tile_first * (uint32_t) GPUIR_TILE_DOCS : 0;
-	const uint32_t whi = seg.windowed
-		? (uint32_t) min((uint64_t) seg.tile_end * GPUIR_TILE_DOCS, (uint64_t) seg.ndocs)
-		: seg.ndocs;
+	const uint32_t wlo = gpuir_window_lo(seg);
+	const uint32_t whi = gpuir_window_hi(seg);
 	const uint32_t *ddoc = reinterpret_cast<const uint32_t *>(dec.doc);
 	const float *dsc = reinterpret_cast<const float *>(dec.score);
-	uint32_t	l = 0,
-				h = nw,
-				e = 0,
+	uint32_t	e = 0,
 				r,
 				ne,
 				d;
@@ -354,16 +350,8 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 				c;
 	bool		live;
 
-	/* the item: the last l with ms_start[l] - base0 <= g (it has a block) */
-	while (h - l > 1)
-	{
-		const uint32_t mid = l + (h - l) / 2;
+	const uint32_t l = gpuir_item_of(ms_start, nw, g);
 
-		if (ms_start[mid] - base0 <= g)
-			l = mid;
-		else
-			h = mid;
-	}
 	ne = ess[l];
 	if (ne == 0)
 		return;					/* the tiles answer it */

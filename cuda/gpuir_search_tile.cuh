@@ -83,6 +83,24 @@ struct GpuirSearchDevStats
 /* ---------- device helpers ---------- */
 
 /*
+ * gpuir_window_lo / gpuir_window_hi: the docIDs [lo, hi) a search of seg
+ * covers: its window's tiles on a windowed segment, else all its documents
+ */
+__device__ static inline uint32_t
+gpuir_window_lo(const gpuir_cuda_segment &seg)
+{
+	return seg.windowed ? seg.tile_first * (uint32_t) GPUIR_CUDA_TILE_DOCS : 0;
+}
+
+__device__ static inline uint32_t
+gpuir_window_hi(const gpuir_cuda_segment &seg)
+{
+	return seg.windowed
+		? (uint32_t) min((uint64_t) seg.tile_end * GPUIR_CUDA_TILE_DOCS, (uint64_t) seg.ndocs)
+		: seg.ndocs;
+}
+
+/*
  * gpuir_claim_slots: n slots of a query's candidate region, whose count is
  * *count and capacity cap: the first slot's index, or UINT32_MAX (and
  * *corrupt set: the batch fails) when they would pass cap, which a kernel
