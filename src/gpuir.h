@@ -116,11 +116,18 @@ typedef struct GpuirStream
 	uint32		nbytes;
 } GpuirStream;
 
-/* GpuirStreamPages: the pages stream st occupies (GPUIR_PAGE_DATA bytes a page) */
+/* GpuirPagesFor: the pages nbytes of a stream occupy (GPUIR_PAGE_DATA bytes a page) */
+static inline uint64
+GpuirPagesFor(uint64 nbytes)
+{
+	return (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+}
+
+/* GpuirStreamPages: the pages stream st occupies */
 static inline uint64
 GpuirStreamPages(const GpuirStream *st)
 {
-	return ((uint64) st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	return GpuirPagesFor(st->nbytes);
 }
 
 /* the streams of a segment */

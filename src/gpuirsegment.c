@@ -1136,7 +1136,7 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
 		check_stream_size(&bb[s]);
-		npages += (bb_size(&bb[s]) + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+		npages += GpuirPagesFor(bb_size(&bb[s]));
 	}
 	/*
 	 * One run of pages for the whole segment (7 streams of at most 4 GB): a
@@ -1154,7 +1154,7 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	report(on, PROGRESS_SCAN_BLOCKS_DONE, 0);
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
-		uint64		pages = (bb_size(&bb[s]) + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+		uint64		pages = GpuirPagesFor(bb_size(&bb[s]));
 		BlockNumber start = at;
 
 		if (!BlockNumberIsValid(at))

@@ -371,7 +371,7 @@ GpuirWriteStream(Relation index, const char *data, uint32 nbytes, uint32 tag,
 				 BlockNumber start)
 {
 	GpuirStream s;
-	uint32		npages = (nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	uint32		npages = (uint32) GpuirPagesFor(nbytes);
 
 	s.start = npages > 0 ? start : InvalidBlockNumber;
 	s.nbytes = nbytes;

@@ -459,7 +459,7 @@ verify_stream_pages(VerifyState *vs, const GpuirSegmentData *seg, int kind)
 {
 	const GpuirStream *st = &seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
-	uint32		npages = (uint32) (((uint64) st->nbytes + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA);
+	uint32		npages = (uint32) GpuirStreamPages(st);
 	char		where[64];
 
 	snprintf(where, sizeof(where), "segment %u, %s stream", vs->seg, stream_names[kind]);
