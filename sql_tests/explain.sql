@@ -56,5 +56,6 @@ SELECT (p->>'Blocks Decoded')::bigint = s.blocks_decoded AS same_blocks,
 FROM ex_plan, gpuir_last_query_stats() s;
 RESET enable_seqscan;
 RESET gpuir.device;
+RESET gpuir.taat_max_postings;
 DROP TABLE ex_docs;
 DROP FUNCTION ex_scan(text);

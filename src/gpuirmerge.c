@@ -140,10 +140,10 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
  * rest wait for the next merge (with uniform deletions, the segments of
  * one build cross the threshold together); the smaller segments folded
  * with them, and VACUUM's small ones, also only while the merge stays
- * within C (a soak's VACUUM merge folded 147,000 documents at C = 66,000
- * before).  So no merge rewrites much more
+ * within C.  So no deletion rewrite or VACUUM merge rewrites much more
  * than about C documents (a full merge, gpuir_merge() or a full directory,
- * excepted), and a rewrite needs about that many documents' pages free
+ * excepted; a tier merge folds segments below C / 2 of one size tier, not
+ * counted against C), and a rewrite needs about that many documents' pages free
  * beside the index, where an uncapped index rewriting its one large segment
  * needs a whole copy.  The price: every segment repeats the dictionary
  * entry, lexeme and block header of each of its terms (about 65 bytes a
@@ -210,7 +210,9 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap, 
 	uint32		same = 0;
 	uint32		n = 0;
 	uint64		rewrite = 0;	/* live docs of the largest segment rewritten for deletions */
-	uint64		budget = cap;	/* live docs the deletion rewrites may still take (cap) */
+	uint64		budget = cap;	/* live docs the deletion rewrites, the smaller
+								 * segments folded with them and VACUUM's small
+								 * ones may still take (cap) */
 	bool		deleted[GPUIR_MAX_SEGMENTS];	/* rewritten for its deletions */
 
 	/*
