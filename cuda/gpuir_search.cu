@@ -156,6 +156,9 @@ struct GpuirSearchWork
 	uint32_t	k;
 	uint32_t	mode;			/* GPUIR_CUDA_MODE_AND, _OR or _BMW */
 	uint32_t	order_off;		/* AND: shortest-first order at order[order_off ..] */
+	uint32_t	rem_off;		/* BMW: its nterms bound sums at rem[rem_off ..]
+								 * (gpuir_search_seed_kernel; per query, since
+								 * queries may share their terms' entries) */
 	uint64_t	cand_off;		/* its candidate region in the chunk's buffer: */
 	uint64_t	cand_cap;		/* cand_cap keys, then (gpuir_part_needed(cand_cap,
 								 * k)) GPUIR_PART_SLICES x k partial results */
@@ -190,14 +193,13 @@ gpuir_part_needed(uint64_t n, uint32_t k)
  * list_first[l + 1], nlists + 1 entries), the list of terms[list_term[l]],
  * checked as the tiles check it (gpuir_tile_decode), each posting's BM25
  * contribution computed as the tiles compute it (gpuir_bm25), so that the
- * tiles' sums are the same float additions, and on a segment with impacts
- * its block-max bound (gpuir_block_bound rounded up to float, +infinity
- * for NaN) and its largest contribution of a document in the window that
- * is not deleted (dec_top, 0 if that document is deleted: the seed of
- * gpuir_search_seed_kernel) for BMW.  A block outside the window of a
- * windowed segment is not decoded (no tile reads it): its docIDs are
- * padding and its bound and seed 0.  A corrupt block sets *corrupt (the
- * batch fails).  stats (debug, may be NULL) counts blocks.
+ * tiles' sums are the same float additions, and with bmw (the batch has
+ * BMW queries, so the segment has impacts) its block-max bound and
+ * largest live contribution (GpuirDecoded's ub and top; the bound is
+ * +infinity for NaN).  A block outside the window of a windowed segment
+ * is not decoded (no tile reads it): its docIDs are padding, its bound
+ * and top 0.  A corrupt block sets *corrupt (the batch fails).  stats
+ * (debug, may be NULL) counts blocks.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS)
 gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
@@ -205,7 +207,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						   const uint32_t *__restrict__ list_term,
 						   const uint32_t *__restrict__ list_first, uint32_t nlists,
 						   uint4 *__restrict__ dec_doc, float4 *__restrict__ dec_score,
-						   float *__restrict__ dec_ub, float *__restrict__ dec_top,
+						   float *__restrict__ dec_ub, float *__restrict__ dec_top, bool bmw,
 						   uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
 	const uint32_t g = blockIdx.x * (GPUIR_SEARCH_THREADS / 32) + (threadIdx.x >> 5);
@@ -246,7 +248,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			/* no docID of it in the window: padding, bound and seed 0 */
 			dec_doc[(size_t) g * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane] =
 				make_uint4(UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX);
-			if (seg.impact_tf != NULL && lane == 0)
+			if (bmw && lane == 0)
 			{
 				dec_ub[g] = 0.0f;
 				dec_top[g] = 0.0f;
@@ -276,7 +278,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 																		  doc[3]);
 	dec_score[(size_t) g * (GPUIR_CUDA_BLOCK_SIZE / 4) + lane] = make_float4(c[0], c[1], c[2],
 																			 c[3]);
-	if (seg.impact_tf != NULL)
+	if (bmw)
 	{
 		/*
 		 * BMW's seed (gpuir_search_seed_kernel): the block's largest
@@ -786,7 +788,8 @@ struct GpuirSearchPlan
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
-	uint32_t	nbmw;			/* BMW queries (debug statistics) */
+	uint32_t	nbmw;			/* BMW queries: bounds, seed and MaxScore only with some */
+	uint32_t	nrem;			/* their terms (GpuirSearchWork.rem_off) */
 	uint64_t	chunk_keys;		/* candidate keys of the last chunk so far */
 	uint64_t	max_chunk_keys;
 	/* the lists decoded once for the batch (GpuirDecoded), nlists of them */
@@ -898,8 +901,12 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	w->mode = and_mode ? GPUIR_CUDA_MODE_AND
 		: (bmw_mode ? GPUIR_CUDA_MODE_BMW : GPUIR_CUDA_MODE_OR);
 	w->order_off = 0;
+	w->rem_off = p->nrem;
 	if (bmw_mode)
+	{
 		p->nbmw++;
+		p->nrem += qq->nterms;
+	}
 	if (and_mode && plan_and_order(p, w, qt, qq->nterms) != GPUIR_CUDA_OK)
 		return GPUIR_CUDA_OOM;
 	/*
@@ -1127,7 +1134,7 @@ struct GpuirSearchLayout
 				o_dscore,
 				o_dub,
 				o_dtop,
-				o_lmax,
+				o_rem,
 				total;
 	size_t		h_out,			/* outputs in the pinned buffer */
 				h_total;
@@ -1164,8 +1171,8 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 		(size_t) plan_decoded_blocks(p);
 	l->o_dub = l->o_dscore + (l->o_dscore - l->o_ddoc);
 	l->o_dtop = align256(l->o_dub + sizeof(float) * (size_t) plan_decoded_blocks(p));
-	l->o_lmax = align256(l->o_dtop + sizeof(float) * (size_t) plan_decoded_blocks(p));
-	l->total = l->o_lmax + sizeof(float) * nterms;
+	l->o_rem = align256(l->o_dtop + sizeof(float) * (size_t) plan_decoded_blocks(p));
+	l->total = l->o_rem + sizeof(double) * p->nrem;
 	l->h_out = l->o_count;
 	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 }
@@ -1320,7 +1327,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
 	uint32_t   *d_thr = (uint32_t *) (arena + l->o_thr);
 	uint32_t   *d_ess = (uint32_t *) (arena + l->o_ess);
-	float	   *d_lmax = (float *) (arena + l->o_lmax);
+	double	   *d_rem = (double *) (arena + l->o_rem);
 	const uint32_t *d_mstart = (const uint32_t *) (arena + l->o_mstart);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	const uint32_t ndec = plan_decoded_blocks(p);
@@ -1331,6 +1338,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	dec.doc = (const uint4 *) (arena + l->o_ddoc);
 	dec.score = (const float4 *) (arena + l->o_dscore);
 	dec.ub = (const float *) (arena + l->o_dub);
+	dec.top = (const float *) (arena + l->o_dtop);
 
 	/* the tile kernel's shared memory is above the 48 KB of a default launch */
 	if ((st = gpuir_cuda_check(cudaFuncSetAttribute(gpuir_search_tile_kernel,
@@ -1345,7 +1353,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			(dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
 			 (const uint32_t *) (arena + l->o_lfirst), p->nlists, (uint4 *) (arena + l->o_ddoc),
 			 (float4 *) (arena + l->o_dscore), (float *) (arena + l->o_dub),
-			 (float *) (arena + l->o_dtop), d_corrupt, d_stats);
+			 (float *) (arena + l->o_dtop), p->nbmw > 0, d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
 	}
@@ -1362,8 +1370,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (ndec > 0 && p->nbmw > 0)
 		{
 			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
-				(d_work + w0, d_terms, dec, (const float *) (arena + l->o_dtop), maxscore_share,
-				 d_thr + w0, d_ess + w0, d_lmax, d_stats);
+				(d_work + w0, d_terms, dec, maxscore_share, d_thr + w0, d_ess + w0, d_rem,
+				 d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}
@@ -1378,7 +1386,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (nms > 0)
 		{
 			gpuir_search_maxscore_kernel<<<nms, GPUIR_AND_THREADS, 0, s>>>
-				(dseg, d_work + w0, d_mstart + w0, nw, d_terms, dec, d_ess + w0, d_lmax,
+				(dseg, d_work + w0, d_mstart + w0, nw, d_terms, dec, d_ess + w0, d_rem,
 				 d_thr + w0, d_cand, d_count + w0, d_corrupt);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;

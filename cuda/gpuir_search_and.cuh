@@ -219,11 +219,7 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 	 * The blocks searched, [blo, bend): from the smallest candidate's to
 	 * the largest's (every warp finds them, with the same loads)
 	 */
-	blo = gpuir_warp_first_block(seg.block_last, fb, end, sm.cdoc[0], UINT32_MAX);
-	bend = (blo < end)
-		? gpuir_warp_first_block(seg.block_last, blo, end, sm.cdoc[nc - 1], UINT32_MAX) : end;
-	if (bend < end)
-		bend++;
+	gpuir_warp_block_range(seg.block_last, fb, end, sm.cdoc[0], sm.cdoc[nc - 1], &blo, &bend);
 	if (t < nc)
 	{
 		const uint32_t i = gpuir_lower_bound(bend - blo, sm.cdoc[t],

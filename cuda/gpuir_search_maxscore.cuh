@@ -200,9 +200,10 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 /*
  * gpuir_search_seed_kernel: grid of nw thread blocks of GPUIR_SEED_THREADS
  * threads, block w for work item w of the chunk (others than BMW return):
- * writes each term's list bound to lmax[first_term + j] (the largest of its
- * decoded blocks' bounds; +infinity for a list not decoded, 0 for an empty
- * one), raises thr[w] to the seed (see the top of the file) and, when the
+ * writes to rem[rem_off + j] the sum of the list bounds of the terms
+ * after term j (a list's bound: the largest of its decoded blocks' bounds;
+ * +infinity for a list not decoded, 0 for an empty one), the MaxScore
+ * kernel's bounds, raises thr[w] to the seed (see the top of the file) and, when the
  * query should run on its essential lists, sets ess[w] to their number
  * (else it stays 0) and counts the query in stats (debug, may be NULL).
  * share: gpuir_cuda_search_set_maxscore's (0: never).
@@ -210,15 +211,20 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 __global__ void __launch_bounds__(GPUIR_SEED_THREADS)
 gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 const float *__restrict__ dec_top, uint32_t share, uint32_t *thr,
-						 uint32_t *ess, float *lmax, GpuirSearchDevStats *stats)
+						 uint32_t share, uint32_t *thr,
+						 uint32_t *ess, double *rem, GpuirSearchDevStats *stats)
 {
 	__shared__ GpuirSeedSmem sm;
 	const GpuirSearchWork qw = work[blockIdx.x];
 	const gpuir_cuda_term *qt = terms + qw.first_term;
+	double	   *qrem = rem + qw.rem_off;
 	float		seed = 0.0f;
 	bool		all_decoded = true;
 	uint64_t	total = 0;
+	uint32_t	ne;
+	double		s = 0.0;
+	bool		suffix = true;
+	uint64_t	essential = 0;
 
 	if (qw.mode != GPUIR_CUDA_MODE_BMW || dec.off == NULL)
 		return;
@@ -242,39 +248,43 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 				m = fmaxf(m, dec.ub[doff + i]);
 			u = gpuir_seed_max(m, sm);
 			if (term.nblocks >= qw.k)
-				seed = fmaxf(seed, gpuir_seed_kth(dec_top + doff, term.nblocks, qw.k, sm));
+				seed = fmaxf(seed, gpuir_seed_kth(dec.top + doff, term.nblocks, qw.k, sm));
 		}
 		if (threadIdx.x == 0)
-			lmax[qw.first_term + j] = u;
+			qrem[j] = u;		/* the list's bound until the suffix sums below */
 	}
 	if (threadIdx.x != 0)
 		return;
 	gpuir_threshold_raise(&thr[blockIdx.x], seed);
-	if (seed > 0.0f && share > 0 && all_decoded && qw.nterms <= GPUIR_MS_MAX_TERMS)
+
+	/*
+	 * From the last term back: rem[j] becomes the sum of the bounds after
+	 * j, and the non-essential suffix grows while the bounds from j on sum
+	 * below the seed (term 0 always stays essential)
+	 */
+	ne = qw.nterms;
+	for (uint32_t j = qw.nterms; j-- > 0;)
 	{
-		/* the non-essential suffix */
-		uint32_t	ne = qw.nterms;
-		double		s = 0.0;
-		uint64_t	essential = 0;
+		const double u = qrem[j];
+		float		f;
 
-		while (ne > 1)
-		{
-			float		f;
-
-			s += (double) lmax[qw.first_term + ne - 1];
-			f = __double2float_ru(s * GPUIR_BOUND_SLACK_DEV);
-			if (isnan(f) || !(f < seed))
-				break;
-			ne--;
-		}
-		for (uint32_t j = 0; j < ne; j++)
-			essential += qt[j].npostings;
-		if (ne < qw.nterms && essential * share <= total)
-		{
-			ess[blockIdx.x] = ne;
-			if (stats != NULL)
-				atomicAdd(&stats->maxscore_queries, 1ull);
-		}
+		qrem[j] = s;
+		s += u;
+		f = __double2float_ru(s * GPUIR_BOUND_SLACK_DEV);
+		suffix = suffix && j > 0 && !isnan(f) && f < seed;
+		if (suffix)
+			ne = j;
+	}
+	if (ne == qw.nterms || seed <= 0.0f || share == 0 || !all_decoded ||
+		qw.nterms > GPUIR_MS_MAX_TERMS)
+		return;					/* the tiles answer it */
+	for (uint32_t j = 0; j < ne; j++)
+		essential += qt[j].npostings;
+	if (essential * share <= total)
+	{
+		ess[blockIdx.x] = ne;
+		if (stats != NULL)
+			atomicAdd(&stats->maxscore_queries, 1ull);
 	}
 }
 
@@ -309,9 +319,8 @@ gpuir_ms_find(const gpuir_cuda_segment &seg, const GpuirDecoded &dec,
 /* the MaxScore kernel's shared values besides GpuirAndSmem's */
 struct GpuirMsSmem
 {
-	double		rem[GPUIR_MS_MAX_TERMS];	/* sum of the list bounds after term j */
 	uint32_t	skip;			/* the block's bound is below the threshold */
-	float		th;
+	float		th;				/* the query's threshold, read once */
 };
 
 /*
@@ -321,7 +330,8 @@ struct GpuirMsSmem
  * BMW item (ms_start as the AND kernel's and_start: ms_start[w] -
  * ms_start[0] the first thread block of item w, the entries mod 2^32); the
  * thread blocks of terms at or past ess[w], and of items not marked,
- * return at once.  Appends the survivors to the query's candidates
+ * return at once.  rem: the seed kernel's sums of the later terms' list
+ * bounds.  Appends the survivors to the query's candidates
  * (gpuir_and_emit) as the tiles would have.  Documents outside a windowed
  * segment's window and deleted ones never qualify.
  */
@@ -329,7 +339,7 @@ __global__ void __launch_bounds__(GPUIR_AND_THREADS, GPUIR_AND_MIN_BLOCKS)
 gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__restrict__ work,
 							 const uint32_t *__restrict__ ms_start, uint32_t nw,
 							 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-							 const uint32_t *__restrict__ ess, const float *__restrict__ lmax,
+							 const uint32_t *__restrict__ ess, const double *__restrict__ rem,
 							 uint32_t *thr, uint64_t *__restrict__ cand,
 							 uint32_t *__restrict__ cand_count, uint32_t *corrupt)
 {
@@ -358,7 +368,7 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 	const GpuirSearchWork qw = work[l];
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const uint32_t *qoff = dec.off + qw.first_term;
-	const float *ql = lmax + qw.first_term;
+	const double *qrem = rem + qw.rem_off;
 
 	/* the term and block: terms 0 .. nterms - 2 have thread blocks, in order */
 	r = g - (ms_start[l] - base0);
@@ -368,18 +378,11 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 		return;					/* a non-essential list */
 	const size_t at = ((size_t) qoff[e] + r) * GPUIR_CUDA_BLOCK_SIZE;
 
-	/* the threshold, once; the block's bound; the later terms' bounds */
+	/* the threshold, once; the block's bound with the later terms' */
 	if (t == 0)
 	{
-		double		s = 0.0;
-
 		ms.th = gpuir_threshold_read(&thr[l]);
-		for (uint32_t j = qw.nterms; j-- > 0;)
-		{
-			ms.rem[j] = s;
-			s += (double) ql[j];
-		}
-		ms.skip = __double2float_ru(((double) dec.ub[qoff[e] + r] + ms.rem[e]) *
+		ms.skip = __double2float_ru(((double) dec.ub[qoff[e] + r] + qrem[e]) *
 									GPUIR_BOUND_SLACK_DEV) < ms.th;
 		sm.stop = *(volatile uint32_t *) corrupt;
 	}
@@ -392,7 +395,7 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 	c = dsc[at + t];
 	live = d != UINT32_MAX && d >= wlo && d < whi &&
 		!(seg.deleted != NULL && (seg.deleted[d >> 3] >> (d & 7)) & 1) &&
-		!(__double2float_ru(((double) c + ms.rem[e]) * GPUIR_BOUND_SLACK_DEV) < ms.th);
+		!(__double2float_ru(((double) c + qrem[e]) * GPUIR_BOUND_SLACK_DEV) < ms.th);
 
 	/* the other terms in order: earlier ones drop it, later ones add to it */
 	for (uint32_t j = 0; j < qw.nterms; j++)
@@ -416,13 +419,8 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 		/* the warp's live docIDs span [wmin, wmax]: the blocks that may hold them */
 		wmin = __shfl_sync(0xFFFFFFFFu, d, __ffs(any) - 1);
 		wmax = __shfl_sync(0xFFFFFFFFu, d, 31 - __clz(any));
-		blo = gpuir_warp_first_block(seg.block_last, term.first_block,
-									 term.first_block + term.nblocks, wmin, UINT32_MAX);
-		bhi = (blo < term.first_block + term.nblocks)
-			? gpuir_warp_first_block(seg.block_last, blo, term.first_block + term.nblocks, wmax,
-									 UINT32_MAX) + 1
-			: blo;
-		bhi = min(bhi, term.first_block + term.nblocks);
+		gpuir_warp_block_range(seg.block_last, term.first_block,
+							   term.first_block + term.nblocks, wmin, wmax, &blo, &bhi);
 		if (live && gpuir_ms_find(seg, dec, term, qoff[j], blo, bhi, d, &cj))
 		{
 			if (j < e)
@@ -431,7 +429,7 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 				score = __fadd_rn(score, cj);
 		}
 		if (live && j > e &&
-			__double2float_ru(((double) score + ms.rem[j]) * GPUIR_BOUND_SLACK_DEV) < ms.th)
+			__double2float_ru(((double) score + qrem[j]) * GPUIR_BOUND_SLACK_DEV) < ms.th)
 			live = false;
 	}
 

@@ -56,8 +56,12 @@ struct GpuirTileSmem
  * of the decoded area holds 128 postings as 32 uint4 of docIDs and 32
  * float4 of BM25 contributions (posting 4 l + r in element r of vector l,
  * the lanes' layout of gpuir_warp_decode_block), docID UINT32_MAX past the
- * list's end; on a segment with impacts, ub[i] is the block's BM25 bound
- * (gpuir_block_bound rounded up to float: never below it).  off[term] is
+ * list's end; when the batch has BMW queries, ub[i] is the block's BM25
+ * bound (gpuir_block_bound rounded up to float: never below it) and top[i]
+ * its largest contribution of a document in the window that is not
+ * deleted, 0 if that document is deleted (the seed of
+ * gpuir_search_seed_kernel; 0 too for a block outside the window, whose
+ * docIDs are padding).  off[term] is
  * the decoded block of the term's first block, GPUIR_NOT_DECODED for a
  * term not there (a list past the decode budget, which the tiles decode
  * themselves, or a term of AND queries only); off is NULL when nothing was
@@ -69,7 +73,8 @@ struct GpuirDecoded
 	const uint32_t *off;		/* [nterms] or NULL */
 	const uint4 *doc;			/* [blocks * 32] */
 	const float4 *score;		/* [blocks * 32] */
-	const float *ub;			/* [blocks]: block-max bounds (impacts only) */
+	const float *ub;			/* [blocks]: block-max bounds (BMW only) */
+	const float *top;			/* [blocks]: largest live contributions (BMW only) */
 };
 
 /* debug statistics (gpuir_cuda_search_stats), device side */
@@ -231,6 +236,26 @@ gpuir_warp_first_block(const uint32_t *__restrict__ block_last, uint32_t fb, uin
 	if (l < end && l > fb && block_last[l - 1] >= hi - 1)
 		return end;				/* its docIDs start at or after hi */
 	return l;
+}
+
+/*
+ * gpuir_warp_block_range: the blocks [*blo, *bend) of the list [fb, end)
+ * that may hold a docID of [dmin, dmax]: from the first whose last docID
+ * is >= dmin to the first whose last docID is >= dmax, inclusive (two
+ * gpuir_warp_first_block searches; a docID of the range past the list's
+ * last docID is in none).  Every lane of the warp calls it with the same
+ * arguments.
+ */
+__device__ static inline void
+gpuir_warp_block_range(const uint32_t *__restrict__ block_last, uint32_t fb, uint32_t end,
+					   uint32_t dmin, uint32_t dmax, uint32_t *blo, uint32_t *bend)
+{
+	const uint32_t lo = gpuir_warp_first_block(block_last, fb, end, dmin, UINT32_MAX);
+	const uint32_t hi = (lo < end) ? gpuir_warp_first_block(block_last, lo, end, dmax,
+															UINT32_MAX) : end;
+
+	*blo = lo;
+	*bend = (hi < end) ? hi + 1 : end;
 }
 
 /*
