@@ -401,7 +401,8 @@ DROP TABLE ms_taat, ms_daat;
 INSERT INTO ol_docs SELECT 300000 + id, body FROM ol_docs WHERE id % 50 = 1 ORDER BY id;
 DELETE FROM ol_docs WHERE id % 9 = 4;
 VACUUM ol_docs;
--- short lists term at a time, long ones document at a time, in one query
+-- each segment's choice: term at a time where the query's lists there hold at
+-- most 2000 postings, document at a time elsewhere
 SET gpuir.taat_max_postings = 2000;
 SELECT * FROM oracle_check('ol_docs', 'ol_idx', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
 SELECT * FROM oracle_cross();

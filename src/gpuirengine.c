@@ -14,12 +14,17 @@
  *	  indexes", SIGIR 2011 (BMW, section 4, Algorithm 2).
  *	- Ding, He, Yan, Suel, WWW 2009, section 8.3 (AND, then OR when the
  *	  conjunction yields fewer than k results).
+ *	- Turtle & Flood, "Query evaluation: strategies and optimizations", IP&M
+ *	  1995 (term-at-a-time evaluation into accumulators, section 3.1;
+ *	  MaxScore's essential and non-essential lists, section 3.2): run_taat.
+ *	- Hoare, "Algorithm 65: Find", CACM 1961 (selection): TaatTopk's cut.
  *
  * Exactness: one float32 formula (GpuirBM25), each document's score summed
  * in the query's term order whatever the mode, bounds computed in double and
  * inflated by GPUIR_BOUND_SLACK, pruning only when a bound is strictly below
  * the k-th score, and a total order (score descending, heap TID ascending)
- * in the top-k heap: OR, WAND and BMW return the same rows and scores.
+ * in the top-k heap: OR, WAND, BMW and term at a time return the same rows
+ * and scores.
  * Candidates enter the heap only if not deleted by VACUUM and visible to the
  * snapshot (checked for the final top-k only when the query has no row
  * filter, and the query run again with a check per candidate should one of
@@ -172,9 +177,10 @@ segdoc_deleted(GpuirQuery *q, uint32 segdoc)
 /*
  * GpuirQueryConsider: offer a scored candidate; it enters the heap when it
  * beats the worst kept result, ranks after the query's after cursor (if
- * any), is not marked deleted (from_segment: look
- * segdoc up in the segment's deleted bitmap; buffer documents were filtered
- * already), is visible to the query's snapshot and passes the query's row
+ * any), is not marked deleted (check_deleted: look segdoc up in the
+ * segment's deleted bitmap; false where the caller filtered already: buffer
+ * documents, and term at a time, which reads a window's bits at once), is
+ * visible to the query's snapshot and passes the query's row
  * filter (a tsquery's operators).  The heap holds only rows that pass, so
  * its k-th score is a true threshold for WAND and BMW.
  *
@@ -184,7 +190,7 @@ segdoc_deleted(GpuirQuery *q, uint32 segdoc)
  * at all when the caller checks (q->visible_by_caller: an index scan).
  */
 void
-GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool from_segment)
+GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, bool check_deleted)
 {
 	GpuirResult r;
 
@@ -194,7 +200,7 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 	/* the next page: only what ranks after the last result of the previous one */
 	if (!after_cursor_passes(q, score, tid))
 		return;
-	if (from_segment && segdoc_deleted(q, segdoc))
+	if (check_deleted && segdoc_deleted(q, segdoc))
 		return;
 	/*
 	 * A live entry's TID is inside the table (VACUUM marks an entry before
@@ -578,7 +584,7 @@ dl_code(uint32 dl)
 static HTAB *doclens = NULL;
 static MemoryContext doclens_cxt = NULL;
 static uint64 doclens_bytes = 0;
-static int	doclens_users = 0;	/* run_segment calls holding a copy */
+static int	doclens_users = 0;	/* run_mode calls holding a copy */
 
 /*
  * doclens_for: the kept lengths (and length codes) of q's current segment,
@@ -1024,7 +1030,6 @@ taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
 		  TaatScratch *ts, const float4 *norms, uint32 *wlo, uint32 *whi)
 {
 	GpuirListCursor *l = &c->list;
-	const uint32 ndocs = q->seg->ndocs;
 	const uint32 *dls = q->lens->dl;
 
 	while (c->doc < end)
@@ -1076,9 +1081,10 @@ taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
 			const uint32 *docs = l->docs;
 			const int	n = l->n;
 
-			/* a block's docIDs increase (d-gaps of at least 1) */
-			if (unlikely(docs[n - 1] >= ndocs))
-				GpuirCorrupt(q->index, "docID past the end of its segment");
+			/*
+			 * a block's docIDs increase and its last is below ndocs
+			 * (GpuirListCheckHeader at open, GpuirListDecodeBlock)
+			 */
 			j = n;
 			if (docs[n - 1] >= end)
 				for (j = c->pos; docs[j] < end; j++)
@@ -1115,7 +1121,7 @@ taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
 
 /*
  * run_taat: exhaustive disjunctive top-k, term at a time (TAAT) into score
- * accumulators (Turtle & Flood 1995, term-at-a-time evaluation; the CPU side
+ * accumulators (Turtle & Flood 1995, s3.1, term-at-a-time evaluation; the CPU side
  * of Ding et al. 2009's TAAT OR with per-document accumulators), over docID
  * windows of TAAT_WINDOW documents: in each window each list, in query term
  * order, adds its postings' scores to an accumulator per document, and the
@@ -1153,7 +1159,13 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 	float4		theta;
 	float4		split_theta = -INFINITY;	/* the threshold of the split */
 
-	/* with deferred snapshot checks GpuirQueryConsider fetches no row */
+	/*
+	 * Only with deferred snapshot checks (no row filter): then every
+	 * candidate enters the top-k unchecked, so TaatTopk's cut, and the
+	 * MaxScore threshold taken from it, bound the k-th best score; with a
+	 * check per candidate a rejected one must not count, so each goes to
+	 * GpuirQueryConsider
+	 */
 	if (q->k >= TAAT_SELECT_MIN_K && q->defer_visibility)
 	{
 		t = &topk;
@@ -1488,7 +1500,8 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	if (postings == 0)
 		return;
 	q->lens = doclens_for(q);	/* held by run_mode */
-	taat = q->lens != NULL && mode != GPUIR_MODE_AND && mode != GPUIR_MODE_AND_OR &&
+	taat = q->lens != NULL &&
+		(mode == GPUIR_MODE_OR || mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW) &&
 		postings <= (uint64) gpuir_taat_max_postings;
 
 	cursors = palloc(sizeof(Cursor) * q->nterms);

@@ -93,7 +93,10 @@ GpuirResultBetter(float4 sa, ItemPointer ta, float4 sb, ItemPointer tb)
 	return GpuirTidCmp(ta, tb) < 0;
 }
 
-/* called once per iteration of every mode's loop: honours query cancel */
+/*
+ * called once per iteration of every document-at-a-time loop (term at a time
+ * checks for interrupts once a block instead): honours query cancel
+ */
 static inline void
 GpuirQueryTick(GpuirQuery *q)
 {
@@ -108,7 +111,7 @@ extern void GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc,
-							   bool from_segment);
+							   bool check_deleted);
 extern bool GpuirQueryCheckVisible(GpuirQuery *q);
 extern int	GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results);
 
