@@ -61,7 +61,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_list test/test_window test/test_route test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -98,6 +98,9 @@ prove_installcheck:
 .PHONY: unittest
 test/test_codec: test/test_codec.c test/test_util.h src/gpuircodec.c src/gpuircodec.h
 	$(CC) -O2 -Wall -Wextra -o $@ test/test_codec.c src/gpuircodec.c
+# the same checks over the codec's scalar loops (no SSE2)
+test/test_codec_scalar: test/test_codec.c test/test_util.h src/gpuircodec.c src/gpuircodec.h
+	$(CC) -O2 -Wall -Wextra -DGPUIR_CODEC_NO_SIMD -o $@ test/test_codec.c src/gpuircodec.c
 
 # the posting-list module (encoder and the readers' checks)
 test/test_list: test/test_list.c test/test_util.h src/gpuirlist.c src/gpuirlist.h src/gpuircodec.c \
@@ -114,7 +117,7 @@ test/test_window: test/test_window.c test/test_util.h test/ref_topk.h cuda/gpuir
 test/test_route: test/test_route.c test/test_util.h src/gpuirroutemodel.h
 	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_route.c -lm
 
-UNITTESTS = test/test_codec test/test_list test/test_window test/test_route
+UNITTESTS = test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
 # the decode kernel serves this test only: built here (with the flags of
