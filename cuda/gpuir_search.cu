@@ -784,7 +784,7 @@ struct GpuirSearchPlan
 								 * and_start[chunk_start[c]] of them */
 	uint32_t   *ms_start;		/* [nwork + 1]: the same for the MaxScore kernel's
 								 * thread blocks: the blocks of terms 0 ..
-								 * nterms - 2 of each BMW item */
+								 * max(nterms - 2, 0) of each BMW item */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
@@ -924,9 +924,9 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	}
 	else
 	{
-		uint64_t	msb = 0;	/* blocks of terms 0 .. nterms - 2 */
+		uint64_t	msb = 0;	/* blocks of terms 0 .. max(nterms - 2, 0) */
 
-		for (uint32_t j = 0; bmw_mode && j + 1 < qq->nterms; j++)
+		for (uint32_t j = 0; bmw_mode && j < qq->nterms && (j + 1 < qq->nterms || j == 0); j++)
 			msb += qt[j].nblocks;
 		p->and_start[p->nwork + 1] = p->and_start[p->nwork];
 		p->ms_start[p->nwork + 1] = p->ms_start[p->nwork] + (uint32_t) msb;

@@ -51,6 +51,11 @@
  * The survivors leave as the AND kernel's do (gpuir_and_emit): each thread
  * block keeps its k best at or above the threshold and raises it.
  *
+ * A query of one term always takes this path (unless share is 0): its one
+ * list is essential, and only its blocks whose bound reaches the threshold
+ * are read (the block-max top-k of one list; the tiles would visit every
+ * tile of the window, mostly empty on a short list).
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUIR_SEARCH_MAXSCORE_CUH
@@ -275,9 +280,22 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 		if (suffix)
 			ne = j;
 	}
-	if (ne == qw.nterms || seed <= 0.0f || share == 0 || !all_decoded ||
-		qw.nterms > GPUIR_MS_MAX_TERMS)
+	if (share == 0 || !all_decoded || qw.nterms > GPUIR_MS_MAX_TERMS)
 		return;					/* the tiles answer it */
+	if (qw.nterms == 1)
+	{
+		/*
+		 * One list: its blocks whose bound reaches the threshold are all
+		 * the work (the others are skipped unread), where the tiles would
+		 * visit every tile of the window
+		 */
+		ess[blockIdx.x] = 1;
+		if (stats != NULL)
+			atomicAdd(&stats->maxscore_queries, 1ull);
+		return;
+	}
+	if (ne == qw.nterms || seed <= 0.0f)
+		return;					/* no list is non-essential: the tiles answer it */
 	for (uint32_t j = 0; j < ne; j++)
 		essential += qt[j].npostings;
 	if (essential * share <= total)
@@ -326,7 +344,7 @@ struct GpuirMsSmem
 /*
  * gpuir_search_maxscore_kernel: the essential lists of the chunk's BMW
  * queries that the seed kernel marked (ess[w] > 0): a thread block of
- * GPUIR_AND_THREADS threads per block of terms 0 .. nterms - 2 of every
+ * GPUIR_AND_THREADS threads per block of terms 0 .. max(nterms - 2, 0) of every
  * BMW item (ms_start as the AND kernel's and_start: ms_start[w] -
  * ms_start[0] the first thread block of item w, the entries mod 2^32); the
  * thread blocks of terms at or past ess[w], and of items not marked,
@@ -370,7 +388,7 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 	const uint32_t *qoff = dec.off + qw.first_term;
 	const double *qrem = rem + qw.rem_off;
 
-	/* the term and block: terms 0 .. nterms - 2 have thread blocks, in order */
+	/* the term and block: terms 0 .. max(nterms - 2, 0) have thread blocks, in order */
 	r = g - (ms_start[l] - base0);
 	while (e + 1 < qw.nterms && r >= qt[e].nblocks)
 		r -= qt[e++].nblocks;
