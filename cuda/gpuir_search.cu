@@ -320,34 +320,21 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 }
 
 /*
- * gpuir_search_tile_kernel: the OR and BMW items of a chunk (work[items[0
- * .. ni)]; AND items are gpuir_search_and_kernel's): grid of ni * ntiles
- * thread blocks of GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem)
- * bytes of dynamic shared memory; block x handles item wi = items[x % ni]
- * on tile x / ni (rank-major: a batch's queries have their first tiles
- * done, and their thresholds raised, before their later tiles start):
- * scores the tile, drops deleted docIDs and documents below the query's
- * threshold thr[wi], appends the tile's min(k, candidates) best result
- * keys to the query's candidate region cand[cand_off ..], counting them in
- * cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a tile
- * whose bound is below the threshold.  The lists are read from dec
- * (GpuirDecoded) where it has them.  Items whose ess[wi] the seed kernel
- * set are the MaxScore kernel's: their thread blocks return at once.
- * stats (debug, may be NULL) accumulates decoded blocks and pruning.
+ * gpuir_tile_item: the tile kernel's work on tile `tile` of item wi
+ * (every thread of the thread block calls it; it returns in all of them at
+ * once): scores the tile, drops deleted docIDs and documents below the
+ * query's threshold thr[wi], appends the tile's min(k, candidates) best
+ * result keys to the query's candidate region cand[cand_off ..], counting
+ * them in cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a
+ * tile whose bound is below the threshold.  See gpuir_search_tile_kernel.
  */
-__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
-gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
-						 const GpuirSearchWork *__restrict__ work,
-						 const uint32_t *__restrict__ items, uint32_t ni,
-						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 const uint32_t *__restrict__ ess, uint32_t *thr,
-						 uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
-						 uint32_t *corrupt, GpuirSearchDevStats *stats)
+__device__ static void
+gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+				const GpuirSearchWork *__restrict__ work, uint32_t wi, uint32_t tile,
+				const gpuir_cuda_term *__restrict__ terms, const GpuirDecoded &dec,
+				uint32_t *thr, uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
+				uint32_t *corrupt, GpuirSearchDevStats *stats, GpuirTileSmem &sm)
 {
-	extern __shared__ __align__(16) unsigned char tile_smem[];
-	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
-	const uint32_t wi = items[blockIdx.x % ni];
-	const uint32_t tile = blockIdx.x / ni;
 	const GpuirSearchWork qw = work[wi];
 	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
 	const uint32_t hi = (uint32_t) min((uint64_t) lo + GPUIR_TILE_DOCS, (uint64_t) seg.ndocs);
@@ -358,10 +345,6 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	uint64_t	kthr = 1;		/* smallest key kept (1: every key) */
 	int			r;
 
-	if (*(volatile uint32_t *) corrupt)
-		return;					/* a corrupt block was found: the batch fails */
-	if (ess[wi] != 0)
-		return;					/* gpuir_search_maxscore_kernel answers it */
 	if (t == 0)
 	{
 		sm.total = 0;
@@ -447,6 +430,59 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			if (t == 0)
 				gpuir_threshold_raise(&thr[wi], gpuir_key_to_score(sm.kmin));
 		}
+	}
+}
+
+/*
+ * gpuir_search_tile_kernel: the OR and BMW items of a chunk that the tiles
+ * answer (AND items are gpuir_search_and_kernel's, BMW items whose ess[wi]
+ * the seed kernel set the MaxScore kernel's): items[0 .. n), n being *nlive
+ * (the seed kernel's list) or, when nlive is NULL, ni; grid of
+ * thread blocks of GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem)
+ * bytes of dynamic shared memory, about what the device holds at once,
+ * each taking the next pair x of n * ntiles (*next, zero before: pairs are
+ * handed out in order as thread blocks come free, so that a heavy query's
+ * tiles do not queue behind one thread block): item wi = items[x % n] on
+ * tile x / n (rank-major: a batch's queries have their first tiles done,
+ * and their thresholds raised, before their later tiles start), through
+ * gpuir_tile_item.  The lists are read
+ * from dec (GpuirDecoded) where it has them.  A thread block stops once
+ * the batch has failed (*corrupt).  stats (debug, may be NULL) accumulates
+ * decoded blocks and pruning.
+ */
+__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
+gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
+						 const GpuirSearchWork *__restrict__ work,
+						 const uint32_t *__restrict__ items, uint32_t ni,
+						 const uint32_t *nlive, uint32_t ntiles, uint32_t *next,
+						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
+						 uint32_t *thr, uint64_t *__restrict__ cand,
+						 uint32_t *__restrict__ cand_count, uint32_t *corrupt,
+						 GpuirSearchDevStats *stats)
+{
+	extern __shared__ __align__(16) unsigned char tile_smem[];
+	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
+	const uint32_t n = (nlive != NULL) ? *nlive : ni;
+	const uint32_t npairs = n * ntiles;	/* below 2^31: plan_query's max_per_chunk */
+
+	for (;;)
+	{
+		uint32_t	x;
+
+		/*
+		 * One barrier a pair: after it every thread has finished the last
+		 * pair (each path of gpuir_tile_item passes a barrier after its
+		 * last read of sm.next) and knows whether the batch has failed
+		 */
+		if (threadIdx.x == 0)
+			sm.next = atomicAdd(next, 1u);
+		if (__syncthreads_or(threadIdx.x == 0 && *(volatile uint32_t *) corrupt))
+			return;				/* a corrupt block was found: the batch fails */
+		x = sm.next;
+		if (x >= npairs)
+			return;
+		gpuir_tile_item(seg, sc, work, items[x % n], x / n, terms, dec, thr, cand, cand_count,
+						corrupt, stats, sm);
 	}
 }
 
@@ -782,8 +818,9 @@ struct GpuirSearchPlan
 								 * thread blocks); chunk c has
 								 * and_start[chunk_start[c + 1]] -
 								 * and_start[chunk_start[c]] of them */
-	uint32_t   *ms_start;		/* [nwork + 1]: the same for the MaxScore kernel's
-								 * thread blocks: the blocks of terms 0 ..
+	uint32_t   *ms_start;		/* [nwork + 1]: the same for the blocks the
+								 * MaxScore kernel may have to run (its work
+								 * entries): the blocks of terms 0 ..
 								 * max(nterms - 2, 0) of each BMW item */
 	uint32_t	nwork;
 	uint32_t	norder;
@@ -1116,7 +1153,6 @@ struct GpuirSearchLayout
 				o_terms,
 				o_order,
 				o_astart,
-				o_mstart,
 				o_items,
 				o_doff,
 				o_lterm,
@@ -1129,12 +1165,17 @@ struct GpuirSearchLayout
 				o_thr,
 				o_stats,
 				o_ess,
+				o_msn,
+				o_nlive,
+				o_next,
 				o_cand,
 				o_ddoc,
 				o_dscore,
 				o_dub,
 				o_dtop,
 				o_rem,
+				o_mswork,
+				o_live,
 				total;
 	size_t		h_out,			/* outputs in the pinned buffer */
 				h_total;
@@ -1146,13 +1187,13 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 			  uint32_t nterms, uint32_t kmax)
 {
 	const size_t nout = (size_t) nqueries * kmax;
+	uint32_t	ms_max = 0;		/* MaxScore work entries of a chunk, at most */
 
 	l->o_work = 0;
 	l->o_terms = align256(l->o_work + sizeof(GpuirSearchWork) * p->nwork);
 	l->o_order = align256(l->o_terms + sizeof(gpuir_cuda_term) * nterms);
 	l->o_astart = align256(l->o_order + sizeof(uint32_t) * p->norder);
-	l->o_mstart = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
-	l->o_items = align256(l->o_mstart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
+	l->o_items = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	l->o_doff = align256(l->o_items + sizeof(uint32_t) * p->ntile_items);
 	l->o_lterm = align256(l->o_doff + (p->dec_off != NULL ? sizeof(uint32_t) * nterms : 0));
 	l->o_lfirst = align256(l->o_lterm + sizeof(uint32_t) * p->nlists);
@@ -1165,14 +1206,22 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);	/* end of the outputs */
 	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
 	l->o_ess = align256(l->o_stats + sizeof(GpuirSearchDevStats));
-	l->o_cand = align256(l->o_ess + sizeof(uint32_t) * p->nwork);
+	l->o_msn = align256(l->o_ess + sizeof(uint32_t) * p->nwork);
+	l->o_nlive = l->o_msn + sizeof(uint32_t) * p->nchunks;
+	l->o_next = l->o_nlive + sizeof(uint32_t) * p->nchunks;	/* 2 a chunk: tiles, MaxScore */
+	l->o_cand = align256(l->o_next + 2 * sizeof(uint32_t) * p->nchunks);
 	l->o_ddoc = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
 	l->o_dscore = l->o_ddoc + sizeof(uint32_t) * GPUIR_CUDA_BLOCK_SIZE *
 		(size_t) plan_decoded_blocks(p);
 	l->o_dub = l->o_dscore + (l->o_dscore - l->o_ddoc);
 	l->o_dtop = align256(l->o_dub + sizeof(float) * (size_t) plan_decoded_blocks(p));
 	l->o_rem = align256(l->o_dtop + sizeof(float) * (size_t) plan_decoded_blocks(p));
-	l->total = l->o_rem + sizeof(double) * p->nrem;
+	l->o_mswork = align256(l->o_rem + sizeof(double) * p->nrem);
+	for (uint32_t c = 0; c < p->nchunks; c++)
+		ms_max = std::max(ms_max, p->ms_start[p->chunk_start[c + 1]] -
+						  p->ms_start[p->chunk_start[c]]);
+	l->o_live = align256(l->o_mswork + sizeof(uint2) * (size_t) ms_max);
+	l->total = l->o_live + sizeof(uint32_t) * (size_t) p->ntile_items;
 	l->h_out = l->o_count;
 	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 }
@@ -1291,7 +1340,6 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 	if (p->norder > 0)
 		memcpy(host + l->o_order, p->order, sizeof(uint32_t) * p->norder);
 	memcpy(host + l->o_astart, p->and_start, sizeof(uint32_t) * ((size_t) p->nwork + 1));
-	memcpy(host + l->o_mstart, p->ms_start, sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	if (p->ntile_items > 0)
 		memcpy(host + l->o_items, p->tile_items, sizeof(uint32_t) * p->ntile_items);
 	if (p->dec_off != NULL)
@@ -1300,6 +1348,52 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 		memcpy(host + l->o_lterm, p->list_term, sizeof(uint32_t) * p->nlists);
 		memcpy(host + l->o_lfirst, p->list_first, sizeof(uint32_t) * (p->nlists + 1));
 	}
+}
+
+/*
+ * resident_grids: the thread blocks of the tile and MaxScore kernels that
+ * the current device holds at once (its SMs times each kernel's
+ * occupancy), their grids when they have more work than that; asked of the
+ * runtime once per device and thread, after the tile kernel's shared
+ * memory attribute is set.  A failed query clears its error and gives
+ * 1024.
+ */
+static void
+resident_grids(uint32_t *tile, uint32_t *ms)
+{
+	static thread_local int cached_dev = -1;
+	static thread_local uint32_t cached_tile,
+				cached_ms;
+	int			dev,
+				sms,
+				per_tile,
+				per_ms;
+
+	*tile = *ms = 1024;
+	if (cudaGetDevice(&dev) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return;
+	}
+	if (dev != cached_dev)
+	{
+		if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+			cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_tile, gpuir_search_tile_kernel,
+														  GPUIR_SEARCH_THREADS,
+														  sizeof(GpuirTileSmem)) != cudaSuccess ||
+			cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_ms, gpuir_search_maxscore_kernel,
+														  GPUIR_AND_THREADS, 0) != cudaSuccess ||
+			sms < 1 || per_tile < 1 || per_ms < 1)
+		{
+			(void) cudaGetLastError();
+			return;
+		}
+		cached_dev = dev;
+		cached_tile = (uint32_t) sms * (uint32_t) per_tile;
+		cached_ms = (uint32_t) sms * (uint32_t) per_ms;
+	}
+	*tile = cached_tile;
+	*ms = cached_ms;
 }
 
 /*
@@ -1317,6 +1411,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	const gpuir_cuda_segment dseg = *seg;
 	const gpuir_cuda_scoring dsc = *sc;
 	const uint32_t ntiles = p->ntiles;
+	uint32_t	tile_grid,
+				ms_grid;
 	const GpuirSearchWork *d_work = (const GpuirSearchWork *) (arena + l->o_work);
 	const gpuir_cuda_term *d_terms = (const gpuir_cuda_term *) (arena + l->o_terms);
 	const uint32_t *d_order = (const uint32_t *) (arena + l->o_order);
@@ -1328,7 +1424,11 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_thr = (uint32_t *) (arena + l->o_thr);
 	uint32_t   *d_ess = (uint32_t *) (arena + l->o_ess);
 	double	   *d_rem = (double *) (arena + l->o_rem);
-	const uint32_t *d_mstart = (const uint32_t *) (arena + l->o_mstart);
+	uint32_t   *d_msn = (uint32_t *) (arena + l->o_msn);
+	uint32_t   *d_nlive = (uint32_t *) (arena + l->o_nlive);
+	uint32_t   *d_next = (uint32_t *) (arena + l->o_next);
+	uint32_t   *d_live = (uint32_t *) (arena + l->o_live);
+	uint2	   *d_mswork = (uint2 *) (arena + l->o_mswork);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	const uint32_t ndec = plan_decoded_blocks(p);
 	GpuirDecoded dec;
@@ -1345,6 +1445,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 													cudaFuncAttributeMaxDynamicSharedMemorySize,
 													(int) sizeof(GpuirTileSmem)))) != GPUIR_CUDA_OK)
 		return st;
+	resident_grids(&tile_grid, &ms_grid);
 	if (ndec > 0)
 	{
 		const uint32_t per = GPUIR_SEARCH_THREADS / 32;
@@ -1371,22 +1472,28 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		{
 			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
 				(d_work + w0, d_terms, dec, maxscore_share, d_thr + w0, d_ess + w0, d_rem,
-				 d_stats);
+				 d_mswork, d_msn + c, d_live + p->chunk_items[c], d_nlive + c, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}
 		if (ni > 0)
 		{
-			gpuir_search_tile_kernel<<<ni * ntiles, GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem),
-				s>>>(dseg, dsc, d_work + w0, d_items + i0, ni, d_terms, dec, d_ess + w0,
-					 d_thr + w0, d_cand, d_count + w0, d_corrupt, d_stats);
+			const bool	seeded = ndec > 0 && p->nbmw > 0;	/* ess[] set: tile only the rest */
+			const uint64_t pairs = (uint64_t) ni * ntiles;
+
+			gpuir_search_tile_kernel<<<(uint32_t) std::min(pairs, (uint64_t) tile_grid),
+				GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
+				(dseg, dsc, d_work + w0, seeded ? d_live + i0 : d_items + i0, ni,
+				 seeded ? d_nlive + c : NULL, ntiles, d_next + 2 * c, d_terms, dec, d_thr + w0,
+				 d_cand,
+				 d_count + w0, d_corrupt, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}
 		if (nms > 0)
 		{
-			gpuir_search_maxscore_kernel<<<nms, GPUIR_AND_THREADS, 0, s>>>
-				(dseg, d_work + w0, d_mstart + w0, nw, d_terms, dec, d_ess + w0, d_rem,
+			gpuir_search_maxscore_kernel<<<std::min(nms, ms_grid), GPUIR_AND_THREADS, 0, s>>>
+				(dseg, d_work + w0, d_mswork, d_msn + c, d_next + 2 * c + 1, d_terms, dec, d_rem,
 				 d_thr + w0, d_cand, d_count + w0, d_corrupt);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;

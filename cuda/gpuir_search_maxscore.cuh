@@ -78,7 +78,18 @@ struct GpuirSeedSmem
 	float		red[GPUIR_SEED_THREADS / 32];
 	uint32_t	bin;			/* gpuir_seed_pick's answer */
 	uint32_t	above;			/* values in the bins above it */
+	uint32_t	ne;				/* essential terms of a query the MaxScore kernel takes, else 0 */
+	float		seed;			/* the query's seed */
 };
+
+/*
+ * A MaxScore work entry (gpuir_search_seed_kernel writes them, the MaxScore
+ * kernel runs them): block r of essential term e of work item l of the
+ * chunk, as uint2 {l, e << GPUIR_MS_BLOCK_BITS | r}
+ */
+#define GPUIR_MS_BLOCK_BITS		27
+static_assert(GPUIR_MS_MAX_TERMS <= (1u << (32 - GPUIR_MS_BLOCK_BITS)),
+			  "a term index fits above the block's");
 
 /*
  * gpuir_seed_pick: warp 0 of the seed kernel, over sm.hist: the highest bin
@@ -203,21 +214,124 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 }
 
 /*
+ * gpuir_seed_split: thread 0 of the seed kernel, with qrem[j] holding the
+ * bound of list j: turns qrem[j] into the sum of the bounds of the lists
+ * after j and returns the number of essential terms when the MaxScore
+ * kernel should answer the query, else 0 (the tiles answer it).  The
+ * non-essential suffix grows from the last term back while the bounds
+ * from j on sum below the seed (term 0 always stays essential); the
+ * MaxScore kernel takes a query of one term (unless share is 0: its one
+ * list's blocks that reach the threshold are all the work, where the
+ * tiles would visit every tile of the window), and one with a
+ * non-essential suffix whose essential lists hold at most 1 / share of
+ * its total postings, when every list is decoded.
+ */
+__device__ static uint32_t
+gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *qrem, float seed,
+				 bool all_decoded, uint64_t total, uint32_t share)
+{
+	uint32_t	ne = qw.nterms;
+	double		s = 0.0;
+	bool		suffix = true;
+	uint64_t	essential = 0;
+
+	for (uint32_t j = qw.nterms; j-- > 0;)
+	{
+		const double u = qrem[j];
+		float		f;
+
+		qrem[j] = s;
+		s += u;
+		f = __double2float_ru(s * GPUIR_BOUND_SLACK_DEV);
+		suffix = suffix && j > 0 && !isnan(f) && f < seed;
+		if (suffix)
+			ne = j;
+	}
+	if (share == 0 || !all_decoded || qw.nterms > GPUIR_MS_MAX_TERMS)
+		return 0;
+	if (qw.nterms == 1)
+		ne = 1;
+	else if (ne == qw.nterms || seed <= 0.0f)
+		return 0;				/* no list is non-essential */
+	for (uint32_t j = 0; j < ne; j++)
+	{
+		if (qt[j].nblocks >> GPUIR_MS_BLOCK_BITS)
+			return 0;			/* its blocks do not fit a work entry */
+		essential += qt[j].npostings;
+	}
+	if (qw.nterms == 1)
+		return 1;
+	return (essential * share <= total) ? ne : 0;
+}
+
+/*
+ * gpuir_seed_emit_blocks: every thread of the seed kernel, for a query
+ * the MaxScore kernel takes (ne essential terms; qrem as
+ * gpuir_seed_split left it, visible after a barrier): appends to ms_work
+ * one entry (see GPUIR_MS_BLOCK_BITS) per block of an essential list whose
+ * bound plus the later terms' list bounds, times GPUIR_BOUND_SLACK and
+ * rounded up, is not below th (the blocks the MaxScore kernel would not
+ * skip), counting them in *ms_count (one atomic per warp and round).
+ */
+__device__ static void
+gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
+					   const GpuirDecoded &dec, const double *qrem, uint32_t ne, float th,
+					   uint2 *ms_work, uint32_t *ms_count)
+{
+	const uint32_t lane = threadIdx.x & 31;
+
+	for (uint32_t e = 0; e < ne; e++)
+	{
+		const uint32_t nb = qt[e].nblocks;
+		const uint32_t doff = dec.off[qw.first_term + e];
+		const double later = qrem[e];
+
+		/* whole warps go round together (the ballot) */
+		for (uint32_t r = threadIdx.x; r - lane < nb; r += GPUIR_SEED_THREADS)
+		{
+			const bool	keep = r < nb &&
+				!(__double2float_ru(((double) dec.ub[doff + r] + later) *
+									GPUIR_BOUND_SLACK_DEV) < th);
+			const unsigned m = __ballot_sync(0xFFFFFFFFu, keep);
+			uint32_t	base = 0;
+
+			if (m == 0)
+				continue;
+			if (lane == 0)
+				base = atomicAdd(ms_count, (uint32_t) __popc(m));
+			base = __shfl_sync(0xFFFFFFFFu, base, 0);
+			if (keep)
+				ms_work[base + __popc(m & ((1u << lane) - 1))] =
+					make_uint2(blockIdx.x, (e << GPUIR_MS_BLOCK_BITS) | r);
+		}
+	}
+}
+
+/*
  * gpuir_search_seed_kernel: grid of nw thread blocks of GPUIR_SEED_THREADS
- * threads, block w for work item w of the chunk (others than BMW return):
+ * threads, block w for work item w of the chunk (an OR item is put on the
+ * live list below, an AND item returns):
  * writes to rem[rem_off + j] the sum of the list bounds of the terms
  * after term j (a list's bound: the largest of its decoded blocks' bounds;
  * +infinity for a list not decoded, 0 for an empty one), the MaxScore
  * kernel's bounds, raises thr[w] to the seed (see the top of the file) and, when the
  * query should run on its essential lists, sets ess[w] to their number
- * (else it stays 0) and counts the query in stats (debug, may be NULL).
- * share: gpuir_cuda_search_set_maxscore's (0: never).
+ * (else it stays 0) and counts the query in stats (debug, may be NULL);
+ * then appends to ms_work (counted in *ms_count) an entry for each block of
+ * its essential lists whose bound with the later terms' reaches the seed
+ * (the MaxScore kernel's work: the other blocks cannot hold a document of
+ * the top-k that no earlier essential list holds).  ms_work has room for
+ * the blocks of terms 0 .. max(nterms - 2, 0) of every BMW item of the
+ * chunk.  Every OR item, and every BMW item left to the tiles, is appended
+ * to live (counted in *nlive, zero before; in no order), the tile kernel's
+ * items.  share: gpuir_cuda_search_set_maxscore's (0: never).
  */
 __global__ void __launch_bounds__(GPUIR_SEED_THREADS)
 gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
 						 uint32_t share, uint32_t *thr,
-						 uint32_t *ess, double *rem, GpuirSearchDevStats *stats)
+						 uint32_t *ess, double *rem, uint2 *ms_work, uint32_t *ms_count,
+						 uint32_t *live, uint32_t *nlive, GpuirSearchDevStats *stats)
 {
 	__shared__ GpuirSeedSmem sm;
 	const GpuirSearchWork qw = work[blockIdx.x];
@@ -226,11 +340,13 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	float		seed = 0.0f;
 	bool		all_decoded = true;
 	uint64_t	total = 0;
-	uint32_t	ne;
-	double		s = 0.0;
-	bool		suffix = true;
-	uint64_t	essential = 0;
 
+	if (qw.mode == GPUIR_CUDA_MODE_OR)
+	{
+		if (threadIdx.x == 0)
+			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
+		return;
+	}
 	if (qw.mode != GPUIR_CUDA_MODE_BMW || dec.off == NULL)
 		return;
 	for (uint32_t j = 0; j < qw.nterms; j++)
@@ -258,54 +374,24 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 		if (threadIdx.x == 0)
 			qrem[j] = u;		/* the list's bound until the suffix sums below */
 	}
-	if (threadIdx.x != 0)
-		return;
-	gpuir_threshold_raise(&thr[blockIdx.x], seed);
-
-	/*
-	 * From the last term back: rem[j] becomes the sum of the bounds after
-	 * j, and the non-essential suffix grows while the bounds from j on sum
-	 * below the seed (term 0 always stays essential)
-	 */
-	ne = qw.nterms;
-	for (uint32_t j = qw.nterms; j-- > 0;)
+	if (threadIdx.x == 0)
 	{
-		const double u = qrem[j];
-		float		f;
-
-		qrem[j] = s;
-		s += u;
-		f = __double2float_ru(s * GPUIR_BOUND_SLACK_DEV);
-		suffix = suffix && j > 0 && !isnan(f) && f < seed;
-		if (suffix)
-			ne = j;
+		gpuir_threshold_raise(&thr[blockIdx.x], seed);
+		sm.seed = seed;
+		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share);
+		if (sm.ne > 0)
+		{
+			ess[blockIdx.x] = sm.ne;
+			if (stats != NULL)
+				atomicAdd(&stats->maxscore_queries, 1ull);
+		}
+		else
+			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
 	}
-	if (share == 0 || !all_decoded || qw.nterms > GPUIR_MS_MAX_TERMS)
-		return;					/* the tiles answer it */
-	if (qw.nterms == 1)
-	{
-		/*
-		 * One list: its blocks whose bound reaches the threshold are all
-		 * the work (the others are skipped unread), where the tiles would
-		 * visit every tile of the window
-		 */
-		ess[blockIdx.x] = 1;
-		if (stats != NULL)
-			atomicAdd(&stats->maxscore_queries, 1ull);
-		return;
-	}
-	if (ne == qw.nterms || seed <= 0.0f)
-		return;					/* no list is non-essential: the tiles answer it */
-	for (uint32_t j = 0; j < ne; j++)
-		essential += qt[j].npostings;
-	if (essential * share <= total)
-	{
-		ess[blockIdx.x] = ne;
-		if (stats != NULL)
-			atomicAdd(&stats->maxscore_queries, 1ull);
-	}
+	__syncthreads();
+	if (sm.ne > 0)
+		gpuir_seed_emit_blocks(qw, qt, dec, qrem, sm.ne, sm.seed, ms_work, ms_count);
 }
-
 /*
  * gpuir_ms_find: the contribution of docID d in the decoded list of term
  * (its first decoded block doff), searched among its blocks [blo, bhi)
@@ -339,62 +425,37 @@ struct GpuirMsSmem
 {
 	uint32_t	skip;			/* the block's bound is below the threshold */
 	float		th;				/* the query's threshold, read once */
+	uint32_t	next;			/* the work entry the thread block takes next */
 };
 
 /*
- * gpuir_search_maxscore_kernel: the essential lists of the chunk's BMW
- * queries that the seed kernel marked (ess[w] > 0): a thread block of
- * GPUIR_AND_THREADS threads per block of terms 0 .. max(nterms - 2, 0) of every
- * BMW item (ms_start as the AND kernel's and_start: ms_start[w] -
- * ms_start[0] the first thread block of item w, the entries mod 2^32); the
- * thread blocks of terms at or past ess[w], and of items not marked,
- * return at once.  rem: the seed kernel's sums of the later terms' list
- * bounds.  Appends the survivors to the query's candidates
- * (gpuir_and_emit) as the tiles would have.  Documents outside a windowed
- * segment's window and deleted ones never qualify.
+ * gpuir_ms_block: the MaxScore kernel's work on block r of essential term
+ * e of work item l (every thread of the thread block calls it; it returns
+ * in all of them at once): the block's documents that no earlier essential
+ * list holds, scored, those that can reach the threshold appended to the
+ * query's candidates (gpuir_and_emit).  See gpuir_search_maxscore_kernel.
  */
-__global__ void __launch_bounds__(GPUIR_AND_THREADS, GPUIR_AND_MIN_BLOCKS)
-gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__restrict__ work,
-							 const uint32_t *__restrict__ ms_start, uint32_t nw,
-							 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-							 const uint32_t *__restrict__ ess, const double *__restrict__ rem,
-							 uint32_t *thr, uint64_t *__restrict__ cand,
-							 uint32_t *__restrict__ cand_count, uint32_t *corrupt)
+__device__ static void
+gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict__ work,
+			   const gpuir_cuda_term *__restrict__ terms, const GpuirDecoded &dec,
+			   const double *__restrict__ rem, uint32_t *thr, uint64_t *__restrict__ cand,
+			   uint32_t *__restrict__ cand_count, uint32_t *corrupt, uint32_t l, uint32_t e,
+			   uint32_t r, GpuirAndSmem &sm, GpuirMsSmem &ms)
 {
-	__shared__ GpuirAndSmem sm;
-	__shared__ GpuirMsSmem ms;
 	const uint32_t t = threadIdx.x;
-	const uint32_t base0 = ms_start[0];
-	const uint32_t g = blockIdx.x;
 	const uint32_t wlo = gpuir_window_lo(seg);
 	const uint32_t whi = gpuir_window_hi(seg);
 	const uint32_t *ddoc = reinterpret_cast<const uint32_t *>(dec.doc);
 	const float *dsc = reinterpret_cast<const float *>(dec.score);
-	uint32_t	e = 0,
-				r,
-				ne,
-				d;
-	float		score = 0.0f,
-				c;
-	bool		live;
-
-	const uint32_t l = gpuir_item_of(ms_start, nw, g);
-
-	ne = ess[l];
-	if (ne == 0)
-		return;					/* the tiles answer it */
 	const GpuirSearchWork qw = work[l];
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const uint32_t *qoff = dec.off + qw.first_term;
 	const double *qrem = rem + qw.rem_off;
-
-	/* the term and block: terms 0 .. max(nterms - 2, 0) have thread blocks, in order */
-	r = g - (ms_start[l] - base0);
-	while (e + 1 < qw.nterms && r >= qt[e].nblocks)
-		r -= qt[e++].nblocks;
-	if (e >= ne)
-		return;					/* a non-essential list */
 	const size_t at = ((size_t) qoff[e] + r) * GPUIR_CUDA_BLOCK_SIZE;
+	uint32_t	d;
+	float		score = 0.0f,
+				c;
+	bool		live;
 
 	/* the threshold, once; the block's bound with the later terms' */
 	if (t == 0)
@@ -456,6 +517,54 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 	gpuir_and_keep(live, d, t, sm);
 	score = (t < sm.ncand) ? __uint_as_float(sm.tf0[sm.cslot[t]]) : 0.0f;
 	gpuir_and_emit(score, qw, &thr[l], cand, &cand_count[l], corrupt, sm);
+}
+
+/*
+ * gpuir_search_maxscore_kernel: the essential lists of the chunk's BMW
+ * queries that the seed kernel marked (ess[w] > 0): the *ms_count entries
+ * of ms_work (block r of essential term e of item l; see
+ * GPUIR_MS_BLOCK_BITS), which the seed kernel wrote for the blocks whose
+ * bound reached its seed, each run by one thread block of
+ * GPUIR_AND_THREADS threads (gpuir_ms_block), a thread block taking the
+ * next entry (*next, zero before) as it comes free (a grid of about what
+ * the device holds at once, so that the work, not the queries' blocks,
+ * sets the number of thread blocks).  rem: the seed kernel's sums
+ * of the later terms' list bounds.  Appends the survivors to the query's
+ * candidates (gpuir_and_emit) as the tiles would have.  Documents outside
+ * a windowed segment's window and deleted ones never qualify.
+ */
+__global__ void __launch_bounds__(GPUIR_AND_THREADS, GPUIR_AND_MIN_BLOCKS)
+gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__restrict__ work,
+							 const uint2 *__restrict__ ms_work, const uint32_t *ms_count,
+							 uint32_t *next,
+							 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
+							 const double *__restrict__ rem, uint32_t *thr,
+							 uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
+							 uint32_t *corrupt)
+{
+	__shared__ GpuirAndSmem sm;
+	__shared__ GpuirMsSmem ms;
+	const uint32_t n = *ms_count;
+
+	for (;;)
+	{
+		uint2		w;
+
+		/*
+		 * After this barrier every thread has finished the last entry
+		 * (each path of gpuir_ms_block passes a barrier after its last read
+		 * of ms.next)
+		 */
+		if (threadIdx.x == 0)
+			ms.next = atomicAdd(next, 1u);
+		__syncthreads();
+		if (ms.next >= n)
+			return;
+		w = ms_work[ms.next];
+		gpuir_ms_block(seg, work, terms, dec, rem, thr, cand, cand_count, corrupt, w.x,
+					   w.y >> GPUIR_MS_BLOCK_BITS, w.y & ((1u << GPUIR_MS_BLOCK_BITS) - 1), sm,
+					   ms);
+	}
 }
 
 #endif							/* GPUIR_SEARCH_MAXSCORE_CUH */
