@@ -545,7 +545,7 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
  * calling thread's later searches answer a BMW query from its essential
  * lists (gpuir_search_maxscore.cuh) rather than with the tiles: when those
  * lists hold at most 1 / share of its postings (1: whenever its threshold
- * seed leaves a list non-essential; 0: never).  GPUIR_CUDA_MAXSCORE_SHARE
+ * seed is above 0, or it has one term; 0: never).  GPUIR_CUDA_MAXSCORE_SHARE
  * restores the default.  Same results either way.  Not provided by the
  * no-CUDA stub build.
  */

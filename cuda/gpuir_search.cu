@@ -84,10 +84,12 @@
  *	tiles visited out of docID order: BMW at 0.70-0.72x OR, against
  *	0.88-1.01x with the bound in the tile and tiles in docID order).
  *	Since 2026-11-27 a BMW query's threshold is also seeded before its
- *	tiles from its lists' block maxima, and a query whose seed leaves a
- *	long list non-essential is answered from its essential lists instead
- *	of the tiles (MaxScore; gpuir_search_maxscore.cuh): BMW at 0.99-1.30x
- *	OR (bench/results/2026-11-27-h200-bmw-maxscore.md).
+ *	tiles from its lists' block maxima, and a query whose seed is above 0
+ *	(or that has one term) is answered from its essential lists' blocks
+ *	that can reach it instead of the tiles (MaxScore;
+ *	gpuir_search_maxscore.cuh): BMW at 1.02-1.88x OR
+ *	(bench/results/2026-11-27-h200-bmw-worklists.md); the tiles answer
+ *	the rest.
  *	A query falls back to OR when the segment has no impacts or a term's
  *	idf is negative.  Corrupt blocks are detected among the blocks decoded
  *	(all blocks of a list decoded once per batch; else, like the CPU
@@ -963,7 +965,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	{
 		uint64_t	msb = 0;	/* blocks of terms 0 .. max(nterms - 2, 0) */
 
-		for (uint32_t j = 0; bmw_mode && j < qq->nterms && (j + 1 < qq->nterms || j == 0); j++)
+		for (uint32_t j = 0; bmw_mode && j < qq->nterms; j++)
 			msb += qt[j].nblocks;
 		p->and_start[p->nwork + 1] = p->and_start[p->nwork];
 		p->ms_start[p->nwork + 1] = p->ms_start[p->nwork] + (uint32_t) msb;

@@ -2,10 +2,10 @@
  *
  * gpuir_search_maxscore.cuh
  *	  BMW queries before and instead of the tiles (gpuir_search.cu): a
- *	  threshold seeded from the lists alone, and, when it makes the long
- *	  lists non-essential, a search driven by the short (essential) lists'
- *	  blocks that looks their documents up in the others, so that the work
- *	  follows the essential postings and not the docID space.
+ *	  threshold seeded from the lists alone, then a search driven by the
+ *	  essential lists' blocks whose bounds reach it, which looks their
+ *	  documents up in the other lists, so that the work follows the
+ *	  postings that can matter and not the docID space.
  *
  * Seed (Kane & Tompa, "Split-lists and initial thresholds for WAND-based
  * search", SIGIR 2018: an initial threshold from single-term scores): the
@@ -26,13 +26,16 @@
  * the longest suffix of the query's terms (term order: idf descending, so
  * the long lists come last) whose bounds sum below the threshold is
  * non-essential: a document holding none of the other, essential, terms
- * scores below the threshold and cannot be in the top-k.  When the
+ * scores below the threshold and cannot be in the top-k (every term is
+ * essential when no such suffix exists).  When the seed is above 0, the
  * essential lists hold at most 1 / share of the query's postings
- * (gpuir_cuda_search_set_maxscore; GPUIR_CUDA_MAXSCORE_SHARE) and every
- * list of the query is in the decoded area, the seed kernel marks the query
- * (ess[w] = the number of essential terms) and its tiles return at once;
- * gpuir_search_maxscore_kernel answers it instead: a thread block of
- * GPUIR_AND_THREADS threads per block of an essential list, a thread per
+ * (gpuir_cuda_search_set_maxscore; GPUIR_CUDA_MAXSCORE_SHARE, 1: always)
+ * and every list of the query is in the decoded area (gpuir_seed_split),
+ * the seed kernel marks the query (ess[w] = the number of essential terms),
+ * leaves it off the tile kernel's items, and writes the work entries of
+ * its essential blocks that can hold a top-k document
+ * (gpuir_seed_emit_blocks); gpuir_search_maxscore_kernel answers it: a
+ * thread block of GPUIR_AND_THREADS threads per entry, a thread per
  * posting.  A document of essential term e is scored by the thread block
  * of e's block only if no earlier essential term holds it (each document
  * once, by its first essential term); its score is summed in the query's
@@ -45,16 +48,27 @@
  * bounds rounded up, so that nothing of the top-k is lost:
  *	- a block of e whose bound plus the later terms' list bounds is below
  *	  the threshold is skipped (its documents hold no earlier essential
- *	  term, or another thread block scores them);
+ *	  term, or another thread block scores them): below the seed, it gets
+ *	  no work entry; below the threshold when its entry runs, it stops;
  *	- a candidate is dropped as soon as its partial sum plus the bounds of
  *	  the terms after the one just added is below the threshold.
  * The survivors leave as the AND kernel's do (gpuir_and_emit): each thread
  * block keeps its k best at or above the threshold and raises it.
  *
- * A query of one term always takes this path (unless share is 0): its one
- * list is essential, and only its blocks whose bound reaches the threshold
- * are read (the block-max top-k of one list; the tiles would visit every
- * tile of the window, mostly empty on a short list).
+ * A query of one term takes this path even with a seed of 0 (unless share
+ * is 0): only its blocks whose bound reaches the threshold are read (the
+ * block-max top-k of one list; the tiles would visit every tile of the
+ * window, mostly empty on a short list).
+ *
+ * Why this path and not the tiles whenever the seed is above 0 (H200, 40 M
+ * documents, bench/results/2026-11-27-h200-bmw-worklists.md): a tile
+ * costs its fixed work (its lists' first blocks found, the match bitmap
+ * cleared and walked, barriers per term) on each of the window's tiles,
+ * about 200 postings a tile on the real logs; here a query costs its
+ * essential blocks that pass the seed's bound, with one lookup per other
+ * list for each of their postings.  Sending also the queries whose every
+ * list is essential here raised BMW from 1.37x to 1.88x OR (TREC 2005,
+ * k = 10, batches of 1000, resampled paragraphs).
  *
  *-------------------------------------------------------------------------
  */
@@ -220,11 +234,17 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  * kernel should answer the query, else 0 (the tiles answer it).  The
  * non-essential suffix grows from the last term back while the bounds
  * from j on sum below the seed (term 0 always stays essential); the
- * MaxScore kernel takes a query of one term (unless share is 0: its one
+ * MaxScore kernel takes (unless share is 0) a query of one term (its one
  * list's blocks that reach the threshold are all the work, where the
- * tiles would visit every tile of the window), and one with a
- * non-essential suffix whose essential lists hold at most 1 / share of
- * its total postings, when every list is decoded.
+ * tiles would visit every tile of the window), and one of several terms
+ * with a seed above 0 whose essential lists (all of them when no suffix is
+ * non-essential) hold at most 1 / share of its total postings, when every
+ * list is decoded: with share 1, every such query.  The tiles pay for
+ * every tile of the window whatever the lists hold, the MaxScore kernel
+ * only for the essential blocks whose bound with the later lists' reaches
+ * the seed (gpuir_seed_emit_blocks), and on text the seed leaves few of
+ * the long lists' blocks (H200, 40 M documents:
+ * bench/results/2026-11-27-h200-bmw-worklists.md).
  */
 __device__ static uint32_t
 gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *qrem, float seed,
@@ -249,10 +269,8 @@ gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *q
 	}
 	if (share == 0 || !all_decoded || qw.nterms > GPUIR_MS_MAX_TERMS)
 		return 0;
-	if (qw.nterms == 1)
-		ne = 1;
-	else if (ne == qw.nterms || seed <= 0.0f)
-		return 0;				/* no list is non-essential */
+	if (qw.nterms > 1 && seed <= 0.0f)
+		return 0;				/* no bound can skip a block */
 	for (uint32_t j = 0; j < ne; j++)
 	{
 		if (qt[j].nblocks >> GPUIR_MS_BLOCK_BITS)
