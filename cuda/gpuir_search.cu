@@ -87,7 +87,7 @@
  *	tiles from its lists' block maxima, and a query whose seed is above 0
  *	(or that has one term) is answered from its essential lists' blocks
  *	that can reach it instead of the tiles (MaxScore;
- *	gpuir_search_maxscore.cuh): BMW at 1.02-1.88x OR
+ *	gpuir_search_maxscore.cuh): BMW at 1.04-1.87x OR
  *	(bench/results/2026-11-27-h200-bmw-worklists.md); the tiles answer
  *	the rest.
  *	A query falls back to OR when the segment has no impacts or a term's
@@ -822,8 +822,7 @@ struct GpuirSearchPlan
 								 * and_start[chunk_start[c]] of them */
 	uint32_t   *ms_start;		/* [nwork + 1]: the same for the blocks the
 								 * MaxScore kernel may have to run (its work
-								 * entries): the blocks of terms 0 ..
-								 * max(nterms - 2, 0) of each BMW item */
+								 * entries): every block of each BMW item */
 	uint32_t	nwork;
 	uint32_t	norder;
 	uint32_t	nchunks;
@@ -963,7 +962,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	}
 	else
 	{
-		uint64_t	msb = 0;	/* blocks of terms 0 .. max(nterms - 2, 0) */
+		uint64_t	msb = 0;	/* the BMW query's blocks: its MaxScore work entries, at most */
 
 		for (uint32_t j = 0; bmw_mode && j < qq->nterms; j++)
 			msb += qt[j].nblocks;

@@ -306,7 +306,7 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 /*
  * gpuir_item_of: the work item of thread block g of a kernel whose items
  * have start[w + 1] - start[w] thread blocks each (start[0 .. nw], prefix
- * sums mod 2^32, as plan_query builds and_start and ms_start): the last w
+ * sums mod 2^32, as plan_query builds and_start): the last w
  * with start[w] - start[0] <= g, which has a thread block.
  */
 __device__ static inline uint32_t

@@ -339,8 +339,7 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
  * its essential lists whose bound with the later terms' reaches the seed
  * (the MaxScore kernel's work: the other blocks cannot hold a document of
  * the top-k that no earlier essential list holds).  ms_work has room for
- * the blocks of terms 0 .. max(nterms - 2, 0) of every BMW item of the
- * chunk.  Every OR item, and every BMW item left to the tiles, is appended
+ * every block of every BMW item of the chunk.  Every OR item, and every BMW item left to the tiles, is appended
  * to live (counted in *nlive, zero before; in no order), the tile kernel's
  * items.  share: gpuir_cuda_search_set_maxscore's (0: never).
  */
