@@ -437,8 +437,8 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 
 /*
  * gpuir_search_tile_kernel: the OR and BMW items of a chunk that the tiles
- * answer (AND items are gpuir_search_and_kernel's, BMW items whose ess[wi]
- * the seed kernel set the MaxScore kernel's): items[0 .. n), n being *nlive
+ * answer (AND items are gpuir_search_and_kernel's, BMW items the seed
+ * kernel gave the MaxScore kernel are not among them): items[0 .. n), n being *nlive
  * (the seed kernel's list) or, when nlive is NULL, ni; grid of
  * thread blocks of GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem)
  * bytes of dynamic shared memory, about what the device holds at once,
@@ -1165,7 +1165,6 @@ struct GpuirSearchLayout
 				o_counts,
 				o_thr,
 				o_stats,
-				o_ess,
 				o_msn,
 				o_nlive,
 				o_next,
@@ -1206,8 +1205,7 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_counts = align256(l->o_scores + sizeof(float) * nout);
 	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);	/* end of the outputs */
 	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
-	l->o_ess = align256(l->o_stats + sizeof(GpuirSearchDevStats));
-	l->o_msn = align256(l->o_ess + sizeof(uint32_t) * p->nwork);
+	l->o_msn = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_nlive = l->o_msn + sizeof(uint32_t) * p->nchunks;
 	l->o_next = l->o_nlive + sizeof(uint32_t) * p->nchunks;	/* 2 a chunk: tiles, MaxScore */
 	l->o_cand = align256(l->o_next + 2 * sizeof(uint32_t) * p->nchunks);
@@ -1423,7 +1421,6 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_corrupt = (uint32_t *) (arena + l->o_corrupt);
 	uint64_t   *d_cand = (uint64_t *) (arena + l->o_cand);
 	uint32_t   *d_thr = (uint32_t *) (arena + l->o_thr);
-	uint32_t   *d_ess = (uint32_t *) (arena + l->o_ess);
 	double	   *d_rem = (double *) (arena + l->o_rem);
 	uint32_t   *d_msn = (uint32_t *) (arena + l->o_msn);
 	uint32_t   *d_nlive = (uint32_t *) (arena + l->o_nlive);
@@ -1472,14 +1469,14 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (ndec > 0 && p->nbmw > 0)
 		{
 			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
-				(d_work + w0, d_terms, dec, maxscore_share, d_thr + w0, d_ess + w0, d_rem,
+				(d_work + w0, d_terms, dec, maxscore_share, d_thr + w0, d_rem,
 				 d_mswork, d_msn + c, d_live + p->chunk_items[c], d_nlive + c, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}
 		if (ni > 0)
 		{
-			const bool	seeded = ndec > 0 && p->nbmw > 0;	/* ess[] set: tile only the rest */
+			const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
 			const uint64_t pairs = (uint64_t) ni * ntiles;
 
 			gpuir_search_tile_kernel<<<(uint32_t) std::min(pairs, (uint64_t) tile_grid),

@@ -31,8 +31,7 @@
  * essential lists hold at most 1 / share of the query's postings
  * (gpuir_cuda_search_set_maxscore; GPUIR_CUDA_MAXSCORE_SHARE, 1: always)
  * and every list of the query is in the decoded area (gpuir_seed_split),
- * the seed kernel marks the query (ess[w] = the number of essential terms),
- * leaves it off the tile kernel's items, and writes the work entries of
+ * the seed kernel leaves the query off the tile kernel's items and writes the work entries of
  * its essential blocks that can hold a top-k document
  * (gpuir_seed_emit_blocks); gpuir_search_maxscore_kernel answers it: a
  * thread block of GPUIR_AND_THREADS threads per entry, a thread per
@@ -93,7 +92,6 @@ struct GpuirSeedSmem
 	uint32_t	bin;			/* gpuir_seed_pick's answer */
 	uint32_t	above;			/* values in the bins above it */
 	uint32_t	ne;				/* essential terms of a query the MaxScore kernel takes, else 0 */
-	float		seed;			/* the query's seed */
 };
 
 /*
@@ -327,27 +325,27 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
 
 /*
  * gpuir_search_seed_kernel: grid of nw thread blocks of GPUIR_SEED_THREADS
- * threads, block w for work item w of the chunk (an OR item is put on the
- * live list below, an AND item returns):
- * writes to rem[rem_off + j] the sum of the list bounds of the terms
- * after term j (a list's bound: the largest of its decoded blocks' bounds;
- * +infinity for a list not decoded, 0 for an empty one), the MaxScore
- * kernel's bounds, raises thr[w] to the seed (see the top of the file) and, when the
- * query should run on its essential lists, sets ess[w] to their number
- * (else it stays 0) and counts the query in stats (debug, may be NULL);
- * then appends to ms_work (counted in *ms_count) an entry for each block of
- * its essential lists whose bound with the later terms' reaches the seed
- * (the MaxScore kernel's work: the other blocks cannot hold a document of
- * the top-k that no earlier essential list holds).  ms_work has room for
- * every block of every BMW item of the chunk.  Every OR item, and every BMW item left to the tiles, is appended
+ * threads, block w for work item w of the chunk (an AND item returns, an
+ * OR item is put on the live list below): for a BMW item, writes to
+ * rem[rem_off + j] the sum of the list bounds of the terms after term j (a
+ * list's bound: the largest of its decoded blocks' bounds; +infinity for a
+ * list not decoded, 0 for an empty one), the MaxScore kernel's bounds,
+ * raises thr[w] to the seed (see the top of the file) and, when the query
+ * should run on its essential lists (gpuir_seed_split), counts it in stats
+ * (debug, may be NULL) and appends to ms_work (counted in *ms_count) an
+ * entry for each block of its essential lists whose bound with the later
+ * terms' reaches the seed (the MaxScore kernel's work: the other blocks
+ * cannot hold a document of the top-k that no earlier essential list
+ * holds).  ms_work has room for every block of every BMW item of the
+ * chunk.  Every OR item, and every BMW item left to the tiles, is appended
  * to live (counted in *nlive, zero before; in no order), the tile kernel's
  * items.  share: gpuir_cuda_search_set_maxscore's (0: never).
  */
 __global__ void __launch_bounds__(GPUIR_SEED_THREADS)
 gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 uint32_t share, uint32_t *thr,
-						 uint32_t *ess, double *rem, uint2 *ms_work, uint32_t *ms_count,
+						 uint32_t share, uint32_t *thr, double *rem, uint2 *ms_work,
+						 uint32_t *ms_count,
 						 uint32_t *live, uint32_t *nlive, GpuirSearchDevStats *stats)
 {
 	__shared__ GpuirSeedSmem sm;
@@ -358,14 +356,14 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	bool		all_decoded = true;
 	uint64_t	total = 0;
 
-	if (qw.mode == GPUIR_CUDA_MODE_OR)
+	if (qw.mode == GPUIR_CUDA_MODE_AND)
+		return;					/* the AND kernel answers it */
+	if (qw.mode == GPUIR_CUDA_MODE_OR || dec.off == NULL)
 	{
 		if (threadIdx.x == 0)
 			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
 		return;
 	}
-	if (qw.mode != GPUIR_CUDA_MODE_BMW || dec.off == NULL)
-		return;
 	for (uint32_t j = 0; j < qw.nterms; j++)
 	{
 		const gpuir_cuda_term term = qt[j];
@@ -391,24 +389,21 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 		if (threadIdx.x == 0)
 			qrem[j] = u;		/* the list's bound until the suffix sums below */
 	}
+	/* seed, total and all_decoded are the same in every thread */
 	if (threadIdx.x == 0)
 	{
 		gpuir_threshold_raise(&thr[blockIdx.x], seed);
-		sm.seed = seed;
 		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share);
-		if (sm.ne > 0)
-		{
-			ess[blockIdx.x] = sm.ne;
-			if (stats != NULL)
-				atomicAdd(&stats->maxscore_queries, 1ull);
-		}
-		else
+		if (sm.ne == 0)
 			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
+		else if (stats != NULL)
+			atomicAdd(&stats->maxscore_queries, 1ull);
 	}
 	__syncthreads();
 	if (sm.ne > 0)
-		gpuir_seed_emit_blocks(qw, qt, dec, qrem, sm.ne, sm.seed, ms_work, ms_count);
+		gpuir_seed_emit_blocks(qw, qt, dec, qrem, sm.ne, seed, ms_work, ms_count);
 }
+
 /*
  * gpuir_ms_find: the contribution of docID d in the decoded list of term
  * (its first decoded block doff), searched among its blocks [blo, bhi)
@@ -538,7 +533,7 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 
 /*
  * gpuir_search_maxscore_kernel: the essential lists of the chunk's BMW
- * queries that the seed kernel marked (ess[w] > 0): the *ms_count entries
+ * queries that the seed kernel gave it: the *ms_count entries
  * of ms_work (block r of essential term e of item l; see
  * GPUIR_MS_BLOCK_BITS), which the seed kernel wrote for the blocks whose
  * bound reached its seed, each run by one thread block of
