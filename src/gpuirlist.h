@@ -202,8 +202,9 @@ extern const char *GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32
  * tf >= 1 occurrences, dl in tokens, avgdl > 0.  The engine (GpuirBM25 in
  * gpuir.h) and bench/ call it; the kernels compute the same expression with
  * round-to-nearest intrinsics and no fused multiply-add; C code that calls
- * it must not contract it either (test/ and bench/ build with
- * -ffp-contract=off; the backend's x86-64 build has no FMA to contract to).
+ * it must not contract it either (the Makefile, test/ and bench/ build with
+ * -ffp-contract=off: with FMA, GCC would fuse tf + k1 * (...) here but not
+ * in GpuirBM25FromNorm given a stored norm, and the bits would differ).
  * GpuirBM25Norm is its length norm k1 (1 - b + b dl / avgdl), which depends
  * on the document only (run_taat keeps it per document), and
  * GpuirBM25FromNorm the rest: the same float operations in the same order.
