@@ -623,7 +623,7 @@ GpuirChainRemovePrefix(Relation index, GenericXLogState *state, GpuirChain *c,
 					   Buffer *locked)
 {
 	uint64		pos = (uint64) c->head_off + nbytes;
-	uint64		npages = (pos + GPUIR_PAGE_DATA - 1) / GPUIR_PAGE_DATA;
+	uint64		npages = GpuirPagesFor(pos);
 	uint64		first = pos / GPUIR_PAGE_DATA;	/* index of the new head page */
 	BlockNumber newhead;
 
