@@ -120,3 +120,6 @@ COMMENT ON FUNCTION gpuir_search(regclass, tsquery, integer, text, tid[]) IS
 
 COMMENT ON FUNCTION gpuir_merge(regclass) IS
 	'fold the insert buffer and all segments of a gpuir index into one segment (or segments of at most max_segment_docs rows), dropping vacuumed rows';
+
+COMMENT ON FUNCTION gpuir_query_terms(regclass, text) IS
+	'the distinct lexemes of a query as the index sees them, in the order scores are summed (idf descending, ties in lexeme order), with their global df and idf';

@@ -127,7 +127,7 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.taat_max_postings",
 							"Postings a query's lists in a segment may hold at most for the CPU engine to score them term at a time there.",
-							"In modes or, wand and bmw, lists this short are scored exhaustively, term at a time into score accumulators, which costs less than document-at-a-time skipping when there is little to skip; results are the same. It needs the segment's document lengths to fit in gpuir.doclength_cache. 0 always uses the mode's own algorithm.",
+							"In modes or, wand and bmw, lists this short are scored term at a time into score accumulators (with MaxScore's skipping of the non-essential lists once there is a threshold), which costs less than document-at-a-time skipping when there is little to skip; results are the same. It needs the segment's document lengths to fit in gpuir.doclength_cache. 0 always uses the mode's own algorithm.",
 							&gpuir_taat_max_postings, GPUIR_DEFAULT_TAAT_MAX_POSTINGS, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",

@@ -828,7 +828,8 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
 /*
  * TaatTopk: run_taat's candidates for a large k.  A heap of k results costs
  * log k steps for each document that beats its worst (at k = 1000, most of
- * the documents of the first windows), so for k >= TAAT_SELECT_MIN_K the
+ * the documents of the first windows), so for k >= TAAT_SELECT_MIN_K, when
+ * the query may check visibility after selecting (q->defer_visibility), the
  * candidates that reach the threshold are appended to an array of 2k, and
  * a full array is cut to its best k by selection (Hoare's FIND, 1961): O(1)
  * a candidate amortised.  The threshold is the worst kept after the last
@@ -1120,7 +1121,7 @@ taat_list(GpuirQuery *q, Cursor *c, uint32 base, uint32 end, TaatAction action,
 }
 
 /*
- * run_taat: exhaustive disjunctive top-k, term at a time (TAAT) into score
+ * run_taat: exact disjunctive top-k, term at a time (TAAT) into score
  * accumulators (Turtle & Flood 1995, s3.1, term-at-a-time evaluation; the CPU side
  * of Ding et al. 2009's TAAT OR with per-document accumulators), over docID
  * windows of TAAT_WINDOW documents: in each window each list, in query term
@@ -1552,8 +1553,9 @@ run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat)
 /* ---------- the insert buffer ---------- */
 
 /*
- * match_doc: merge a buffer record's sorted lexemes with the sorted query
- * terms[0..nterms): each term the record holds gets df + 1 and, when tfs is
+ * match_doc: merge a buffer record's sorted lexemes with the query
+ * terms[0..nterms), which must still be in lexeme order (it runs before
+ * order_terms puts them in term order): each term the record holds gets df + 1 and, when tfs is
  * not NULL, its tf in (*tfs)[t] (the array palloc0'd at the first match).
  * Returns the number of terms matched.
  */

@@ -16,7 +16,11 @@
 
 #include "gpuir.h"
 
-/* a query term: a distinct lexeme of the query, in term order (order_terms) */
+/*
+ * a query term: a distinct lexeme of the query; GpuirQuery.terms holds them
+ * in lexeme order until order_terms (the end of GpuirQueryPrepare), in term
+ * order after
+ */
 typedef struct QTerm
 {
 	char	   *lexeme;
