@@ -210,5 +210,20 @@ SELECT (SELECT array_agg(id || ':' || float4send((-(body <@> 'common'))::float4)
         JOIN ob_pages m ON m.ctid = s.ctid) AS same_rows_and_scores,
        (SELECT count(*) FROM (SELECT id FROM ob_pages WHERE id > 99990 OR id % 25000 = 7
                               ORDER BY body <@> 'common' LIMIT 15) x) AS n;
+-- the same pages scored term at a time (the list's 100002 postings under the
+-- limit; the pages after the first filter by the last row returned): the
+-- same rows and score bits as document at a time (the default limit)
+CREATE TEMP TABLE ob_daat AS SELECT (SELECT array_agg(id || ':' || float4send((-(body <@> 'common'))::float4)::text ORDER BY n)
+        FROM (SELECT id, body, row_number() OVER () AS n
+              FROM (SELECT id, body FROM ob_pages WHERE id > 99990 OR id % 25000 = 7
+                    ORDER BY body <@> 'common' LIMIT 15) x) y) AS a;
+SET gpuir.taat_max_postings = 1000000;
+SELECT (SELECT array_agg(id || ':' || float4send((-(body <@> 'common'))::float4)::text ORDER BY n)
+        FROM (SELECT id, body, row_number() OVER () AS n
+              FROM (SELECT id, body FROM ob_pages WHERE id > 99990 OR id % 25000 = 7
+                    ORDER BY body <@> 'common' LIMIT 15) x) y)
+       = (SELECT a FROM ob_daat) AS same_as_document_at_a_time;
+RESET gpuir.taat_max_postings;
+DROP TABLE ob_daat;
 RESET enable_seqscan;
 DROP TABLE ob_pages;

@@ -189,8 +189,13 @@ main(void)
 		static const uint8_t order[] = {1, 0, 0, 0, 0, 2, 1, 0, 1, 0, 0, 0, 3, 0, 0, 0};
 		uint32_t	d[GPUIR_BLOCK_SIZE];
 
+		uint32_t	t[GPUIR_BLOCK_SIZE];
+
 		check(GpuirCodecDecode(wrap, sizeof(wrap), GPUIR_FIRST_PREV_DOCID, d, NULL) == 1 &&
 			  GpuirCodecCheckTf(wrap) == GPUIR_CODEC_CORRUPT, "tf wrap rejected");
+		/* and by GpuirCodecDecode itself when it decodes the tfs */
+		check(GpuirCodecDecode(wrap, sizeof(wrap), GPUIR_FIRST_PREV_DOCID, d, t) ==
+			  GPUIR_CODEC_CORRUPT, "tf wrap rejected by the decoder");
 		check(GpuirCodecBlockBytes(order, sizeof(order)) == (long) sizeof(order) &&
 			  GpuirCodecCheckTf(order) == GPUIR_CODEC_CORRUPT, "tf exception order rejected");
 	}
