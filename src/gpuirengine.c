@@ -1449,7 +1449,8 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 	pfree(ord);
 }
 
-static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat);
+static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat,
+					 DocLens *lens);
 
 /*
  * open_cursors: a cursor in cursors[] on each list of segment s that q's
@@ -1488,6 +1489,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	int			ncur;
 	uint64		postings = 0;
 	bool		taat;
+	DocLens    *lens;
 
 	q->seg = &q->meta.segments[s];
 	for (int t = 0; t < q->nterms; t++)
@@ -1500,8 +1502,8 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	}
 	if (postings == 0)
 		return;
-	q->lens = doclens_for(q);	/* held by run_mode */
-	taat = q->lens != NULL &&
+	lens = doclens_for(q);		/* q->lens while run_mode holds it */
+	taat = lens != NULL &&
 		(mode == GPUIR_MODE_OR || mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW) &&
 		postings <= (uint64) gpuir_taat_max_postings;
 
@@ -1512,7 +1514,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
 	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
-	run_mode(q, cur, ncur, mode, taat);
+	run_mode(q, cur, ncur, mode, taat, lens);
 	GpuirStreamReaderEnd(&q->tids);
 	GpuirStreamReaderEnd(&q->dls);
 	GpuirStreamReaderEnd(&q->del);
@@ -1524,13 +1526,15 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 
 /*
  * run_mode: mode's loop over the cursors of the current segment, or
- * run_taat; the segment's copy of the lengths (q->lens, from doclens_for)
- * is held meanwhile and let go after, also on an error
+ * run_taat; the segment's copy of the lengths (lens, from doclens_for; may
+ * be NULL) is q->lens and held meanwhile, and let go after, also on an
+ * error
  */
 static void
-run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat)
+run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat, DocLens *lens)
 {
 	doclens_users++;
+	q->lens = lens;
 	PG_TRY();
 	{
 		if (taat)
