@@ -668,7 +668,7 @@ doclens_for(GpuirQuery *q)
 static const float4 *
 doclens_norms(GpuirQuery *q, uint64 postings)
 {
-	DocLens    *d = (DocLens *) q->lens;	/* the session's copy: ours to update */
+	DocLens    *d = q->lens;		/* the session's copy: ours to update */
 	const uint32 ndocs = q->seg->ndocs;
 
 	if (d->norm != NULL && d->norm_sc.k1 == q->sc.k1 && d->norm_sc.b == q->sc.b &&

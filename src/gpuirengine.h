@@ -70,8 +70,9 @@ typedef struct GpuirQuery
 	GpuirSegmentData *seg;
 	GpuirStreamReader tids;
 	GpuirStreamReader dls;
-	const struct DocLens *lens;	/* the segment's session copy (gpuirengine.c),
-								 * NULL: read the dls and tids streams */
+	struct DocLens *lens;		/* the segment's session copy (gpuirengine.c;
+								 * doclens_norms adds its norms), NULL: read
+								 * the dls and tids streams */
 	GpuirStreamReader del;
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
