@@ -405,30 +405,77 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 }
 
 /*
- * gpuir_ms_find: the contribution of docID d in the decoded list of term
- * (its first decoded block doff), searched among its blocks [blo, bhi)
- * (block_last ascending; d's block, if any, among them); false if the list
- * does not hold d.
+ * gpuir_ms_block_of: the block of term's list that may hold docID d (the
+ * first of [blo, bhi) whose last docID is >= d; block_last ascending, d's
+ * block, if any, among them), or bhi if none may.  Every lane of the warp
+ * calls it with the same blo, bhi.
+ */
+__device__ static inline uint32_t
+gpuir_ms_block_of(const gpuir_cuda_segment &seg, uint32_t blo, uint32_t bhi, uint32_t d)
+{
+	return blo + gpuir_lower_bound(bhi - blo, d,
+								   [&](uint32_t m) { return seg.block_last[blo + m]; });
+}
+
+/*
+ * gpuir_ms_find: the contribution of docID d in block b of term's decoded
+ * list (its first decoded block doff): a binary search of the block's 128
+ * docIDs (ascending in the flat view of the uint4 layout); false if the
+ * block does not hold d.
  */
 __device__ static inline bool
-gpuir_ms_find(const gpuir_cuda_segment &seg, const GpuirDecoded &dec,
-			  const gpuir_cuda_term &term, uint32_t doff, uint32_t blo, uint32_t bhi,
+gpuir_ms_find(const GpuirDecoded &dec, const gpuir_cuda_term &term, uint32_t doff, uint32_t b,
 			  uint32_t d, float *c)
 {
 	const uint32_t *ddoc = reinterpret_cast<const uint32_t *>(dec.doc);
 	const float *dsc = reinterpret_cast<const float *>(dec.score);
-	const uint32_t i = gpuir_lower_bound(bhi - blo, d,
-										 [&](uint32_t m) { return seg.block_last[blo + m]; });
-	size_t		base;
-	uint32_t	p;
+	const size_t base = ((size_t) doff + (b - term.first_block)) * GPUIR_CUDA_BLOCK_SIZE;
+	const uint4 *q;
+	uint32_t	quarter,
+				p = UINT32_MAX;
 
-	if (blo + i >= bhi)
+	/* the quarter of 32 docIDs whose last is the first >= d (padding is UINT32_MAX) */
+	quarter = (uint32_t) (ddoc[base + 31] < d) + (uint32_t) (ddoc[base + 63] < d) +
+		(uint32_t) (ddoc[base + 95] < d);
+	/* its 32 docIDs, one 128-byte line */
+	q = dec.doc + (base + 32 * quarter) / 4;
+#pragma unroll
+	for (uint32_t i = 0; i < 8; i++)
+	{
+		const uint4 v = q[i];
+
+		p = (v.x == d) ? 4 * i : p;
+		p = (v.y == d) ? 4 * i + 1 : p;
+		p = (v.z == d) ? 4 * i + 2 : p;
+		p = (v.w == d) ? 4 * i + 3 : p;
+	}
+	if (p == UINT32_MAX)
 		return false;
-	base = ((size_t) doff + (blo + i - term.first_block)) * GPUIR_CUDA_BLOCK_SIZE;
-	p = gpuir_lower_bound(GPUIR_CUDA_BLOCK_SIZE, d, [&](uint32_t m) { return ddoc[base + m]; });
-	if (p >= GPUIR_CUDA_BLOCK_SIZE || ddoc[base + p] != d)
+	*c = dsc[base + 32 * quarter + p];
+	return true;
+}
+
+/*
+ * gpuir_ms_warp_range: the blocks [*blo, *bhi) of term's list that may
+ * hold a docID of the warp's live threads (d, live), from the span of
+ * those docIDs; false (in every lane) when no lane is live or the list is
+ * empty.  Every lane of the warp calls it.
+ */
+__device__ static inline bool
+gpuir_ms_warp_range(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, bool live,
+					uint32_t d, uint32_t *blo, uint32_t *bhi)
+{
+	const unsigned any = __ballot_sync(0xFFFFFFFFu, live);
+	uint32_t	wmin,
+				wmax;
+
+	if (term.nblocks == 0 || any == 0)
 		return false;
-	*c = dsc[base + p];
+	/* live docIDs ascend with the lane: the first and last live lanes span them */
+	wmin = __shfl_sync(0xFFFFFFFFu, d, __ffs(any) - 1);
+	wmax = __shfl_sync(0xFFFFFFFFu, d, 31 - __clz(any));
+	gpuir_warp_block_range(seg.block_last, term.first_block, term.first_block + term.nblocks,
+						   wmin, wmax, blo, bhi);
 	return true;
 }
 
@@ -465,8 +512,9 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 	const double *qrem = rem + qw.rem_off;
 	const size_t at = ((size_t) qoff[e] + r) * GPUIR_CUDA_BLOCK_SIZE;
 	uint32_t	d;
-	float		score = 0.0f,
-				c;
+	float		score,
+				c,
+				cj;
 	bool		live;
 
 	/* the threshold, once; the block's bound with the later terms' */
@@ -488,40 +536,54 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 		!(seg.deleted != NULL && (seg.deleted[d >> 3] >> (d & 7)) & 1) &&
 		!(__double2float_ru(((double) c + qrem[e]) * GPUIR_BOUND_SLACK_DEV) < ms.th);
 
-	/* the other terms in order: earlier ones drop it, later ones add to it */
-	for (uint32_t j = 0; j < qw.nterms; j++)
+	/*
+	 * The later terms in order, adding to the score (summed in term order
+	 * from 0.0f, as the tiles sum it).  At term j the candidate is dropped
+	 * before the block of j's list that may hold it is searched when its
+	 * score plus that block's bound (BMW's block-max bound, Ding & Suel 2011
+	 * s4) plus the list bounds of the terms after j is below the threshold,
+	 * and after it when its score plus the bounds of the terms after j is.
+	 */
+	score = c;				/* 0.0f + c: the first term the document holds */
+	for (uint32_t j = e + 1; j < qw.nterms; j++)
 	{
 		const gpuir_cuda_term term = qt[j];
-		unsigned	any;
-		uint32_t	wmin,
-					wmax,
-					blo,
+		uint32_t	blo,
 					bhi;
-		float		cj;
 
-		if (j == e)
-		{
-			score = c;			/* 0.0f + c: the first term the document holds */
+		if (!gpuir_ms_warp_range(seg, term, live, d, &blo, &bhi))
 			continue;
-		}
-		any = __ballot_sync(0xFFFFFFFFu, live);
-		if (term.nblocks == 0 || any == 0)
-			continue;
-		/* the warp's live docIDs span [wmin, wmax]: the blocks that may hold them */
-		wmin = __shfl_sync(0xFFFFFFFFu, d, __ffs(any) - 1);
-		wmax = __shfl_sync(0xFFFFFFFFu, d, 31 - __clz(any));
-		gpuir_warp_block_range(seg.block_last, term.first_block,
-							   term.first_block + term.nblocks, wmin, wmax, &blo, &bhi);
-		if (live && gpuir_ms_find(seg, dec, term, qoff[j], blo, bhi, d, &cj))
+		if (live)
 		{
-			if (j < e)
-				live = false;	/* its first essential term's thread block scores it */
-			else
+			const uint32_t b = gpuir_ms_block_of(seg, blo, bhi, d);
+
+			if (b < bhi &&
+				!(__double2float_ru(((double) score +
+									 (double) dec.ub[qoff[j] + (b - term.first_block)] + qrem[j]) *
+									GPUIR_BOUND_SLACK_DEV) < ms.th) &&
+				gpuir_ms_find(dec, term, qoff[j], b, d, &cj))
 				score = __fadd_rn(score, cj);
+			if (__double2float_ru(((double) score + qrem[j]) * GPUIR_BOUND_SLACK_DEV) < ms.th)
+				live = false;
 		}
-		if (live && j > e &&
-			__double2float_ru(((double) score + qrem[j]) * GPUIR_BOUND_SLACK_DEV) < ms.th)
-			live = false;
+	}
+
+	/* the earlier essential terms: a document one of them holds is scored by its first's block */
+	for (uint32_t j = 0; j < e; j++)
+	{
+		const gpuir_cuda_term term = qt[j];
+		uint32_t	blo,
+					bhi;
+
+		if (!gpuir_ms_warp_range(seg, term, live, d, &blo, &bhi))
+			continue;
+		if (live)
+		{
+			const uint32_t b = gpuir_ms_block_of(seg, blo, bhi, d);
+
+			if (b < bhi && gpuir_ms_find(dec, term, qoff[j], b, d, &cj))
+				live = false;
+		}
 	}
 
 	/* the survivors, compacted (thread t takes candidate t), then emitted */
