@@ -484,7 +484,7 @@ struct GpuirMsSmem
 {
 	uint32_t	skip;			/* the block's bound is below the threshold */
 	float		th;				/* the query's threshold, read once */
-	uint32_t	next;			/* the work entry the thread block takes next */
+	uint32_t	next[2];		/* work entries taken: the current one and the next */
 };
 
 /*
@@ -517,6 +517,10 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 				cj;
 	bool		live;
 
+	/* the block's posting of this thread (read while thread 0 reads the threshold) */
+	d = ddoc[at + t];
+	c = dsc[at + t];
+
 	/* the threshold, once; the block's bound with the later terms' */
 	if (t == 0)
 	{
@@ -529,9 +533,7 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 	if (ms.skip || sm.stop)
 		return;
 
-	/* the block's posting of this thread: in the window, not deleted, able to reach th */
-	d = ddoc[at + t];
-	c = dsc[at + t];
+	/* in the window, not deleted, able to reach th */
 	live = d != UINT32_MAX && d >= wlo && d < whi &&
 		!(seg.deleted != NULL && (seg.deleted[d >> 3] >> (d & 7)) & 1) &&
 		!(__double2float_ru(((double) c + qrem[e]) * GPUIR_BOUND_SLACK_DEV) < ms.th);
@@ -587,6 +589,8 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 	}
 
 	/* the survivors, compacted (thread t takes candidate t), then emitted */
+	if (__syncthreads_or(live) == 0)
+		return;					/* none (most blocks): no barriers of the emit */
 	sm.tf0[t] = __float_as_uint(score);
 	gpuir_and_keep(live, d, t, sm);
 	score = (t < sm.ncand) ? __uint_as_float(sm.tf0[sm.cslot[t]]) : 0.0f;
@@ -620,21 +624,26 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 	__shared__ GpuirMsSmem ms;
 	const uint32_t n = *ms_count;
 
-	for (;;)
+	/*
+	 * Thread 0 takes the next entry while the thread block runs the current
+	 * one (ms.next[i & 1] is entry i of this thread block): each path of
+	 * gpuir_ms_block passes a barrier after every thread read the current
+	 * entry, so the slot written is no longer read, and the barrier ending
+	 * it orders the write before the next iteration's reads.
+	 */
+	if (threadIdx.x == 0)
+		ms.next[0] = atomicAdd(next, 1u);
+	__syncthreads();
+	for (uint32_t i = 0;; i++)
 	{
+		const uint32_t cur = ms.next[i & 1];
 		uint2		w;
 
-		/*
-		 * After this barrier every thread has finished the last entry
-		 * (each path of gpuir_ms_block passes a barrier after its last read
-		 * of ms.next)
-		 */
-		if (threadIdx.x == 0)
-			ms.next = atomicAdd(next, 1u);
-		__syncthreads();
-		if (ms.next >= n)
+		if (cur >= n)
 			return;
-		w = ms_work[ms.next];
+		w = ms_work[cur];
+		if (threadIdx.x == 0)
+			ms.next[(i + 1) & 1] = atomicAdd(next, 1u);
 		gpuir_ms_block(seg, work, terms, dec, rem, thr, cand, cand_count, corrupt, w.x,
 					   w.y >> GPUIR_MS_BLOCK_BITS, w.y & ((1u << GPUIR_MS_BLOCK_BITS) - 1), sm,
 					   ms);
