@@ -38,19 +38,27 @@
  * posting.  A document of essential term e is scored by the thread block
  * of e's block only if no earlier essential term holds it (each document
  * once, by its first essential term); its score is summed in the query's
- * term order from 0.0f over the terms that hold it, the contributions read
- * from the decoded area, so it is the tiles' float sum bit for bit.  A
- * candidate is looked up in a list by a 32-ary warp search of block_last
- * for the warp's docID range and a binary search within it, then a binary
- * search of the decoded block (its 128 docIDs are ascending in the flat
- * view of the uint4 layout).  Pruning, all with GPUIR_BOUND_SLACK and
- * bounds rounded up, so that nothing of the top-k is lost:
+ * term order from 0.0f over the terms that hold it (e, then the later
+ * terms), the contributions read from the decoded area, so it is the
+ * tiles' float sum bit for bit; the earlier essential terms are looked up
+ * last, for the candidates still alive.  A candidate is looked up in a
+ * list by a 32-ary warp search of block_last for the warp's docID range
+ * and a binary search within it, which gives the block that may hold it,
+ * then a search of that decoded block in two rounds (its 128 docIDs are
+ * ascending in the flat view of the uint4 layout: three fences pick a
+ * quarter, whose 32 docIDs are one 128-byte line).  Pruning, all with
+ * GPUIR_BOUND_SLACK and bounds rounded up, so that nothing of the top-k is
+ * lost:
  *	- a block of e whose bound plus the later terms' list bounds is below
  *	  the threshold is skipped (its documents hold no earlier essential
  *	  term, or another thread block scores them): below the seed, it gets
  *	  no work entry; below the threshold when its entry runs, it stops;
- *	- a candidate is dropped as soon as its partial sum plus the bounds of
- *	  the terms after the one just added is below the threshold.
+ *	- at a later term j, a candidate whose partial sum plus the bound of
+ *	  the block of j that may hold it plus the list bounds of the terms
+ *	  after j is below the threshold is dropped before that block is
+ *	  searched (BMW's block-max check, Ding & Suel, "Faster top-k document
+ *	  retrieval using block-max indexes", SIGIR 2011, s4); after j, one
+ *	  whose partial sum plus the bounds of the terms after j is below it.
  * The survivors leave as the AND kernel's do (gpuir_and_emit): each thread
  * block keeps its k best at or above the threshold and raises it.
  *
@@ -542,9 +550,10 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 	 * The later terms in order, adding to the score (summed in term order
 	 * from 0.0f, as the tiles sum it).  At term j the candidate is dropped
 	 * before the block of j's list that may hold it is searched when its
-	 * score plus that block's bound (BMW's block-max bound, Ding & Suel 2011
-	 * s4) plus the list bounds of the terms after j is below the threshold,
-	 * and after it when its score plus the bounds of the terms after j is.
+	 * score plus that block's bound plus the list bounds of the terms after
+	 * j is below the threshold (then it is also below after j: the check
+	 * after the search drops it), and after it when its score plus the
+	 * bounds of the terms after j is.
 	 */
 	score = c;				/* 0.0f + c: the first term the document holds */
 	for (uint32_t j = e + 1; j < qw.nterms; j++)
