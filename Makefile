@@ -64,7 +64,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -120,7 +120,12 @@ test/test_window: test/test_window.c test/test_util.h test/ref_topk.h cuda/gpuir
 test/test_route: test/test_route.c test/test_util.h src/gpuirroutemodel.h
 	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_route.c -lm
 
-UNITTESTS = test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route
+# the merge policy, with simulated workloads
+test/test_merge_policy: test/test_merge_policy.c test/test_util.h src/gpuirmergepolicy.h
+	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_merge_policy.c
+
+UNITTESTS = test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route \
+	test/test_merge_policy
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
 # the decode kernel serves this test only: built here (with the flags of

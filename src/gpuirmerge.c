@@ -27,6 +27,7 @@
 #include "utils/rel.h"
 
 #include "gpuir.h"
+#include "gpuirmergepolicy.h"
 
 #define NO_DOC	PG_UINT32_MAX
 
@@ -105,174 +106,38 @@ merge_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 		GpuirBuilderAddTerms((GpuirBuilder *) arg, (ItemPointer) &rec->tid, doc);
 }
 
-/*
- * Tiered merge policy: a segment's tier is floor(log_F(live docs)) with F =
- * GPUIR_MERGE_FACTOR.  When the insert buffer is folded into a new segment
- * and its tier already holds F - 1 segments, those are folded into the new
- * segment too, which lands one tier higher (as in Lucene's tiered and
- * log-byte-size policies): the number of segments stays logarithmic in the
- * number of documents, and each document is rewritten O(log N) times.
- *
- * Deletions: a segment in which at least GPUIR_MERGE_DELETES_PCT percent of
- * the documents are deleted is folded by the next merge whatever its tier
- * (Lucene's TieredMergePolicy.deletesPctAllowed), so that deleted documents
- * cost at most that share of a segment's space and query work; VACUUM
- * starts that merge (GpuirMergeWanted).  Every segment smaller than the one
- * rewritten is folded with it: they cost little beside it, and every
- * segment repeats the dictionary and block headers of the terms it shares
- * with the others.
- *
- * Small segments: a VACUUM merge also folds every segment with fewer than
- * 1/GPUIR_MERGE_FACTOR of the largest segment's live documents (VACUUM
- * starts the merge when there are two of them), so that between VACUUMs the
- * small segments that inserts' merges leave behind cost their dictionaries
- * once.  A segment thus folded is rewritten at most once per VACUUM while it
- * stays below that bound.
- *
- * Capped segments (the max_segment_docs reloption, C; Lucene's
- * TieredMergePolicy.maxMergedSegmentMB): a merge writes its documents as
- * ceil(D / C) segments of about equal size, each a range of heap TIDs
- * (GpuirBuilderWrite), as CREATE INDEX does.  A segment with at least C / 2
- * live documents is full: tier merges leave it alone, and a deletion
- * rewrite folds with it only the segments smaller than it that are not
- * full.  A merge rewrites segments for their deletions, the most deleted
- * first, only while their live documents stay within C (at least one): the
- * rest wait for the next merge (with uniform deletions, the segments of
- * one build cross the threshold together); the smaller segments folded
- * with them, and VACUUM's small ones, also only while the merge stays
- * within C.  So no deletion rewrite or VACUUM merge rewrites much more
- * than about C documents (a full merge, gpuir_merge() or a full directory,
- * excepted; a tier merge folds segments below C / 2 of one size tier, not
- * counted against C), and a rewrite needs about that many documents' pages free
- * beside the index, where an uncapped index rewriting its one large segment
- * needs a whole copy.  The price: every segment repeats the dictionary
- * entry, lexeme and block header of each of its terms (about 65 bytes a
- * term), which a heavy-tailed vocabulary makes large beside small segments'
- * postings, and a query reads every segment (a dictionary lookup and a
- * top-k pass each).
- */
-#define GPUIR_MERGE_FACTOR			8
-#define GPUIR_MERGE_DELETES_PCT		15
+/* the merge policy: gpuirmergepolicy.h */
+StaticAssertDecl(GPUIR_MERGE_POLICY_MAX_SEGMENTS == GPUIR_MAX_SEGMENTS,
+				 "the policy's directory size is the metapage's");
 
-static int
-merge_tier(uint64 docs)
+/* the policy's view of meta's segment directory (its first n entries) */
+static uint32
+policy_counts(const GpuirMetaPageData *meta, GpuirMergeSegCounts *counts)
 {
-	int			tier = 0;
+	const uint32 n = Min(meta->nsegments, (uint32) GPUIR_MAX_SEGMENTS);
 
-	while (docs >= GPUIR_MERGE_FACTOR)
+	for (uint32 s = 0; s < n; s++)
 	{
-		docs /= GPUIR_MERGE_FACTOR;
-		tier++;
+		counts[s].ndocs = meta->segments[s].ndocs;
+		counts[s].ndeleted = meta->segments[s].ndeleted;
 	}
-	return tier;
-}
-
-static bool
-too_many_deleted(const GpuirSegmentData *seg)
-{
-	return seg->ndeleted > 0 &&
-		(uint64) seg->ndeleted * 100 >= (uint64) seg->ndocs * GPUIR_MERGE_DELETES_PCT;
-}
-
-static inline uint64
-live_docs(const GpuirSegmentData *seg)
-{
-	return seg->ndocs - Min(seg->ndeleted, seg->ndocs);
-}
-
-/* whether seg is full (above): tier merges leave it; cap 0: none is */
-static inline bool
-is_full(const GpuirSegmentData *seg, uint32 cap)
-{
-	return cap > 0 && live_docs(seg) >= (uint64) (cap / 2 + cap % 2);
-}
-
-/* whether seg is small beside the largest segment of meta (see above) */
-static bool
-is_small(const GpuirMetaPageData *meta, const GpuirSegmentData *seg)
-{
-	uint64		largest = 0;
-
-	for (uint32 s = 0; s < meta->nsegments; s++)
-		largest = Max(largest, live_docs(&meta->segments[s]));
-	return live_docs(seg) * GPUIR_MERGE_FACTOR < largest;
+	return n;
 }
 
 /*
  * choose_segments: which segments a merge of kind folds (fold[s]), by the
- * policy above with segments capped at cap documents (0: no cap), or all
- * of them for a full merge; returns how many.
+ * policy (gpuir_merge_choose) with segments capped at cap documents (0: no
+ * cap), or all of them for a full merge; returns how many.
  */
 static uint32
 choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap, bool *fold)
 {
-	int			tier = merge_tier(meta->buf_ndocs);
-	uint32		same = 0;
-	uint32		n = 0;
-	uint64		rewrite = 0;	/* live docs of the largest segment rewritten for deletions */
-	uint64		budget = cap;	/* live docs the deletion rewrites, the smaller
-								 * segments folded with them and VACUUM's small
-								 * ones may still take (cap) */
-	bool		deleted[GPUIR_MAX_SEGMENTS];	/* rewritten for its deletions */
+	GpuirMergeSegCounts counts[GPUIR_MAX_SEGMENTS];
+	const uint32 n = policy_counts(meta, counts);
+	const GpuirMergePolicyKind pk = (kind == GPUIR_MERGE_FULL) ? GPUIR_POLICY_FULL
+		: (kind == GPUIR_MERGE_VACUUM) ? GPUIR_POLICY_VACUUM : GPUIR_POLICY_INSERT;
 
-	/*
-	 * the segments rewritten for their deletions: all of them, or under a
-	 * cap the most deleted first while their live documents stay within it
-	 * (at least one); the others wait for the next merge
-	 */
-	for (uint32 s = 0; s < meta->nsegments; s++)
-		deleted[s] = too_many_deleted(&meta->segments[s]) && cap == 0;
-	for (;;)
-	{
-		int			best = -1;
-
-		for (uint32 s = 0; cap > 0 && s < meta->nsegments; s++)
-		{
-			const GpuirSegmentData *seg = &meta->segments[s];
-
-			if (deleted[s] || !too_many_deleted(seg) ||
-				(live_docs(seg) > budget && budget < cap))
-				continue;
-			if (best < 0 ||
-				(uint64) seg->ndeleted * meta->segments[best].ndocs >
-				(uint64) meta->segments[best].ndeleted * seg->ndocs)
-				best = (int) s;
-		}
-		if (best < 0)
-			break;
-		deleted[best] = true;
-		budget -= Min(budget, live_docs(&meta->segments[best]));
-	}
-
-	for (uint32 s = 0; s < meta->nsegments; s++)
-	{
-		const GpuirSegmentData *seg = &meta->segments[s];
-
-		if (merge_tier(live_docs(seg)) == tier && !is_full(seg, cap))
-			same++;
-		if (deleted[s])
-			rewrite = Max(rewrite, live_docs(seg));
-	}
-	for (uint32 s = 0; s < meta->nsegments; s++)
-	{
-		const GpuirSegmentData *seg = &meta->segments[s];
-		bool		extra;		/* smaller than a rewritten one, or small (VACUUM) */
-
-		extra = (live_docs(seg) < rewrite && !is_full(seg, cap)) ||
-			(kind == GPUIR_MERGE_VACUUM && is_small(meta, seg));
-		/* under a cap, only while the merge stays within it */
-		if (extra && cap > 0 && !deleted[s])
-		{
-			extra = live_docs(seg) <= budget;
-			if (extra)
-				budget -= live_docs(seg);
-		}
-		fold[s] = kind == GPUIR_MERGE_FULL || deleted[s] || extra ||
-			(same + 1 >= GPUIR_MERGE_FACTOR && merge_tier(live_docs(seg)) == tier &&
-			 !is_full(seg, cap));
-		n += fold[s];
-	}
-	return n;
+	return gpuir_merge_choose(counts, n, meta->buf_ndocs, pk, cap, fold);
 }
 
 /*
@@ -285,23 +150,18 @@ choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap, 
 bool
 GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
 {
-	uint32		small = 0;
+	GpuirMergeSegCounts counts[GPUIR_MAX_SEGMENTS];
+	const uint32 n = policy_counts(meta, counts);
 
-	for (uint32 s = 0; s < meta->nsegments && s < GPUIR_MAX_SEGMENTS; s++)
-	{
-		if (too_many_deleted(&meta->segments[s]))
-			return true;
-		small += is_small(meta, &meta->segments[s]);
-	}
-	if (small >= 2)
+	if (gpuir_merge_wanted_segments(counts, n))
 		return true;
 	return GpuirBufferedBytes(index, meta) > 0;
 }
 
 /*
  * GpuirMerge: fold the insert buffer into a new segment, with the segments
- * the policy picks for a merge of kind (above); a full merge (also any merge
- * when the segment directory is full) folds every segment.  Waits for the
+ * the policy picks for a merge of kind (gpuirmergepolicy.h); a full merge
+ * (also any merge when the segment directory is full) folds every segment.  Waits for the
  * merge lock when wait, else gives up (returns false) when another merge or
  * a VACUUM holds it.  Inserts and queries run on meanwhile.  N, total dl
  * and df do not change: the documents VACUUM removed were already

@@ -1,0 +1,263 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuirmergepolicy.h
+ *	  Which segments a merge folds, as pure functions (plain C, no
+ *	  PostgreSQL headers) over each segment's document counts: the tiered
+ *	  policy with deletion rewrites, VACUUM's small segments and capped
+ *	  segments described below.  src/gpuirmerge.c calls them with the
+ *	  metapage's segment directory; test/test_merge_policy.c checks them on
+ *	  simulated workloads.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_MERGE_POLICY_H
+#define GPUIR_MERGE_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Tiered merge policy: a segment's tier is floor(log_F(live docs)) with F =
+ * GPUIR_MERGE_FACTOR.  When the insert buffer is folded into a new segment
+ * and its tier already holds F - 1 segments, those are folded into the new
+ * segment too, which lands one tier higher (as in Lucene's tiered and
+ * log-byte-size policies): the number of segments stays logarithmic in the
+ * number of documents, and each document is rewritten O(log N) times.
+ *
+ * Deletions: a segment in which at least GPUIR_MERGE_DELETES_PCT percent of
+ * the documents are deleted is folded by the next merge whatever its tier
+ * (Lucene's TieredMergePolicy.deletesPctAllowed), so that deleted documents
+ * cost at most that share of a segment's space and query work; VACUUM
+ * starts that merge (GpuirMergeWanted).  Every segment smaller than the one
+ * rewritten is folded with it: they cost little beside it, and every
+ * segment repeats the dictionary and block headers of the terms it shares
+ * with the others.
+ *
+ * Small segments: a VACUUM merge also folds every segment with fewer than
+ * 1/GPUIR_MERGE_FACTOR of the largest segment's live documents (VACUUM
+ * starts the merge when there are two of them), so that between VACUUMs the
+ * small segments that inserts' merges leave behind cost their dictionaries
+ * once.  A segment thus folded is rewritten at most once per VACUUM while it
+ * stays below that bound.
+ *
+ * Capped segments (the max_segment_docs reloption, C; Lucene's
+ * TieredMergePolicy.maxMergedSegmentMB): a merge writes its documents as
+ * ceil(D / C) segments of about equal size, each a range of heap TIDs
+ * (GpuirBuilderWrite), as CREATE INDEX does.  A segment with at least C / 2
+ * live documents is full: tier merges leave it alone, and a deletion
+ * rewrite folds with it only the segments smaller than it that are not
+ * full.  A merge rewrites segments for their deletions, the most deleted
+ * first, only while their live documents stay within C (at least one): the
+ * rest wait for the next merge (with uniform deletions, the segments of
+ * one build cross the threshold together); the smaller segments folded
+ * with them, and VACUUM's small ones, also only while the merge stays
+ * within C.  So no deletion rewrite or VACUUM merge rewrites much more
+ * than about C documents (a full merge, gpuir_merge() or a full directory,
+ * excepted; a tier merge folds segments below C / 2 of one size tier, not
+ * counted against C), and a rewrite needs about that many documents' pages free
+ * beside the index, where an uncapped index rewriting its one large segment
+ * needs a whole copy.  The price: every segment repeats the dictionary
+ * entry, lexeme and block header of each of its terms (about 65 bytes a
+ * term), which a heavy-tailed vocabulary makes large beside small segments'
+ * postings, and a query reads every segment (a dictionary lookup and a
+ * top-k pass each).
+ */
+#define GPUIR_MERGE_FACTOR			8
+#define GPUIR_MERGE_DELETES_PCT		15
+#define GPUIR_MERGE_POLICY_MAX_SEGMENTS 32	/* = GPUIR_MAX_SEGMENTS (gpuirmerge.c checks) */
+
+/* what the policy reads of a segment (GpuirSegmentData's counts) */
+typedef struct GpuirMergeSegCounts
+{
+	uint32_t	ndocs;			/* documents written, deleted ones included */
+	uint32_t	ndeleted;		/* of them deleted */
+} GpuirMergeSegCounts;
+
+/* which merge: an insert's (buffer past its limit), VACUUM's, or a full one */
+typedef enum GpuirMergePolicyKind
+{
+	GPUIR_POLICY_INSERT,
+	GPUIR_POLICY_VACUUM,
+	GPUIR_POLICY_FULL
+} GpuirMergePolicyKind;
+
+/* a segment's tier: floor(log_F(docs)) */
+static inline int
+gpuir_merge_tier(uint64_t docs)
+{
+	int			tier = 0;
+
+	while (docs >= GPUIR_MERGE_FACTOR)
+	{
+		docs /= GPUIR_MERGE_FACTOR;
+		tier++;
+	}
+	return tier;
+}
+
+/* whether at least GPUIR_MERGE_DELETES_PCT percent of seg's documents are deleted */
+static inline bool
+gpuir_merge_too_many_deleted(const GpuirMergeSegCounts *seg)
+{
+	return seg->ndeleted > 0 &&
+		(uint64_t) seg->ndeleted * 100 >= (uint64_t) seg->ndocs * GPUIR_MERGE_DELETES_PCT;
+}
+
+static inline uint64_t
+gpuir_merge_live(const GpuirMergeSegCounts *seg)
+{
+	return seg->ndocs - (seg->ndeleted < seg->ndocs ? seg->ndeleted : seg->ndocs);
+}
+
+/* whether seg is full (above): tier merges leave it; cap 0: none is */
+static inline bool
+gpuir_merge_is_full(const GpuirMergeSegCounts *seg, uint32_t cap)
+{
+	return cap > 0 && gpuir_merge_live(seg) >= (uint64_t) (cap / 2 + cap % 2);
+}
+
+/* whether seg is small beside the largest of segs[0 .. n) (see above) */
+static inline bool
+gpuir_merge_is_small(const GpuirMergeSegCounts *segs, uint32_t n, const GpuirMergeSegCounts *seg)
+{
+	uint64_t	largest = 0;
+
+	for (uint32_t s = 0; s < n; s++)
+		if (gpuir_merge_live(&segs[s]) > largest)
+			largest = gpuir_merge_live(&segs[s]);
+	return gpuir_merge_live(seg) * GPUIR_MERGE_FACTOR < largest;
+}
+
+/*
+ * gpuir_merge_choose: which of the segments segs[0 .. n) (n at most
+ * GPUIR_MERGE_POLICY_MAX_SEGMENTS) a merge of kind folds with an insert
+ * buffer of buf_ndocs documents (fold[s]), by the policy above with
+ * segments capped at cap documents (0: no cap), or all of them for a full
+ * merge; returns how many.
+ */
+static inline uint32_t
+gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndocs,
+				   GpuirMergePolicyKind kind, uint32_t cap, bool *fold)
+{
+	const int	tier = gpuir_merge_tier(buf_ndocs);
+	uint32_t	same = 0;
+	uint32_t	nfold = 0;
+	uint64_t	result = buf_ndocs;	/* live docs of the merged segment */
+	uint64_t	rewrite = 0;	/* live docs of the largest segment rewritten for deletions */
+	uint64_t	budget = cap;	/* live docs the deletion rewrites, the smaller
+								 * segments folded with them and VACUUM's small
+								 * ones may still take (cap) */
+	bool		deleted[GPUIR_MERGE_POLICY_MAX_SEGMENTS];	/* rewritten for its deletions */
+
+	/*
+	 * the segments rewritten for their deletions: all of them, or under a
+	 * cap the most deleted first while their live documents stay within it
+	 * (at least one); the others wait for the next merge
+	 */
+	for (uint32_t s = 0; s < n; s++)
+		deleted[s] = gpuir_merge_too_many_deleted(&segs[s]) && cap == 0;
+	for (;;)
+	{
+		int			best = -1;
+
+		for (uint32_t s = 0; cap > 0 && s < n; s++)
+		{
+			const GpuirMergeSegCounts *seg = &segs[s];
+
+			if (deleted[s] || !gpuir_merge_too_many_deleted(seg) ||
+				(gpuir_merge_live(seg) > budget && budget < cap))
+				continue;
+			if (best < 0 ||
+				(uint64_t) seg->ndeleted * segs[best].ndocs >
+				(uint64_t) segs[best].ndeleted * seg->ndocs)
+				best = (int) s;
+		}
+		if (best < 0)
+			break;
+		deleted[best] = true;
+		budget -= (budget < gpuir_merge_live(&segs[best])) ? budget
+			: gpuir_merge_live(&segs[best]);
+	}
+
+	for (uint32_t s = 0; s < n; s++)
+	{
+		const GpuirMergeSegCounts *seg = &segs[s];
+
+		if (gpuir_merge_tier(gpuir_merge_live(seg)) == tier && !gpuir_merge_is_full(seg, cap))
+			same++;
+		if (deleted[s] && gpuir_merge_live(seg) > rewrite)
+			rewrite = gpuir_merge_live(seg);
+	}
+	for (uint32_t s = 0; s < n; s++)
+	{
+		const GpuirMergeSegCounts *seg = &segs[s];
+		bool		extra;		/* smaller than a rewritten one, or small (VACUUM) */
+
+		extra = (gpuir_merge_live(seg) < rewrite && !gpuir_merge_is_full(seg, cap)) ||
+			(kind == GPUIR_POLICY_VACUUM && gpuir_merge_is_small(segs, n, seg));
+		/* under a cap, only while the merge stays within it */
+		if (extra && cap > 0 && !deleted[s])
+		{
+			extra = gpuir_merge_live(seg) <= budget;
+			if (extra)
+				budget -= gpuir_merge_live(seg);
+		}
+		fold[s] = kind == GPUIR_POLICY_FULL || deleted[s] || extra ||
+			(same + 1 >= GPUIR_MERGE_FACTOR &&
+			 gpuir_merge_tier(gpuir_merge_live(seg)) == tier &&
+			 !gpuir_merge_is_full(seg, cap));
+		nfold += fold[s];
+		if (fold[s])
+			result += gpuir_merge_live(seg);
+	}
+
+	/*
+	 * The cascade: while the merged segment's tier holds F - 1 other
+	 * segments that are not full, they fold into it too (it lands a tier
+	 * higher), as a log merge policy merges every level that fills up;
+	 * without it the segments one tier above the buffer's, and those a
+	 * VACUUM merge writes, would only ever be folded by a full merge
+	 * (a full directory).
+	 */
+	for (;;)
+	{
+		const int	t = gpuir_merge_tier(result);
+		uint32_t	c = 0;
+
+		for (uint32_t s = 0; s < n; s++)
+			c += !fold[s] && gpuir_merge_tier(gpuir_merge_live(&segs[s])) == t &&
+				!gpuir_merge_is_full(&segs[s], cap);
+		if (c + 1 < GPUIR_MERGE_FACTOR)
+			break;
+		for (uint32_t s = 0; s < n; s++)
+			if (!fold[s] && gpuir_merge_tier(gpuir_merge_live(&segs[s])) == t &&
+				!gpuir_merge_is_full(&segs[s], cap))
+			{
+				fold[s] = true;
+				nfold++;
+				result += gpuir_merge_live(&segs[s]);
+			}
+	}
+	return nfold;
+}
+
+/*
+ * gpuir_merge_wanted_segments: the segments' part of GpuirMergeWanted: some
+ * segment has so many deleted documents that the policy would rewrite it,
+ * or two segments are small beside the largest
+ */
+static inline bool
+gpuir_merge_wanted_segments(const GpuirMergeSegCounts *segs, uint32_t n)
+{
+	uint32_t	small = 0;
+
+	for (uint32_t s = 0; s < n; s++)
+	{
+		if (gpuir_merge_too_many_deleted(&segs[s]))
+			return true;
+		small += gpuir_merge_is_small(segs, n, &segs[s]);
+	}
+	return small >= 2;
+}
+
+#endif							/* GPUIR_MERGE_POLICY_H */

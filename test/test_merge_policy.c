@@ -1,0 +1,352 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_merge_policy.c
+ *	  The merge policy (src/gpuirmergepolicy.h): hand-made directories for
+ *	  each rule, then simulated workloads (inserts, deletes, VACUUM, with
+ *	  and without max_segment_docs) that check what the policy promises:
+ *	  few segments, each document rewritten O(log N) times, deleted
+ *	  documents rewritten away, capped rewrites within about the cap.
+ *
+ *	  The simulation writes a merge's documents as GpuirMerge does: the
+ *	  live documents of the folded segments plus the buffer, as
+ *	  ceil(D / cap) segments of about equal size (GpuirPiecesInit), clamped
+ *	  to the directory's free entries; a full directory makes the merge a
+ *	  full one.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpuirmergepolicy.h"
+#include "test_util.h"
+
+#define MAXSEG	GPUIR_MERGE_POLICY_MAX_SEGMENTS
+
+typedef struct Sim
+{
+	GpuirMergeSegCounts seg[MAXSEG];
+	uint32_t	n;
+	uint64_t	buf;			/* documents in the insert buffer */
+	uint32_t	cap;
+	uint64_t	inserted;		/* documents ever inserted */
+	uint64_t	rewritten;		/* live documents of folded segments, summed over merges */
+	uint64_t	full_merges;	/* merges made full by a full directory */
+	uint64_t	max_capped_rewrite;	/* most live docs of full segments one capped merge folded */
+	uint64_t	max_single;		/* largest live count of a full segment folded */
+} Sim;
+
+static uint64_t
+sim_live(const Sim *sim)
+{
+	uint64_t	live = sim->buf;
+
+	for (uint32_t s = 0; s < sim->n; s++)
+		live += gpuir_merge_live(&sim->seg[s]);
+	return live;
+}
+
+/* one merge of kind, as GpuirMerge does it; returns the segments folded */
+static uint32_t
+sim_merge(Sim *sim, GpuirMergePolicyKind kind)
+{
+	bool		fold[MAXSEG];
+	uint32_t	nfold,
+				keep = 0,
+				pieces = 1;
+	uint64_t	docs = sim->buf,
+				capped = 0,
+				single = 0;
+
+	if (sim->n >= MAXSEG)
+	{
+		kind = GPUIR_POLICY_FULL;
+		sim->full_merges++;
+	}
+	nfold = gpuir_merge_choose(sim->seg, sim->n, sim->buf, kind, sim->cap, fold);
+	for (uint32_t s = 0; s < sim->n; s++)
+	{
+		const uint64_t live = gpuir_merge_live(&sim->seg[s]);
+
+		if (!fold[s])
+		{
+			sim->seg[keep++] = sim->seg[s];
+			continue;
+		}
+		docs += live;
+		sim->rewritten += live;
+		/*
+		 * a full segment (at least cap / 2 live) is folded only for deletions:
+		 * what the cap bounds (tier merges fold segments below cap / 2)
+		 */
+		if (gpuir_merge_is_full(&sim->seg[s], sim->cap))
+		{
+			capped += live;
+			single = (live > single) ? live : single;
+		}
+	}
+	if (sim->cap > 0 && kind != GPUIR_POLICY_FULL)
+	{
+		sim->max_capped_rewrite = (capped > sim->max_capped_rewrite) ? capped
+			: sim->max_capped_rewrite;
+		sim->max_single = (single > sim->max_single) ? single : sim->max_single;
+	}
+	sim->n = keep;
+	sim->buf = 0;
+	if (docs == 0)
+		return nfold;
+	if (sim->cap > 0 && docs > sim->cap)
+		pieces = (uint32_t) ((docs + sim->cap - 1) / sim->cap);
+	if (pieces > MAXSEG - sim->n)
+		pieces = MAXSEG - sim->n;
+	for (uint32_t r = 0; r < pieces; r++)
+	{
+		sim->seg[sim->n].ndocs = (uint32_t) (docs * (r + 1) / pieces - docs * r / pieces);
+		sim->seg[sim->n].ndeleted = 0;
+		sim->n++;
+	}
+	return nfold;
+}
+
+/* delete one live document, uniformly among the live ones (segments and buffer) */
+static void
+sim_delete(Sim *sim)
+{
+	uint64_t	live = sim_live(sim),
+				pick;
+
+	if (live == 0)
+		return;
+	pick = ((uint64_t) rnd() << 32 | rnd()) % live;
+	if (pick < sim->buf)
+	{
+		sim->buf--;				/* the buffer's deleted records are dropped by the merge */
+		return;
+	}
+	pick -= sim->buf;
+	for (uint32_t s = 0; s < sim->n; s++)
+	{
+		const uint64_t l = gpuir_merge_live(&sim->seg[s]);
+
+		if (pick < l)
+		{
+			sim->seg[s].ndeleted++;
+			return;
+		}
+		pick -= l;
+	}
+}
+
+static void
+set_segs(Sim *sim, const uint32_t *ndocs, const uint32_t *ndeleted, uint32_t n)
+{
+	memset(sim, 0, sizeof(*sim));
+	for (uint32_t s = 0; s < n; s++)
+	{
+		sim->seg[s].ndocs = ndocs[s];
+		sim->seg[s].ndeleted = ndeleted ? ndeleted[s] : 0;
+	}
+	sim->n = n;
+}
+
+static void
+test_rules(void)
+{
+	Sim			sim;
+	bool		fold[MAXSEG];
+	char		what[160];
+
+	check(gpuir_merge_tier(0) == 0 && gpuir_merge_tier(7) == 0 && gpuir_merge_tier(8) == 1 &&
+		  gpuir_merge_tier(63) == 1 && gpuir_merge_tier(64) == 2, "tier is floor(log8)");
+
+	/* tier merge: 7 segments of the buffer's tier fold with it, another tier's do not */
+	{
+		const uint32_t d[] = {100, 120, 90, 80, 110, 70, 65, 5000};
+
+		set_segs(&sim, d, NULL, 8);
+		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, fold) == 7 &&
+			  !fold[7], "7 segments of the buffer's tier fold with it");
+		check(gpuir_merge_choose(sim.seg, 6, 100, GPUIR_POLICY_INSERT, 0, fold) == 0,
+			  "6 segments of the buffer's tier do not fold");
+		check(gpuir_merge_choose(sim.seg, 8, 7, GPUIR_POLICY_INSERT, 0, fold) == 0,
+			  "a buffer of another tier folds none");
+		check(gpuir_merge_choose(sim.seg, 8, 0, GPUIR_POLICY_FULL, 0, fold) == 8,
+			  "a full merge folds every segment");
+	}
+
+	/* deletions: 15% rewrites a segment, and every smaller one folds with it */
+	{
+		const uint32_t d[] = {10000, 5000, 6000, 20000};
+		const uint32_t x[] = {1500, 0, 0, 2999};
+
+		set_segs(&sim, d, x, 4);
+		check(gpuir_merge_choose(sim.seg, 4, 0, GPUIR_POLICY_INSERT, 0, fold) == 3 &&
+			  fold[0] && fold[1] && fold[2] && !fold[3],
+			  "15% deleted is rewritten with the smaller segments; 14.99% is not");
+		check(gpuir_merge_wanted_segments(sim.seg, 4), "VACUUM wants a merge at 15% deleted");
+		sim.seg[0].ndeleted = 1499;
+		check(!gpuir_merge_wanted_segments(sim.seg, 4), "no merge wanted below 15% deleted");
+	}
+
+	/* VACUUM folds segments below 1/8 of the largest; it is wanted when two are */
+	{
+		const uint32_t d[] = {80000, 9999, 10001, 500, 40000};
+
+		set_segs(&sim, d, NULL, 5);
+		check(gpuir_merge_wanted_segments(sim.seg, 5), "two small segments want a merge");
+		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_VACUUM, 0, fold) == 2 &&
+			  fold[1] && fold[3] && !fold[2] && !fold[0] && !fold[4],
+			  "VACUUM folds the segments below 1/8 of the largest");
+		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, 0, fold) == 0,
+			  "an insert's merge does not fold small segments");
+		sim.seg[3].ndocs = 20000;
+		check(!gpuir_merge_wanted_segments(sim.seg, 5), "one small segment wants no merge");
+	}
+
+	/* capped: full segments stay out of tier merges; deletion rewrites within the cap */
+	{
+		const uint32_t cap = 1000;
+		const uint32_t d[] = {900, 900, 900, 400, 300};
+		const uint32_t x[] = {500, 300, 200, 0, 0};
+		uint32_t	n;
+
+		set_segs(&sim, d, x, 5);
+		check(gpuir_merge_is_full(&sim.seg[2], cap) && !gpuir_merge_is_full(&sim.seg[0], cap),
+			  "a segment with at least cap / 2 live documents is full");
+		n = gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, cap, fold);
+		snprintf(what, sizeof(what),
+				 "capped rewrite: the most deleted first, within the cap (%u folded: %d%d%d%d%d)",
+				 n, fold[0], fold[1], fold[2], fold[3], fold[4]);
+		/*
+		 * by deleted share: 0 (400 live) leaves 600 of the budget, 1 (600)
+		 * takes it all, 2 waits; 3 and 4 are smaller than a rewritten one
+		 * but no budget is left
+		 */
+		check(fold[0] && fold[1] && !fold[2] && !fold[3] && !fold[4] && n == 2, what);
+	}
+}
+
+/*
+ * A workload: steps of a batch of inserts (the buffer folded past
+ * buf_limit documents), deletes at del_per_1000 of the inserted documents,
+ * and a VACUUM every vacuum_every batches (a merge when it wants one).
+ */
+static void
+test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_limit,
+			  uint32_t del_per_1000, uint32_t vacuum_every, uint32_t cap)
+{
+	Sim			sim;
+	uint32_t	max_n = 0;
+	uint64_t	merges = 0;
+	uint64_t	vac_merges = 0;
+	bool		live_ok = true,
+				deleted_ok = true;
+	char		what[240];
+
+	memset(&sim, 0, sizeof(sim));
+	sim.cap = cap;
+	rnd_seed(0x5eed0000 + cap + del_per_1000);
+	for (uint64_t step = 1; step <= steps; step++)
+	{
+		const uint64_t before = sim_live(&sim);
+		uint64_t	deletes = (uint64_t) batch * del_per_1000 / 1000;
+
+		sim.buf += batch;
+		sim.inserted += batch;
+		for (uint64_t i = 0; i < deletes; i++)
+			sim_delete(&sim);
+		if (sim.buf >= buf_limit)
+		{
+			const uint64_t live = sim_live(&sim);
+
+			sim_merge(&sim, GPUIR_POLICY_INSERT);
+			merges++;
+			live_ok = live_ok && sim_live(&sim) == live;
+		}
+		if (vacuum_every > 0 && step % vacuum_every == 0 &&
+			(gpuir_merge_wanted_segments(sim.seg, sim.n) || sim.buf > 0))
+		{
+			const uint64_t live = sim_live(&sim);
+
+			sim_merge(&sim, GPUIR_POLICY_VACUUM);
+			vac_merges++;
+			live_ok = live_ok && sim_live(&sim) == live;
+			/* uncapped, a VACUUM merge leaves no segment at 15% deleted */
+			for (uint32_t s = 0; cap == 0 && s < sim.n; s++)
+				deleted_ok = deleted_ok && !gpuir_merge_too_many_deleted(&sim.seg[s]);
+		}
+		max_n = (sim.n > max_n) ? sim.n : max_n;
+		(void) before;
+	}
+
+	snprintf(what, sizeof(what), "%s: merges keep every live document", name);
+	check(live_ok, what);
+	snprintf(what, sizeof(what), "%s: at most %u segments (never a full directory: %llu forced)",
+			 name, max_n, (unsigned long long) sim.full_merges);
+	check(sim.full_merges == 0 && max_n < MAXSEG, what);
+	if (cap == 0)
+	{
+		/* tiers above the buffer's: log8(inserted / buf_limit) + 1, each under 8 segments */
+		const int	tiers = gpuir_merge_tier(sim.inserted / buf_limit) + 2;
+		const double amp = (double) sim.rewritten / (double) sim.inserted;
+
+		snprintf(what, sizeof(what), "%s: %u segments at most, within 7 a tier over %d tiers",
+				 name, max_n, tiers);
+		check(max_n <= (uint32_t) (7 * tiers + 2), what);
+		if (vacuum_every == 0)
+		{
+			snprintf(what, sizeof(what),
+					 "%s: each document rewritten %.2f times on average, at most the %d tiers",
+					 name, amp, tiers);
+			check(amp <= (double) tiers, what);
+		}
+		snprintf(what, sizeof(what), "%s: no segment at 15%% deleted after a VACUUM merge", name);
+		check(deleted_ok, what);
+	}
+	else
+	{
+		/* a capped merge folds full segments within the cap (or one of them) */
+		const uint64_t bound = (sim.max_single > cap) ? sim.max_single : cap;
+
+		snprintf(what, sizeof(what),
+				 "%s: a capped merge folds at most %llu live documents of full segments (%llu seen)",
+				 name, (unsigned long long) bound, (unsigned long long) sim.max_capped_rewrite);
+		check(sim.max_capped_rewrite <= bound, what);
+		/* and the deleted documents do not pile up: below 2x the threshold overall */
+		{
+			uint64_t	docs = 0,
+						del = 0;
+
+			for (uint32_t s = 0; s < sim.n; s++)
+			{
+				docs += sim.seg[s].ndocs;
+				del += sim.seg[s].ndeleted;
+			}
+			snprintf(what, sizeof(what), "%s: %llu of %llu documents deleted at the end",
+					 name, (unsigned long long) del, (unsigned long long) docs);
+			check(del * 100 < docs * 2 * GPUIR_MERGE_DELETES_PCT, what);
+		}
+	}
+	printf("merge policy: %s: %llu inserted, %llu merges + %llu VACUUM merges, at most %u "
+		   "segments, %.2f rewrites a document\n", name, (unsigned long long) sim.inserted,
+		   (unsigned long long) merges, (unsigned long long) vac_merges, max_n,
+		   (double) sim.rewritten / (double) sim.inserted);
+}
+
+int
+main(void)
+{
+	test_rules();
+	/* inserts only, no VACUUM: the tiers (with the cascade, at most 7 segments a tier) */
+	test_workload("inserts", 20000, 50, 1000, 0, 0, 0);
+	/* inserts only, VACUUM (autovacuum's insert threshold) every 40 batches */
+	test_workload("inserts, VACUUM", 20000, 50, 1000, 0, 40, 0);
+	/* mixed load: 20% of the inserted documents deleted again, VACUUM every 40 batches */
+	test_workload("mixed", 20000, 50, 1000, 200, 40, 0);
+	/* the same under max_segment_docs = 66,000 (500,000 documents: 8-16 full segments) */
+	test_workload("mixed, cap 66000", 10000, 50, 1000, 200, 40, 66000);
+	/* heavy deletes, a small buffer */
+	test_workload("heavy deletes", 20000, 20, 200, 600, 10, 0);
+	printf("merge policy: %d passed, %d failed\n", passed, failed);
+	return failed > 0;
+}
