@@ -174,7 +174,7 @@ FUZZ_PAGES_SRCS = test/fuzz/pgshim.c src/gpuirutils.c src/gpuirbuffer.c src/gpui
 	src/gpuirlist.c src/gpuirlistread.c \
 	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c
 FUZZ_PAGES_DEPS = $(FUZZ_PAGES_SRCS) test/fuzz/pgshim.h src/gpuir.h src/gpuirservice.h src/gpuirlist.h \
-	src/gpuircodec.h
+	src/gpuircodec.h src/gpuirmergepolicy.h
 FUZZ_PAGES_CFLAGS = -D_GNU_SOURCE -fno-strict-aliasing -fwrapv -Wno-unused-parameter \
 	-Isrc -Itest/fuzz -I$(includedir_server)
 
