@@ -119,6 +119,13 @@ gpuir_merge_is_full(const GpuirMergeSegCounts *seg, uint32_t cap)
 	return cap > 0 && gpuir_merge_live(seg) >= (uint64_t) (cap / 2 + cap % 2);
 }
 
+/* whether a tier merge at tier folds seg: its tier, and not full */
+static inline bool
+gpuir_merge_in_tier(const GpuirMergeSegCounts *seg, int tier, uint32_t cap)
+{
+	return gpuir_merge_tier(gpuir_merge_live(seg)) == tier && !gpuir_merge_is_full(seg, cap);
+}
+
 /* whether seg is small beside the largest of segs[0 .. n) (see above) */
 static inline bool
 gpuir_merge_is_small(const GpuirMergeSegCounts *segs, uint32_t n, const GpuirMergeSegCounts *seg)
@@ -186,7 +193,7 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	{
 		const GpuirMergeSegCounts *seg = &segs[s];
 
-		if (gpuir_merge_tier(gpuir_merge_live(seg)) == tier && !gpuir_merge_is_full(seg, cap))
+		if (gpuir_merge_in_tier(seg, tier, cap))
 			same++;
 		if (deleted[s] && gpuir_merge_live(seg) > rewrite)
 			rewrite = gpuir_merge_live(seg);
@@ -206,9 +213,7 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 				budget -= gpuir_merge_live(seg);
 		}
 		fold[s] = kind == GPUIR_POLICY_FULL || deleted[s] || extra ||
-			(same + 1 >= GPUIR_MERGE_FACTOR &&
-			 gpuir_merge_tier(gpuir_merge_live(seg)) == tier &&
-			 !gpuir_merge_is_full(seg, cap));
+			(same + 1 >= GPUIR_MERGE_FACTOR && gpuir_merge_in_tier(seg, tier, cap));
 		nfold += fold[s];
 		if (fold[s])
 			result += gpuir_merge_live(seg);
@@ -228,13 +233,11 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 		uint32_t	c = 0;
 
 		for (uint32_t s = 0; s < n; s++)
-			c += !fold[s] && gpuir_merge_tier(gpuir_merge_live(&segs[s])) == t &&
-				!gpuir_merge_is_full(&segs[s], cap);
+			c += !fold[s] && gpuir_merge_in_tier(&segs[s], t, cap);
 		if (c + 1 < GPUIR_MERGE_FACTOR)
 			break;
 		for (uint32_t s = 0; s < n; s++)
-			if (!fold[s] && gpuir_merge_tier(gpuir_merge_live(&segs[s])) == t &&
-				!gpuir_merge_is_full(&segs[s], cap))
+			if (!fold[s] && gpuir_merge_in_tier(&segs[s], t, cap))
 			{
 				fold[s] = true;
 				nfold++;

@@ -46,13 +46,12 @@ sim_live(const Sim *sim)
 	return live;
 }
 
-/* one merge of kind, as GpuirMerge does it; returns the segments folded */
-static uint32_t
+/* one merge of kind, as GpuirMerge does it */
+static void
 sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 {
 	bool		fold[MAXSEG];
-	uint32_t	nfold,
-				keep = 0,
+	uint32_t	keep = 0,
 				pieces = 1;
 	uint64_t	docs = sim->buf,
 				capped = 0,
@@ -63,7 +62,7 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 		kind = GPUIR_POLICY_FULL;
 		sim->full_merges++;
 	}
-	nfold = gpuir_merge_choose(sim->seg, sim->n, sim->buf, kind, sim->cap, fold);
+	gpuir_merge_choose(sim->seg, sim->n, sim->buf, kind, sim->cap, fold);
 	for (uint32_t s = 0; s < sim->n; s++)
 	{
 		const uint64_t live = gpuir_merge_live(&sim->seg[s]);
@@ -94,7 +93,7 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 	sim->n = keep;
 	sim->buf = 0;
 	if (docs == 0)
-		return nfold;
+		return;
 	if (sim->cap > 0 && docs > sim->cap)
 		pieces = (uint32_t) ((docs + sim->cap - 1) / sim->cap);
 	if (pieces > MAXSEG - sim->n)
@@ -105,7 +104,6 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 		sim->seg[sim->n].ndeleted = 0;
 		sim->n++;
 	}
-	return nfold;
 }
 
 /* delete one live document, uniformly among the live ones (segments and buffer) */
@@ -248,7 +246,6 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 	rnd_seed(0x5eed0000 + cap + del_per_1000);
 	for (uint64_t step = 1; step <= steps; step++)
 	{
-		const uint64_t before = sim_live(&sim);
 		uint64_t	deletes = (uint64_t) batch * del_per_1000 / 1000;
 
 		sim.buf += batch;
@@ -276,7 +273,6 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 				deleted_ok = deleted_ok && !gpuir_merge_too_many_deleted(&sim.seg[s]);
 		}
 		max_n = (sim.n > max_n) ? sim.n : max_n;
-		(void) before;
 	}
 
 	snprintf(what, sizeof(what), "%s: merges keep every live document", name);
