@@ -413,24 +413,16 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 }
 
 /*
- * gpuir_ms_block_of: the block of term's list that may hold docID d (the
- * first of [blo, bhi) whose last docID is >= d; block_last ascending, d's
- * block, if any, among them), or bhi if none may.  Every lane of the warp
- * calls it with the same blo, bhi.
- */
-__device__ static inline uint32_t
-gpuir_ms_block_of(const gpuir_cuda_segment &seg, uint32_t blo, uint32_t bhi, uint32_t d)
-{
-	return blo + gpuir_lower_bound(bhi - blo, d,
-								   [&](uint32_t m) { return seg.block_last[blo + m]; });
-}
-
-/*
  * gpuir_ms_find: the contribution of docID d in block b of term's decoded
- * list (its first decoded block doff): a binary search of the block's 128
- * docIDs (ascending in the flat view of the uint4 layout); false if the
- * block does not hold d.
+ * list (its first decoded block doff); false if the block does not hold d.
+ * Two rounds of loads instead of a 7-step binary search: the block's 128
+ * docIDs ascend in the flat view of the uint4 layout (padding UINT32_MAX),
+ * so the last docIDs of its first three quarters pick the quarter that may
+ * hold d, and that quarter's 32 docIDs (one 128-byte line) are read as
+ * eight uint4 and compared.
  */
+static_assert(GPUIR_CUDA_BLOCK_SIZE == 128, "gpuir_ms_find reads a block as four quarters of 32");
+
 __device__ static inline bool
 gpuir_ms_find(const GpuirDecoded &dec, const gpuir_cuda_term &term, uint32_t doff, uint32_t b,
 			  uint32_t d, float *c)
@@ -464,27 +456,32 @@ gpuir_ms_find(const GpuirDecoded &dec, const gpuir_cuda_term &term, uint32_t dof
 }
 
 /*
- * gpuir_ms_warp_range: the blocks [*blo, *bhi) of term's list that may
- * hold a docID of the warp's live threads (d, live), from the span of
- * those docIDs; false (in every lane) when no lane is live or the list is
- * empty.  Every lane of the warp calls it.
+ * gpuir_ms_block_for: the block of term's list that may hold docID d of a
+ * live thread (the first whose last docID is >= d), or UINT32_MAX when the
+ * thread is not live, the list is empty or d lies past the list's last
+ * docID.  The warp's live docIDs ascend with the lane, so the first and
+ * last live lanes span them: a 32-ary warp search of block_last bounds the
+ * span's blocks (gpuir_warp_block_range), then each live thread
+ * binary-searches its own among them.  Every lane of the warp calls it.
  */
-__device__ static inline bool
-gpuir_ms_warp_range(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, bool live,
-					uint32_t d, uint32_t *blo, uint32_t *bhi)
+__device__ static inline uint32_t
+gpuir_ms_block_for(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, bool live,
+				   uint32_t d)
 {
 	const unsigned any = __ballot_sync(0xFFFFFFFFu, live);
-	uint32_t	wmin,
-				wmax;
+	uint32_t	blo,
+				bhi,
+				b;
 
 	if (term.nblocks == 0 || any == 0)
-		return false;
-	/* live docIDs ascend with the lane: the first and last live lanes span them */
-	wmin = __shfl_sync(0xFFFFFFFFu, d, __ffs(any) - 1);
-	wmax = __shfl_sync(0xFFFFFFFFu, d, 31 - __clz(any));
+		return UINT32_MAX;
 	gpuir_warp_block_range(seg.block_last, term.first_block, term.first_block + term.nblocks,
-						   wmin, wmax, blo, bhi);
-	return true;
+						   __shfl_sync(0xFFFFFFFFu, d, __ffs(any) - 1),
+						   __shfl_sync(0xFFFFFFFFu, d, 31 - __clz(any)), &blo, &bhi);
+	if (!live)
+		return UINT32_MAX;
+	b = blo + gpuir_lower_bound(bhi - blo, d, [&](uint32_t m) { return seg.block_last[blo + m]; });
+	return (b < bhi) ? b : UINT32_MAX;
 }
 
 /* the MaxScore kernel's shared values besides GpuirAndSmem's */
@@ -559,42 +556,25 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 	for (uint32_t j = e + 1; j < qw.nterms; j++)
 	{
 		const gpuir_cuda_term term = qt[j];
-		uint32_t	blo,
-					bhi;
+		const uint32_t b = gpuir_ms_block_for(seg, term, live, d);
 
-		if (!gpuir_ms_warp_range(seg, term, live, d, &blo, &bhi))
-			continue;
-		if (live)
-		{
-			const uint32_t b = gpuir_ms_block_of(seg, blo, bhi, d);
-
-			if (b < bhi &&
-				!(__double2float_ru(((double) score +
-									 (double) dec.ub[qoff[j] + (b - term.first_block)] + qrem[j]) *
-									GPUIR_BOUND_SLACK_DEV) < ms.th) &&
-				gpuir_ms_find(dec, term, qoff[j], b, d, &cj))
-				score = __fadd_rn(score, cj);
-			if (__double2float_ru(((double) score + qrem[j]) * GPUIR_BOUND_SLACK_DEV) < ms.th)
-				live = false;
-		}
+		if (b != UINT32_MAX &&
+			!(__double2float_ru(((double) score +
+								 (double) dec.ub[qoff[j] + (b - term.first_block)] + qrem[j]) *
+								GPUIR_BOUND_SLACK_DEV) < ms.th) &&
+			gpuir_ms_find(dec, term, qoff[j], b, d, &cj))
+			score = __fadd_rn(score, cj);
+		if (live && __double2float_ru(((double) score + qrem[j]) * GPUIR_BOUND_SLACK_DEV) < ms.th)
+			live = false;
 	}
 
 	/* the earlier essential terms: a document one of them holds is scored by its first's block */
 	for (uint32_t j = 0; j < e; j++)
 	{
-		const gpuir_cuda_term term = qt[j];
-		uint32_t	blo,
-					bhi;
+		const uint32_t b = gpuir_ms_block_for(seg, qt[j], live, d);
 
-		if (!gpuir_ms_warp_range(seg, term, live, d, &blo, &bhi))
-			continue;
-		if (live)
-		{
-			const uint32_t b = gpuir_ms_block_of(seg, blo, bhi, d);
-
-			if (b < bhi && gpuir_ms_find(dec, term, qoff[j], b, d, &cj))
-				live = false;
-		}
+		if (b != UINT32_MAX && gpuir_ms_find(dec, qt[j], qoff[j], b, d, &cj))
+			live = false;
 	}
 
 	/* the survivors, compacted (thread t takes candidate t), then emitted */
