@@ -56,9 +56,9 @@
  * with them, and VACUUM's small ones, also only while the merge stays
  * within C.  So no deletion rewrite or VACUUM merge rewrites much more
  * than about C documents (a full merge, gpuir_merge() or a full directory,
- * excepted; a tier merge folds segments below C / 2 of one size tier, not
- * counted against C), and a rewrite needs about that many documents' pages free
- * beside the index, where an uncapped index rewriting its one large segment
+ * excepted; a tier merge and its cascade fold segments below C / 2, at
+ * most F - 1 of each size tier, not counted against C), and a rewrite needs
+ * about that many documents' pages free beside the index, where an uncapped index rewriting its one large segment
  * needs a whole copy.  The price: every segment repeats the dictionary
  * entry, lexeme and block header of each of its terms (about 65 bytes a
  * term), which a heavy-tailed vocabulary makes large beside small segments'
