@@ -113,6 +113,10 @@ _PG_init(void)
 	add_int_reloption(gpuir_relopt_kind, "max_segment_docs",
 					  "Documents a segment holds at most (0: no cap): CREATE INDEX and merges write segments of at most this many",
 					  0, 0, INT_MAX, ShareUpdateExclusiveLock);
+	/* copied to the metapage by CREATE INDEX and REINDEX, as k1 and b */
+	add_real_reloption(gpuir_relopt_kind, "prior_weight",
+					   "Weight w of the document prior (the INCLUDE column): score = BM25 + w * prior",
+					   GPUIR_DEFAULT_PRIOR_WEIGHT, 0.0, GPUIR_MAX_PRIOR_WEIGHT, AccessExclusiveLock);
 
 	DefineCustomIntVariable("gpuir.insert_buffer_limit",
 							"Size of a gpuir insert buffer past which an insert merges it into a segment.",
@@ -199,7 +203,8 @@ GpuirMaxSegmentDocs(Relation index)
 }
 
 /*
- * gpuiroptions: parse text_config, k1, b, weights and max_segment_docs.  Out-of-range values raise
+ * gpuiroptions: parse text_config, k1, b, weights, max_segment_docs and
+ * prior_weight.  Out-of-range values raise
  * 22023 from the reloptions machinery.
  */
 bytea *
@@ -215,6 +220,8 @@ gpuiroptions(Datum reloptions, bool validate)
 		.offset = offsetof(GpuirOptions, weights_offset)},
 		{.optname = "max_segment_docs", .opttype = RELOPT_TYPE_INT,
 		.offset = offsetof(GpuirOptions, max_segment_docs)},
+		{.optname = "prior_weight", .opttype = RELOPT_TYPE_REAL,
+		.offset = offsetof(GpuirOptions, prior_weight)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, gpuir_relopt_kind,
@@ -311,7 +318,7 @@ gpuir_handler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = false;
+	amroutine->amcaninclude = true;	/* one INCLUDE column: the document prior */
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;

@@ -36,7 +36,7 @@
 /* ---------- constants ---------- */
 
 #define GPUIR_MAGIC				0x47505552	/* "GPUR" */
-#define GPUIR_VERSION			1
+#define GPUIR_VERSION			2	/* 2: document priors (GPUIR_S_PRIORS) */
 #define GPUIR_PAGE_ID			0xFF86		/* in every page's special space */
 #define GPUIR_METAPAGE_BLKNO	0
 
@@ -62,6 +62,8 @@
 #define GPUIR_MIN_B				0.0
 #define GPUIR_MAX_B				1.0
 #define GPUIR_MAX_WEIGHT		100		/* a column's BM25F weight: 1 .. this */
+#define GPUIR_DEFAULT_PRIOR_WEIGHT	1.0	/* prior_weight: w of BM25 + w * prior */
+#define GPUIR_MAX_PRIOR_WEIGHT		1000000.0
 
 /* GUC gpuir.insert_buffer_limit, in kB */
 #define GPUIR_DEFAULT_BUFFER_LIMIT	256
@@ -140,6 +142,8 @@ typedef enum GpuirStreamKind
 	GPUIR_S_TIDS,				/* ItemPointerData[ndocs]: docID -> heap TID */
 	GPUIR_S_DOCLENS,			/* uint32[ndocs]: docID -> dl */
 	GPUIR_S_DELETED,			/* bitmap[ceil(ndocs / 8)]: docID deleted by VACUUM */
+	GPUIR_S_PRIORS,				/* float4[ndocs]: docID -> prior; empty when
+								 * every prior of the segment is 0 */
 	GPUIR_NSTREAMS
 } GpuirStreamKind;
 
@@ -152,6 +156,9 @@ typedef struct GpuirSegmentData
 	uint32		nblocks;
 	uint64		npostings;
 	uint64		generation;		/* index generation that wrote it */
+	float4		prior_max;		/* the largest prior of its documents (0 with
+								 * an empty PRIORS stream) */
+	uint32		reserved;
 	GpuirStream streams[GPUIR_NSTREAMS];
 } GpuirSegmentData;
 
@@ -256,6 +263,9 @@ typedef struct GpuirMetaPageData
 	uint16		weights[INDEX_MAX_KEYS];	/* each index column's BM25F weight,
 											 * 1 .. GPUIR_MAX_WEIGHT; 0 reads as
 											 * 1 (GpuirMetaWeight) */
+	/* document priors (version 2): the prior_weight reloption at build */
+	uint32		has_prior;		/* 1: the index INCLUDEs a prior column */
+	float4		prior_weight;	/* w of score = BM25 + w * prior, >= 0 */
 } GpuirMetaPageData;
 
 StaticAssertDecl(sizeof(GpuirMetaPageData) <= GPUIR_PAGE_DATA,
@@ -305,6 +315,8 @@ GpuirBufferSpan(uint32 head_off, uint64 nbytes, uint64 i, uint64 *lo, uint32 *pa
 }
 #define GPUIR_REC_FLAGS_OFF		4	/* offset of flags in the record */
 #define GPUIR_REC_DELETED		0x01
+#define GPUIR_REC_PRIOR			0x02	/* the header is followed by a float4
+										 * prior (absent: the prior is 0) */
 
 /* ---------- in-memory structs ---------- */
 
@@ -317,6 +329,7 @@ typedef struct GpuirOptions
 	double		b;
 	int			weights_offset; /* the weights string, 0 when not set */
 	int			max_segment_docs;	/* documents a segment holds at most; 0: no cap */
+	double		prior_weight;	/* w of score = BM25 + w * prior */
 } GpuirOptions;
 
 /* max_segment_docs of index (its reloption; 0: no cap) */
@@ -336,6 +349,7 @@ typedef struct GpuirDocTerms
 	GpuirTerm  *terms;
 	int			nterms;
 	uint32		dl;				/* indexed tokens */
+	float4		prior;			/* the row's prior (GpuirRowPrior), 0 without one */
 } GpuirDocTerms;
 
 typedef enum GpuirMode
@@ -491,6 +505,7 @@ extern void GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint
 extern void GpuirStreamReaderEnd(GpuirStreamReader *r);
 extern char *GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg,
 								GpuirStreamKind kind);
+extern float4 *GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg);
 extern void GpuirSetMetaLower(Page metapage);
 extern float4 GpuirIdf(uint64 N, uint64 df);
 extern void *GpuirGrow(void *ptr, Size elemsize, uint64 *cap, uint64 need, uint64 max);
@@ -546,6 +561,19 @@ extern Oid	GpuirResolveConfig(Relation index);
 extern void GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out);
 extern bool GpuirTokenizeRow(Oid cfg_id, const uint16 *weights, int natts,
 							 const Datum *values, const bool *isnull, GpuirDocTerms *out);
+extern bool GpuirPriorTypeOk(Oid typid);
+extern float4 GpuirRowPrior(Relation index, const Datum *values, const bool *isnull);
+
+/*
+ * GpuirPriorScore: what a document's prior adds to its BM25 score,
+ * weight * prior rounded to float4 (src/README, "Document priors"); every
+ * engine (CPU, buffer, reference) adds it this way, after the BM25 sum
+ */
+static inline float4
+GpuirPriorScore(float4 weight, float4 prior)
+{
+	return weight * prior;
+}
 
 /* GpuirMetaWeight: index column col's (0-based) BM25F weight */
 static inline uint16
@@ -579,7 +607,7 @@ extern int	GpuirBuilderRuns(GpuirBuilder *b);
 #define GPUIR_BUILD_PHASE_SORT		3	/* ordering documents, lexemes, postings */
 #define GPUIR_BUILD_PHASE_ENCODE	4	/* compressing posting lists */
 #define GPUIR_BUILD_PHASE_WRITE		5	/* writing the segment's pages */
-extern uint32 GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl);
+extern uint32 GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl, float4 prior);
 extern void GpuirBuilderAddPosting(GpuirBuilder *b, const char *lexeme, int len,
 								   uint32 doc, uint32 tf);
 extern void GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDocTerms *doc);

@@ -28,6 +28,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
@@ -42,8 +44,10 @@ record_build(ItemPointer tid, const GpuirDocTerms *doc, uint32 *len)
 	uint64		size = GPUIR_REC_HEADER;
 	char	   *rec;
 	char	   *p;
-	uint8		flags = 0;
+	uint8		flags = doc->prior != 0.0f ? GPUIR_REC_PRIOR : 0;
 
+	if (flags & GPUIR_REC_PRIOR)
+		size += sizeof(float4);
 	for (int i = 0; i < doc->nterms; i++)
 		size += 6 + doc->terms[i].len;
 	if (size > MaxAllocSize)
@@ -63,6 +67,11 @@ record_build(ItemPointer tid, const GpuirDocTerms *doc, uint32 *len)
 	memcpy(p + 12, &doc->dl, 4);
 	memcpy(p + 16, &doc->nterms, 4);
 	p += GPUIR_REC_HEADER;
+	if (flags & GPUIR_REC_PRIOR)
+	{
+		memcpy(p, &doc->prior, sizeof(float4));
+		p += sizeof(float4);
+	}
 	for (int i = 0; i < doc->nterms; i++)
 	{
 		memcpy(p, &doc->terms[i].tf, 4);
@@ -585,6 +594,16 @@ GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 		}
 		p = data + off + GPUIR_REC_HEADER;
 		end = data + off + rec.reclen;
+		doc.prior = 0.0f;
+		if (rec.flags & GPUIR_REC_PRIOR)
+		{
+			if (end - p < (ptrdiff_t) sizeof(float4))
+				GpuirCorrupt(index, "malformed insert buffer record");
+			memcpy(&doc.prior, p, sizeof(float4));
+			if (!(doc.prior >= 0.0f && doc.prior <= FLT_MAX))
+				GpuirCorrupt(index, "insert buffer record with a negative or non-finite prior");
+			p += sizeof(float4);
+		}
 		for (uint32 i = 0; i < rec.nterms; i++)
 		{
 			GpuirTerm  *t = &doc.terms[i];

@@ -29,6 +29,7 @@
 #include "storage/shm_mq.h"
 #include "storage/smgr.h"
 #include "storage/spin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -55,6 +56,38 @@ record_config_dependency(Relation index, Oid cfg_id)
 	recordDependencyOn(&myself, &cfg, DEPENDENCY_NORMAL);
 }
 
+/*
+ * check_prior_column: an index INCLUDEs at most one column, its document
+ * prior, of a type GpuirRowPrior reads; raises 0A000 for more than one and
+ * 42804 (datatype_mismatch) for another type
+ */
+static void
+check_prior_column(Relation index)
+{
+	int			nkey = IndexRelationGetNumberOfKeyAttributes(index);
+	int			natts = IndexRelationGetNumberOfAttributes(index);
+	Form_pg_attribute att;
+
+	if (natts == nkey)
+		return;
+	if (natts > nkey + 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpuir index \"%s\" INCLUDEs %d columns", RelationGetRelationName(index),
+						natts - nkey),
+				 errdetail("A gpuir index INCLUDEs at most one column: the document prior."),
+				 errhint("INCLUDE one numeric column; to combine several, INCLUDE a generated column that computes the prior.")));
+	att = TupleDescAttr(RelationGetDescr(index), nkey);
+	if (!GpuirPriorTypeOk(att->atttypid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the INCLUDE column \"%s\" of gpuir index \"%s\" is of type %s, not a number",
+						NameStr(att->attname), RelationGetRelationName(index),
+						format_type_be(att->atttypid)),
+				 errdetail("A gpuir index's INCLUDE column is its document prior: smallint, integer, bigint, real, double precision or numeric."),
+				 errhint("INCLUDE a numeric column, or index the text column as a key column.")));
+}
+
 /* fill_metapage: an empty index's metapage, options from the reloptions */
 static void
 fill_metapage(Relation index, Page page)
@@ -73,6 +106,10 @@ fill_metapage(Relation index, Page page)
 	meta->buf_head = InvalidBlockNumber;
 	meta->buf_tail = InvalidBlockNumber;
 	GpuirIndexWeights(index, meta->weights);
+	check_prior_column(index);
+	meta->has_prior = IndexRelationGetNumberOfAttributes(index) >
+		IndexRelationGetNumberOfKeyAttributes(index);
+	meta->prior_weight = opts ? opts->prior_weight : GPUIR_DEFAULT_PRIOR_WEIGHT;
 	GpuirSetMetaLower(page);
 }
 
@@ -246,7 +283,10 @@ gpuir_build_callback(Relation index, ItemPointer tid, Datum *values,
 	old = MemoryContextSwitchTo(bs->tmpcxt);
 	/* NULL documents (every column NULL) are not indexed */
 	if (GpuirTokenizeRow(bs->cfg_id, bs->weights, bs->natts, values, isnull, &doc))
+	{
+		doc.prior = GpuirRowPrior(index, values, isnull);
 		GpuirBuilderAddTerms(bs->builder, tid, &doc);
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpcxt);
 }
@@ -1178,7 +1218,8 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		int			nworkers = plan_create_index_workers(RelationGetRelid(heap),
 														 RelationGetRelid(index));
 
-		if (nworkers > 0)
+		/* the parallel build's messages carry no priors: serial for an index with one */
+		if (nworkers > 0 && !meta.has_prior)
 			reltuples = build_parallel(heap, index, indexInfo, &bs, nworkers, budget, &meta);
 	}
 	if (reltuples < 0)

@@ -130,12 +130,16 @@ threshold(GpuirQuery *q)
 	return q->nheap < q->k ? 0.0f : q->topk[0].score;
 }
 
-/* may a document whose score is at most bound still enter the top-k? */
+/*
+ * may a document whose BM25 score is at most bound still enter the top-k?
+ * Its prior adds at most q->prior_bound (the segment's largest) to it.
+ */
 static inline bool
 bound_passes(GpuirQuery *q, double bound)
 {
-	return bound * GPUIR_BOUND_SLACK >= (double) threshold(q);
+	return (bound + q->prior_bound) * GPUIR_BOUND_SLACK >= (double) threshold(q);
 }
+
 
 /*
  * fetch_visible: fetch the row of index entry tid (its HOT chain) into
@@ -529,6 +533,8 @@ struct DocLens
 	uint32	   *dl;				/* ndocs lengths */
 	uint8	   *dl_code;		/* ndocs length codes (dl_floor) */
 	ItemPointerData *tids;		/* ndocs heap TIDs */
+	float4	   *prior;			/* ndocs priors (GpuirSegmentPriors), NULL
+								 * when the segment has none */
 	/* run_taat's length norms (GpuirBM25Norm) for norm_sc's k1, b and avgdl */
 	float4	   *norm;			/* ndocs, NULL until first computed */
 	GpuirScoring norm_sc;
@@ -595,7 +601,8 @@ static DocLens *
 doclens_for(GpuirQuery *q)
 {
 	const GpuirSegmentData *seg = q->seg;
-	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1 + sizeof(ItemPointerData));
+	uint64		need = (uint64) seg->ndocs * (sizeof(uint32) + 1 + sizeof(ItemPointerData)) +
+		seg->streams[GPUIR_S_PRIORS].nbytes;
 	DocLenKey	key;
 	DocLens    *d;
 	bool		found;
@@ -636,10 +643,12 @@ doclens_for(GpuirQuery *q)
 		uint32	   *dl;
 		uint8	   *code;
 		ItemPointerData *tids;
+		float4	   *prior;
 
 		doclens_bytes += need;	/* counted first: a failed read's memory too */
 		dl = (uint32 *) GpuirStreamReadAll(q->index, seg, GPUIR_S_DOCLENS);
 		tids = (ItemPointerData *) GpuirStreamReadAll(q->index, seg, GPUIR_S_TIDS);
+		prior = GpuirSegmentPriors(q->index, seg);
 		code = palloc_extended(seg->ndocs, MCXT_ALLOC_HUGE);
 		dl_floor_init();
 		for (uint32 i = 0; i < seg->ndocs; i++)
@@ -649,6 +658,7 @@ doclens_for(GpuirQuery *q)
 		d->dl = dl;
 		d->dl_code = code;
 		d->tids = tids;
+		d->prior = prior;
 		d->norm = NULL;
 		d->stale_postings = 0;
 	}
@@ -696,6 +706,28 @@ doclens_norms(GpuirQuery *q, uint64 postings)
 	d->norm_sc = q->sc;
 	d->stale_postings = 0;
 	return d->norm;
+}
+
+/*
+ * doc_prior: what the prior of docID doc of q's segment adds to its score
+ * (GpuirPriorScore; 0 in a segment without priors)
+ */
+static inline float4
+doc_prior(GpuirQuery *q, uint32 doc)
+{
+	float4		p;
+
+	if (q->prior_bound == 0.0)
+		return 0.0f;
+	if (q->lens != NULL)
+		p = q->lens->prior[doc];	/* checked by GpuirSegmentPriors */
+	else
+	{
+		GpuirStreamRead(&q->pri, doc * sizeof(float4), &p, sizeof(float4));
+		if (!(p >= 0.0f && p <= q->seg->prior_max))
+			GpuirCorrupt(q->index, "segment prior negative, not finite or above the segment's largest");
+	}
+	return GpuirPriorScore(q->meta.prior_weight, p);
 }
 
 /* ---------- scoring within a segment ---------- */
@@ -750,6 +782,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	for (int i = 0; i < ncur; i++)
 		if (cur[i]->doc == doc)
 			score += GpuirBM25(cur[i]->idf, cur[i]->tf, dl, &q->sc);
+	score += doc_prior(q, doc);
 	if (q->nheap == q->k && score < q->topk[0].score)
 		return;
 	if (q->lens != NULL)
@@ -1503,7 +1536,11 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	if (postings == 0)
 		return;
 	lens = doclens_for(q);		/* q->lens while run_mode holds it */
-	taat = lens != NULL &&
+	/* the priors' largest contribution in this segment: 0 without priors */
+	q->prior_bound = q->meta.has_prior ?
+		(double) GpuirPriorScore(q->meta.prior_weight, q->seg->prior_max) : 0.0;
+	/* term at a time scores BM25 alone: segments without priors */
+	taat = lens != NULL && q->prior_bound == 0.0 &&
 		(mode == GPUIR_MODE_OR || mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW) &&
 		postings <= (uint64) gpuir_taat_max_postings;
 
@@ -1514,10 +1551,15 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
 	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
+	if (q->prior_bound != 0.0 && lens == NULL)
+		GpuirStreamReaderInit(&q->pri, q->index, q->seg, GPUIR_S_PRIORS);
 	run_mode(q, cur, ncur, mode, taat, lens);
 	GpuirStreamReaderEnd(&q->tids);
 	GpuirStreamReaderEnd(&q->dls);
 	GpuirStreamReaderEnd(&q->del);
+	if (q->prior_bound != 0.0 && lens == NULL)
+		GpuirStreamReaderEnd(&q->pri);
+	q->prior_bound = 0.0;
 	for (int i = 0; i < ncur; i++)
 		cursor_close(cur[i]);
 	pfree(cursors);
@@ -1618,6 +1660,7 @@ collect_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 	{
 		bd->tid = rec->tid;
 		bd->dl = rec->dl;
+		bd->prior = doc->prior;
 		q->nbufdocs++;
 	}
 }
@@ -1641,6 +1684,8 @@ GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode)
 		for (int t = 0; t < q->nterms; t++)
 			if (bd->tfs[t] > 0)
 				score += GpuirBM25(q->terms[t].idf, bd->tfs[t], bd->dl, &q->sc);
+		if (q->meta.has_prior)
+			score += GpuirPriorScore(q->meta.prior_weight, bd->prior);
 		GpuirLastQueryStats.docs_scored++;
 		GpuirQueryConsider(q, &bd->tid, score, 0, false);
 	}
@@ -2029,12 +2074,13 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 		bufdata = GpuirBufferSnapshot(sib, &meta, NULL);
 		GpuirCheckOptions(sib, &meta);
 		if (meta.k1 != q->meta.k1 || meta.b != q->meta.b || meta.cfg_id != q->meta.cfg_id ||
-			!GpuirMetaSameWeights(&meta, &q->meta))
+			!GpuirMetaSameWeights(&meta, &q->meta) || meta.has_prior != q->meta.has_prior ||
+			(meta.has_prior && meta.prior_weight != q->meta.prior_weight))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in k1, b, text_config or weights",
+					 errmsg("gpuir indexes \"%s\" and \"%s\" of one partitioned index differ in k1, b, text_config, weights or document prior",
 							RelationGetRelationName(q->index), RelationGetRelationName(sib)),
-					 errhint("Give every partition's index the same k1, b, text_config and weights (ALTER INDEX ... SET, then REINDEX).")));
+					 errhint("Give every partition's index the same k1, b, text_config, weights, INCLUDE column and prior_weight (ALTER INDEX ... SET, then REINDEX).")));
 		*ndocs += meta.ndocs;
 		*total_dl += meta.total_dl;
 		for (int t = 0; t < q->nterms; t++)

@@ -34,6 +34,7 @@ typedef struct BufDoc
 {
 	ItemPointerData tid;
 	uint32		dl;
+	float4		prior;			/* the record's (0 without) */
 	uint32	   *tfs;			/* per query term, 0 when absent */
 	int			nmatch;
 } BufDoc;
@@ -74,6 +75,10 @@ typedef struct GpuirQuery
 								 * doclens_norms adds its norms), NULL: read
 								 * the dls and tids streams */
 	GpuirStreamReader del;
+	GpuirStreamReader pri;		/* the segment's PRIORS without q->lens */
+	double		prior_bound;	/* the largest a prior of the segment adds
+								 * (GpuirPriorScore of its prior_max); 0:
+								 * no priors, pri not open */
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
 	void	   *filter_arg;

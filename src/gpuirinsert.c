@@ -20,7 +20,7 @@
  * more than gpuir.insert_buffer_limit (left to a later insert while another
  * merge or a VACUUM runs).  An index over several columns indexes the row as
  * one document (GpuirTokenizeRow, with the weights the index was built
- * with).  NULL (every column NULL) and token-less documents are not indexed.
+ * with); its INCLUDE column, if any, is the document's prior (GpuirRowPrior).  NULL (every column NULL) and token-less documents are not indexed.
  */
 bool
 gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -41,6 +41,7 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 						 values, isnull, &doc) &&
 		doc.nterms > 0)
 	{
+		doc.prior = GpuirRowPrior(index, values, isnull);
 		GpuirBufferAppend(index, ht_ctid, &doc);
 		/*
 		 * meta may predate this backend's lane (created just now): the lane

@@ -47,6 +47,7 @@ GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg, 
 	GpuirDictEntry *dict = (GpuirDictEntry *) GpuirStreamReadAll(index, seg, GPUIR_S_DICT);
 	char	   *lex = GpuirStreamReadAll(index, seg, GPUIR_S_LEXEMES);
 	GpuirBlockHeader *dir = (GpuirBlockHeader *) GpuirStreamReadAll(index, seg, GPUIR_S_BLOCKDIR);
+	float4	   *priors = GpuirSegmentPriors(index, seg);	/* NULL: all 0 */
 	uint32	   *map;
 
 	/* the streams were read, so they fit the index: ndocs is bounded now */
@@ -63,7 +64,7 @@ GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg, 
 		if ((d % 65536) == 0)
 			CHECK_FOR_INTERRUPTS();
 		map[d] = (del[d / 8] & (1 << (d % 8))) ? NO_DOC
-			: GpuirBuilderAddDoc(b, &tids[d], dls[d]);
+			: GpuirBuilderAddDoc(b, &tids[d], dls[d], priors ? priors[d] : 0.0f);
 	}
 
 	for (uint32 t = 0; t < seg->nterms; t++)
@@ -96,6 +97,8 @@ GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg, 
 	pfree(lex);
 	pfree(dir);
 	pfree(map);
+	if (priors)
+		pfree(priors);
 }
 
 static void

@@ -105,6 +105,9 @@ struct GpuirBuilder
 	Size		lex_arena_left;
 	ItemPointerData *tids;		/* builder doc index -> heap TID */
 	uint32	   *dls;
+	float4	   *priors;			/* builder doc index -> prior; NULL while
+								 * every prior is 0 */
+	uint64		prior_cap;
 	uint32		ndocs;
 	uint32		doc_cap;
 	uint64		total_dl;
@@ -399,11 +402,12 @@ GpuirBuilderTotalDl(GpuirBuilder *b)
 }
 
 /*
- * GpuirBuilderAddDoc: register a document (heap TID, dl); returns its
- * builder-local index for GpuirBuilderAddPosting.
+ * GpuirBuilderAddDoc: register a document (heap TID, dl, prior: 0 or as
+ * GpuirRowPrior gives it); returns its builder-local index for
+ * GpuirBuilderAddPosting.
  */
 uint32
-GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl)
+GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl, float4 prior)
 {
 	MemoryContext old = MemoryContextSwitchTo(b->cxt);
 	uint64		cap = b->doc_cap;
@@ -419,6 +423,17 @@ GpuirBuilderAddDoc(GpuirBuilder *b, ItemPointer tid, uint32 dl)
 	b->tids[b->ndocs] = *tid;
 	b->dls[b->ndocs] = dl;
 	b->total_dl += dl;
+	if (prior != 0.0f || b->priors != NULL)
+	{
+		uint64		had = b->priors != NULL ? b->prior_cap : 0;
+
+		/* the first prior other than 0: the documents before it have 0 */
+		b->priors = GpuirGrow(b->priors, sizeof(float4), &b->prior_cap,
+							  (uint64) b->ndocs + 1, 0);
+		if (had == 0)
+			memset(b->priors, 0, sizeof(float4) * b->ndocs);
+		b->priors[b->ndocs] = prior;
+	}
 	MemoryContextSwitchTo(old);
 	return b->ndocs++;
 }
@@ -476,7 +491,7 @@ GpuirBuilderAddTerms(GpuirBuilder *b, ItemPointer tid, const GpuirDocTerms *doc)
 
 	if (doc->nterms == 0)
 		return;					/* no indexed token: not indexed, not counted */
-	d = GpuirBuilderAddDoc(b, tid, doc->dl);
+	d = GpuirBuilderAddDoc(b, tid, doc->dl, doc->prior);
 	for (int i = 0; i < doc->nterms; i++)
 		GpuirBuilderAddPosting(b, doc->terms[i].lexeme, doc->terms[i].len, d,
 							   doc->terms[i].tf);
@@ -1139,7 +1154,7 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 		npages += GpuirPagesFor(bb_size(&bb[s]));
 	}
 	/*
-	 * One run of pages for the whole segment (7 streams of at most 4 GB): a
+	 * One run of pages for the whole segment (8 streams of at most 4 GB): a
 	 * reusable extent that holds it, or new pages (a new index); else each
 	 * stream its own (GpuirFreeListAllocate: the lowest reusable extent that
 	 * holds it, else the end), so that holes smaller than the segment are
@@ -1189,6 +1204,30 @@ GpuirPiecesInit(GpuirPieces *p, uint64 ndocs, uint32 max_docs, int max_pieces)
 }
 
 /*
+ * append_priors: the PRIORS stream of the segment of docIDs first .. end - 1
+ * (to bb; nothing when all their priors are 0); returns their largest prior
+ */
+static float4
+append_priors(GpuirBuilder *b, ByteBuf *bb, uint32 first, uint32 end)
+{
+	float4		max = 0.0f;
+
+	if (b->priors == NULL)
+		return 0.0f;
+	for (uint32 i = first; i < end; i++)
+		max = Max(max, b->priors[b->docorder[i]]);
+	if (max == 0.0f)
+		return 0.0f;
+	for (uint32 i = first; i < end; i++)
+	{
+		if ((i % GPUIR_INTERRUPT_EVERY) == 0)
+			CHECK_FOR_INTERRUPTS();
+		bb_append(bb, &b->priors[b->docorder[i]], sizeof(float4));
+	}
+	return max;
+}
+
+/*
  * GpuirBuilderWrite: encode everything collected and write it as new
  * segments of index (write_segment: one run of pages each, from fl):
  * GpuirPiecesInit(documents, max_docs, max_pieces) of them, each a range of
@@ -1212,6 +1251,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	const LexKey *lk;
 	GpuirPosting *list;
 	uint64		n;
+	float4		prior_max;
 
 	if (b->ndocs == 0)
 		return 0;
@@ -1267,9 +1307,11 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 			bb_append(&ls[r].bb[GPUIR_S_TIDS], &b->tids[b->docorder[i]], sizeof(ItemPointerData));
 			bb_append(&ls[r].bb[GPUIR_S_DOCLENS], &b->dls[b->docorder[i]], sizeof(uint32));
 		}
+		prior_max = append_priors(b, &ls[r].bb[GPUIR_S_PRIORS], p.first[r], p.first[r + 1]);
 		write_segment(index, generation + r, fl, ls[r].bb, p.first[r + 1] - p.first[r],
 					  ls[r].info.nterms, ls[r].info.nblocks, ls[r].info.npostings,
 					  b->progress, &segs[r]);
+		segs[r].prior_max = prior_max;
 	}
 	pfree(ls);
 	MemoryContextSwitchTo(old);
@@ -1292,6 +1334,8 @@ GpuirBuilderExportBegin(GpuirBuilder *b, Relation index, ItemPointerData **tids,
 	ItemPointerData *t;
 	uint32	   *d;
 
+	if (b->priors != NULL)
+		elog(ERROR, "a gpuir parallel build cannot carry document priors");
 	spill_held(b);
 	t = palloc_extended(sizeof(ItemPointerData) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
 	d = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);

@@ -8,9 +8,14 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+#include <math.h>
+
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "tsearch/ts_cache.h"
 #include "tsearch/ts_utils.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/regproc.h"
@@ -77,6 +82,7 @@ GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
 	parsetext(cfg_id, &prs, (char *) text, len);
 
 	out->dl = prs.curwords;
+	out->prior = 0.0f;
 	out->terms = palloc(sizeof(GpuirTerm) * Max(prs.curwords, 1));
 	if (prs.curwords > 0)
 	{
@@ -188,5 +194,72 @@ GpuirTokenizeRow(Oid cfg_id, const uint16 *weights, int natts,
 			all[out->nterms++] = all[i];
 	}
 	out->dl = (uint32) dl;
+	out->prior = 0.0f;
 	return true;
+}
+
+/*
+ * GpuirPriorTypeOk: may a column of type typid be an index's prior (its
+ * INCLUDE column)?  Integers, real, double precision and numeric.
+ */
+bool
+GpuirPriorTypeOk(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID ||
+		typid == FLOAT4OID || typid == FLOAT8OID || typid == NUMERICOID;
+}
+
+/*
+ * GpuirRowPrior: the document prior of a row of index (values, isnull: all
+ * the index's columns, keys then the INCLUDE column), rounded to float4: the
+ * INCLUDE column's value, 0 when NULL or when the index has no INCLUDE
+ * column.  Raises 22003 (numeric_value_out_of_range) for a negative, NaN or
+ * infinite prior, or one past float4's range: priors are non-negative so
+ * that every score is, and the bounds of WAND and Block-Max WAND hold
+ * (src/README, "Document priors").
+ */
+float4
+GpuirRowPrior(Relation index, const Datum *values, const bool *isnull)
+{
+	int			col = IndexRelationGetNumberOfKeyAttributes(index);
+	Oid			typid;
+	double		v;
+
+	if (IndexRelationGetNumberOfAttributes(index) <= col || isnull[col])
+		return 0.0f;
+	typid = TupleDescAttr(RelationGetDescr(index), col)->atttypid;
+	switch (typid)
+	{
+		case INT2OID:
+			v = DatumGetInt16(values[col]);
+			break;
+		case INT4OID:
+			v = DatumGetInt32(values[col]);
+			break;
+		case INT8OID:
+			v = (double) DatumGetInt64(values[col]);
+			break;
+		case FLOAT4OID:
+			v = DatumGetFloat4(values[col]);
+			break;
+		case FLOAT8OID:
+			v = DatumGetFloat8(values[col]);
+			break;
+		case NUMERICOID:
+			v = DatumGetFloat8(DirectFunctionCall1(numeric_float8, values[col]));
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("the INCLUDE column of gpuir index \"%s\" is not a number",
+							RelationGetRelationName(index))));
+	}
+	if (!(v >= 0.0 && v <= FLT_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("document prior %g of gpuir index \"%s\" is out of range", v,
+						RelationGetRelationName(index)),
+				 errdetail("A document prior (the index's INCLUDE column) must be a finite number >= 0 within the range of real."),
+				 errhint("Shift or rescale the column's values, or leave a row's prior NULL (read as 0).")));
+	return (float4) v;
 }

@@ -112,7 +112,7 @@ GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
 /*
  * GpuirCheckMeta: raise ERRCODE_INDEX_CORRUPTED unless *meta (a copy of the
  * metapage) has this version's magic, at most GPUIR_MAX_SEGMENTS segments,
- * k1 and b in the ranges of the index options, and names an existing text
+ * k1, b and prior_weight in the ranges of the index options, and names an existing text
  * search configuration (a lookup of a missing one would fail with an
  * internal error).  Call it without buffer locks: it reads the catalog.
  */
@@ -130,6 +130,9 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 	for (int i = 0; i < INDEX_MAX_KEYS; i++)
 		if (meta->weights[i] > GPUIR_MAX_WEIGHT)
 			GpuirCorrupt(index, "metapage column weight out of range");
+	if (meta->has_prior > 1 ||
+		!(meta->prior_weight >= 0.0f && meta->prior_weight <= GPUIR_MAX_PRIOR_WEIGHT))
+		GpuirCorrupt(index, "metapage prior flag or prior_weight out of range");
 	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
 		GpuirCorrupt(index, "the metapage's text search configuration does not exist");
 }
@@ -621,6 +624,33 @@ GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg, GpuirStreamKind 
 	}
 	GpuirStreamReaderEnd(&r);
 	return data;
+}
+
+/*
+ * GpuirSegmentPriors: seg's PRIORS stream (docID -> prior), palloc'd in the
+ * current context; NULL when it is empty (every prior 0).  Raises
+ * ERRCODE_INDEX_CORRUPTED when its size is not ndocs priors or a prior is
+ * negative, not finite or above the segment's prior_max (which bounds every
+ * score in the WAND and Block-Max WAND loops).
+ */
+float4 *
+GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg)
+{
+	float4	   *p;
+
+	if (seg->streams[GPUIR_S_PRIORS].nbytes == 0)
+	{
+		if (seg->prior_max != 0.0f)
+			GpuirCorrupt(index, "segment with a largest prior but no priors");
+		return NULL;
+	}
+	if (seg->streams[GPUIR_S_PRIORS].nbytes != (uint64) seg->ndocs * sizeof(float4))
+		GpuirCorrupt(index, "segment priors of the wrong size for its documents");
+	p = (float4 *) GpuirStreamReadAll(index, seg, GPUIR_S_PRIORS);
+	for (uint32 d = 0; d < seg->ndocs; d++)
+		if (!(p[d] >= 0.0f && p[d] <= seg->prior_max))
+			GpuirCorrupt(index, "segment prior negative, not finite or above the segment's largest");
+	return p;
 }
 
 /*

@@ -54,6 +54,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
@@ -81,12 +83,13 @@
 #define OWN_LANE	5
 
 static const char *const stream_names[GPUIR_NSTREAMS] = {
-	"dict", "lexemes", "blockdir", "payload", "tids", "doclens", "deleted"
+	"dict", "lexemes", "blockdir", "payload", "tids", "doclens", "deleted", "priors"
 };
 
 typedef struct VerifyState
 {
 	Relation	index;
+	bool		has_prior;		/* the metapage's: an INCLUDE column */
 	Relation	heap;
 	BlockNumber index_nblocks;
 	BlockNumber heap_nblocks;
@@ -248,9 +251,12 @@ verify_record(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 	VerifyState *vs = bs->vs;
 	uint64		sumtf = 0;
 
-	if (rec->flags & ~GPUIR_REC_DELETED)
+	if (rec->flags & ~(GPUIR_REC_DELETED | GPUIR_REC_PRIOR))
 		verify_error(vs, "insert buffer record at byte %llu has unknown flags 0x%02x",
 					 (unsigned long long) offset, rec->flags);
+	if ((rec->flags & GPUIR_REC_PRIOR) && !vs->has_prior)
+		verify_error(vs, "insert buffer record at byte %llu has a prior, the index has no prior column",
+					 (unsigned long long) offset);
 	for (int i = 0; i < doc->nterms; i++)
 	{
 		if (doc->terms[i].len == 0)
@@ -372,6 +378,7 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	page = BufferGetPage(metabuf);
 	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
 	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
+	vs->has_prior = meta->has_prior != 0;
 	if (meta->magic != GPUIR_MAGIC)
 		verify_error(vs, "metapage (block 0) has magic 0x%08x, expected 0x%08x",
 					 meta->magic, GPUIR_MAGIC);
@@ -613,6 +620,12 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 							 (unsigned long long) sizes[i].expect,
 							 seg->ndocs, seg->nterms, seg->nblocks);
 	}
+	if (seg->streams[GPUIR_S_PRIORS].nbytes != 0 &&
+		(seg->streams[GPUIR_S_PRIORS].nbytes != (uint64) seg->ndocs * sizeof(float4) || !vs->has_prior))
+		verify_error(vs, "segment %u: priors stream has %u bytes, expected 0 or %llu (ndocs %u) in an index %s a prior column",
+					 s, seg->streams[GPUIR_S_PRIORS].nbytes,
+					 (unsigned long long) seg->ndocs * sizeof(float4), seg->ndocs,
+					 vs->has_prior ? "with" : "without");
 	if (seg->ndocs == 0)
 		verify_error(vs, "segment %u has no documents", s);
 	if (seg->ndeleted > seg->ndocs)
@@ -656,6 +669,28 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 			vs->live_docs++;
 			vs->live_dl += dls[d];
 		}
+	}
+	/* priors: each in [0, prior_max], the largest prior_max (it bounds every score) */
+	if (seg->streams[GPUIR_S_PRIORS].nbytes == 0)
+	{
+		if (seg->prior_max != 0.0f)
+			verify_error(vs, "segment %u: largest prior %g without a priors stream", s, seg->prior_max);
+	}
+	else
+	{
+		float4	   *pri = (float4 *) GpuirStreamReadAll(index, seg, GPUIR_S_PRIORS);
+		float4		max = 0.0f;
+
+		for (uint32 d = 0; d < seg->ndocs; d++)
+		{
+			if (!(pri[d] >= 0.0f && pri[d] <= FLT_MAX))
+				verify_error(vs, "segment %u, docID %u: prior %g is negative or not finite", s, d, pri[d]);
+			max = Max(max, pri[d]);
+		}
+		if (max != seg->prior_max)
+			verify_error(vs, "segment %u: largest prior is %g, the segment directory says %g",
+						 s, max, seg->prior_max);
+		pfree(pri);
 	}
 	if (seg->ndocs % 8 != 0 && (del[seg->ndocs / 8] >> (seg->ndocs % 8)) != 0)
 		verify_error(vs, "segment %u: deleted bitmap has bits set past docID %u",
