@@ -120,6 +120,8 @@ SELECT gpuir_verify('pr_prior');
 
 -- REINDEX with another weight: scores follow it
 ALTER INDEX pr_prior SET (prior_weight = 2.5);
+-- until REINDEX, queries refuse to rank with a weight other than the option says
+SELECT count(*) FROM gpuir_search('pr_prior', 'w1', 10);
 REINDEX INDEX pr_prior;
 SELECT * FROM pr_check(2.5, ARRAY[10]);
 

@@ -543,6 +543,7 @@ GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta, GpuirBufferView *vi
 		meta->nsegments > GPUIR_MAX_SEGMENTS)
 	{
 		UnlockReleaseBuffer(metabuf);
+		GpuirCheckMeta(index, meta);	/* raises the error that fits */
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
 	}
 	GpuirBufferReadAll(index, meta, view, false, NULL);

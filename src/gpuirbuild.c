@@ -109,7 +109,7 @@ fill_metapage(Relation index, Page page)
 	check_prior_column(index);
 	meta->has_prior = IndexRelationGetNumberOfAttributes(index) >
 		IndexRelationGetNumberOfKeyAttributes(index);
-	meta->prior_weight = opts ? opts->prior_weight : GPUIR_DEFAULT_PRIOR_WEIGHT;
+	meta->prior_weight = opts ? (float4) opts->prior_weight : (float4) GPUIR_DEFAULT_PRIOR_WEIGHT;
 	GpuirSetMetaLower(page);
 }
 

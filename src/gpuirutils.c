@@ -110,8 +110,9 @@ GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
 }
 
 /*
- * GpuirCheckMeta: raise ERRCODE_INDEX_CORRUPTED unless *meta (a copy of the
- * metapage) has this version's magic, at most GPUIR_MAX_SEGMENTS segments,
+ * GpuirCheckMeta: raise 55000 (object_not_in_prerequisite_state: REINDEX)
+ * for a metapage of an older on-disk version, ERRCODE_INDEX_CORRUPTED unless
+ * *meta (a copy of the metapage) has this version's magic, at most GPUIR_MAX_SEGMENTS segments,
  * k1, b and prior_weight in the ranges of the index options, and names an existing text
  * search configuration (a lookup of a missing one would fail with an
  * internal error).  Call it without buffer locks: it reads the catalog.
@@ -119,6 +120,13 @@ GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
 void
 GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 {
+	if (meta->magic == GPUIR_MAGIC && meta->version >= 1 && meta->version < GPUIR_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gpuir index \"%s\" has on-disk format version %u, this gpuir reads version %u",
+						RelationGetRelationName(index), meta->version, GPUIR_VERSION),
+				 errdetail("Version 2 added document priors to the segment directory."),
+				 errhint("REINDEX the index.")));
 	if (meta->magic != GPUIR_MAGIC || meta->version != GPUIR_VERSION ||
 		meta->nsegments > GPUIR_MAX_SEGMENTS)
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
@@ -311,7 +319,7 @@ GpuirIndexWeights(Relation index, uint16 *weights)
 
 /*
  * GpuirCheckOptions: raise 55000 (object_not_in_prerequisite_state) when the
- * index's k1, b or weights reloptions differ from the values it was built with (the
+ * index's k1, b, weights or (with a prior) prior_weight reloptions differ from the values it was built with (the
  * metapage's): ALTER INDEX ... SET changed them, and they take effect only
  * when REINDEX rebuilds the lists' impacts and the metapage.  A query must
  * not silently use other constants than its options say.
@@ -322,6 +330,7 @@ GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta)
 	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
 	float4		k1 = opts ? (float4) opts->k1 : (float4) GPUIR_DEFAULT_K1;
 	float4		b = opts ? (float4) opts->b : (float4) GPUIR_DEFAULT_B;
+	float4		prior_weight = opts ? (float4) opts->prior_weight : (float4) GPUIR_DEFAULT_PRIOR_WEIGHT;
 
 	uint16		weights[INDEX_MAX_KEYS];
 	char	   *changed = NULL;
@@ -334,6 +343,9 @@ GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta)
 	if (changed == NULL && (k1 != meta->k1 || b != meta->b))
 		changed = psprintf("The index was built with k1 = %g, b = %g; its options now say k1 = %g, b = %g.",
 						   meta->k1, meta->b, k1, b);
+	if (changed == NULL && meta->has_prior && prior_weight != meta->prior_weight)
+		changed = psprintf("The index was built with prior_weight = %g; its options now say %g.",
+						   meta->prior_weight, prior_weight);
 	if (changed != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
