@@ -140,7 +140,6 @@ bound_passes(GpuirQuery *q, double bound)
 	return (bound + q->prior_bound) * GPUIR_BOUND_SLACK >= (double) threshold(q);
 }
 
-
 /*
  * fetch_visible: fetch the row of index entry tid (its HOT chain) into
  * q->slot with q's snapshot; true, with *heap_tid the visible version's
