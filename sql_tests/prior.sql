@@ -125,10 +125,18 @@ SELECT count(*) FROM gpuir_search('pr_prior', 'w1', 10);
 REINDEX INDEX pr_prior;
 SELECT * FROM pr_check(2.5, ARRAY[10]);
 
--- several segments (max_segment_docs), weight 0 (BM25 alone)
+-- several segments (max_segment_docs), weight 0 (BM25 alone); built where
+-- a parallel build would run (it builds serially: its exchange carries no
+-- priors)
 DROP INDEX pr_prior;
+SET max_parallel_maintenance_workers = 2;
+SET min_parallel_table_scan_size = 0;
+SET maintenance_work_mem = '256MB';
 CREATE INDEX pr_prior ON pr USING gpuir (body) INCLUDE (pagerank)
   WITH (text_config = 'simple', prior_weight = 0.3, max_segment_docs = 1500);
+RESET max_parallel_maintenance_workers;
+RESET min_parallel_table_scan_size;
+RESET maintenance_work_mem;
 SELECT segments FROM gpuir_index_info('pr_prior');
 SELECT * FROM pr_check(0.3, ARRAY[10]) WHERE mode IN ('or', 'bmw');
 ALTER INDEX pr_prior SET (prior_weight = 0);

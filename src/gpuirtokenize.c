@@ -212,7 +212,8 @@ GpuirPriorTypeOk(Oid typid)
 /*
  * GpuirRowPrior: the document prior of a row of index (values, isnull: all
  * the index's columns, keys then the INCLUDE column), rounded to float4: the
- * INCLUDE column's value, 0 when NULL or when the index has no INCLUDE
+ * INCLUDE column's value (a numeric through double precision, as
+ * numeric_float8 converts it), 0 when NULL or when the index has no INCLUDE
  * column.  Raises 22003 (numeric_value_out_of_range) for a negative, NaN or
  * infinite prior, or one past float4's range: priors are non-negative so
  * that every score is, and the bounds of WAND and Block-Max WAND hold
