@@ -20,7 +20,9 @@
  * more than gpuir.insert_buffer_limit (left to a later insert while another
  * merge or a VACUUM runs).  An index over several columns indexes the row as
  * one document (GpuirTokenizeRow, with the weights the index was built
- * with); its INCLUDE column, if any, is the document's prior (GpuirRowPrior).  NULL (every column NULL) and token-less documents are not indexed.
+ * with); its INCLUDE column, if any, is the document's prior
+ * (GpuirRowPrior).  NULL (every column NULL) and token-less documents are
+ * not indexed.
  */
 bool
 gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,

@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include <math.h>
 
 #include "access/generic_xlog.h"
@@ -112,8 +114,10 @@ GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
 /*
  * GpuirCheckMeta: raise 55000 (object_not_in_prerequisite_state: REINDEX)
  * for a metapage of an older on-disk version, ERRCODE_INDEX_CORRUPTED unless
- * *meta (a copy of the metapage) has this version's magic, at most GPUIR_MAX_SEGMENTS segments,
- * k1, b and prior_weight in the ranges of the index options, and names an existing text
+ * *meta (a copy of the metapage) has this version's magic, at most
+ * GPUIR_MAX_SEGMENTS segments, k1, b and prior_weight in the ranges of the
+ * index options, each segment's prior_max finite and >= 0 (0 and no priors
+ * in an index without a prior column), and names an existing text
  * search configuration (a lookup of a missing one would fail with an
  * internal error).  Call it without buffer locks: it reads the catalog.
  */
@@ -141,6 +145,15 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 	if (meta->has_prior > 1 ||
 		!(meta->prior_weight >= 0.0f && meta->prior_weight <= GPUIR_MAX_PRIOR_WEIGHT))
 		GpuirCorrupt(index, "metapage prior flag or prior_weight out of range");
+	/* a NaN or negative prior_max would prune every document of its segment */
+	for (uint32 s = 0; s < meta->nsegments; s++)
+	{
+		const GpuirSegmentData *seg = &meta->segments[s];
+
+		if (!(seg->prior_max >= 0.0f && seg->prior_max <= FLT_MAX) ||
+			((seg->prior_max != 0.0f || seg->streams[GPUIR_S_PRIORS].nbytes != 0) && !meta->has_prior))
+			GpuirCorrupt(index, "segment's largest prior out of range, or priors in an index without a prior column");
+	}
 	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
 		GpuirCorrupt(index, "the metapage's text search configuration does not exist");
 }
