@@ -138,6 +138,8 @@ typedef struct gpuir_cuda_scoring
 	float		k1;
 	float		b;
 	float		avgdl;
+	float		prior_weight;	/* w of the document priors, >= 0 (read only
+								 * in a segment uploaded with priors) */
 } gpuir_cuda_scoring;
 
 /*
@@ -154,6 +156,16 @@ typedef struct gpuir_cuda_scoring
  *								and dl >= impact_dl[i] for some of its i
  *	doclen[ndocs]				dl of each docID
  *	deleted[(ndocs + 7) / 8]	bit d set: docID d is deleted; may be NULL
+ *	prior[ndocs]				the static prior of each docID (0 ..
+ *								prior_max), or NULL for a segment without
+ *								priors; a document's score is then its
+ *								BM25 sum plus prior_weight * prior[d],
+ *								rounded to float after the product and
+ *								after the sum (GpuirPriorScore of
+ *								src/gpuir.h; Wang et al. 2017, eq. 3)
+ *	prior_max					the largest prior (host value; 0 without
+ *								priors): every score bound adds
+ *								prior_weight * prior_max
  *
  * and, in host memory (malloc'd by the upload, freed with the segment), the
  * block directory's checks as prefix counts, so that a search checks each
@@ -178,6 +190,8 @@ typedef struct gpuir_cuda_segment
 	const uint32_t *impact_dl;
 	const uint32_t *doclen;
 	const uint8_t *deleted;
+	const float *prior;
+	float		prior_max;
 	uint32_t	ndocs;
 	uint32_t	nblocks;
 	uint32_t   *h_bad;			/* host memory */
@@ -273,8 +287,10 @@ typedef struct gpuir_cuda_query
 
 /*
  * gpuir_cuda_segment_upload: copy one segment's posting data to device
- * memory (cudaMalloc, one allocation per array; synchronous copies on the
- * default stream), filling *dev with the device pointers and sizes.  The
+ * memory (cudaMalloc, one allocation per array; copies on the legacy
+ * default stream, all complete on the device before it returns, so that a
+ * search on any stream may use the segment at once), filling *dev with the
+ * device pointers and sizes.  The
  * segment then stays resident until gpuir_cuda_segment_free (the GPU
  * service's list cache; Ding et al. 2009, section 5: the index is kept in
  * GPU memory and queries are shipped to it).
@@ -294,6 +310,10 @@ typedef struct gpuir_cuda_query
  *	doclen[ndocs]				dl of each docID (required when ndocs > 0)
  *	deleted[(ndocs + 7) / 8]	VACUUM's bitmap (bit d % 8 of byte d / 8
  *								set: docID d deleted), or NULL for none
+ *	prior[ndocs]				each docID's static prior, or NULL for none
+ *								(the PRIORS stream, src/README)
+ *	prior_max					the segment's largest prior (its directory's
+ *								prior_max); ignored when prior is NULL
  *	ndocs						documents, 0 .. 0xFFFFFFFE
  * Output: *dev (device pointers, and the host prefix counts of the block
  * directory's checks; every field zeroed on failure).  A block that fails a
@@ -303,7 +323,8 @@ typedef struct gpuir_cuda_query
  * Returns GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (NULL dev, a required
  * array NULL, only one impact array, payload_bytes or ndocs too large),
  * GPUIR_CUDA_CORRUPT (block_offset decreasing or its last entry not
- * payload_bytes), GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
+ * payload_bytes; prior_max not finite or negative, a prior negative, NaN
+ * or above prior_max: the bounds of BMW would not hold), GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
  * Nothing stays allocated on failure.
  */
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_upload(const uint8_t *payload,
@@ -315,6 +336,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_upload(const uint8_t 
 												   uint32_t nblocks,
 												   const uint32_t *doclen,
 												   const uint8_t *deleted,
+												   const float *prior,
+												   float prior_max,
 												   uint32_t ndocs,
 												   gpuir_cuda_segment *dev);
 

@@ -59,8 +59,11 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 						  const uint32_t *block_last, const uint32_t *block_offset,
 						  const uint32_t *impact_tf, const uint32_t *impact_dl,
 						  uint32_t nblocks, const uint32_t *doclen, const uint8_t *deleted,
-						  uint32_t ndocs, gpuir_cuda_segment *dev)
+						  const float *prior, float prior_max, uint32_t ndocs,
+						  gpuir_cuda_segment *dev)
 {
+	(void) prior;
+	(void) prior_max;
 	(void) payload;
 	(void) payload_bytes;
 	(void) block_last;

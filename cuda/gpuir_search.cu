@@ -38,6 +38,17 @@
  * The formula is written with the _rn intrinsics so that no multiply-add
  * is contracted, whatever --fmad says.
  *
+ * Document priors (Wang et al. 2017, eq. 3; src/README, "Document
+ * priors").  In a segment uploaded with priors, a document's score is its
+ * BM25 sum plus prior_weight * prior, the product rounded to float and
+ * added once the sum is complete, as GpuirPriorScore and the CPU engine do
+ * (gpuir_prior_add: in gpuir_tile_candidates, the AND kernel and the
+ * MaxScore kernel, before any threshold test or result key).  Every upper
+ * bound of a score adds the segment's gpuir_prior_bound: the tiles' bound
+ * (gpuir_tile_bound_below) and the lists' bounds of the seed and MaxScore
+ * kernels (the suffix sums start from it).  The seeds, lower bounds, need
+ * nothing: a prior is never negative.
+ *
  * OR: every list's overlapping blocks are decoded and scored; a document
  * matches when any list holds it (match bit).
  *
@@ -374,7 +385,7 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 	if (t == 0)
 		sm.th = gpuir_threshold_read(&thr[wi]);
 	__syncthreads();
-	gpuir_tile_candidates(seg, lo, sm);
+	gpuir_tile_candidates(seg, sc, lo, sm);
 	if (sm.total == 0)
 		return;
 	take = min(sm.total, qw.k);
@@ -768,6 +779,10 @@ search_args_valid(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		return false;
 	if (!(std::isfinite(sc->k1) && sc->k1 >= 0.0f && sc->b >= 0.0f && sc->b <= 1.0f &&
 		  std::isfinite(sc->avgdl) && sc->avgdl > 0.0f))
+		return false;
+	if (seg->prior != NULL &&
+		!(sc->prior_weight >= 0.0f && std::isfinite(sc->prior_weight) &&
+		  seg->prior_max >= 0.0f && std::isfinite(seg->prior_max)))
 		return false;
 	if (seg->windowed &&
 		(seg->tile_first > seg->tile_end ||
@@ -1469,7 +1484,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (ndec > 0 && p->nbmw > 0)
 		{
 			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
-				(d_work + w0, d_terms, dec, maxscore_share, d_thr + w0, d_rem,
+				(d_work + w0, d_terms, dec, maxscore_share, gpuir_prior_bound(*seg, *sc),
+				 d_thr + w0, d_rem,
 				 d_mswork, d_msn + c, d_live + p->chunk_items[c], d_nlive + c, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
@@ -1491,7 +1507,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (nms > 0)
 		{
 			gpuir_search_maxscore_kernel<<<std::min(nms, ms_grid), GPUIR_AND_THREADS, 0, s>>>
-				(dseg, d_work + w0, d_mswork, d_msn + c, d_next + 2 * c + 1, d_terms, dec, d_rem,
+				(dseg, dsc, d_work + w0, d_mswork, d_msn + c, d_next + 2 * c + 1, d_terms, dec,
+				 d_rem,
 				 d_thr + w0, d_cand, d_count + w0, d_corrupt);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;

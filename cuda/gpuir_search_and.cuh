@@ -331,7 +331,7 @@ gpuir_item_of(const uint32_t *start, uint32_t nw, uint32_t g)
 /*
  * gpuir_and_emit: the end of an AND (or MaxScore, gpuir_search_maxscore.cuh)
  * thread block, whose thread t < sm.ncand holds candidate t, docID
- * sm.cdoc[t], fully scored score: the candidates at or above the query's
+ * sm.cdoc[t], fully scored score (its prior added): the candidates at or above the query's
  * threshold *thr (read once, by one thread: every thread must agree on the
  * keys selected from); of more than k, only their k best can be in the
  * query's top-k; the lowest of k kept bounds the query's k-th best score
@@ -527,6 +527,8 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			score = __fadd_rn(score, gpuir_bm25(qt[j].idf, row[sm.cslot[t]], seg.doclen[d], sc));
 		}
 	}
+	if (t < sm.ncand)
+		score = gpuir_prior_add(seg, sc, score, sm.cdoc[t]);
 
 	gpuir_and_emit(score, qw, &thr[l], cand, &cand_count[l], corrupt, sm);
 

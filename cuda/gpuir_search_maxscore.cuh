@@ -236,7 +236,8 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 /*
  * gpuir_seed_split: thread 0 of the seed kernel, with qrem[j] holding the
  * bound of list j: turns qrem[j] into the sum of the bounds of the lists
- * after j and returns the number of essential terms when the MaxScore
+ * after j plus prior_bound (gpuir_prior_bound: a document's prior may add
+ * that much to it, so every bound that uses qrem includes it) and returns the number of essential terms when the MaxScore
  * kernel should answer the query, else 0 (the tiles answer it).  The
  * non-essential suffix grows from the last term back while the bounds
  * from j on sum below the seed (term 0 always stays essential); the
@@ -254,10 +255,10 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  */
 __device__ static uint32_t
 gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *qrem, float seed,
-				 bool all_decoded, uint64_t total, uint32_t share)
+				 bool all_decoded, uint64_t total, uint32_t share, double prior_bound)
 {
 	uint32_t	ne = qw.nterms;
-	double		s = 0.0;
+	double		s = prior_bound;	/* the prior: a last list every document holds */
 	bool		suffix = true;
 	uint64_t	essential = 0;
 
@@ -337,7 +338,8 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
  * OR item is put on the live list below): for a BMW item, writes to
  * rem[rem_off + j] the sum of the list bounds of the terms after term j (a
  * list's bound: the largest of its decoded blocks' bounds; +infinity for a
- * list not decoded, 0 for an empty one), the MaxScore kernel's bounds,
+ * list not decoded, 0 for an empty one) plus prior_bound (the segment's
+ * gpuir_prior_bound), the MaxScore kernel's bounds,
  * raises thr[w] to the seed (see the top of the file) and, when the query
  * should run on its essential lists (gpuir_seed_split), counts it in stats
  * (debug, may be NULL) and appends to ms_work (counted in *ms_count) an
@@ -352,8 +354,8 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
 __global__ void __launch_bounds__(GPUIR_SEED_THREADS)
 gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 uint32_t share, uint32_t *thr, double *rem, uint2 *ms_work,
-						 uint32_t *ms_count,
+						 uint32_t share, double prior_bound, uint32_t *thr, double *rem,
+						 uint2 *ms_work, uint32_t *ms_count,
 						 uint32_t *live, uint32_t *nlive, GpuirSearchDevStats *stats)
 {
 	__shared__ GpuirSeedSmem sm;
@@ -401,7 +403,7 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	if (threadIdx.x == 0)
 	{
 		gpuir_threshold_raise(&thr[blockIdx.x], seed);
-		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share);
+		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share, prior_bound);
 		if (sm.ne == 0)
 			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
 		else if (stats != NULL)
@@ -487,7 +489,6 @@ gpuir_ms_block_for(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, b
 /* the MaxScore kernel's shared values besides GpuirAndSmem's */
 struct GpuirMsSmem
 {
-	uint32_t	skip;			/* the block's bound is below the threshold */
 	float		th;				/* the query's threshold, read once */
 	uint32_t	next[2];		/* work entries taken: the current one and the next */
 };
@@ -500,7 +501,8 @@ struct GpuirMsSmem
  * query's candidates (gpuir_and_emit).  See gpuir_search_maxscore_kernel.
  */
 __device__ static void
-gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict__ work,
+gpuir_ms_block(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
+			   const GpuirSearchWork *__restrict__ work,
 			   const gpuir_cuda_term *__restrict__ terms, const GpuirDecoded &dec,
 			   const double *__restrict__ rem, uint32_t *thr, uint64_t *__restrict__ cand,
 			   uint32_t *__restrict__ cand_count, uint32_t *corrupt, uint32_t l, uint32_t e,
@@ -520,22 +522,27 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 	float		score,
 				c,
 				cj;
-	bool		live;
+	bool		live,
+				skip = false;
 
 	/* the block's posting of this thread (read while thread 0 reads the threshold) */
 	d = ddoc[at + t];
 	c = dsc[at + t];
 
-	/* the threshold, once; the block's bound with the later terms' */
+	/*
+	 * The threshold, once; the block's bound with the later terms'.  The
+	 * verdict travels in the barrier, not in shared memory: a thread that
+	 * returns here reads nothing shared after the barrier, so thread 0 may
+	 * go on to the next entry and write ms.th at once.
+	 */
 	if (t == 0)
 	{
 		ms.th = gpuir_threshold_read(&thr[l]);
-		ms.skip = __double2float_ru(((double) dec.ub[qoff[e] + r] + qrem[e]) *
-									GPUIR_BOUND_SLACK_DEV) < ms.th;
-		sm.stop = *(volatile uint32_t *) corrupt;
+		skip = __double2float_ru(((double) dec.ub[qoff[e] + r] + qrem[e]) *
+								 GPUIR_BOUND_SLACK_DEV) < ms.th ||
+			*(volatile uint32_t *) corrupt != 0;
 	}
-	__syncthreads();
-	if (ms.skip || sm.stop)
+	if (__syncthreads_or(skip))
 		return;
 
 	/* in the window, not deleted, able to reach th */
@@ -580,6 +587,8 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
 	/* the survivors, compacted (thread t takes candidate t), then emitted */
 	if (__syncthreads_or(live) == 0)
 		return;					/* none (most blocks): no barriers of the emit */
+	if (live)
+		score = gpuir_prior_add(seg, sc, score, d);	/* the final score */
 	sm.tf0[t] = __float_as_uint(score);
 	gpuir_and_keep(live, d, t, sm);
 	score = (t < sm.ncand) ? __uint_as_float(sm.tf0[sm.cslot[t]]) : 0.0f;
@@ -601,7 +610,8 @@ gpuir_ms_block(const gpuir_cuda_segment &seg, const GpuirSearchWork *__restrict_
  * a windowed segment's window and deleted ones never qualify.
  */
 __global__ void __launch_bounds__(GPUIR_AND_THREADS, GPUIR_AND_MIN_BLOCKS)
-gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__restrict__ work,
+gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
+							 const GpuirSearchWork *__restrict__ work,
 							 const uint2 *__restrict__ ms_work, const uint32_t *ms_count,
 							 uint32_t *next,
 							 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
@@ -633,7 +643,7 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, const GpuirSearchWork *__re
 		w = ms_work[cur];
 		if (threadIdx.x == 0)
 			ms.next[(i + 1) & 1] = atomicAdd(next, 1u);
-		gpuir_ms_block(seg, work, terms, dec, rem, thr, cand, cand_count, corrupt, w.x,
+		gpuir_ms_block(seg, sc, work, terms, dec, rem, thr, cand, cand_count, corrupt, w.x,
 					   w.y >> GPUIR_MS_BLOCK_BITS, w.y & ((1u << GPUIR_MS_BLOCK_BITS) - 1), sm,
 					   ms);
 	}

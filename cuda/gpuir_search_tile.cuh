@@ -143,6 +143,35 @@ gpuir_bm25(float idf, uint32_t tf, uint32_t dl, const gpuir_cuda_scoring &sc)
 }
 
 /*
+ * gpuir_prior_add: the score of docID d whose BM25 sum is score: the sum
+ * plus prior_weight * prior[d], the product and the sum each rounded to
+ * float (GpuirPriorScore of src/gpuir.h, added after the BM25 sum as the
+ * CPU engine adds it); score itself in a segment without priors.
+ */
+__device__ static inline float
+gpuir_prior_add(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc, float score,
+				uint32_t d)
+{
+	return (seg.prior != NULL) ? __fadd_rn(score, __fmul_rn(sc.prior_weight, seg.prior[d]))
+		: score;
+}
+
+/*
+ * gpuir_prior_bound: the most a prior of seg adds to a score, in double
+ * (the CPU engine's prior_bound): prior_weight * prior_max rounded to float,
+ * which bounds every prior's float product (rounding is monotone); 0 in a
+ * segment without priors.  Every upper bound of a score (tiles, list and
+ * block bounds of BMW) adds it; the seeds (lower bounds) do not need to,
+ * as a prior is never negative.  Host and device (the seed kernel takes it
+ * as an argument).
+ */
+__host__ __device__ static inline double
+gpuir_prior_bound(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc)
+{
+	return (seg.prior != NULL) ? (double) (sc.prior_weight * seg.prior_max) : 0.0;
+}
+
+/*
  * gpuir_block_bound: the block-max bound of block b for a term of idf >= 0:
  * the larger of GpuirBM25Bound (src/gpuir.h, double) over the block's
  * GPUIR_CUDA_BLOCK_IMPACTS impacts; +infinity rather than NaN (0 / 0 from
@@ -463,7 +492,8 @@ gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &s
  * gpuir_tile_bound_below: BMW's test of a whole tile (Ding & Suel 2011,
  * block-max bounds, on docID-range partitions as Huang et al. 2017), after
  * gpuir_tile_scan_terms with thr: the sum over the terms of the largest
- * bound of each term's blocks overlapping the tile, times
+ * bound of each term's blocks overlapping the tile, plus the segment's
+ * prior bound (gpuir_prior_bound), times
  * GPUIR_BOUND_SLACK, rounded up to float, against the query's threshold
  * as thread 0 read it; true (in every thread: they read the same shared
  * values) when the bound is strictly below it, so that no document of the
@@ -471,9 +501,9 @@ gpuir_tile_scan_terms(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &s
  * win by docID).
  */
 __device__ static inline bool
-gpuir_tile_bound_below(const GpuirTileSmem &sm)
+gpuir_tile_bound_below(const GpuirTileSmem &sm, double prior_bound)
 {
-	double		total = 0.0;
+	double		total = prior_bound;
 	float		f;
 
 	for (int w = 0; w < GPUIR_SEARCH_WARPS; w++)
@@ -498,7 +528,7 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 {
 	if (!gpuir_tile_scan_terms(seg, sc, qt, qoff, dec, nt, lo, hi, thr, sm))
 		return 0;
-	if (thr != NULL && gpuir_tile_bound_below(sm))
+	if (thr != NULL && gpuir_tile_bound_below(sm, gpuir_prior_bound(seg, sc)))
 	{
 		if (stats != NULL && threadIdx.x == 0)
 			atomicAdd(&stats->tiles_pruned, 1ull);
@@ -529,11 +559,14 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
  * candidates, the matched documents that are not deleted and score at
  * least sm.th (the query's threshold when the tile was scored: a document
  * below it cannot be in the top-k), and add their number to sm.total (zero
- * before the call).  Visits the bitmap's words and their set bits only,
- * never the empty slots.  Ends with a barrier, so sm.total is final.
+ * before the call).  In a segment with priors, first adds each live
+ * document's prior to its accumulator (gpuir_prior_add): sm.acc then holds
+ * final scores.  Visits the bitmap's words and their set bits only, never
+ * the empty slots.  Ends with a barrier, so sm.total is final.
  */
 __device__ static void
-gpuir_tile_candidates(const gpuir_cuda_segment &seg, uint32_t lo, GpuirTileSmem &sm)
+gpuir_tile_candidates(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc, uint32_t lo,
+					  GpuirTileSmem &sm)
 {
 	const float th = sm.th;
 	uint32_t	cnt = 0;
@@ -553,6 +586,13 @@ gpuir_tile_candidates(const gpuir_cuda_segment &seg, uint32_t lo, GpuirTileSmem 
 					del |= (uint32_t) seg.deleted[byte0 + j] << (8 * j);
 			v &= ~del;
 		}
+		if (seg.prior != NULL)
+			for (uint32_t r = v; r != 0; r &= r - 1)
+			{
+				const uint32_t i = 32 * w + (uint32_t) (__ffs(r) - 1);
+
+				sm.acc[i] = gpuir_prior_add(seg, sc, sm.acc[i], lo + i);
+			}
 		if (v != 0 && th > 0.0f)
 			for (uint32_t r = v; r != 0; r &= r - 1)
 			{

@@ -8,13 +8,17 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpuir_cuda_internal.cuh"
 
-/* cudaMalloc + synchronous copy of bytes (NULL src: nothing allocated) */
+/*
+ * cudaMalloc + cudaMemcpy of bytes (NULL src: nothing allocated); the copy
+ * may still be in flight on return (gpuir_cuda_segment_upload waits for it)
+ */
 static gpuir_cuda_status
 upload_array(const void *src, size_t bytes, const void **dst)
 {
@@ -79,7 +83,8 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 						  const uint32_t *block_last, const uint32_t *block_offset,
 						  const uint32_t *impact_tf, const uint32_t *impact_dl,
 						  uint32_t nblocks, const uint32_t *doclen, const uint8_t *deleted,
-						  uint32_t ndocs, gpuir_cuda_segment *dev)
+						  const float *prior, float prior_max, uint32_t ndocs,
+						  gpuir_cuda_segment *dev)
 {
 	gpuir_cuda_segment s;
 	gpuir_cuda_status st;
@@ -105,6 +110,15 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 	}
 	else if (payload_bytes != 0)
 		return GPUIR_CUDA_CORRUPT;
+	if (prior != NULL)
+	{
+		/* the kernels' bounds add prior_weight * prior_max: it must bound every prior */
+		if (!(prior_max >= 0.0f && prior_max <= FLT_MAX))
+			return GPUIR_CUDA_CORRUPT;
+		for (uint32_t d = 0; d < ndocs; d++)
+			if (!(prior[d] >= 0.0f && prior[d] <= prior_max))
+				return GPUIR_CUDA_CORRUPT;
+	}
 
 	memset(&s, 0, sizeof(s));
 	s.payload_bytes = payload_bytes;
@@ -143,7 +157,26 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 		if ((st = upload_array(deleted, ((size_t) ndocs + 7) / 8, &p)) != GPUIR_CUDA_OK)
 			goto fail;
 		s.deleted = (const uint8_t *) p;
+		if (prior != NULL)
+		{
+			if ((st = upload_array(prior, (size_t) ndocs * sizeof(float), &p)) != GPUIR_CUDA_OK)
+				goto fail;
+			s.prior = (const float *) p;
+			s.prior_max = prior_max;
+		}
 	}
+
+	/*
+	 * A cudaMemcpy from pageable memory may return before its DMA has
+	 * reached the device, and the searches run on non-blocking streams,
+	 * which do not wait for the legacy stream: wait for the copies here, so
+	 * that no search reads a segment still arriving.  Without this wait, on
+	 * an H200 shared with another process, pg_regress's compact and filter
+	 * tests (gpuir.device = gpu) returned wrong rankings right after VACUUM
+	 * had rewritten a segment (bench/results/2026-11-27-h200-upload-sync.md).
+	 */
+	if ((st = gpuir_cuda_check(cudaStreamSynchronize(cudaStreamLegacy))) != GPUIR_CUDA_OK)
+		goto fail;
 	*dev = s;
 	return GPUIR_CUDA_OK;
 
@@ -162,7 +195,8 @@ gpuir_cuda_segment_free(gpuir_cuda_segment *dev)
 		return GPUIR_CUDA_OK;
 	{
 		const void *bufs[] = {dev->payload, dev->block_last, dev->block_offset,
-							  dev->impact_tf, dev->impact_dl, dev->doclen, dev->deleted};
+							  dev->impact_tf, dev->impact_dl, dev->doclen, dev->deleted,
+							  dev->prior};
 
 		for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 			if (bufs[i] != NULL)

@@ -505,6 +505,7 @@ extern void GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint
 extern void GpuirStreamReaderEnd(GpuirStreamReader *r);
 extern char *GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg,
 								GpuirStreamKind kind);
+extern const char *GpuirPriorsSizeCheck(const GpuirSegmentData *seg);
 extern float4 *GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg);
 extern void GpuirSetMetaLower(Page metapage);
 extern float4 GpuirIdf(uint64 N, uint64 df);

@@ -308,7 +308,8 @@ segment_device_bytes(const GpuirSegmentData *seg)
 		nb * sizeof(uint32) +	/* block_last */
 		(nb + 1) * sizeof(uint32) +	/* block_offset */
 		2 * nb * GPUIR_CUDA_BLOCK_IMPACTS * sizeof(uint32) +	/* impacts */
-		(uint64) seg->ndocs * sizeof(uint32);	/* doclen */
+		(uint64) seg->ndocs * sizeof(uint32) +	/* doclen */
+		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;	/* prior (0 or ndocs floats) */
 }
 
 /* ---------- loading a segment ---------- */
@@ -385,6 +386,7 @@ typedef struct GpuirSegmentHost
 	uint32	   *impact_tf;		/* [nblocks * GPUIR_BLOCK_IMPACTS] */
 	uint32	   *impact_dl;		/* [nblocks * GPUIR_BLOCK_IMPACTS] */
 	uint32	   *doclen;			/* [ndocs] */
+	float4	   *prior;			/* [ndocs], or NULL: no priors */
 } GpuirSegmentHost;
 
 /*
@@ -412,6 +414,13 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 	read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR, (char *) dir);
 	h->doclen = palloc_extended(Max((Size) ndocs * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
 	read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_DOCLENS, (char *) h->doclen);
+	h->prior = NULL;
+	if (seg->streams[GPUIR_S_PRIORS].nbytes > 0)
+	{
+		/* checked against prior_max by gpuir_cuda_segment_upload */
+		h->prior = palloc_extended((Size) ndocs * sizeof(float4), MCXT_ALLOC_HUGE);
+		read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_PRIORS, (char *) h->prior);
+	}
 
 	h->block_last = palloc_extended(Max((Size) nblocks * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
 	h->block_offset = palloc_extended(((Size) nblocks + 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
@@ -455,7 +464,8 @@ upload(const GpuirSegmentHost *h, const GpuirSegmentData *seg, GpuirCacheEntry *
 	st = gpuir_cuda_segment_upload((const uint8_t *) h->payload,
 								   seg->streams[GPUIR_S_PAYLOAD].nbytes,
 								   h->block_last, h->block_offset, h->impact_tf, h->impact_dl,
-								   seg->nblocks, h->doclen, NULL, seg->ndocs, &e->dev);
+								   seg->nblocks, h->doclen, NULL, h->prior, seg->prior_max,
+								   seg->ndocs, &e->dev);
 	if (gpuir_debug_gpu_fault == GPUIR_FAULT_EXIT_UPLOAD)
 	{
 		/* as if killed with the segment on the device and the batch taken */
@@ -495,7 +505,8 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 
 	/* the host copies are sized by the counts: a stream of another size would overflow them */
 	if (seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) seg->nblocks * sizeof(GpuirBlockHeader) ||
-		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32))
+		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32) ||
+		GpuirPriorsSizeCheck(seg) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("gpuir index %u/%u/%u: segment stream sizes do not match the segment directory",

@@ -104,6 +104,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	req->k1 = sc->k1;
 	req->b = sc->b;
 	req->avgdl = sc->avgdl;
+	req->prior_weight = meta->has_prior ? meta->prior_weight : 0.0f;
 	req->segs_off = off;
 	off += MAXALIGN(sizeof(GpuirSegmentData) * nseg);
 	req->items_off = off;

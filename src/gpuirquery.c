@@ -47,16 +47,14 @@ query_postings(const GpuirQuery *q)
  * gpu whenever the service runs; auto as the cost model says
  * (gpuirroute.c: the device expected to answer first, from the times of
  * recent queries of the same class on each).  k above GPUIR_CUDA_MAX_K, a
- * page after a cursor (GpuirQueryInput.after), temporary indexes (local
- * buffers the worker cannot read) and indexes with a document prior (the
- * kernels score BM25 only) stay on the CPU.
+ * page after a cursor (GpuirQueryInput.after) and temporary indexes (local
+ * buffers the worker cannot read) stay on the CPU.
  */
 static bool
 gpu_wanted(GpuirQuery *q, GpuirMode mode)
 {
 	if (gpuir_device == GPUIR_DEVICE_CPU || !q->ready || q->meta.nsegments == 0 ||
-		q->k > GPUIR_CUDA_MAX_K || q->after_set || RelationUsesLocalBuffers(q->index) ||
-		q->meta.has_prior)
+		q->k > GPUIR_CUDA_MAX_K || q->after_set || RelationUsesLocalBuffers(q->index))
 		return false;
 	if (gpuir_device == GPUIR_DEVICE_AUTO)
 		return GpuirServiceReady() && GpuirRouteToGpu(mode, q->k, query_postings(q));

@@ -129,6 +129,11 @@ check_header(GpuirTaken *t, Size size)
 						  h->k1, h->b, h->avgdl);
 		return false;
 	}
+	if (!(h->prior_weight >= 0.0f && h->prior_weight <= GPUIR_MAX_PRIOR_WEIGHT))
+	{
+		GpuirWorkerReject(t, "bad request: prior weight %g", h->prior_weight);
+		return false;
+	}
 	if (!range_ok(h->segs_off, h->nsegments, sizeof(GpuirSegmentData), size) ||
 		!range_ok(h->items_off, nitems, sizeof(GpuirReqItem), size) ||
 		!range_ok(h->terms_off, h->nterms, sizeof(GpuirReqTerm), size) ||

@@ -293,6 +293,8 @@ typedef struct GpuirRequest
 	float4		k1;
 	float4		b;
 	float4		avgdl;
+	float4		prior_weight;	/* the index's prior_weight; 0 without a prior
+								 * column (src/README, "Document priors") */
 	uint32		segs_off;
 	uint32		items_off;
 	uint32		terms_off;

@@ -652,6 +652,22 @@ GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg, GpuirStreamKind 
 }
 
 /*
+ * GpuirPriorsSizeCheck: NULL when seg's PRIORS stream has a valid size
+ * (ndocs priors, or empty with prior_max 0), else what is wrong; the
+ * stream's readers (GpuirSegmentPriors, the GPU service's segment load)
+ * check it before they size a copy by it
+ */
+const char *
+GpuirPriorsSizeCheck(const GpuirSegmentData *seg)
+{
+	if (seg->streams[GPUIR_S_PRIORS].nbytes == 0)
+		return seg->prior_max != 0.0f ? "segment with a largest prior but no priors" : NULL;
+	if (seg->streams[GPUIR_S_PRIORS].nbytes != (uint64) seg->ndocs * sizeof(float4))
+		return "segment priors of the wrong size for its documents";
+	return NULL;
+}
+
+/*
  * GpuirSegmentPriors: seg's PRIORS stream (docID -> prior), palloc'd in the
  * current context; NULL when it is empty (every prior 0).  Raises
  * ERRCODE_INDEX_CORRUPTED when its size is not ndocs priors or a prior is
@@ -661,16 +677,13 @@ GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg, GpuirStreamKind 
 float4 *
 GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg)
 {
+	const char *why = GpuirPriorsSizeCheck(seg);
 	float4	   *p;
 
+	if (why != NULL)
+		GpuirCorrupt(index, why);
 	if (seg->streams[GPUIR_S_PRIORS].nbytes == 0)
-	{
-		if (seg->prior_max != 0.0f)
-			GpuirCorrupt(index, "segment with a largest prior but no priors");
 		return NULL;
-	}
-	if (seg->streams[GPUIR_S_PRIORS].nbytes != (uint64) seg->ndocs * sizeof(float4))
-		GpuirCorrupt(index, "segment priors of the wrong size for its documents");
 	p = (float4 *) GpuirStreamReadAll(index, seg, GPUIR_S_PRIORS);
 	for (uint32 d = 0; d < seg->ndocs; d++)
 		if (!(p[d] >= 0.0f && p[d] <= seg->prior_max))

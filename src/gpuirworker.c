@@ -972,12 +972,14 @@ batch_units(GpuirBatch *b, int *nunits_out)
 			u->key.payload_start = seg->streams[GPUIR_S_PAYLOAD].start;
 			u->key.blockdir_start = seg->streams[GPUIR_S_BLOCKDIR].start;
 			u->key.doclens_start = seg->streams[GPUIR_S_DOCLENS].start;
+			u->key.priors_start = seg->streams[GPUIR_S_PRIORS].start;
 			u->key.payload_bytes = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 			u->key.nblocks = seg->nblocks;
 			u->key.ndocs = seg->ndocs;
 			u->sc.k1 = h->k1;
 			u->sc.b = h->b;
 			u->sc.avgdl = h->avgdl;
+			u->sc.prior_weight = h->prior_weight;
 			u->part = t->part;
 			u->nparts = t->nparts;
 			u->t = i;

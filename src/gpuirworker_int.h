@@ -46,6 +46,7 @@ typedef struct GpuirCacheKey
 	BlockNumber payload_start;
 	BlockNumber blockdir_start;
 	BlockNumber doclens_start;
+	BlockNumber priors_start;	/* the resident copy holds the priors too */
 	uint32		payload_bytes;
 	uint32		nblocks;
 	uint32		ndocs;

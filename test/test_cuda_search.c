@@ -104,6 +104,7 @@ typedef struct SegSpec
 	int			deleted;		/* mark about 2% of docIDs deleted */
 	int			ties;			/* tie-heavy: tf mostly 1, dl from 3 values */
 	int			skew;			/* BMW-friendly: rare high tf, rare short docs */
+	int			priors;			/* static document priors (seg_priors) */
 } SegSpec;
 
 typedef struct TestSeg
@@ -130,6 +131,8 @@ typedef struct TestSeg
 	uint32_t	blocks_cap;
 	uint32_t   *doclen;
 	uint8_t    *deleted;		/* NULL: none */
+	float	   *prior;			/* NULL: none */
+	float		prior_max;
 	uint64_t	total_postings;
 	gpuir_cuda_segment dev;
 } TestSeg;
@@ -221,6 +224,39 @@ random_tf(int mode)
 }
 
 /*
+ * seg_priors: static priors for s's documents: half 0, some from three
+ * common values (ties after the weight), some uniform in [0, 8), and one in
+ * twenty in [8, 48), larger than most BM25 sums, so that the prior decides
+ * many rankings and the bounds must carry it (prior_max); the largest is
+ * the segment's prior_max
+ */
+static void
+seg_priors(TestSeg *s)
+{
+	static const float common_prior[] = {0.5f, 1.0f, 2.0f};
+
+	s->prior = xmalloc((size_t) s->ndocs * sizeof(float));
+	s->prior_max = 0.0f;
+	for (uint32_t d = 0; d < s->ndocs; d++)
+	{
+		const uint32_t r = rnd() % 20;
+		float		p;
+
+		if (r < 10)
+			p = 0.0f;
+		else if (r < 16)
+			p = common_prior[rnd() % 3];
+		else if (r < 19)
+			p = (float) (urand() * 8.0);
+		else
+			p = (float) (8.0 + urand() * 40.0);
+		s->prior[d] = p;
+		if (p > s->prior_max)
+			s->prior_max = p;
+	}
+}
+
+/*
  * seg_build: a random segment after spec (doc lengths, deletions, every
  * term's list by its length, tf and docID-window modes), its lists decoded
  * back for the CPU reference (seg_upload sends it to the device).  Long
@@ -263,6 +299,8 @@ seg_build(TestSeg *s, const SegSpec *spec)
 			if (rnd() % 50 == 0)
 				s->deleted[d >> 3] |= (uint8_t) (1 << (d & 7));
 	}
+	if (spec->priors)
+		seg_priors(s);
 
 	for (uint32_t t = 0; t < s->nterms; t++)
 	{
@@ -401,8 +439,8 @@ seg_upload(TestSeg *s)
 {
 	return gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last,
 									 s->block_offset, s->impact_tf, s->impact_dl,
-									 s->nblocks_total, s->doclen, s->deleted, s->ndocs,
-									 &s->dev);
+									 s->nblocks_total, s->doclen, s->deleted, s->prior,
+									 s->prior_max, s->ndocs, &s->dev);
 }
 
 static void
@@ -427,6 +465,7 @@ seg_free(TestSeg *s)
 	free(s->impact_dl);
 	free(s->doclen);
 	free(s->deleted);
+	free(s->prior);
 }
 
 /* ---------- batches ---------- */
@@ -581,7 +620,8 @@ ref_free(Ref *r)
 
 /*
  * The top k of query q: every list's postings in the query's term order,
- * each document's score a float32 sum from 0.0f; AND keeps documents in
+ * each document's score a float32 sum from 0.0f, plus its prior weighted
+ * (in a segment with priors); AND keeps documents in
  * every list, OR (and BMW) those in any; deleted docIDs never qualify.
  */
 static uint32_t
@@ -623,6 +663,14 @@ ref_query(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b
 		if ((!and_mode || r->cnt[d] == q->nterms) && !is_deleted(s, d))
 		{
 			Res			x = {r->acc[d], d};
+
+			/* the prior after the BM25 sum: w * prior rounded, then added */
+			if (s->prior != NULL)
+			{
+				float		pw = sc->prior_weight * s->prior[d];
+
+				x.score = r->acc[d] + pw;
+			}
 
 			heap_offer(r->heap, &n, q->k, x);
 		}
@@ -929,7 +977,7 @@ test_bmw_fallback(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 
 	st = gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
 								   NULL, NULL, s->nblocks_total, s->doclen, s->deleted,
-								   s->ndocs, &noimp.dev);
+								   s->prior, s->prior_max, s->ndocs, &noimp.dev);
 	check(st == GPUIR_CUDA_OK, "BMW fallback: upload without impacts");
 	if (st != GPUIR_CUDA_OK)
 		return;
@@ -1161,32 +1209,69 @@ test_arguments(TestSeg *s, const gpuir_cuda_scoring *sc)
 	/* upload / free */
 	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
 									s->impact_tf, s->impact_dl, s->nblocks_total, s->doclen,
-									s->deleted, s->ndocs, NULL) == GPUIR_CUDA_INVALID_ARGUMENT,
+									s->deleted, NULL, 0.0f, s->ndocs, NULL) ==
+		  GPUIR_CUDA_INVALID_ARGUMENT,
 		  "args: upload to NULL");
 	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
 									s->impact_tf, NULL, s->nblocks_total, s->doclen,
-									s->deleted, s->ndocs, &dev) == GPUIR_CUDA_INVALID_ARGUMENT,
+									s->deleted, NULL, 0.0f, s->ndocs, &dev) ==
+		  GPUIR_CUDA_INVALID_ARGUMENT,
 		  "args: one impact array");
 	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
 									NULL, NULL, s->nblocks_total, NULL,
-									s->deleted, s->ndocs, &dev) == GPUIR_CUDA_INVALID_ARGUMENT,
+									s->deleted, NULL, 0.0f, s->ndocs, &dev) ==
+		  GPUIR_CUDA_INVALID_ARGUMENT,
 		  "args: no doclen");
 	check(gpuir_cuda_segment_free(NULL) == GPUIR_CUDA_OK, "args: free NULL");
 	check(gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
 									NULL, NULL, s->nblocks_total, s->doclen,
-									NULL, s->ndocs, &dev) == GPUIR_CUDA_OK &&
+									NULL, NULL, 0.0f, s->ndocs, &dev) == GPUIR_CUDA_OK &&
 		  dev.impact_tf == NULL && dev.deleted == NULL,
 		  "args: upload without impacts and deletions");
 	check(gpuir_cuda_segment_free(&dev) == GPUIR_CUDA_OK && dev.payload == NULL &&
 		  gpuir_cuda_segment_free(&dev) == GPUIR_CUDA_OK, "args: free twice");
+	/* priors: each must lie in 0 .. prior_max, the weight be finite and >= 0 */
+	{
+		float	   *pr = xmalloc((size_t) s->ndocs * sizeof(float));
+		gpuir_cuda_scoring badw = *sc;
+		static const float bad_prior[] = {-1.0f, NAN, 2.5f};
+
+		for (uint32_t i = 0; i < s->ndocs; i++)
+			pr[i] = (i % 3 == 0) ? 0.0f : 2.0f;
+#define UPLOAD_PRIORS(pmax) \
+		gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset, \
+								  s->impact_tf, s->impact_dl, s->nblocks_total, s->doclen, \
+								  s->deleted, pr, (pmax), s->ndocs, &dev)
+		check(UPLOAD_PRIORS(2.0f) == GPUIR_CUDA_OK && dev.prior != NULL && dev.prior_max == 2.0f,
+			  "args: upload with priors");
+		badw.prior_weight = -0.5f;
+		check(gpuir_cuda_search_batch(&dev, &badw, &q, 1, &term, 1, 10, d, sco, &cnt, NULL) ==
+			  GPUIR_CUDA_INVALID_ARGUMENT, "args: negative prior weight");
+		badw.prior_weight = INFINITY;
+		check(gpuir_cuda_search_batch(&dev, &badw, &q, 1, &term, 1, 10, d, sco, &cnt, NULL) ==
+			  GPUIR_CUDA_INVALID_ARGUMENT, "args: infinite prior weight");
+		gpuir_cuda_segment_free(&dev);
+		check(UPLOAD_PRIORS(1.0f) == GPUIR_CUDA_CORRUPT && dev.prior == NULL,
+			  "args: a prior above prior_max");
+		check(UPLOAD_PRIORS(-1.0f) == GPUIR_CUDA_CORRUPT, "args: negative prior_max");
+		check(UPLOAD_PRIORS(NAN) == GPUIR_CUDA_CORRUPT, "args: NaN prior_max");
+		for (size_t i = 0; i < sizeof(bad_prior) / sizeof(bad_prior[0]); i++)
+		{
+			pr[s->ndocs - 1] = bad_prior[i];
+			check(UPLOAD_PRIORS(2.0f) == GPUIR_CUDA_CORRUPT, "args: a negative, NaN or too large prior");
+		}
+#undef UPLOAD_PRIORS
+		free(pr);
+	}
 	/* an empty segment */
 	{
 		uint32_t	off0 = 0;
 		gpuir_cuda_term none = {0, 0, 0, 1.0f};
 		gpuir_cuda_query qe = {0, 1, 10, GPUIR_CUDA_MODE_OR};
 
-		check(gpuir_cuda_segment_upload(NULL, 0, NULL, &off0, NULL, NULL, 0, NULL, NULL, 0,
-										&dev) == GPUIR_CUDA_OK, "args: upload an empty segment");
+		check(gpuir_cuda_segment_upload(NULL, 0, NULL, &off0, NULL, NULL, 0, NULL, NULL, NULL,
+										0.0f, 0, &dev) == GPUIR_CUDA_OK,
+			  "args: upload an empty segment");
 		cnt = 9;
 		check(gpuir_cuda_search_batch(&dev, sc, &qe, 1, &none, 1, 10, d, sco, &cnt, NULL) ==
 			  GPUIR_CUDA_OK && cnt == 0, "args: search an empty segment");
@@ -1495,7 +1580,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 static void
 test_partial(const gpuir_cuda_scoring *sc)
 {
-	const SegSpec spec = {"partial", 2200000, 12, 2200000, 1, 0, 0};
+	const SegSpec spec = {"partial", 2200000, 12, 2200000, 1, 0, 0, 0};
 	BatchSpec	or_k1000 = {"partial: OR of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_OR,
 	1000, 1000, 0, 0};
 	BatchSpec	bmw_k1000 = {"partial: BMW of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_BMW,
@@ -1528,7 +1613,7 @@ main(int argc, char **argv)
 	size_t		mem = 0;
 	int			major = 0,
 				minor = 0;
-	gpuir_cuda_scoring sc = {1.2f, 0.75f, 0.0f};
+	gpuir_cuda_scoring sc = {1.2f, 0.75f, 0.0f, 0.0f};
 
 	quick = (argc > 1 && strcmp(argv[1], "--quick") == 0);
 	st = gpuir_cuda_device_count(&ndev);
@@ -1558,23 +1643,28 @@ main(int argc, char **argv)
 
 	rnd_seed(0xD1B54A32D192ED03ULL);
 	{
-		/* name, ndocs, nterms, maxlen, deleted, ties */
+		/* name, ndocs, nterms, maxlen, deleted, ties, skew, priors */
 		const SegSpec big = {"big", quick ? 60000 : 1000000, quick ? 150 : 1200,
-		quick ? 20000 : 100000, 1, 0, 0};
+		quick ? 20000 : 100000, 1, 0, 0, 0};
 		const SegSpec ties = {"ties", quick ? 20000 : 200000, quick ? 100 : 500,
-		quick ? 10000 : 50000, 0, 1, 0};
+		quick ? 10000 : 50000, 0, 1, 0, 0};
 		const SegSpec skew = {"skew", quick ? 60000 : 1000000, quick ? 100 : 400,
-		quick ? 20000 : 200000, 1, 0, 1};
+		quick ? 20000 : 200000, 1, 0, 1, 0};
+		const SegSpec skew_priors = {"skew, priors", quick ? 60000 : 1000000, quick ? 100 : 400,
+		quick ? 20000 : 200000, 1, 0, 1, 1};
+		const SegSpec ties_priors = {"ties, priors", quick ? 20000 : 200000, quick ? 100 : 500,
+		quick ? 10000 : 50000, 1, 1, 0, 1};
 		static const uint32_t edge_ndocs[] = {1, 100, 8191, 8192, 8193, 16383, 16384, 16385, 20000};
 
 		for (size_t i = 0; i < sizeof(edge_ndocs) / sizeof(edge_ndocs[0]); i++)
 		{
 			char		nm[32];
 			SegSpec		e = {nm, edge_ndocs[i], 24, edge_ndocs[i], (int) (i % 2), (int) (i % 3 == 0),
-			(int) (i % 3 == 1)};
+			(int) (i % 3 == 1), (int) (i % 4 == 3)};
 
-			snprintf(nm, sizeof(nm), "edge %u", edge_ndocs[i]);
+			snprintf(nm, sizeof(nm), "edge %u%s", edge_ndocs[i], e.priors ? ", priors" : "");
 			sc.avgdl = 400.0f + (float) i;
+			sc.prior_weight = 0.7f;
 			test_segment(&e, &sc, 0, 0, i == 2);
 		}
 		sc.avgdl = 731.25f;
@@ -1587,6 +1677,12 @@ main(int argc, char **argv)
 		sc.b = 0.75f;
 		sc.avgdl = 1100.0f;
 		test_segment(&skew, &sc, 1, 0, 0);
+		/* document priors: a weight that makes them matter, then one of 1 */
+		sc.prior_weight = 0.3f;
+		test_segment(&skew_priors, &sc, 1, 0, 0);
+		sc.prior_weight = 1.0f;
+		sc.avgdl = 731.25f;
+		test_segment(&ties_priors, &sc, 0, 0, 0);
 		if (!quick)
 			test_partial(&sc);
 	}

@@ -478,7 +478,7 @@ upload_one(const Segment *s, int d, gpuir_cuda_segment *dev)
 
 	st = gpuir_cuda_segment_upload(s->payload, s->payload_bytes, s->block_last, s->block_offset,
 								   s->impact_tf, s->impact_dl, s->nblocks, s->doclen, NULL,
-								   s->ndocs, dev);
+								   NULL, 0.0f, s->ndocs, dev);
 	if (st != GPUIR_CUDA_OK)
 	{
 		printf("engine_bench: segment upload to device %d failed: %s (%s)\n", d,
