@@ -139,6 +139,39 @@ SELECT (SELECT array_agg(row(ctid, float4send(score)) ORDER BY score DESC, ctid)
         FROM gpuir_search('pbc_parallel', 'common w5', 1000, 'or')) AS common_same;
 DROP TABLE pb_common;
 
+-- document priors (an INCLUDE column) travel with the documents to the
+-- leader: the parallel build writes the serial build's segments, PRIORS
+-- streams included (the last segments' priors are all 0: they have none),
+-- and both rank alike, score bits included
+CREATE TABLE pb_prior (id int, body text, pr real) WITH (autovacuum_enabled = off);
+INSERT INTO pb_prior
+SELECT i, 'common w' || (i % 97) || ' w' || (i % 1013) || ' w' || (i * 7 % 3000),
+       CASE WHEN i <= 12000 THEN (i % 17) * 0.25 ELSE 0 END
+FROM generate_series(1, 40000) i;
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX pbp_serial ON pb_prior USING gpuir (body) INCLUDE (pr)
+  WITH (text_config = 'simple', prior_weight = 0.5, max_segment_docs = 10000);
+SET max_parallel_maintenance_workers = 2;
+SET maintenance_work_mem = '256MB';
+SET client_min_messages = debug1;
+\set VERBOSITY terse
+CREATE INDEX pbp_parallel ON pb_prior USING gpuir (body) INCLUDE (pr)
+  WITH (text_config = 'simple', prior_weight = 0.5, max_segment_docs = 10000);
+RESET client_min_messages;
+\set VERBOSITY default
+RESET maintenance_work_mem;
+RESET max_parallel_maintenance_workers;
+SELECT gpuir_verify('pbp_parallel');
+SELECT s.segments, s.docs = p.docs AS docs, s.postings = p.postings AS postings,
+       s.pages = p.pages AS pages
+FROM gpuir_index_info('pbp_serial') s, gpuir_index_info('pbp_parallel') p;
+SELECT m.mode, pg_temp.pb_mismatches('pbp_serial', 'pbp_parallel', m.mode) AS mismatches
+FROM (VALUES ('and'), ('or'), ('bmw')) m(mode) ORDER BY m.mode;
+-- the priors count: the top row of 'common' is among the lifted ones
+SELECT p.pr > 0 AS top_has_prior
+FROM gpuir_search('pbp_parallel', 'common', 1, 'or') s JOIN pb_prior p ON p.ctid = s.ctid;
+DROP TABLE pb_prior;
+
 -- merges too: new rows, then a merge of pb_serial's segment and buffer past
 -- maintenance_work_mem, against pb_spilled, which holds the same rows (the
 -- new ones in its insert buffer).  The new rows fill space a VACUUM freed

@@ -128,9 +128,8 @@ SELECT count(*) FROM gpuir_search('pr_prior', 'w1', 10);
 REINDEX INDEX pr_prior;
 SELECT * FROM pr_check(2.5, ARRAY[10]);
 
--- several segments (max_segment_docs), weight 0 (BM25 alone); built where
--- a parallel build would run (it builds serially: its exchange carries no
--- priors)
+-- several segments (max_segment_docs), weight 0 (BM25 alone); a parallel
+-- build (its workers send their documents' priors to the leader)
 DROP INDEX pr_prior;
 SET max_parallel_maintenance_workers = 2;
 SET min_parallel_table_scan_size = 0;

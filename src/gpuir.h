@@ -641,7 +641,7 @@ typedef struct GpuirPosting
 
 extern uint32 GpuirBuilderNumTerms(GpuirBuilder *b);
 extern uint32 GpuirBuilderExportBegin(GpuirBuilder *b, Relation index,
-									  ItemPointerData **tids, uint32 **dls);
+									  ItemPointerData **tids, uint32 **dls, float4 **priors);
 extern bool GpuirBuilderExportNext(GpuirBuilder *b, const char **lexeme, uint16 *len,
 								   GpuirPosting **list, uint64 *n);
 extern void GpuirBuilderExportEnd(GpuirBuilder *b);
@@ -694,7 +694,8 @@ typedef struct GpuirListsInfo
 typedef struct GpuirDocSource
 {
 	uint64		ndocs;
-	uint32		(*next) (void *arg, const ItemPointerData **tids, const uint32 **dls);
+	uint32		(*next) (void *arg, const ItemPointerData **tids, const uint32 **dls,
+						 const float4 **priors);	/* priors NULL: all 0 */
 	void		(*map) (void *arg, const uint32 *docids, uint32 n);
 	void	   *arg;
 } GpuirDocSource;
@@ -703,7 +704,8 @@ typedef struct GpuirDocSource
 
 extern GpuirLists *GpuirListsBegin(float4 k1, float4 b, double avgdl, BufFile **files);
 extern uint64 GpuirListsMergeDocs(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
-								  GpuirDocSource *src, int nsrc, uint64 *sum_dl);
+								  GpuirDocSource *src, int nsrc, bool with_priors,
+								  uint64 *sum_dl);
 extern double GpuirListsAvgdl(GpuirLists *ls);
 extern void GpuirListsMerge(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
 							GpuirListSource *src, int nsrc, pg_atomic_uint64 *lists_done);

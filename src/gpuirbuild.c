@@ -161,7 +161,8 @@ init_metapage(Relation index, ForkNumber forknum)
  *
  * What stays serial is the merge of the documents, the appending and the
  * writing of the pages.  Each worker's messages to the leader: MSG_HEAD,
- * MSG_DOCS until every document is sent (TIDs, then lengths), MSG_WRITTEN
+ * MSG_DOCS until every document is sent (TIDs, then lengths, then the
+ * document priors unless they are all 0), MSG_WRITTEN
  * once its lists file is complete, MSG_ENCODED with its range's sizes.
  */
 #define PARALLEL_KEY_GPUIR_SHARED	UINT64CONST(0xA000000000000001)
@@ -219,8 +220,9 @@ typedef struct MsgHead
 
 typedef struct MsgDocs
 {
-	uint32		kind;			/* MSG_DOCS; count TIDs, then count lengths */
+	uint32		kind;			/* MSG_DOCS; count TIDs, then count lengths, */
 	uint32		count;
+	uint32		priors;			/* then, when 1, count priors (0: all 0) */
 } MsgDocs;
 
 typedef struct MsgEncoded
@@ -672,6 +674,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	double		reltuples;
 	ItemPointerData *tids;
 	uint32	   *dls;
+	float4	   *priors;
 	uint32	   *map;
 	uint32		ndocs;
 	MsgHead		head;
@@ -708,7 +711,7 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	SpinLockRelease(&shared->mutex);
 
 	/* 1. the documents to the leader */
-	ndocs = GpuirBuilderExportBegin(bs.builder, index, &tids, &dls);
+	ndocs = GpuirBuilderExportBegin(bs.builder, index, &tids, &dls, &priors);
 	head.kind = MSG_HEAD;
 	head.ndocs = ndocs;
 	head.nterms = GpuirBuilderNumTerms(bs.builder);
@@ -717,17 +720,21 @@ gpuir_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	initStringInfo(&msg);
 	for (uint32 d = 0; d < ndocs; d += MSG_DOCS_MAX)
 	{
-		MsgDocs		md = {MSG_DOCS, Min(MSG_DOCS_MAX, ndocs - d)};
+		MsgDocs		md = {MSG_DOCS, Min(MSG_DOCS_MAX, ndocs - d), priors != NULL};
 
 		CHECK_FOR_INTERRUPTS();
 		resetStringInfo(&msg);
 		appendBinaryStringInfo(&msg, (char *) &md, sizeof(md));
 		appendBinaryStringInfo(&msg, (char *) (tids + d), sizeof(ItemPointerData) * md.count);
 		appendBinaryStringInfo(&msg, (char *) (dls + d), sizeof(uint32) * md.count);
+		if (priors != NULL)
+			appendBinaryStringInfo(&msg, (char *) (priors + d), sizeof(float4) * md.count);
 		msg_send(to_leader, msg.data, msg.len);
 	}
 	pfree(msg.data);
 	pfree(tids);
+	if (priors != NULL)
+		pfree(priors);
 
 	/* 2. its docID map from the leader; its lists to its file */
 	wait_stage(shared, STAGE_MAPS);
@@ -796,6 +803,7 @@ typedef struct QueueDocs
 	uint32		left;			/* documents still to come */
 	ItemPointerData *tids;		/* the current chunk, aligned copies */
 	uint32	   *dls;
+	float4	   *priors;
 	BufFile    *map;			/* its docID map, for the worker */
 } QueueDocs;
 
@@ -817,7 +825,8 @@ queue_head(shm_mq_handle *mq)
 
 /* queue_docs_next: GpuirDocSource.next of a QueueDocs (a MSG_DOCS) */
 static uint32
-queue_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls)
+queue_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls,
+				const float4 **priors)
 {
 	QueueDocs  *q = arg;
 	Size		nbytes;
@@ -831,13 +840,21 @@ queue_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls)
 		bad_message();
 	memcpy(&md, p, sizeof(md));
 	if (md.kind != MSG_DOCS || md.count == 0 || md.count > Min(q->left, MSG_DOCS_MAX) ||
-		nbytes != sizeof(md) + (sizeof(ItemPointerData) + sizeof(uint32)) * (Size) md.count)
+		md.priors > 1 ||
+		nbytes != sizeof(md) + (sizeof(ItemPointerData) + sizeof(uint32) +
+								(md.priors ? sizeof(float4) : 0)) * (Size) md.count)
 		bad_message();
-	memcpy(q->tids, p + sizeof(md), sizeof(ItemPointerData) * md.count);
-	memcpy(q->dls, p + sizeof(md) + sizeof(ItemPointerData) * md.count, sizeof(uint32) * md.count);
+	p += sizeof(md);
+	memcpy(q->tids, p, sizeof(ItemPointerData) * md.count);
+	p += sizeof(ItemPointerData) * md.count;
+	memcpy(q->dls, p, sizeof(uint32) * md.count);
+	p += sizeof(uint32) * md.count;
+	if (md.priors)
+		memcpy(q->priors, p, sizeof(float4) * md.count);
 	q->left -= md.count;
 	*tids = q->tids;
 	*dls = q->dls;
+	*priors = md.priors ? q->priors : NULL;
 	return md.count;
 }
 
@@ -855,6 +872,7 @@ typedef struct OwnDocs
 {
 	const ItemPointerData *tids;
 	const uint32 *dls;
+	const float4 *priors;		/* NULL: all 0 */
 	uint32		ndocs;
 	bool		given;
 	uint32	   *map;
@@ -862,7 +880,8 @@ typedef struct OwnDocs
 } OwnDocs;
 
 static uint32
-own_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls)
+own_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls,
+			  const float4 **priors)
 {
 	OwnDocs    *o = arg;
 
@@ -871,6 +890,7 @@ own_docs_next(void *arg, const ItemPointerData **tids, const uint32 **dls)
 	o->given = true;
 	*tids = o->tids;
 	*dls = o->dls;
+	*priors = o->priors;
 	return o->ndocs;
 }
 
@@ -931,6 +951,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	OwnDocs		own;
 	ItemPointerData *tids;
 	uint32	   *dls;
+	float4	   *priors;
 	uint64		ndocs;
 	uint64		lists_total = 0;
 	int			nlaunched;
@@ -1034,9 +1055,10 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	src = palloc0(sizeof(GpuirDocSource) * nsrc);
 	qd = palloc0(sizeof(QueueDocs) * nsrc);
 	memset(&own, 0, sizeof(own));
-	own.ndocs = GpuirBuilderExportBegin(bs->builder, index, &tids, &dls);
+	own.ndocs = GpuirBuilderExportBegin(bs->builder, index, &tids, &dls, &priors);
 	own.tids = tids;
 	own.dls = dls;
+	own.priors = priors;
 	own.map = palloc_extended(sizeof(uint32) * Max(own.ndocs, 1), MCXT_ALLOC_HUGE);
 	src[0].ndocs = own.ndocs;
 	src[0].next = own_docs_next;
@@ -1053,6 +1075,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 		qd[i].left = head.ndocs;
 		qd[i].tids = palloc(sizeof(ItemPointerData) * MSG_DOCS_MAX);
 		qd[i].dls = palloc(sizeof(uint32) * MSG_DOCS_MAX);
+		qd[i].priors = palloc(sizeof(float4) * MSG_DOCS_MAX);
 		qd[i].map = file_create(shared, 'm', i);
 		src[i].ndocs = head.ndocs;
 		src[i].next = queue_docs_next;
@@ -1067,15 +1090,18 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	GpuirPiecesInit(pieces, ndocs, bs->max_docs, GPUIR_MAX_BUILD_PIECES);
 	for (int q = 0; q < pieces->n; q++)
 		ls[q] = GpuirListsBegin(meta->k1, meta->b, 0, NULL);
-	ndocs = GpuirListsMergeDocs(ls, pieces, index, src, nsrc, &bs->total_dl);
+	ndocs = GpuirListsMergeDocs(ls, pieces, index, src, nsrc, meta->has_prior, &bs->total_dl);
 	shared->avgdl = GpuirListsAvgdl(ls[0]);
 	for (int i = 1; i < nsrc; i++)
 	{
 		BufFileClose(qd[i].map);
 		pfree(qd[i].tids);
 		pfree(qd[i].dls);
+		pfree(qd[i].priors);
 	}
 	pfree(tids);
+	if (priors != NULL)
+		pfree(priors);
 	set_stage(shared, STAGE_MAPS);
 	INSTR_TIME_SET_CURRENT(t_docs);
 
@@ -1218,8 +1244,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		int			nworkers = plan_create_index_workers(RelationGetRelid(heap),
 														 RelationGetRelid(index));
 
-		/* the parallel build's messages carry no priors: serial for an index with one */
-		if (nworkers > 0 && !meta.has_prior)
+		if (nworkers > 0)
 			reltuples = build_parallel(heap, index, indexInfo, &bs, nworkers, budget, &meta);
 	}
 	if (reltuples < 0)

@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #ifdef __GLIBC__
+#include <float.h>
 #include <malloc.h>
 #endif
 #include <sys/mman.h>
@@ -213,6 +214,17 @@ typedef struct ByteBuf
 	BufFile    *spill;
 	uint64		flushed;
 } ByteBuf;
+
+/* bb_reset: bb emptied, its spill file closed and its memory freed */
+static void
+bb_reset(ByteBuf *bb)
+{
+	if (bb->spill != NULL)
+		BufFileClose(bb->spill);
+	if (bb->data != NULL)
+		pfree(bb->data);
+	memset(bb, 0, sizeof(*bb));
+}
 
 /* bb_size: the stream's length so far, flushed bytes included */
 static inline uint64
@@ -564,6 +576,7 @@ struct GpuirLists
 	float4		b;
 	double		avgdl;
 	uint64		ndocs;			/* GpuirListsMergeDocs's documents */
+	float4		prior_max;		/* their largest prior (0: no PRIORS stream) */
 	GpuirListsInfo info;
 };
 
@@ -1321,35 +1334,40 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 /*
  * GpuirBuilderExportBegin: what the builder collected, in the order of a
  * segment, for a parallel build (each participant's export): returns the
- * number of documents and sets *tids and *dls to them in heap TID order
- * (their docIDs are their positions; palloc'd copies, the caller's to
- * free).  GpuirBuilderExportNext then gives each term's list in dictionary
+ * number of documents and sets *tids, *dls and *priors to them in heap TID
+ * order (their docIDs are their positions; palloc'd copies, the caller's to
+ * free; *priors NULL when every prior is 0).  GpuirBuilderExportNext then gives each term's list in dictionary
  * order, and GpuirBuilderExportEnd ends.  Raises
  * ERRCODE_INDEX_CORRUPTED for a TID added twice.
  */
 uint32
-GpuirBuilderExportBegin(GpuirBuilder *b, Relation index, ItemPointerData **tids, uint32 **dls)
+GpuirBuilderExportBegin(GpuirBuilder *b, Relation index, ItemPointerData **tids, uint32 **dls,
+						float4 **priors)
 {
 	MemoryContext old = MemoryContextSwitchTo(b->cxt);
 	ItemPointerData *t;
 	uint32	   *d;
+	float4	   *p = NULL;
 
-	if (b->priors != NULL)
-		elog(ERROR, "a gpuir parallel build cannot carry document priors");
 	spill_held(b);
 	t = palloc_extended(sizeof(ItemPointerData) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
 	d = palloc_extended(sizeof(uint32) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
+	if (b->priors != NULL)
+		p = palloc_extended(sizeof(float4) * Max(b->ndocs, 1), MCXT_ALLOC_HUGE);
 	order_docs(b, index);
 	order_terms(b);
 	for (uint32 i = 0; i < b->ndocs; i++)
 	{
 		t[i] = b->tids[b->docorder[i]];
 		d[i] = b->dls[b->docorder[i]];
+		if (p != NULL)
+			p[i] = b->priors[b->docorder[i]];
 	}
 	list_begin(b);
 	MemoryContextSwitchTo(old);
 	*tids = t;
 	*dls = d;
+	*priors = p;
 	return b->ndocs;
 }
 
@@ -1402,6 +1420,7 @@ typedef struct DocCursor
 {
 	const ItemPointerData *tids;
 	const uint32 *dls;
+	const float4 *priors;		/* NULL: the chunk's priors are 0 */
 	uint32		n;
 	uint32		pos;
 	bool		done;
@@ -1417,7 +1436,7 @@ cursor_ready(GpuirDocSource *src, DocCursor *c)
 {
 	while (!c->done && c->pos == c->n)
 	{
-		c->n = src->next(src->arg, &c->tids, &c->dls);
+		c->n = src->next(src->arg, &c->tids, &c->dls, &c->priors);
 		c->pos = 0;
 		c->done = c->n == 0;
 	}
@@ -1433,10 +1452,42 @@ cursor_map_flush(GpuirDocSource *src, DocCursor *c)
 }
 
 /*
+ * merge_priors: the priors of n documents (p NULL: all 0) appended to ls's
+ * PRIORS stream, its prior_max raised; a prior that is negative, not finite
+ * or past real's range (GpuirRowPrior lets none through) is an internal
+ * error
+ */
+static void
+merge_priors(GpuirLists *ls, const float4 *p, uint64 n)
+{
+	static const float4 zeros[256];
+	ByteBuf    *bb = &ls->bb[GPUIR_S_PRIORS];
+
+	if (p == NULL)
+	{
+		for (uint64 i = 0; i < n; i += lengthof(zeros))
+			bb_append(bb, zeros, sizeof(float4) * Min(n - i, lengthof(zeros)));
+	}
+	else
+	{
+		for (uint64 i = 0; i < n; i++)
+		{
+			if (!(p[i] >= 0.0f && p[i] <= FLT_MAX))
+				elog(ERROR, "gpuir build: a document prior of %g", (double) p[i]);
+			ls->prior_max = Max(ls->prior_max, p[i]);
+		}
+		bb_append(bb, p, sizeof(float4) * n);
+	}
+	bb_flush(bb, false);
+}
+
+/*
  * GpuirListsMergeDocs: the documents of nsrc sources (builder exports,
  * each in heap TID order), merged by TID into the segment's docIDs and
  * written to the TIDS and DOCLENS streams of ls[r], r the piece of pieces
- * that holds them (in temporary files: memory does not grow with the
+ * that holds them, and with with_priors (an index with a prior column) to
+ * its PRIORS stream, left empty for a piece whose priors are all 0, and
+ * ls[r]'s prior_max (in temporary files: memory does not grow with the
  * documents; pieces cuts the sources' documents, the sum of their ndocs);
  * each source's map callback receives the docIDs of its documents in its
  * order, numbered across the pieces (GpuirListsMerge rebases them).  Sets
@@ -1448,7 +1499,7 @@ cursor_map_flush(GpuirDocSource *src, DocCursor *c)
  */
 uint64
 GpuirListsMergeDocs(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
-					GpuirDocSource *src, int nsrc, uint64 *sum_dl)
+					GpuirDocSource *src, int nsrc, bool with_priors, uint64 *sum_dl)
 {
 	DocCursor  *c = palloc0(sizeof(DocCursor) * nsrc);
 	int			piece = 0;
@@ -1474,6 +1525,9 @@ GpuirListsMergeDocs(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
 	{
 		ls[r]->bb[GPUIR_S_TIDS].spill = BufFileCreateTemp(false);
 		ls[r]->bb[GPUIR_S_DOCLENS].spill = BufFileCreateTemp(false);
+		if (with_priors)
+			ls[r]->bb[GPUIR_S_PRIORS].spill = BufFileCreateTemp(false);
+		ls[r]->prior_max = 0.0f;
 	}
 	ItemPointerSetInvalid(&last);
 
@@ -1546,6 +1600,8 @@ GpuirListsMergeDocs(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
 			bb_append(db, &b->dls[i], sizeof(uint32) * take);
 			bb_flush(tb, false);
 			bb_flush(db, false);
+			if (with_priors)
+				merge_priors(ls[piece], b->priors ? b->priors + i : NULL, take);
 			i += take;
 			d += take;
 		}
@@ -1565,6 +1621,9 @@ GpuirListsMergeDocs(GpuirLists **ls, const GpuirPieces *pieces, Relation index,
 	{
 		ls[r]->ndocs = pieces->first[r + 1] - pieces->first[r];
 		ls[r]->avgdl = avgdl;
+		/* every prior 0: no PRIORS stream, as GpuirBuilderWrite writes none */
+		if (ls[r]->prior_max == 0.0f)
+			bb_reset(&ls[r]->bb[GPUIR_S_PRIORS]);
 	}
 	*sum_dl = total;
 	return ndocs;
@@ -1826,12 +1885,7 @@ void
 GpuirListsDiscard(GpuirLists *ls)
 {
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
-	{
-		if (ls->bb[s].spill != NULL)
-			BufFileClose(ls->bb[s].spill);
-		if (ls->bb[s].data != NULL)
-			pfree(ls->bb[s].data);
-	}
+		bb_reset(&ls->bb[s]);
 	pfree(ls);
 }
 
@@ -1848,5 +1902,6 @@ GpuirListsWrite(GpuirLists *ls, Relation index, uint64 generation, bool on,
 {
 	write_segment(index, generation, NULL, ls->bb, (uint32) ls->ndocs, ls->info.nterms,
 				  ls->info.nblocks, ls->info.npostings, on, seg);
+	seg->prior_max = ls->prior_max;
 	pfree(ls);
 }
