@@ -25,8 +25,10 @@ PG_CONFIG ?= pg_config
 # -Wextra minus unused-parameter: AM callbacks and PostgreSQL headers have fixed signatures
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
 # scores are exact float32 sums: no fused multiply-add (GpuirBM25Expr in
-# src/gpuirlist.h), whatever -march the server was built with
+# src/gpuirlist.h), whatever -march the server was built with; the LLVM
+# bitcode installed for JIT inlining too (clang contracts by default)
 PG_CFLAGS += -ffp-contract=off
+override BITCODE_CFLAGS += -ffp-contract=off
 
 # pg_regress wants DIR/sql and DIR/expected: stage symlinks to sql_tests/ and expected/
 REGRESS = $(patsubst sql_tests/%.sql,%,$(sort $(wildcard sql_tests/*.sql)))
@@ -80,7 +82,8 @@ endif
 cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gpuirlist.h
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 
-$(OBJS): src/gpuir.h src/gpuircodec.h src/gpuirlist.h src/gpuirservice.h cuda/gpuir_cuda.h
+$(OBJS): src/gpuir.h src/gpuircodec.h src/gpuirlist.h src/gpuirservice.h cuda/gpuir_cuda.h \
+	src/gpuirmergepolicy.h src/gpuirroutemodel.h
 
 installcheck: build/regress/sql
 

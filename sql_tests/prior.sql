@@ -86,6 +86,10 @@ END $$;
 
 -- after the build
 SELECT * FROM pr_check(0.7, ARRAY[1, 10, 100]);
+-- the priors read from the index pages (doc_prior's stream), not the session's copy
+SET gpuir.doclength_cache = 0;
+SELECT * FROM pr_check(0.7, ARRAY[10]);
+RESET gpuir.doclength_cache;
 
 -- the prior changes the ranking: the top-10 of 'w0' differs from BM25's
 SELECT (SELECT array_agg(ctid ORDER BY score DESC, ctid) FROM gpuir_search('pr_prior', 'w0', 10, 'or'))

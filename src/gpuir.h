@@ -14,6 +14,8 @@
 
 #include "postgres.h"
 
+#include <float.h>
+
 #include "access/amapi.h"
 #include "access/genam.h"
 #include "access/generic_xlog.h"
@@ -564,6 +566,18 @@ extern bool GpuirTokenizeRow(Oid cfg_id, const uint16 *weights, int natts,
 							 const Datum *values, const bool *isnull, GpuirDocTerms *out);
 extern bool GpuirPriorTypeOk(Oid typid);
 extern float4 GpuirRowPrior(Relation index, const Datum *values, const bool *isnull);
+
+/*
+ * GpuirPriorValid: is p a prior an index may hold (finite, >= 0: then every
+ * score is >= 0 and a segment's largest prior bounds what any prior adds,
+ * src/README "Document priors")?  GpuirRowPrior raises 22003 for a row
+ * whose prior is not; a stored one that is not is corrupt.
+ */
+static inline bool
+GpuirPriorValid(float4 p)
+{
+	return p >= 0.0f && p <= FLT_MAX;
+}
 
 /*
  * GpuirPriorScore: what a document's prior adds to its BM25 score,

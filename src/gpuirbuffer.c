@@ -28,8 +28,6 @@
  */
 #include "postgres.h"
 
-#include <float.h>
-
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
@@ -601,7 +599,7 @@ GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 			if (end - p < (ptrdiff_t) sizeof(float4))
 				GpuirCorrupt(index, "malformed insert buffer record");
 			memcpy(&doc.prior, p, sizeof(float4));
-			if (!(doc.prior >= 0.0f && doc.prior <= FLT_MAX))
+			if (!GpuirPriorValid(doc.prior))
 				GpuirCorrupt(index, "insert buffer record with a negative or non-finite prior");
 			p += sizeof(float4);
 		}

@@ -20,11 +20,13 @@
  *	- Hoare, "Algorithm 65: Find", CACM 1961 (selection): TaatTopk's cut.
  *
  * Exactness: one float32 formula (GpuirBM25), each document's score summed
- * in the query's term order whatever the mode, bounds computed in double and
- * inflated by GPUIR_BOUND_SLACK, pruning only when a bound is strictly below
- * the k-th score, and a total order (score descending, heap TID ascending)
- * in the top-k heap: OR, WAND, BMW and term at a time return the same rows
- * and scores.
+ * in the query's term order whatever the mode, then its document prior
+ * added (GpuirPriorScore, in an index with a prior column), bounds computed
+ * in double, including the segment's largest prior, and inflated by
+ * GPUIR_BOUND_SLACK, pruning only when a bound is strictly below the k-th
+ * score, and a total order (score descending, heap TID ascending) in the
+ * top-k heap: OR, WAND, BMW and term at a time (used only in segments
+ * without priors) return the same rows and scores.
  * Candidates enter the heap only if not deleted by VACUUM and visible to the
  * snapshot (checked for the final top-k only when the query has no row
  * filter, and the query run again with a check per candidate should one of
@@ -131,13 +133,23 @@ threshold(GpuirQuery *q)
 }
 
 /*
- * may a document whose BM25 score is at most bound still enter the top-k?
- * Its prior adds at most q->prior_bound (the segment's largest) to it.
+ * may a document whose BM25 score is at most bound, and whose prior adds at
+ * most prior (GpuirPriorScore), still enter the top-k?
+ */
+static inline bool
+bound_prior_passes(GpuirQuery *q, double bound, double prior)
+{
+	return (bound + prior) * GPUIR_BOUND_SLACK >= (double) threshold(q);
+}
+
+/*
+ * bound_prior_passes with the most any prior of the segment adds
+ * (q->prior_bound)
  */
 static inline bool
 bound_passes(GpuirQuery *q, double bound)
 {
-	return (bound + q->prior_bound) * GPUIR_BOUND_SLACK >= (double) threshold(q);
+	return bound_prior_passes(q, bound, q->prior_bound);
 }
 
 /*
@@ -738,6 +750,8 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	uint32		dl;
 	uint32		sum_tf = 0;
 	float4		score = 0.0f;
+	float4		prior = 0.0f;	/* doc_prior's, once read */
+	bool		have_prior = false;
 	ItemPointerData tid;
 
 	for (int i = 0; i < ncur; i++)
@@ -771,7 +785,16 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		for (int i = 0; i < ncur; i++)
 			if (cur[i]->doc == doc)
 				bound += cur[i]->bcoef * (double) cur[i]->tf / ((double) cur[i]->tf + norm);
-		if (!bound_passes(q, bound))
+		/*
+		 * the document's own prior when it is in memory (no random access),
+		 * else the segment's largest
+		 */
+		if (q->lens != NULL)
+		{
+			prior = doc_prior(q, doc);
+			have_prior = true;
+		}
+		if (!bound_prior_passes(q, bound, have_prior ? (double) prior : q->prior_bound))
 			return;
 	}
 	if (q->lens != NULL)
@@ -781,7 +804,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	for (int i = 0; i < ncur; i++)
 		if (cur[i]->doc == doc)
 			score += GpuirBM25(cur[i]->idf, cur[i]->tf, dl, &q->sc);
-	score += doc_prior(q, doc);
+	score += have_prior ? prior : doc_prior(q, doc);
 	if (q->nheap == q->k && score < q->topk[0].score)
 		return;
 	if (q->lens != NULL)
@@ -1192,6 +1215,8 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 	float4		theta;
 	float4		split_theta = -INFINITY;	/* the threshold of the split */
 
+	Assert(q->prior_bound == 0.0);	/* its bounds and sums are BM25's alone */
+
 	/*
 	 * Only with deferred snapshot checks (no row filter): then every
 	 * candidate enters the top-k unchecked, so TaatTopk's cut, and the
@@ -1521,6 +1546,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	int			ncur;
 	uint64		postings = 0;
 	bool		taat;
+	bool		read_priors;
 	DocLens    *lens;
 
 	q->seg = &q->meta.segments[s];
@@ -1539,6 +1565,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	q->prior_bound = q->meta.has_prior ?
 		(double) GpuirPriorScore(q->meta.prior_weight, q->seg->prior_max) : 0.0;
 	/* term at a time scores BM25 alone: segments without priors */
+	read_priors = q->prior_bound != 0.0 && lens == NULL;	/* doc_prior's stream */
 	taat = lens != NULL && q->prior_bound == 0.0 &&
 		(mode == GPUIR_MODE_OR || mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW) &&
 		postings <= (uint64) gpuir_taat_max_postings;
@@ -1550,13 +1577,13 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
 	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
-	if (q->prior_bound != 0.0 && lens == NULL)
+	if (read_priors)
 		GpuirStreamReaderInit(&q->pri, q->index, q->seg, GPUIR_S_PRIORS);
 	run_mode(q, cur, ncur, mode, taat, lens);
 	GpuirStreamReaderEnd(&q->tids);
 	GpuirStreamReaderEnd(&q->dls);
 	GpuirStreamReaderEnd(&q->del);
-	if (q->prior_bound != 0.0 && lens == NULL)
+	if (read_priors)
 		GpuirStreamReaderEnd(&q->pri);
 	q->prior_bound = 0.0;
 	for (int i = 0; i < ncur; i++)

@@ -78,7 +78,8 @@ typedef struct GpuirQuery
 	GpuirStreamReader pri;		/* the segment's PRIORS without q->lens */
 	double		prior_bound;	/* the largest a prior of the segment adds
 								 * (GpuirPriorScore of its prior_max); 0:
-								 * no priors, pri not open */
+								 * no priors.  pri is open when it is not 0
+								 * and lens is NULL */
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
 	void	   *filter_arg;

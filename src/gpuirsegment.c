@@ -24,7 +24,6 @@
 #include "postgres.h"
 
 #ifdef __GLIBC__
-#include <float.h>
 #include <malloc.h>
 #endif
 #include <sys/mman.h>
@@ -1472,7 +1471,7 @@ merge_priors(GpuirLists *ls, const float4 *p, uint64 n)
 	{
 		for (uint64 i = 0; i < n; i++)
 		{
-			if (!(p[i] >= 0.0f && p[i] <= FLT_MAX))
+			if (!GpuirPriorValid(p[i]))
 				elog(ERROR, "gpuir build: a document prior of %g", (double) p[i]);
 			ls->prior_max = Max(ls->prior_max, p[i]);
 		}

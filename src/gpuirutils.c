@@ -150,7 +150,7 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 	{
 		const GpuirSegmentData *seg = &meta->segments[s];
 
-		if (!(seg->prior_max >= 0.0f && seg->prior_max <= FLT_MAX) ||
+		if (!GpuirPriorValid(seg->prior_max) ||
 			((seg->prior_max != 0.0f || seg->streams[GPUIR_S_PRIORS].nbytes != 0) && !meta->has_prior))
 			GpuirCorrupt(index, "segment's largest prior out of range, or priors in an index without a prior column");
 	}

@@ -683,7 +683,7 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 
 		for (uint32 d = 0; d < seg->ndocs; d++)
 		{
-			if (!(pri[d] >= 0.0f && pri[d] <= FLT_MAX))
+			if (!GpuirPriorValid(pri[d]))
 				verify_error(vs, "segment %u, docID %u: prior %g is negative or not finite", s, d, pri[d]);
 			max = Max(max, pri[d]);
 		}
