@@ -131,7 +131,9 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_set_device(int dev);
  * BM25 constants of one index, as in src/ (GpuirScoring): every score is the
  * float32 expression idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * (dl /
  * avgdl))), summed over a query's terms in the query's term order, exactly as
- * GpuirBM25 and the CPU engine do (kernels are built with --fmad=false).
+ * GpuirBM25 and the CPU engine do (kernels are built with --fmad=false),
+ * then, in a segment uploaded with priors, plus prior_weight * prior[d]
+ * (see gpuir_cuda_segment).
  */
 typedef struct gpuir_cuda_scoring
 {
@@ -359,8 +361,9 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *	OR		exhaustive score accumulation organised by docID range (Ding et
  *			al. 2009, section 8.3; Stanfill 1992, parallel inverted files
  *			with score accumulators): the docID space is cut into tiles of
- *			GPUIR_CUDA_TILE_DOCS docIDs; one thread block per (query, tile)
- *			decodes the blocks of each list that overlap the tile (found by
+ *			GPUIR_CUDA_TILE_DOCS docIDs; a thread block takes (query, tile)
+ *			pairs from a counter, one at a time (a grid of about what the
+ *			device holds at once), and for each decodes the blocks of each list that overlap the tile (found by
  *			binary search on block_last; one warp per block) and adds the
  *			terms' BM25 contributions, in the query's term order, to float
  *			accumulators in shared memory, visiting matched documents only.
@@ -379,8 +382,13 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			threshold in device memory (always a lower bound of the final
  *			k-th best score, raised by every tile that kept k documents)
  *			lets a tile be skipped when its bound is strictly below the
- *			threshold; the other tiles are scored as OR.  The output is
- *			exactly OR's.  Needs the segment's impact arrays and idf >= 0;
+ *			threshold; the other tiles are scored as OR.  Before the tiles,
+ *			each query's threshold is seeded from its lists' block maxima
+ *			(Kane & Tompa, SIGIR 2018), and a query whose seed is above 0
+ *			(or that has one term) is answered instead from its essential
+ *			lists' blocks that can reach it (MaxScore, Turtle & Flood 1995,
+ *			s3.2; gpuir_cuda_search_set_maxscore).  The output is exactly
+ *			OR's.  Needs the segment's impact arrays and idf >= 0;
  *			otherwise the query runs as OR.  Corrupt posting blocks are
  *			reported only if they are decoded (every block of a list the
  *			batch decodes once; else those of the tiles not skipped; the
@@ -398,7 +406,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *
  * Inputs:
  *	seg			resident segment (gpuir_cuda_segment_upload); device arrays
- *	sc			BM25 constants: k1 >= 0, 0 <= b <= 1, avgdl > 0, all finite
+ *	sc			BM25 constants: k1 >= 0, 0 <= b <= 1, avgdl > 0, all finite;
+ *				prior_weight finite and >= 0 when seg has priors
  *	queries[nqueries]	host array; query q's terms are terms[first_term ..
  *				first_term + nterms) (ranges may overlap between queries),
  *				1 <= k <= kmax, mode a gpuir_cuda_mode; a query with no term,
@@ -434,7 +443,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * Returns GPUIR_CUDA_OK; GPUIR_CUDA_INVALID_ARGUMENT (NULL pointer with
  * nqueries > 0, kmax or a k out of range, a term or block range outside its
  * array, npostings not matching nblocks, a non-finite idf, bad constants or
- * mode); GPUIR_CUDA_CORRUPT when a list used by a query fails a check or a
+ * mode, a bad prior_weight or prior_max on a segment with priors);
+ * GPUIR_CUDA_CORRUPT when a list used by a query fails a check or a
  * posting block does not decode (outputs then undefined); GPUIR_CUDA_OOM,
  * GPUIR_CUDA_NO_DEVICE, GPUIR_CUDA_ERROR (a CUDA call, or a kernel's own
  * consistency check, named in gpuir_cuda_last_error_detail()).  nqueries =

@@ -914,10 +914,11 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
  * block of the MaxScore kernel (gpuir_search_maxscore.cuh), followed by GPUIR_PART_SLICES x k keys for the partial
  * selections when gpuir_part_needed(that capacity, k).  Consecutive
  * queries are grouped into chunks of at most GPUIR_CAND_BUDGET keys (a
- * larger query alone); each chunk is a tile launch for its OR and BMW
- * queries, an AND launch for its AND queries, a partial launch if one of
- * its queries may need it, and one final launch, reusing the same
- * candidate buffer.
+ * larger query alone); each chunk is a seed and a MaxScore launch for its
+ * BMW queries, a tile launch for its OR queries and the BMW queries the
+ * seed leaves to the tiles, an AND launch for its AND queries, a partial
+ * launch if one of its queries may need it, and one final launch, reusing
+ * the same candidate buffer.
  */
 static gpuir_cuda_status
 plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
@@ -1413,8 +1414,10 @@ resident_grids(uint32_t *tile, uint32_t *ms)
 /*
  * search_launch: enqueue the kernels on s over the workspace arena: the
  * decode kernel (lists of OR and BMW queries), then per chunk the seed
- * (BMW queries), tile (OR and BMW queries), MaxScore (BMW queries the seed
- * marked), AND, (partial) and final kernels.
+ * (BMW queries: thresholds, the tiles' live list and MaxScore's work
+ * entries), tile (OR queries and the BMW queries left to the tiles),
+ * MaxScore (the seed kernel's work entries), AND, (partial) and final
+ * kernels.
  * Returns the launch status.
  */
 static gpuir_cuda_status
@@ -1541,7 +1544,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 /*
  * search_start: validate, plan chunks and the lists decoded once, stage and
  * upload the query arrays into job's workspace, and enqueue on its stream
- * the decode / tile / (partial) / final kernels and the copy back of the
+ * the kernels (search_launch) and the copy back of the
  * outputs (and, with_stats, the statistics) into its pinned buffer; the
  * search is then pending until search_finish.  On a failure nothing stays
  * enqueued and nothing is pending.  Arguments as gpuir_cuda_search_batch's

@@ -158,7 +158,9 @@ gpuir_prior_add(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc, flo
 
 /*
  * gpuir_prior_bound: the most a prior of seg adds to a score, in double
- * (the CPU engine's prior_bound): prior_weight * prior_max rounded to float,
+ * (the CPU engine's prior_bound, GpuirPriorScore of src/gpuir.h on
+ * prior_max; restated: CUDA files cannot include gpuir.h): prior_weight *
+ * prior_max rounded to float,
  * which bounds every prior's float product (rounding is monotone); 0 in a
  * segment without priors.  Every upper bound of a score (tiles, list and
  * block bounds of BMW) adds it; the seeds (lower bounds) do not need to,
@@ -559,10 +561,11 @@ gpuir_tile_or(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
  * candidates, the matched documents that are not deleted and score at
  * least sm.th (the query's threshold when the tile was scored: a document
  * below it cannot be in the top-k), and add their number to sm.total (zero
- * before the call).  In a segment with priors, first adds each live
- * document's prior to its accumulator (gpuir_prior_add): sm.acc then holds
- * final scores.  Visits the bitmap's words and their set bits only, never
- * the empty slots.  Ends with a barrier, so sm.total is final.
+ * before the call).  In a segment with priors, each live document's prior
+ * is added to its accumulator (gpuir_prior_add) before the threshold test:
+ * sm.acc then holds final scores.  Visits the bitmap's words and their set
+ * bits only, never the empty slots.  Ends with a barrier, so sm.total is
+ * final.
  */
 __device__ static void
 gpuir_tile_candidates(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc, uint32_t lo,

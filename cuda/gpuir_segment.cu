@@ -16,8 +16,10 @@
 #include "gpuir_cuda_internal.cuh"
 
 /*
- * cudaMalloc + cudaMemcpy of bytes (NULL src: nothing allocated); the copy
- * may still be in flight on return (gpuir_cuda_segment_upload waits for it)
+ * cudaMalloc + cudaMemcpy of bytes on the legacy default stream (the build
+ * has no --default-stream per-thread; NULL src: nothing allocated); the
+ * copy may still be in flight on return (gpuir_cuda_segment_upload waits
+ * for that stream)
  */
 static gpuir_cuda_status
 upload_array(const void *src, size_t bytes, const void **dst)
@@ -112,7 +114,10 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 		return GPUIR_CUDA_CORRUPT;
 	if (prior != NULL)
 	{
-		/* the kernels' bounds add prior_weight * prior_max: it must bound every prior */
+		/*
+		 * the kernels' bounds add prior_weight * prior_max: it must bound
+		 * every prior, each valid as GpuirPriorValid (src/gpuir.h) says
+		 */
 		if (!(prior_max >= 0.0f && prior_max <= FLT_MAX))
 			return GPUIR_CUDA_CORRUPT;
 		for (uint32_t d = 0; d < ndocs; d++)
@@ -157,19 +162,16 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 		if ((st = upload_array(deleted, ((size_t) ndocs + 7) / 8, &p)) != GPUIR_CUDA_OK)
 			goto fail;
 		s.deleted = (const uint8_t *) p;
-		if (prior != NULL)
-		{
-			if ((st = upload_array(prior, (size_t) ndocs * sizeof(float), &p)) != GPUIR_CUDA_OK)
-				goto fail;
-			s.prior = (const float *) p;
-			s.prior_max = prior_max;
-		}
+		if ((st = upload_array(prior, (size_t) ndocs * sizeof(float), &p)) != GPUIR_CUDA_OK)
+			goto fail;
+		s.prior = (const float *) p;
+		s.prior_max = (prior != NULL) ? prior_max : 0.0f;
 	}
 
 	/*
-	 * A cudaMemcpy from pageable memory may return before its DMA has
-	 * reached the device, and the searches run on non-blocking streams,
-	 * which do not wait for the legacy stream: wait for the copies here, so
+	 * A copy from pageable memory may return before its DMA has reached
+	 * the device, and the searches run on non-blocking streams, which do
+	 * not wait for the legacy stream: wait for the copies here, so
 	 * that no search reads a segment still arriving.  Without this wait, on
 	 * an H200 shared with another process, pg_regress's compact and filter
 	 * tests (gpuir.device = gpu) returned wrong rankings right after VACUUM

@@ -509,6 +509,7 @@ extern char *GpuirStreamReadAll(Relation index, const GpuirSegmentData *seg,
 								GpuirStreamKind kind);
 extern const char *GpuirPriorsSizeCheck(const GpuirSegmentData *seg);
 extern float4 *GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg);
+extern bool GpuirPriorsInRange(const GpuirSegmentData *seg, const float4 *p);
 extern void GpuirSetMetaLower(Page metapage);
 extern float4 GpuirIdf(uint64 N, uint64 df);
 extern void *GpuirGrow(void *ptr, Size elemsize, uint64 *cap, uint64 need, uint64 max);

@@ -395,7 +395,8 @@ typedef struct GpuirSegmentHost
  * rules of the CPU reader; the end of a block is the next block's offset,
  * or the PAYLOAD stream's length).  The stream sizes match the segment's
  * counts (checked by the caller).  Raises the ERRORs of read_stream, and
- * ERRCODE_INDEX_CORRUPTED for a bad header.
+ * ERRCODE_INDEX_CORRUPTED for a bad header or a prior outside 0 ..
+ * prior_max (GpuirPriorsInRange).
  */
 static void
 load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
@@ -417,9 +418,14 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 	h->prior = NULL;
 	if (seg->streams[GPUIR_S_PRIORS].nbytes > 0)
 	{
-		/* checked against prior_max by gpuir_cuda_segment_upload */
+		/* checked here, before the cache evicts anything for the segment */
 		h->prior = palloc_extended((Size) ndocs * sizeof(float4), MCXT_ALLOC_HUGE);
 		read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_PRIORS, (char *) h->prior);
+		if (!GpuirPriorsInRange(seg, h->prior))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuir index %u/%u/%u: a segment prior is negative, not finite or above the segment's largest",
+							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node))));
 	}
 
 	h->block_last = palloc_extended(Max((Size) nblocks * sizeof(uint32), 1), MCXT_ALLOC_HUGE);

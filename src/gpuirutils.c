@@ -685,10 +685,23 @@ GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg)
 	if (seg->streams[GPUIR_S_PRIORS].nbytes == 0)
 		return NULL;
 	p = (float4 *) GpuirStreamReadAll(index, seg, GPUIR_S_PRIORS);
+	if (!GpuirPriorsInRange(seg, p))
+		GpuirCorrupt(index, "segment prior negative, not finite or above the segment's largest");
+	return p;
+}
+
+/*
+ * GpuirPriorsInRange: does every prior p[0 .. ndocs) of seg (its PRIORS
+ * stream, read whole) lie in 0 .. prior_max, so that prior_max bounds what
+ * any of them adds to a score?
+ */
+bool
+GpuirPriorsInRange(const GpuirSegmentData *seg, const float4 *p)
+{
 	for (uint32 d = 0; d < seg->ndocs; d++)
 		if (!(p[d] >= 0.0f && p[d] <= seg->prior_max))
-			GpuirCorrupt(index, "segment prior negative, not finite or above the segment's largest");
-	return p;
+			return false;
+	return true;
 }
 
 /*

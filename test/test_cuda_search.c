@@ -915,8 +915,8 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 static uint64_t maxscore_total;
 
 /*
- * A batch of BMW queries with the MaxScore kernel forced whenever the seed
- * leaves a list non-essential (share 1), then never (share 0): both checked
+ * A batch of BMW queries with the MaxScore kernel taking every query whose
+ * seed is above 0 or that has one term (share 1), then none (share 0): both checked
  * against the reference; the queries it answered are added to
  * maxscore_total (main checks that some were).
  */
