@@ -34,7 +34,9 @@
  * starts that merge (GpuirMergeWanted).  Every segment smaller than the one
  * rewritten is folded with it: they cost little beside it, and every
  * segment repeats the dictionary and block headers of the terms it shares
- * with the others.
+ * with the others.  "The next merge" unless the caller says rewrites must
+ * wait (gpuir_merge_choose's rewrites: the pages they need are not yet
+ * reusable); then a later one.
  *
  * Small segments: a VACUUM merge also folds every segment with fewer than
  * 1/GPUIR_MERGE_FACTOR of the largest segment's live documents (VACUUM
@@ -143,11 +145,14 @@ gpuir_merge_is_small(const GpuirMergeSegCounts *segs, uint32_t n, const GpuirMer
  * GPUIR_MERGE_POLICY_MAX_SEGMENTS) a merge of kind folds with an insert
  * buffer of buf_ndocs documents (fold[s]), by the policy above with
  * segments capped at cap documents (0: no cap), or all of them for a full
- * merge; returns how many.
+ * merge; returns how many.  With rewrites false the deletion rewrites and
+ * VACUUM's small segments wait for a later merge (tier merges and their
+ * cascade still run): GpuirMerge asks for that while the pages such a
+ * rewrite would need are free but not yet reusable (gpuirmerge.c).
  */
 static inline uint32_t
 gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndocs,
-				   GpuirMergePolicyKind kind, uint32_t cap, bool *fold)
+				   GpuirMergePolicyKind kind, uint32_t cap, bool rewrites, bool *fold)
 {
 	const int	tier = gpuir_merge_tier(buf_ndocs);
 	uint32_t	same = 0;
@@ -165,12 +170,12 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	 * (at least one); the others wait for the next merge
 	 */
 	for (uint32_t s = 0; s < n; s++)
-		deleted[s] = gpuir_merge_too_many_deleted(&segs[s]) && cap == 0;
+		deleted[s] = gpuir_merge_too_many_deleted(&segs[s]) && cap == 0 && rewrites;
 	for (;;)
 	{
 		int			best = -1;
 
-		for (uint32_t s = 0; cap > 0 && s < n; s++)
+		for (uint32_t s = 0; cap > 0 && rewrites && s < n; s++)
 		{
 			const GpuirMergeSegCounts *seg = &segs[s];
 
@@ -204,7 +209,7 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 		bool		extra;		/* smaller than a rewritten one, or small (VACUUM) */
 
 		extra = (gpuir_merge_live(seg) < rewrite && !gpuir_merge_is_full(seg, cap)) ||
-			(kind == GPUIR_POLICY_VACUUM && gpuir_merge_is_small(segs, n, seg));
+			(kind == GPUIR_POLICY_VACUUM && rewrites && gpuir_merge_is_small(segs, n, seg));
 		/* under a cap, only while the merge stays within it */
 		if (extra && cap > 0 && !deleted[s])
 		{

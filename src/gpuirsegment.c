@@ -1132,9 +1132,9 @@ list_end(GpuirBuilder *b)
  * write_segment: the segment's last streams (an all-clear deleted bitmap)
  * and its pages, tagged with generation: the streams bb[] follow each other
  * in one run of pages, the lowest reusable extent of the free space map fl
- * that holds them all (fl NULL: new pages); when none does, each stream
- * takes the lowest reusable extent that holds it, else pages at the end
- * (GpuirFreeListAllocate).  Measured under a 16-client soak (2-core
+ * that holds them all (fl NULL: new pages); when none does, each stream,
+ * the largest first, takes the lowest reusable extent that holds it, else
+ * pages at the end (GpuirFreeListAllocate).  Measured under a 16-client soak (2-core
  * machine, max_segment_docs 66000): placing segments only whole left 36%
  * of the index's pages free in holes smaller than the segments while each
  * rewrite extended the file (bench/results/2026-11-27-cpu-2core-soak30-capped.md).
@@ -1151,6 +1151,7 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	uint64		nbitmap = ((uint64) ndocs + 7) / 8;
 	char	   *zeros = palloc_extended(Max(nbitmap, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	BlockNumber at;
+	BlockNumber starts[GPUIR_NSTREAMS];	/* each stream's reusable extent */
 
 	bb_append(&bb[GPUIR_S_DELETED], zeros, nbitmap);
 	pfree(zeros);
@@ -1176,16 +1177,39 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	at = npages == 0 ? InvalidBlockNumber
 		: fl != NULL ? GpuirFreeListTake(fl, (uint32) npages)
 		: GpuirFreeListAllocate(NULL, index, (uint32) npages);
+	/*
+	 * Else the streams take reusable extents largest first, so that the
+	 * small ones do not cut up the hole the payload needs; what no extent
+	 * holds goes at the end (in stream order, below).
+	 */
+	for (int s = 0; s < GPUIR_NSTREAMS; s++)
+		starts[s] = InvalidBlockNumber;
+	if (!BlockNumberIsValid(at) && fl != NULL)
+	{
+		bool		placed[GPUIR_NSTREAMS] = {false};
+
+		for (int i = 0; i < GPUIR_NSTREAMS; i++)
+		{
+			int			largest = -1;
+
+			for (int s = 0; s < GPUIR_NSTREAMS; s++)
+				if (!placed[s] && (largest < 0 || bb_size(&bb[s]) > bb_size(&bb[largest])))
+					largest = s;
+			placed[largest] = true;
+			if (bb_size(&bb[largest]) > 0)
+				starts[largest] = GpuirFreeListTake(fl, (uint32) GpuirPagesFor(bb_size(&bb[largest])));
+		}
+	}
 	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_WRITE);
 	report(on, PROGRESS_SCAN_BLOCKS_TOTAL, (int64) npages);
 	report(on, PROGRESS_SCAN_BLOCKS_DONE, 0);
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
 		uint64		pages = GpuirPagesFor(bb_size(&bb[s]));
-		BlockNumber start = at;
+		BlockNumber start = BlockNumberIsValid(at) ? at : starts[s];
 
-		if (!BlockNumberIsValid(at))
-			start = pages > 0 ? GpuirFreeListAllocate(fl, index, (uint32) pages) : InvalidBlockNumber;
+		if (!BlockNumberIsValid(start) && pages > 0)
+			start = GpuirFreeListAllocate(fl, index, (uint32) pages);
 		seg->streams[s] = write_stream(index, &bb[s], GpuirSegmentTag(generation), start);
 		if (BlockNumberIsValid(at))
 			at += pages;

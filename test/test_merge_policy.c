@@ -62,7 +62,7 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 		kind = GPUIR_POLICY_FULL;
 		sim->full_merges++;
 	}
-	gpuir_merge_choose(sim->seg, sim->n, sim->buf, kind, sim->cap, fold);
+	gpuir_merge_choose(sim->seg, sim->n, sim->buf, kind, sim->cap, true, fold);
 	for (uint32_t s = 0; s < sim->n; s++)
 	{
 		const uint64_t live = gpuir_merge_live(&sim->seg[s]);
@@ -162,13 +162,15 @@ test_rules(void)
 		const uint32_t d[] = {100, 120, 90, 80, 110, 70, 65, 5000};
 
 		set_segs(&sim, d, NULL, 8);
-		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, fold) == 7 &&
+		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, true, fold) == 7 &&
 			  !fold[7], "7 segments of the buffer's tier fold with it");
-		check(gpuir_merge_choose(sim.seg, 6, 100, GPUIR_POLICY_INSERT, 0, fold) == 0,
+		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, false, fold) == 7 &&
+			  !fold[7], "a tier merge runs while rewrites wait");
+		check(gpuir_merge_choose(sim.seg, 6, 100, GPUIR_POLICY_INSERT, 0, true, fold) == 0,
 			  "6 segments of the buffer's tier do not fold");
-		check(gpuir_merge_choose(sim.seg, 8, 7, GPUIR_POLICY_INSERT, 0, fold) == 0,
+		check(gpuir_merge_choose(sim.seg, 8, 7, GPUIR_POLICY_INSERT, 0, true, fold) == 0,
 			  "a buffer of another tier folds none");
-		check(gpuir_merge_choose(sim.seg, 8, 0, GPUIR_POLICY_FULL, 0, fold) == 8,
+		check(gpuir_merge_choose(sim.seg, 8, 0, GPUIR_POLICY_FULL, 0, true, fold) == 8,
 			  "a full merge folds every segment");
 	}
 
@@ -178,9 +180,13 @@ test_rules(void)
 		const uint32_t x[] = {1500, 0, 0, 2999};
 
 		set_segs(&sim, d, x, 4);
-		check(gpuir_merge_choose(sim.seg, 4, 0, GPUIR_POLICY_INSERT, 0, fold) == 3 &&
+		check(gpuir_merge_choose(sim.seg, 4, 0, GPUIR_POLICY_INSERT, 0, true, fold) == 3 &&
 			  fold[0] && fold[1] && fold[2] && !fold[3],
 			  "15% deleted is rewritten with the smaller segments; 14.99% is not");
+		check(gpuir_merge_choose(sim.seg, 4, 0, GPUIR_POLICY_INSERT, 0, false, fold) == 0,
+			  "without rewrites the deleted segment waits");
+		check(gpuir_merge_choose(sim.seg, 4, 0, GPUIR_POLICY_FULL, 0, false, fold) == 4,
+			  "a full merge folds everything without rewrites too");
 		check(gpuir_merge_wanted_segments(sim.seg, 4), "VACUUM wants a merge at 15% deleted");
 		sim.seg[0].ndeleted = 1499;
 		check(!gpuir_merge_wanted_segments(sim.seg, 4), "no merge wanted below 15% deleted");
@@ -192,11 +198,13 @@ test_rules(void)
 
 		set_segs(&sim, d, NULL, 5);
 		check(gpuir_merge_wanted_segments(sim.seg, 5), "two small segments want a merge");
-		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_VACUUM, 0, fold) == 2 &&
+		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_VACUUM, 0, true, fold) == 2 &&
 			  fold[1] && fold[3] && !fold[2] && !fold[0] && !fold[4],
 			  "VACUUM folds the segments below 1/8 of the largest");
-		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, 0, fold) == 0,
+		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, 0, true, fold) == 0,
 			  "an insert's merge does not fold small segments");
+		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_VACUUM, 0, false, fold) == 0,
+			  "without rewrites VACUUM's small segments wait");
 		sim.seg[3].ndocs = 20000;
 		check(!gpuir_merge_wanted_segments(sim.seg, 5), "one small segment wants no merge");
 	}
@@ -211,7 +219,7 @@ test_rules(void)
 		set_segs(&sim, d, x, 5);
 		check(gpuir_merge_is_full(&sim.seg[2], cap) && !gpuir_merge_is_full(&sim.seg[0], cap),
 			  "a segment with at least cap / 2 live documents is full");
-		n = gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, cap, fold);
+		n = gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, cap, true, fold);
 		snprintf(what, sizeof(what),
 				 "capped rewrite: the most deleted first, within the cap (%u folded: %d%d%d%d%d)",
 				 n, fold[0], fold[1], fold[2], fold[3], fold[4]);
