@@ -34,6 +34,7 @@
 #include "gpuircompat.h"
 #include "gpuircodec.h"
 #include "gpuirlist.h"
+#include "gpuirmergepolicy.h"
 
 /* ---------- constants ---------- */
 
@@ -551,6 +552,7 @@ GpuirListTf(const GpuirListCursor *c, int i)
 /* gpuirfree.c: the free space map */
 extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta);
 extern BlockNumber GpuirFreeListTake(GpuirFreeList *fl, uint32 npages);
+extern BlockNumber GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages);
 extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages);
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
@@ -779,16 +781,8 @@ extern void GpuirBufferTrimLane(Relation index, const GpuirBufferPart *part, uin
 extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 							   GpuirRecordFn fn, void *arg);
 
-/* gpuirmerge.c */
-/* who merges: the policy differs (gpuirmerge.c) */
-typedef enum GpuirMergeKind
-{
-	GPUIR_MERGE_INSERT,			/* an insert whose buffer passed the limit */
-	GPUIR_MERGE_VACUUM,			/* VACUUM (GpuirMergeWanted) */
-	GPUIR_MERGE_FULL			/* gpuir_merge(): every segment */
-} GpuirMergeKind;
-
-extern bool GpuirMerge(Relation index, GpuirMergeKind kind, bool wait);
+/* gpuirmerge.c; who merges (GpuirMergePolicyKind) is in gpuirmergepolicy.h */
+extern bool GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait);
 extern void GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg,
 							  uint32 segno);
 extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);

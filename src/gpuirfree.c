@@ -126,6 +126,35 @@ GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
 }
 
 /*
+ * GpuirFreeListTakeBestFit: npages consecutive reusable pages from the
+ * smallest reusable extent that holds them (the lowest of equal ones),
+ * removed from the list; InvalidBlockNumber when none is large enough.  A
+ * merge places its new segment so (write_segment), keeping the large holes
+ * for the large streams: with the lowest extent first, the streams of
+ * small merges cut up the hole a later rewrite's payload needed, and the
+ * rewrite extended the index although the free pages would have held it
+ * (bench/results/2026-11-27-cpu-2core-soak-wait.md).  Compaction keeps
+ * GpuirFreeListTake: it moves segments toward the start.
+ */
+BlockNumber
+GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages)
+{
+	int			best = -1;
+
+	for (int i = 0; i < fl->n; i++)
+		if (fl->reusable[i] && fl->ext[i].npages >= npages &&
+			(best < 0 || fl->ext[i].npages < fl->ext[best].npages ||
+			 (fl->ext[i].npages == fl->ext[best].npages &&
+			  fl->ext[i].start < fl->ext[best].start)))
+			best = i;
+	if (best < 0)
+		return InvalidBlockNumber;
+	fl->ext[best].start += npages;
+	fl->ext[best].npages -= npages;
+	return fl->ext[best].start - npages;
+}
+
+/*
  * GpuirFreeListAllocate: npages consecutive free pages of index for a
  * stream or a segment: the lowest reusable extent of fl that holds them
  * (GpuirFreeListTake; fl may be NULL), else pages at the end, starting in

@@ -566,7 +566,7 @@ gpuir_merge(PG_FUNCTION_ARGS)
 	if (!gpuir_ownercheck(indexoid))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
 	index = GpuirOpenIndex(indexoid, RowExclusiveLock);
-	GpuirMerge(index, GPUIR_MERGE_FULL, true);
+	GpuirMerge(index, GPUIR_POLICY_FULL, true);
 	GpuirCompact(index);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();

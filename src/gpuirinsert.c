@@ -51,7 +51,7 @@ gpuirinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		 * VACUUM) holds the merge lock: go on.
 		 */
 		if (GpuirBufferedBytes(index, &meta) > (uint64) gpuir_insert_buffer_limit * 1024)
-			GpuirMerge(index, GPUIR_MERGE_INSERT, false);
+			GpuirMerge(index, GPUIR_POLICY_INSERT, false);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

@@ -27,7 +27,6 @@
 #include "utils/rel.h"
 
 #include "gpuir.h"
-#include "gpuirmergepolicy.h"
 
 #define NO_DOC	PG_UINT32_MAX
 
@@ -130,18 +129,17 @@ policy_counts(const GpuirMetaPageData *meta, GpuirMergeSegCounts *counts)
 /*
  * choose_segments: which segments a merge of kind folds (fold[s]), by the
  * policy (gpuir_merge_choose) with segments capped at cap documents (0: no
- * cap), or all of them for a full merge; returns how many.
+ * cap), without deletion rewrites and VACUUM's small segments unless
+ * rewrites, or all of them for a full merge; returns how many.
  */
 static uint32
-choose_segments(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap,
+choose_segments(const GpuirMetaPageData *meta, GpuirMergePolicyKind kind, uint32 cap,
 				bool rewrites, bool *fold)
 {
 	GpuirMergeSegCounts counts[GPUIR_MAX_SEGMENTS];
 	const uint32 n = policy_counts(meta, counts);
-	const GpuirMergePolicyKind pk = (kind == GPUIR_MERGE_FULL) ? GPUIR_POLICY_FULL
-		: (kind == GPUIR_MERGE_VACUUM) ? GPUIR_POLICY_VACUUM : GPUIR_POLICY_INSERT;
 
-	return gpuir_merge_choose(counts, n, meta->buf_ndocs, pk, cap, rewrites, fold);
+	return gpuir_merge_choose(counts, n, meta->buf_ndocs, kind, cap, rewrites, fold);
 }
 
 /*
@@ -169,41 +167,47 @@ merge_pages(const GpuirMetaPageData *meta, const bool *fold)
 
 /*
  * choose_placed: choose_segments for a merge whose free space map holds
- * free_pages, of which reusable_pages are reusable now.  Rewrites that the
- * reusable pages cannot hold but all the free ones could wait (the policy
- * without rewrites): those pages belong to segments a merge replaced
- * moments ago, still readable by queries that copied the old directory,
- * and reusable once these end.  Written now, the rewrites would extend the
- * index by their size; a later merge (an insert buffer's, about every
- * second under load, or the next VACUUM's) finds the pages reusable.
- * Measured in a 16-client soak (2-core machine, max_segment_docs 66000): a
- * deletion rewrite 1.5 s after another found 552 of 3,046 free pages
- * reusable and extended the index by 864.  A full merge never waits.
+ * free_pages, of which reusable_pages are reusable now.  An insert's merge
+ * whose segments (their pages times their live share) the reusable pages
+ * cannot hold but all the free ones could leaves its deletion rewrites and
+ * VACUUM's small segments to a later merge, when that folds a strict subset
+ * of the segments (the policy without rewrites; its tier merges and their
+ * cascade still run): the pages not yet reusable belong to segments a
+ * merge replaced, readable until every snapshot older than that merge has
+ * ended (gpuirfree.c), and the rewrites written now would extend the index
+ * by their size.  The next insert's merge, about every second under load,
+ * asks again.  Measured in a 16-client soak (2-core machine,
+ * max_segment_docs 66000): the inserts' merges 12-37 ms after a large
+ * rewrite found 719-758 of about 3,000 free pages reusable, and the
+ * rewrites they left were written 3-5 s later into reusable pages; before,
+ * such a rewrite extended the index by 864 pages.  VACUUM's and full
+ * merges never wait, so a snapshot held for long (which keeps the pages
+ * from being reused) delays a rewrite only until the next VACUUM.
  */
 static uint32
-choose_placed(const GpuirMetaPageData *meta, GpuirMergeKind kind, uint32 cap,
+choose_placed(const GpuirMetaPageData *meta, GpuirMergePolicyKind kind, uint32 cap,
 			  uint64 free_pages, uint64 reusable_pages, bool *fold, bool *waited)
 {
 	uint32		nfold = choose_segments(meta, kind, cap, true, fold);
 	uint64		need;
+	bool		fold_now[GPUIR_MAX_SEGMENTS];
+	uint32		nfold_now;
 
 	*waited = false;
-	if (kind == GPUIR_MERGE_FULL)
+	if (kind != GPUIR_POLICY_INSERT)
 		return nfold;
 	need = merge_pages(meta, fold);
-	if (need > reusable_pages && need <= free_pages)
-	{
-		bool		fold_now[GPUIR_MAX_SEGMENTS];
-		uint32		nfold_now = choose_segments(meta, kind, cap, false, fold_now);
-
-		if (nfold_now < nfold)
-		{
-			memcpy(fold, fold_now, sizeof(bool) * meta->nsegments);
-			*waited = true;
-			return nfold_now;
-		}
-	}
-	return nfold;
+	if (need <= reusable_pages || need > free_pages)
+		return nfold;
+	nfold_now = choose_segments(meta, kind, cap, false, fold_now);
+	if (nfold_now >= nfold)
+		return nfold;
+	for (uint32 s = 0; s < meta->nsegments; s++)
+		if (fold_now[s] && !fold[s])
+			return nfold;		/* not a subset: the merge would fold others */
+	memcpy(fold, fold_now, sizeof(bool) * meta->nsegments);
+	*waited = true;
+	return nfold_now;
 }
 
 /*
@@ -234,7 +238,7 @@ GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
  * subtracted.
  */
 bool
-GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
+GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -268,7 +272,7 @@ GpuirMerge(Relation index, GpuirMergeKind kind, bool wait)
 	view = palloc(sizeof(GpuirBufferView));
 	bufdata = GpuirBufferSnapshot(index, &meta, view);
 	if (meta.nsegments >= GPUIR_MAX_SEGMENTS)
-		kind = GPUIR_MERGE_FULL;
+		kind = GPUIR_POLICY_FULL;
 	fl = palloc(sizeof(GpuirFreeList));
 	GpuirFreeListInit(fl, index, &meta);
 	for (int i = 0; i < fl->n; i++)

@@ -78,12 +78,12 @@ typedef struct GpuirMergeSegCounts
 	uint32_t	ndeleted;		/* of them deleted */
 } GpuirMergeSegCounts;
 
-/* which merge: an insert's (buffer past its limit), VACUUM's, or a full one */
+/* which merge, GpuirMerge's kind: the policy differs */
 typedef enum GpuirMergePolicyKind
 {
-	GPUIR_POLICY_INSERT,
-	GPUIR_POLICY_VACUUM,
-	GPUIR_POLICY_FULL
+	GPUIR_POLICY_INSERT,		/* an insert whose buffer passed its limit */
+	GPUIR_POLICY_VACUUM,		/* VACUUM's (GpuirMergeWanted) */
+	GPUIR_POLICY_FULL			/* gpuir_merge() or a full directory: every segment */
 } GpuirMergePolicyKind;
 
 /* a segment's tier: floor(log_F(docs)) */

@@ -1131,15 +1131,16 @@ list_end(GpuirBuilder *b)
 /*
  * write_segment: the segment's last streams (an all-clear deleted bitmap)
  * and its pages, tagged with generation: the streams bb[] follow each other
- * in one run of pages, the lowest reusable extent of the free space map fl
- * that holds them all (fl NULL: new pages); when none does, each stream,
- * the largest first, takes the lowest reusable extent that holds it, else
- * pages at the end (GpuirFreeListAllocate).  Measured under a 16-client soak (2-core
- * machine, max_segment_docs 66000): placing segments only whole left 36%
- * of the index's pages free in holes smaller than the segments while each
- * rewrite extended the file (bench/results/2026-11-27-cpu-2core-soak30-capped.md).
- * Compaction (gpuircompact.c) moves streams down one by one.  Fills *seg;
- * reports its phase and pages when on.
+ * in one run of pages, the smallest reusable extent of the free space map
+ * fl that holds them all (fl NULL: new pages); when none does, each
+ * stream, the largest first, takes the smallest reusable extent that holds
+ * it, else pages at the end (GpuirFreeListAllocate).  Measured under a
+ * 16-client soak (2-core machine, max_segment_docs 66000): placing
+ * segments only whole left 36% of the index's pages free in holes smaller
+ * than the segments while each rewrite extended the file
+ * (bench/results/2026-11-27-cpu-2core-soak30-capped.md).  Compaction
+ * (gpuircompact.c) moves streams down one by one.  Fills *seg; reports its
+ * phase and pages when on.
  */
 static void
 write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
@@ -1169,18 +1170,18 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	/*
 	 * One run of pages for the whole segment (8 streams of at most 4 GB): a
 	 * reusable extent that holds it, or new pages (a new index); else each
-	 * stream its own (GpuirFreeListAllocate: the lowest reusable extent that
-	 * holds it, else the end), so that holes smaller than the segment are
-	 * used rather than the index extended by the whole segment.
+	 * stream its own (below), so that holes smaller than the segment are used
+	 * rather than the index extended by the whole segment.
 	 */
 	Assert(npages <= PG_UINT32_MAX);
 	at = npages == 0 ? InvalidBlockNumber
-		: fl != NULL ? GpuirFreeListTake(fl, (uint32) npages)
+		: fl != NULL ? GpuirFreeListTakeBestFit(fl, (uint32) npages)
 		: GpuirFreeListAllocate(NULL, index, (uint32) npages);
 	/*
-	 * Else the streams take reusable extents largest first, so that the
+	 * Else the streams take the smallest reusable extent that holds them
+	 * (GpuirFreeListTakeBestFit), the largest stream first, so that the
 	 * small ones do not cut up the hole the payload needs; what no extent
-	 * holds goes at the end (in stream order, below).
+	 * holds goes at the end (GpuirFreeListAllocate, in stream order, below).
 	 */
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 		starts[s] = InvalidBlockNumber;
@@ -1197,7 +1198,7 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 					largest = s;
 			placed[largest] = true;
 			if (bb_size(&bb[largest]) > 0)
-				starts[largest] = GpuirFreeListTake(fl, (uint32) GpuirPagesFor(bb_size(&bb[largest])));
+				starts[largest] = GpuirFreeListTakeBestFit(fl, (uint32) GpuirPagesFor(bb_size(&bb[largest])));
 		}
 	}
 	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_WRITE);

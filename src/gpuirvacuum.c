@@ -357,7 +357,7 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = gpuirbulkdelete(info, NULL, never_dead, NULL);
 	GpuirReadMeta(info->index, &meta);
 	if (GpuirMergeWanted(info->index, &meta))
-		GpuirMerge(info->index, GPUIR_MERGE_VACUUM, false);
+		GpuirMerge(info->index, GPUIR_POLICY_VACUUM, false);
 	GpuirCompact(info->index);
 	GpuirReadMeta(info->index, &meta);
 	stats->pages_deleted = (BlockNumber) Min(GpuirFreePages(info->index, &meta, false), MaxBlockNumber);

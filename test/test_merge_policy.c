@@ -164,14 +164,17 @@ test_rules(void)
 		set_segs(&sim, d, NULL, 8);
 		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, true, fold) == 7 &&
 			  !fold[7], "7 segments of the buffer's tier fold with it");
-		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, false, fold) == 7 &&
-			  !fold[7], "a tier merge runs while rewrites wait");
 		check(gpuir_merge_choose(sim.seg, 6, 100, GPUIR_POLICY_INSERT, 0, true, fold) == 0,
 			  "6 segments of the buffer's tier do not fold");
 		check(gpuir_merge_choose(sim.seg, 8, 7, GPUIR_POLICY_INSERT, 0, true, fold) == 0,
 			  "a buffer of another tier folds none");
 		check(gpuir_merge_choose(sim.seg, 8, 0, GPUIR_POLICY_FULL, 0, true, fold) == 8,
 			  "a full merge folds every segment");
+		sim.seg[7].ndeleted = 1000;
+		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, true, fold) == 8,
+			  "a deletion rewrite folds the tier's segments with it");
+		check(gpuir_merge_choose(sim.seg, 8, 100, GPUIR_POLICY_INSERT, 0, false, fold) == 7 &&
+			  !fold[7], "without rewrites the tier merge runs and the deleted segment waits");
 	}
 
 	/* deletions: 15% rewrites a segment, and every smaller one folds with it */
@@ -229,6 +232,8 @@ test_rules(void)
 		 * but no budget is left
 		 */
 		check(fold[0] && fold[1] && !fold[2] && !fold[3] && !fold[4] && n == 2, what);
+		check(gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, cap, false, fold) == 0,
+			  "capped: without rewrites every deleted segment waits");
 	}
 }
 
