@@ -105,19 +105,28 @@ GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *me
 }
 
 /*
- * GpuirFreeListTake: npages consecutive reusable pages (first fit, lowest
- * block first, so that the index fills from its start), removed from the
- * list; InvalidBlockNumber when no reusable extent is large enough.
+ * take_extent: npages consecutive reusable pages from the start of the
+ * lowest reusable extent that holds them or, with smallest, the smallest
+ * such extent (the lowest of equal ones), removed from the list;
+ * InvalidBlockNumber when none is large enough
  */
-BlockNumber
-GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
+static BlockNumber
+take_extent(GpuirFreeList *fl, uint32 npages, bool smallest)
 {
 	int			best = -1;
 
 	for (int i = 0; i < fl->n; i++)
-		if (fl->reusable[i] && fl->ext[i].npages >= npages &&
-			(best < 0 || fl->ext[i].start < fl->ext[best].start))
+	{
+		const GpuirFreeExtent *e = &fl->ext[i];
+
+		if (!fl->reusable[i] || e->npages < npages)
+			continue;
+		if (best < 0 ||
+			(smallest && e->npages < fl->ext[best].npages) ||
+			((!smallest || e->npages == fl->ext[best].npages) &&
+			 e->start < fl->ext[best].start))
 			best = i;
+	}
 	if (best < 0)
 		return InvalidBlockNumber;
 	fl->ext[best].start += npages;
@@ -126,32 +135,30 @@ GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
 }
 
 /*
- * GpuirFreeListTakeBestFit: npages consecutive reusable pages from the
- * smallest reusable extent that holds them (the lowest of equal ones),
- * removed from the list; InvalidBlockNumber when none is large enough.  A
- * merge places its new segment so (write_segment), keeping the large holes
- * for the large streams: with the lowest extent first, the streams of
- * small merges cut up the hole a later rewrite's payload needed, and the
- * rewrite extended the index although the free pages would have held it
+ * GpuirFreeListTake: npages consecutive reusable pages (first fit, lowest
+ * block first, so that the index fills from its start: compaction), removed
+ * from the list; InvalidBlockNumber when no reusable extent is large enough.
+ */
+BlockNumber
+GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
+{
+	return take_extent(fl, npages, false);
+}
+
+/*
+ * GpuirFreeListTakeBestFit: as GpuirFreeListTake, from the smallest
+ * reusable extent that holds npages (the lowest of equal ones).  A merge
+ * places its new segment so (write_segment), keeping the large holes for
+ * the large streams: with the lowest extent first, the streams of small
+ * merges cut up the hole a later rewrite's payload needed, and the rewrite
+ * extended the index although the free pages would have held it
  * (bench/results/2026-11-27-cpu-2core-soak-wait.md).  Compaction keeps
  * GpuirFreeListTake: it moves segments toward the start.
  */
 BlockNumber
 GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages)
 {
-	int			best = -1;
-
-	for (int i = 0; i < fl->n; i++)
-		if (fl->reusable[i] && fl->ext[i].npages >= npages &&
-			(best < 0 || fl->ext[i].npages < fl->ext[best].npages ||
-			 (fl->ext[i].npages == fl->ext[best].npages &&
-			  fl->ext[i].start < fl->ext[best].start)))
-			best = i;
-	if (best < 0)
-		return InvalidBlockNumber;
-	fl->ext[best].start += npages;
-	fl->ext[best].npages -= npages;
-	return fl->ext[best].start - npages;
+	return take_extent(fl, npages, true);
 }
 
 /*

@@ -1006,9 +1006,9 @@ GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages)
 }
 
 BlockNumber
-GpuirFreeListTake(GpuirFreeList *fl, uint32 npages)
+GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages)
 {
-	NOT_EMULATED("GpuirFreeListTake");
+	NOT_EMULATED("GpuirFreeListTakeBestFit");
 }
 
 void
