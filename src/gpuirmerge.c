@@ -169,10 +169,9 @@ merge_pages(const GpuirMetaPageData *meta, const bool *fold)
  * choose_placed: choose_segments for a merge whose free space map holds
  * free_pages, of which reusable_pages are reusable now.  An insert's merge
  * whose segments (their pages times their live share) the reusable pages
- * cannot hold but all the free ones could leaves its deletion rewrites and
- * VACUUM's small segments to a later merge, when that folds a strict subset
- * of the segments (the policy without rewrites; its tier merges and their
- * cascade still run): the pages not yet reusable belong to segments a
+ * cannot hold but all the free ones could leaves its deletion rewrites to
+ * a later merge, when that folds a strict subset of the segments (the
+ * policy without rewrites; its tier merges and their cascade still run): the pages not yet reusable belong to segments a
  * merge replaced, readable until every snapshot older than that merge has
  * ended (gpuirfree.c), and the rewrites written now would extend the index
  * by their size.  The next insert's merge, about every second under load,
