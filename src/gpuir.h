@@ -557,7 +557,9 @@ extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta);
-extern uint64 GpuirFreePages(Relation index, const GpuirMetaPageData *meta, bool reusable);
+extern void GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable);
+extern void GpuirFreePages(Relation index, const GpuirMetaPageData *meta, uint64 *all,
+						   uint64 *reusable);
 
 /* gpuircompact.c: relocating segments and truncating free pages at the end */
 extern void GpuirCompact(Relation index);
@@ -580,6 +582,27 @@ static inline bool
 GpuirPriorValid(float4 p)
 {
 	return p >= 0.0f && p <= FLT_MAX;
+}
+
+/* the corruption message of a stored prior that fails GpuirPriorInSegment */
+#define GPUIR_PRIOR_CORRUPT	"segment prior negative, not finite or above the segment's largest"
+
+/*
+ * GpuirPriorInSegment: does prior p of a document of seg lie in 0 ..
+ * seg->prior_max (so that prior_max bounds what it adds; NaN does not)?  A
+ * stored prior that does not is corrupt.
+ */
+static inline bool
+GpuirPriorInSegment(const GpuirSegmentData *seg, float4 p)
+{
+	return p >= 0.0f && p <= seg->prior_max;
+}
+
+/* GpuirPriorWeightValid: is w a prior_weight (the reloption's range; NaN is not)? */
+static inline bool
+GpuirPriorWeightValid(float4 w)
+{
+	return w >= 0.0f && w <= GPUIR_MAX_PRIOR_WEIGHT;
 }
 
 /*

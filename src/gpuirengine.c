@@ -735,8 +735,8 @@ doc_prior(GpuirQuery *q, uint32 doc)
 	else
 	{
 		GpuirStreamRead(&q->pri, doc * sizeof(float4), &p, sizeof(float4));
-		if (!(p >= 0.0f && p <= q->seg->prior_max))
-			GpuirCorrupt(q->index, "segment prior negative, not finite or above the segment's largest");
+		if (!GpuirPriorInSegment(q->seg, p))
+			GpuirCorrupt(q->index, GPUIR_PRIOR_CORRUPT);
 	}
 	return GpuirPriorScore(q->meta.prior_weight, p);
 }

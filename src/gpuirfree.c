@@ -296,20 +296,33 @@ GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta)
 }
 
 /*
- * GpuirFreePages: pages in the free space map of index (meta, a copy of its
- * metapage); with reusable, only those a merge could reuse now (needs a
- * snapshot taken in this transaction)
+ * GpuirFreeListPages: the pages of fl's extents (*all) and of those
+ * reusable now (*reusable)
  */
-uint64
-GpuirFreePages(Relation index, const GpuirMetaPageData *meta, bool reusable)
+void
+GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable)
+{
+	*all = 0;
+	*reusable = 0;
+	for (int i = 0; i < fl->n; i++)
+	{
+		*all += fl->ext[i].npages;
+		if (fl->reusable[i])
+			*reusable += fl->ext[i].npages;
+	}
+}
+
+/*
+ * GpuirFreePages: the pages in the free space map of index (meta, a copy of
+ * its metapage: *all) and those of them a merge could reuse now
+ * (*reusable; needs a snapshot taken in this transaction)
+ */
+void
+GpuirFreePages(Relation index, const GpuirMetaPageData *meta, uint64 *all, uint64 *reusable)
 {
 	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
-	uint64		n = 0;
 
 	GpuirFreeListInit(fl, index, meta);
-	for (int i = 0; i < fl->n; i++)
-		if (!reusable || fl->reusable[i])
-			n += fl->ext[i].npages;
+	GpuirFreeListPages(fl, all, reusable);
 	pfree(fl);
-	return n;
 }

@@ -127,22 +127,6 @@ policy_counts(const GpuirMetaPageData *meta, GpuirMergeSegCounts *counts)
 }
 
 /*
- * choose_segments: which segments a merge of kind folds (fold[s]), by the
- * policy (gpuir_merge_choose) with segments capped at cap documents (0: no
- * cap), without deletion rewrites and VACUUM's small segments unless
- * rewrites, or all of them for a full merge; returns how many.
- */
-static uint32
-choose_segments(const GpuirMetaPageData *meta, GpuirMergePolicyKind kind, uint32 cap,
-				bool rewrites, bool *fold)
-{
-	GpuirMergeSegCounts counts[GPUIR_MAX_SEGMENTS];
-	const uint32 n = policy_counts(meta, counts);
-
-	return gpuir_merge_choose(counts, n, meta->buf_ndocs, kind, cap, rewrites, fold);
-}
-
-/*
  * merge_pages: about how many pages the segments a merge folds (fold[s])
  * take once written again: each one's pages times its live share
  */
@@ -166,16 +150,19 @@ merge_pages(const GpuirMetaPageData *meta, const bool *fold)
 }
 
 /*
- * choose_placed: choose_segments for a merge whose free space map holds
- * free_pages, of which reusable_pages are reusable now.  An insert's merge
- * whose segments (their pages times their live share) the reusable pages
- * cannot hold but all the free ones could leaves its deletion rewrites to
- * a later merge, when that folds a strict subset of the segments (the
- * policy without rewrites; its tier merges and their cascade still run): the pages not yet reusable belong to segments a
- * merge replaced, readable until every snapshot older than that merge has
- * ended (gpuirfree.c), and the rewrites written now would extend the index
- * by their size.  The next insert's merge, about every second under load,
- * asks again.  Measured in a 16-client soak (2-core machine,
+ * choose_segments: which segments a merge of kind folds (fold[s]), by the
+ * policy (gpuir_merge_choose) with segments capped at cap documents (0: no
+ * cap), or all of them for a full merge; returns how many.  The merge's
+ * free space map holds free_pages, of which reusable_pages are reusable
+ * now.  An insert's merge whose segments (their pages times their live
+ * share) the reusable pages cannot hold but all the free ones could leaves
+ * its deletion rewrites to a later merge (*waited), when the policy
+ * without them folds a strict subset of the segments (its tier merges and
+ * their cascade still run): the pages not yet reusable belong to segments
+ * a merge replaced, readable until every snapshot older than that merge
+ * has ended (gpuirfree.c), and the rewrites written now would extend the
+ * index by their size.  The next insert's merge, about every second under
+ * load, asks again.  Measured in a 16-client soak (2-core machine,
  * max_segment_docs 66000): the inserts' merges 12-37 ms after a large
  * rewrite found 719-758 of about 3,000 free pages reusable, and the
  * rewrites they left were written 3-5 s later into reusable pages; before,
@@ -184,10 +171,12 @@ merge_pages(const GpuirMetaPageData *meta, const bool *fold)
  * from being reused) delays a rewrite only until the next VACUUM.
  */
 static uint32
-choose_placed(const GpuirMetaPageData *meta, GpuirMergePolicyKind kind, uint32 cap,
-			  uint64 free_pages, uint64 reusable_pages, bool *fold, bool *waited)
+choose_segments(const GpuirMetaPageData *meta, GpuirMergePolicyKind kind, uint32 cap,
+				uint64 free_pages, uint64 reusable_pages, bool *fold, bool *waited)
 {
-	uint32		nfold = choose_segments(meta, kind, cap, true, fold);
+	GpuirMergeSegCounts counts[GPUIR_MAX_SEGMENTS] = {{0}};
+	const uint32 n = policy_counts(meta, counts);
+	uint32		nfold = gpuir_merge_choose(counts, n, meta->buf_ndocs, kind, cap, true, fold);
 	uint64		need;
 	bool		fold_now[GPUIR_MAX_SEGMENTS];
 	uint32		nfold_now;
@@ -198,13 +187,13 @@ choose_placed(const GpuirMetaPageData *meta, GpuirMergePolicyKind kind, uint32 c
 	need = merge_pages(meta, fold);
 	if (need <= reusable_pages || need > free_pages)
 		return nfold;
-	nfold_now = choose_segments(meta, kind, cap, false, fold_now);
+	nfold_now = gpuir_merge_choose(counts, n, meta->buf_ndocs, kind, cap, false, fold_now);
 	if (nfold_now >= nfold)
 		return nfold;
-	for (uint32 s = 0; s < meta->nsegments; s++)
+	for (uint32 s = 0; s < n; s++)
 		if (fold_now[s] && !fold[s])
 			return nfold;		/* not a subset: the merge would fold others */
-	memcpy(fold, fold_now, sizeof(bool) * meta->nsegments);
+	memcpy(fold, fold_now, sizeof(bool) * n);
 	*waited = true;
 	return nfold_now;
 }
@@ -249,8 +238,8 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	BlockNumber nblocks_before;
 	uint64		folded_docs = 0;
 	uint64		written_pages = 0;
-	uint64		free_pages = 0;		/* in the free space map at the start */
-	uint64		reusable_pages = 0; /* of them reusable now */
+	uint64		free_pages;		/* in the free space map at the start */
+	uint64		reusable_pages; /* of them reusable now */
 	bool		waited;			/* rewrites left for a later merge */
 	GpuirBuilder *b;
 	GpuirFreeList *fl;
@@ -274,13 +263,8 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 		kind = GPUIR_POLICY_FULL;
 	fl = palloc(sizeof(GpuirFreeList));
 	GpuirFreeListInit(fl, index, &meta);
-	for (int i = 0; i < fl->n; i++)
-	{
-		free_pages += fl->ext[i].npages;
-		if (fl->reusable[i])
-			reusable_pages += fl->ext[i].npages;
-	}
-	nfold = choose_placed(&meta, kind, cap, free_pages, reusable_pages, fold, &waited);
+	GpuirFreeListPages(fl, &free_pages, &reusable_pages);
+	nfold = choose_segments(&meta, kind, cap, free_pages, reusable_pages, fold, &waited);
 
 	b = GpuirBuilderCreate();
 	/* as CREATE INDEX: maintenance_work_mem bounds the postings held */

@@ -129,7 +129,7 @@ check_header(GpuirTaken *t, Size size)
 						  h->k1, h->b, h->avgdl);
 		return false;
 	}
-	if (!(h->prior_weight >= 0.0f && h->prior_weight <= GPUIR_MAX_PRIOR_WEIGHT))
+	if (!GpuirPriorWeightValid(h->prior_weight))
 	{
 		GpuirWorkerReject(t, "bad request: prior weight %g", h->prior_weight);
 		return false;

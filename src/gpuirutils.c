@@ -143,7 +143,7 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 		if (meta->weights[i] > GPUIR_MAX_WEIGHT)
 			GpuirCorrupt(index, "metapage column weight out of range");
 	if (meta->has_prior > 1 ||
-		!(meta->prior_weight >= 0.0f && meta->prior_weight <= GPUIR_MAX_PRIOR_WEIGHT))
+		!GpuirPriorWeightValid(meta->prior_weight))
 		GpuirCorrupt(index, "metapage prior flag or prior_weight out of range");
 	/* a NaN or negative prior_max would prune every document of its segment */
 	for (uint32 s = 0; s < meta->nsegments; s++)
@@ -686,7 +686,7 @@ GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg)
 		return NULL;
 	p = (float4 *) GpuirStreamReadAll(index, seg, GPUIR_S_PRIORS);
 	if (!GpuirPriorsInRange(seg, p))
-		GpuirCorrupt(index, "segment prior negative, not finite or above the segment's largest");
+		GpuirCorrupt(index, GPUIR_PRIOR_CORRUPT);
 	return p;
 }
 
@@ -699,7 +699,7 @@ bool
 GpuirPriorsInRange(const GpuirSegmentData *seg, const float4 *p)
 {
 	for (uint32 d = 0; d < seg->ndocs; d++)
-		if (!(p[d] >= 0.0f && p[d] <= seg->prior_max))
+		if (!GpuirPriorInSegment(seg, p[d]))
 			return false;
 	return true;
 }

@@ -350,6 +350,8 @@ IndexBulkDeleteResult *
 gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	GpuirMetaPageData meta;
+	uint64		free_pages;
+	uint64		reusable_pages;
 
 	if (info->analyze_only)
 		return stats;
@@ -360,8 +362,9 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		GpuirMerge(info->index, GPUIR_POLICY_VACUUM, false);
 	GpuirCompact(info->index);
 	GpuirReadMeta(info->index, &meta);
-	stats->pages_deleted = (BlockNumber) Min(GpuirFreePages(info->index, &meta, false), MaxBlockNumber);
-	stats->pages_free = (BlockNumber) Min(GpuirFreePages(info->index, &meta, true), MaxBlockNumber);
+	GpuirFreePages(info->index, &meta, &free_pages, &reusable_pages);
+	stats->pages_deleted = (BlockNumber) Min(free_pages, MaxBlockNumber);
+	stats->pages_free = (BlockNumber) Min(reusable_pages, MaxBlockNumber);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	stats->estimated_count = false;
 	return stats;

@@ -597,6 +597,7 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 	uint64		npostings = 0;
 	uint32		next_block = 0;
 	uint32		next_lex = 0;
+	const char *why;
 
 	/* stream sizes against the segment directory */
 	{
@@ -620,12 +621,11 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 							 (unsigned long long) sizes[i].expect,
 							 seg->ndocs, seg->nterms, seg->nblocks);
 	}
-	if (seg->streams[GPUIR_S_PRIORS].nbytes != 0 &&
-		(seg->streams[GPUIR_S_PRIORS].nbytes != (uint64) seg->ndocs * sizeof(float4) || !vs->has_prior))
-		verify_error(vs, "segment %u: priors stream has %u bytes, expected 0 or %llu (ndocs %u) in an index %s a prior column",
-					 s, seg->streams[GPUIR_S_PRIORS].nbytes,
-					 (unsigned long long) seg->ndocs * sizeof(float4), seg->ndocs,
-					 vs->has_prior ? "with" : "without");
+	if ((why = GpuirPriorsSizeCheck(seg)) != NULL)
+		verify_error(vs, "segment %u: %s (priors stream %u bytes, ndocs %u, largest prior %g)",
+					 s, why, seg->streams[GPUIR_S_PRIORS].nbytes, seg->ndocs, seg->prior_max);
+	if (seg->streams[GPUIR_S_PRIORS].nbytes != 0 && !vs->has_prior)
+		verify_error(vs, "segment %u: a priors stream in an index without a prior column", s);
 	if (seg->ndocs == 0)
 		verify_error(vs, "segment %u has no documents", s);
 	if (seg->ndeleted > seg->ndocs)
@@ -670,13 +670,8 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 			vs->live_dl += dls[d];
 		}
 	}
-	/* priors: each in [0, prior_max], the largest prior_max (it bounds every score) */
-	if (seg->streams[GPUIR_S_PRIORS].nbytes == 0)
-	{
-		if (seg->prior_max != 0.0f)
-			verify_error(vs, "segment %u: largest prior %g without a priors stream", s, seg->prior_max);
-	}
-	else
+	/* priors: each valid, the largest prior_max (it bounds every score) */
+	if (seg->streams[GPUIR_S_PRIORS].nbytes != 0)
 	{
 		float4	   *pri = (float4 *) GpuirStreamReadAll(index, seg, GPUIR_S_PRIORS);
 		float4		max = 0.0f;

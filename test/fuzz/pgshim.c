@@ -1017,6 +1017,12 @@ GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *me
 	NOT_EMULATED("GpuirFreeListInit");
 }
 
+void
+GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable)
+{
+	NOT_EMULATED("GpuirFreeListPages");
+}
+
 uint32
 GpuirMaxSegmentDocs(Relation index)
 {
