@@ -39,19 +39,24 @@
 /* ---------- constants ---------- */
 
 #define GPUIR_MAGIC				0x47505552	/* "GPUR" */
-#define GPUIR_VERSION			2	/* 2: document priors (GPUIR_S_PRIORS) */
+#define GPUIR_VERSION			3	/* 2: document priors (GPUIR_S_PRIORS); 3: the
+									 * free space map on its own page, 64
+									 * segments */
 #define GPUIR_PAGE_ID			0xFF86		/* in every page's special space */
 #define GPUIR_METAPAGE_BLKNO	0
+#define GPUIR_FREEMAP_BLKNO		1	/* the free space map (GpuirFreeMapData) */
+#define GPUIR_FIRST_DATA_BLKNO	2	/* segments and insert buffer pages from here */
 
 /* page types (GpuirPageOpaqueData.flags) */
 #define GPUIR_PAGE_META			1
 #define GPUIR_PAGE_STREAM		2	/* one page of a segment stream */
 #define GPUIR_PAGE_BUFFER		3	/* one page of the insert buffer chain */
 #define GPUIR_PAGE_LANE			4	/* header of an insert lane (GpuirLaneData) */
+#define GPUIR_PAGE_FREEMAP		5	/* the free space map, block 1 */
 
-#define GPUIR_MAX_SEGMENTS		32
+#define GPUIR_MAX_SEGMENTS		64
 #define GPUIR_MAX_BUILD_PIECES	16	/* segments CREATE INDEX writes at most (max_segment_docs) */
-#define GPUIR_MAX_FREE_EXTENTS	256		/* free space map entries in the metapage */
+#define GPUIR_MAX_FREE_EXTENTS	480		/* free space map entries (GpuirFreeMapData) */
 #define GPUIR_INSERT_LANES		8		/* insert buffer lanes (src/README) */
 #define GPUIR_MAX_K				100000
 #define GPUIR_MAX_QUERY_TERMS	1024
@@ -229,7 +234,11 @@ typedef struct GpuirLaneData
 
 #define GpuirPageGetLane(page) ((GpuirLaneData *) PageGetContents(page))
 
-/* the metapage, block 0 */
+/*
+ * The metapage, block 0: the index's options and statistics, the segment
+ * directory and the insert buffer's state.  A query copies it once
+ * (GpuirReadMeta) and reads the segments it names.
+ */
 typedef struct GpuirMetaPageData
 {
 	uint32		magic;
@@ -247,32 +256,45 @@ typedef struct GpuirMetaPageData
 	uint32		buf_tail_used;	/* committed bytes on buf_tail */
 	uint32		buf_ndocs;		/* records in the buffer (deleted ones too) */
 	uint64		buf_nbytes;		/* committed bytes in the chain */
-	GpuirSegmentData segments[GPUIR_MAX_SEGMENTS];
-	/* fields added with the free space map (zero in older metapages) */
 	uint32		buf_head_off;	/* the buffer's first byte on buf_head */
-	uint32		nfree;			/* free space map: extents in free[] */
-	GpuirFreeExtent free[GPUIR_MAX_FREE_EXTENTS];
-	/* insert lanes (fields added with them, zero in older metapages) */
-	BlockNumber lane_page[GPUIR_INSERT_LANES];	/* header pages, 0 = none yet */
-	uint64		lane_consumed[GPUIR_INSERT_LANES];	/* position folded up to */
-	uint64		lane_consumed_rec[GPUIR_INSERT_LANES];	/* records folded up to */
-	/* added after the lanes (zero in older metapages) */
 	uint32		vacuum_pending;	/* a VACUUM began marking deleted documents and
 								 * has not rewritten the statistics yet: after
 								 * a crash, ndeleted, N, total dl and df may
 								 * lag the deleted marks until the next VACUUM
 								 * (gpuirvacuum.c) */
-	/* added with indexes over several columns (zero in older metapages) */
+	/* insert lanes */
+	BlockNumber lane_page[GPUIR_INSERT_LANES];	/* header pages, 0 = none yet */
+	uint64		lane_consumed[GPUIR_INSERT_LANES];	/* position folded up to */
+	uint64		lane_consumed_rec[GPUIR_INSERT_LANES];	/* records folded up to */
 	uint16		weights[INDEX_MAX_KEYS];	/* each index column's BM25F weight,
 											 * 1 .. GPUIR_MAX_WEIGHT; 0 reads as
 											 * 1 (GpuirMetaWeight) */
-	/* document priors (version 2): the prior_weight reloption at build */
+	/* document priors: the prior_weight reloption at build */
 	uint32		has_prior;		/* 1: the index INCLUDEs a prior column */
 	float4		prior_weight;	/* w of score = BM25 + w * prior, >= 0 */
+	GpuirSegmentData segments[GPUIR_MAX_SEGMENTS];
 } GpuirMetaPageData;
 
 StaticAssertDecl(sizeof(GpuirMetaPageData) <= GPUIR_PAGE_DATA,
 				 "the gpuir metapage must fit a page");
+
+/*
+ * The free space map, block 1: extents of free pages, sorted by start
+ * (gpuirfree.c).  Only merges and compaction read or write it, under the
+ * merge lock, and they change it in the WAL record that changes the
+ * segment directory.
+ */
+typedef struct GpuirFreeMapData
+{
+	uint32		nfree;			/* extents in free[] */
+	uint32		reserved;
+	GpuirFreeExtent free[GPUIR_MAX_FREE_EXTENTS];
+} GpuirFreeMapData;
+
+StaticAssertDecl(sizeof(GpuirFreeMapData) <= GPUIR_PAGE_DATA,
+				 "the gpuir free space map must fit a page");
+
+#define GpuirPageGetFreeMap(page) ((GpuirFreeMapData *) PageGetContents(page))
 
 typedef GpuirMetaPageData *GpuirMetaPage;
 
@@ -550,16 +572,17 @@ GpuirListTf(const GpuirListCursor *c, int i)
 }
 
 /* gpuirfree.c: the free space map */
-extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta);
+extern void GpuirReadFreeMap(Relation index, GpuirFreeMapData *fm);
+extern void GpuirSetFreeMapLower(Page page);
+extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirFreeMapData *fm);
 extern BlockNumber GpuirFreeListTake(GpuirFreeList *fl, uint32 npages);
 extern BlockNumber GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages);
 extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages);
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
-extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta);
+extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm);
 extern void GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable);
-extern void GpuirFreePages(Relation index, const GpuirMetaPageData *meta, uint64 *all,
-						   uint64 *reusable);
+extern void GpuirFreePages(Relation index, uint64 *all, uint64 *reusable);
 
 /* gpuircompact.c: relocating segments and truncating free pages at the end */
 extern void GpuirCompact(Relation index);

@@ -113,21 +113,37 @@ fill_metapage(Relation index, Page page)
 	GpuirSetMetaLower(page);
 }
 
-/* init_metapage: write the metapage of an empty index to forknum, WAL-logged */
+/* fill_freemap: an empty free space map page */
+static void
+fill_freemap(Page page)
+{
+	GpuirInitPage(page, GPUIR_PAGE_FREEMAP);
+	memset(GpuirPageGetFreeMap(page), 0, sizeof(GpuirFreeMapData));
+	GpuirSetFreeMapLower(page);
+}
+
+/*
+ * init_metapage: write the metapage and the empty free space map of an
+ * empty index to forknum, WAL-logged
+ */
 static void
 init_metapage(Relation index, ForkNumber forknum)
 {
 	Buffer		buf;
+	Buffer		fmbuf;
 	GenericXLogState *state;
-	Page		page;
 
 	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
 	Assert(BufferGetBlockNumber(buf) == GPUIR_METAPAGE_BLKNO);
+	fmbuf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(fmbuf) == GPUIR_FREEMAP_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-	fill_metapage(index, page);
+	fill_metapage(index, GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE));
+	fill_freemap(GenericXLogRegisterBuffer(state, fmbuf, GENERIC_XLOG_FULL_IMAGE));
 	GenericXLogFinish(state);
+	UnlockReleaseBuffer(fmbuf);
 	UnlockReleaseBuffer(buf);
 }
 
@@ -1290,17 +1306,22 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	return result;
 }
 
-/* gpuirbuildempty: the metapage of an empty index in the init fork */
+/* gpuirbuildempty: the metapage and free space map of an empty index in the init fork */
 void
 gpuirbuildempty(Relation index)
 {
 	Page		page = (Page) palloc(BLCKSZ);
 
-	fill_metapage(index, page);
-	PageSetChecksumInplace(page, GPUIR_METAPAGE_BLKNO);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, GPUIR_METAPAGE_BLKNO,
-			  (char *) page, true);
-	log_newpage(&GpuirSmgrFile(index), INIT_FORKNUM,
-				GPUIR_METAPAGE_BLKNO, page, true);
+	for (BlockNumber blkno = GPUIR_METAPAGE_BLKNO; blkno < GPUIR_FIRST_DATA_BLKNO; blkno++)
+	{
+		if (blkno == GPUIR_METAPAGE_BLKNO)
+			fill_metapage(index, page);
+		else
+			fill_freemap(page);
+		PageSetChecksumInplace(page, blkno);
+		smgrextend(RelationGetSmgr(index), INIT_FORKNUM, blkno, (char *) page, true);
+		log_newpage(&GpuirSmgrFile(index), INIT_FORKNUM, blkno, page, true);
+	}
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+	pfree(page);
 }

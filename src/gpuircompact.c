@@ -63,8 +63,8 @@
 /*
  * free_tail_start: the first block of the run of free pages that ends an
  * index of nblocks blocks (nblocks when its last page is in use), given its
- * free extents ext[0..n) sorted by start and coalesced (as the metapage
- * keeps them); with reusable non-NULL only extents reusable now count.
+ * free extents ext[0..n) sorted by start and coalesced (as the free space
+ * map keeps them); with reusable non-NULL only extents reusable now count.
  */
 static BlockNumber
 free_tail_start(const GpuirFreeExtent *ext, int n, const bool *reusable,
@@ -109,7 +109,8 @@ static bool
 relocate_top_segment(Relation index)
 {
 	GpuirMetaPageData *meta = palloc(sizeof(GpuirMetaPageData));
-	GpuirMetaPageData *scratch = palloc(sizeof(GpuirMetaPageData));
+	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
+	GpuirFreeMapData *scratch = palloc(sizeof(GpuirFreeMapData));
 	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
 	GpuirFreeList *sim = palloc(sizeof(GpuirFreeList));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
@@ -122,9 +123,10 @@ relocate_top_segment(Relation index)
 	bool		done = false;
 
 	GpuirReadMeta(index, meta);
-	GpuirFreeListInit(fl, index, meta);
+	GpuirReadFreeMap(index, fm);
+	GpuirFreeListInit(fl, index, fm);
 	tail = free_tail_start(fl->ext, fl->n, NULL, nblocks);
-	s = (tail > 1) ? segment_at(meta, tail - 1) : -1;
+	s = (tail > GPUIR_FIRST_DATA_BLKNO) ? segment_at(meta, tail - 1) : -1;
 	if (s < 0)
 		goto out;
 	seg = meta->segments[s];
@@ -168,27 +170,33 @@ relocate_top_segment(Relation index)
 	/* the swap, as a merge's: directory entry and free space map, one record */
 	{
 		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
 		GenericXLogState *state;
 		Page		metapage;
+		Page		fmpage;
 		GpuirMetaPage m;
 
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
 		m = GpuirPageGetMeta(BufferGetPage(metabuf));
 		/* the merge lock keeps merges and VACUUM out: nothing else changes segments */
 		if (m->generation != meta->generation || m->nsegments != meta->nsegments ||
 			memcmp(&m->segments[s], &seg, sizeof(GpuirSegmentData)) != 0)
 			elog(ERROR, "gpuir index \"%s\" changed during compaction",
 				 RelationGetRelationName(index));
+		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
 		state = GenericXLogStart(index);
 		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
 		m = GpuirPageGetMeta(metapage);
 		m->segments[s] = moved;
 		/* every reader of the old directory has an xmin <= this */
 		GpuirFreeListAddSegment(fl, &seg, ReadNextFullTransactionId());
-		GpuirFreeListStore(fl, m);
-		GpuirSetMetaLower(metapage);
+		GpuirFreeListStore(fl, GpuirPageGetFreeMap(fmpage));
+		GpuirSetFreeMapLower(fmpage);
 		m->generation++;
 		GenericXLogFinish(state);
+		UnlockReleaseBuffer(fmbuf);
 		UnlockReleaseBuffer(metabuf);
 	}
 	ereport(DEBUG1,
@@ -203,6 +211,7 @@ relocate_top_segment(Relation index)
 	done = true;
 out:
 	pfree(meta);
+	pfree(fm);
 	pfree(scratch);
 	pfree(fl);
 	pfree(sim);
@@ -216,20 +225,20 @@ out:
 static void
 truncate_free_tail(Relation index)
 {
-	GpuirMetaPageData *meta = palloc(sizeof(GpuirMetaPageData));
+	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
 	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber tail;
 	int			tries = 0;
 
-	GpuirReadMeta(index, meta);
-	GpuirFreeListInit(fl, index, meta);
+	GpuirReadFreeMap(index, fm);
+	GpuirFreeListInit(fl, index, fm);
 	tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
 	pfree(fl);
 	/* a scan of this backend still open on the index (a cursor) may hold pins */
 	if (nblocks - tail < GPUIR_TRUNCATE_MIN_PAGES || index->rd_refcnt > 1)
 	{
-		pfree(meta);
+		pfree(fm);
 		return;
 	}
 
@@ -241,7 +250,7 @@ truncate_free_tail(Relation index)
 			ereport(DEBUG1,
 					(errmsg("gpuir index \"%s\": free pages at the end not truncated, the index is in use",
 							RelationGetRelationName(index))));
-			pfree(meta);
+			pfree(fm);
 			return;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -251,33 +260,34 @@ truncate_free_tail(Relation index)
 	}
 
 	{
-		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
 		GenericXLogState *state;
-		Page		metapage;
-		GpuirMetaPage m;
+		Page		fmpage;
+		GpuirFreeMapData *f;
 		XLogRecPtr	lsn;
 
 		/* alone now: every free page is reusable */
 		nblocks = RelationGetNumberOfBlocks(index);
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		m = GpuirPageGetMeta(BufferGetPage(metabuf));
-		if (m->nfree > GPUIR_MAX_FREE_EXTENTS)
-			GpuirCorrupt(index, "metapage free space map out of range");
-		tail = free_tail_start(m->free, (int) m->nfree, NULL, nblocks);
-		if (tail > GPUIR_METAPAGE_BLKNO && tail < nblocks)
+		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
+		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
+		f = GpuirPageGetFreeMap(BufferGetPage(fmbuf));
+		if (f->nfree > GPUIR_MAX_FREE_EXTENTS)
+			GpuirCorrupt(index, "free space map extent count out of range");
+		tail = free_tail_start(f->free, (int) f->nfree, NULL, nblocks);
+		if (tail >= GPUIR_FIRST_DATA_BLKNO && tail < nblocks)
 		{
 			uint32		n = 0;
 
 			state = GenericXLogStart(index);
-			metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-			m = GpuirPageGetMeta(metapage);
-			for (uint32 i = 0; i < m->nfree; i++)
-				if (m->free[i].start < tail)
-					m->free[n++] = m->free[i];
-			m->nfree = n;
-			GpuirSetMetaLower(metapage);
+			fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
+			f = GpuirPageGetFreeMap(fmpage);
+			for (uint32 i = 0; i < f->nfree; i++)
+				if (f->free[i].start < tail)
+					f->free[n++] = f->free[i];
+			f->nfree = n;
+			GpuirSetFreeMapLower(fmpage);
 			lsn = GenericXLogFinish(state);
-			UnlockReleaseBuffer(metabuf);
+			UnlockReleaseBuffer(fmbuf);
 			/* the map must not list pages past the end if the truncation survives a crash */
 			XLogFlush(lsn);
 			RelationTruncate(index, tail);
@@ -286,11 +296,11 @@ truncate_free_tail(Relation index)
 							RelationGetRelationName(index), nblocks, tail)));
 		}
 		else
-			UnlockReleaseBuffer(metabuf);
+			UnlockReleaseBuffer(fmbuf);
 	}
 	/* as lazy_truncate_heap: the lock is not needed until the end of the transaction */
 	UnlockRelation(index, AccessExclusiveLock);
-	pfree(meta);
+	pfree(fm);
 }
 
 /*

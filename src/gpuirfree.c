@@ -2,8 +2,8 @@
  *
  * gpuirfree.c
  *	  The free space map of a gpuir index: runs of pages of segments that a
- *	  merge replaced, kept in the metapage, and reused by later merges once no
- *	  snapshot can still read them.
+ *	  merge replaced, kept on the free space map page (block 1), and reused
+ *	  by later merges once no snapshot can still read them.
  *
  * A query copies the segment directory from the metapage and then reads the
  * segments' pages, so a replaced segment's pages stay readable until every
@@ -34,10 +34,12 @@
  *
  * Only merges and compaction (gpuircompact.c: relocations, truncation)
  * change the map, all under the merge lock (gpuirmerge.c): a merge or a
- * relocation takes a working copy (GpuirFreeListInit), allocates
+ * relocation reads the map (GpuirReadFreeMap), takes a working copy
+ * (GpuirFreeListInit), allocates
  * its streams from it (GpuirFreeListAllocate), adds the extents of the segments
  * it replaces (GpuirFreeListAddSegment) and stores the result in the same
- * WAL record that swaps the segment directory (GpuirFreeListStore).  A crash
+ * WAL record that swaps the segment directory on the metapage
+ * (GpuirFreeListStore).  A crash
  * before the swap leaves the map as it was: pages the merge took are still
  * free; pages it appended to the relation are lost until REINDEX.
  *
@@ -69,7 +71,42 @@ no_other_lockers(Relation index)
 }
 
 /*
- * GpuirFreeListInit: the working copy of meta's free space map of index,
+ * GpuirReadFreeMap: copy the free space map of index into *fm under a share
+ * lock; raises ERRCODE_INDEX_CORRUPTED when block 1 is not a free space map
+ * page or its extent count is out of range.  Merges and compaction read it
+ * under the merge lock, which keeps every other writer of the map out until
+ * they store it back; without that lock the copy is only a count.
+ */
+void
+GpuirReadFreeMap(Relation index, GpuirFreeMapData *fm)
+{
+	Buffer		buf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
+	Page		page;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	GpuirCheckPage(index, page, GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
+	memcpy(fm, GpuirPageGetFreeMap(page), sizeof(GpuirFreeMapData));
+	UnlockReleaseBuffer(buf);
+	if (fm->nfree > GPUIR_MAX_FREE_EXTENTS)
+		GpuirCorrupt(index, "free space map extent count out of range");
+}
+
+/*
+ * GpuirSetFreeMapLower: set pd_lower of a free space map page to the end of
+ * its extents, so that a full-page image leaves out the unused rest
+ */
+void
+GpuirSetFreeMapLower(Page page)
+{
+	GpuirFreeMapData *fm = GpuirPageGetFreeMap(page);
+
+	((PageHeader) page)->pd_lower =
+		((char *) &fm->free[fm->nfree]) - (char *) page;
+}
+
+/*
+ * GpuirFreeListInit: the working copy of the free space map fm of index,
  * with the extents reusable now marked (file header).  A reusable extent
  * stays reusable (no reader can come back to its pages), so its safexid
  * becomes FirstNormalFullTransactionId, and adjacent reusable extents are
@@ -77,15 +114,15 @@ no_other_lockers(Relation index)
  * the metapage until they are all reusable (GpuirFreeListStore).
  */
 void
-GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta)
+GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirFreeMapData *fm)
 {
-	bool		alone = meta->nfree > 0 && no_other_lockers(index);
+	bool		alone = fm->nfree > 0 && no_other_lockers(index);
 
 	fl->n = 0;
 	fl->dropped_pages = 0;
-	for (uint32 i = 0; i < meta->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
+	for (uint32 i = 0; i < fm->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
 	{
-		const GpuirFreeExtent *e = &meta->free[i];
+		const GpuirFreeExtent *e = &fm->free[i];
 		bool		reusable = alone || GlobalVisCheckRemovableFullXid(NULL, e->safexid);
 		GpuirFreeExtent *prev = fl->n > 0 ? &fl->ext[fl->n - 1] : NULL;
 
@@ -249,8 +286,8 @@ extent_cmp_size_desc(const void *a, const void *b)
 }
 
 /*
- * GpuirFreeListStore: write the working list into meta (the caller's
- * WAL-registered metapage): empty extents dropped, adjacent ones with the
+ * GpuirFreeListStore: write the working list into fm (on the caller's
+ * WAL-registered free space map page, or a scratch copy): empty extents dropped, adjacent ones with the
  * same safexid coalesced (others stay apart: joined, a reusable run would
  * wait for the later safexid, and a large run freed long ago would not be
  * reused while a small piece beside it was freed by every merge), and,
@@ -258,7 +295,7 @@ extent_cmp_size_desc(const void *a, const void *b)
  * pages are lost until REINDEX; counted in fl->dropped_pages).
  */
 void
-GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta)
+GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm)
 {
 	GpuirFreeExtent *e = fl->ext;
 	int			n = 0;
@@ -290,8 +327,8 @@ GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta)
 		n = GPUIR_MAX_FREE_EXTENTS;
 		qsort(e, n, sizeof(GpuirFreeExtent), extent_cmp_start);
 	}
-	meta->nfree = n;
-	memcpy(meta->free, e, sizeof(GpuirFreeExtent) * n);
+	fm->nfree = n;
+	memcpy(fm->free, e, sizeof(GpuirFreeExtent) * n);
 	fl->n = 0;
 }
 
@@ -313,16 +350,19 @@ GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable)
 }
 
 /*
- * GpuirFreePages: the pages in the free space map of index (meta, a copy of
- * its metapage: *all) and those of them a merge could reuse now
- * (*reusable; needs a snapshot taken in this transaction)
+ * GpuirFreePages: the pages in the free space map of index (*all) and those
+ * of them a merge could reuse now (*reusable; needs a snapshot taken in this
+ * transaction)
  */
 void
-GpuirFreePages(Relation index, const GpuirMetaPageData *meta, uint64 *all, uint64 *reusable)
+GpuirFreePages(Relation index, uint64 *all, uint64 *reusable)
 {
+	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
 	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
 
-	GpuirFreeListInit(fl, index, meta);
+	GpuirReadFreeMap(index, fm);
+	GpuirFreeListInit(fl, index, fm);
 	GpuirFreeListPages(fl, all, reusable);
 	pfree(fl);
+	pfree(fm);
 }

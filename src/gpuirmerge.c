@@ -242,6 +242,7 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	uint64		reusable_pages; /* of them reusable now */
 	bool		waited;			/* rewrites left for a later merge */
 	GpuirBuilder *b;
+	GpuirFreeMapData *fm;
 	GpuirFreeList *fl;
 	GpuirBufferView *view;
 	char	   *bufdata;
@@ -261,8 +262,10 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	bufdata = GpuirBufferSnapshot(index, &meta, view);
 	if (meta.nsegments >= GPUIR_MAX_SEGMENTS)
 		kind = GPUIR_POLICY_FULL;
+	fm = palloc(sizeof(GpuirFreeMapData));
+	GpuirReadFreeMap(index, fm);
 	fl = palloc(sizeof(GpuirFreeList));
-	GpuirFreeListInit(fl, index, &meta);
+	GpuirFreeListInit(fl, index, fm);
 	GpuirFreeListPages(fl, &free_pages, &reusable_pages);
 	nfold = choose_segments(&meta, kind, cap, free_pages, reusable_pages, fold, &waited);
 
@@ -281,12 +284,15 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	/*
 	 * The swap: replace the folded segments by the new one, mark every lane
 	 * consumed up to what was read, drop the folded bytes of the metapage's
-	 * own chain, free the replaced segments' pages; one WAL record.
+	 * own chain, free the replaced segments' pages; one WAL record (the
+	 * metapage, the free space map and at most two chain pages).
 	 */
 	{
 		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
 		GenericXLogState *state;
 		Page		metapage;
+		Page		fmpage;
 		GpuirMetaPage m;
 		FullTransactionId safexid;
 		Buffer		locked[2];
@@ -303,8 +309,11 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 			m->buf_nbytes < legacy->ld.chain.nbytes || m->buf_ndocs < legacy->ld.chain.ndocs)
 			elog(ERROR, "gpuir index \"%s\" changed during a merge",
 				 RelationGetRelationName(index));
+		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
+		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
 		state = GenericXLogStart(index);
 		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
 		m = GpuirPageGetMeta(metapage);
 		/* every reader of the old directory has an xmin <= this */
 		safexid = ReadNextFullTransactionId();
@@ -336,12 +345,14 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 										  legacy->ld.chain.ndocs, legacy->pages, locked);
 			GpuirMetaSetChain(m, &c);
 		}
-		GpuirFreeListStore(fl, m);
+		GpuirFreeListStore(fl, GpuirPageGetFreeMap(fmpage));
+		GpuirSetFreeMapLower(fmpage);
 		GpuirSetMetaLower(metapage);
 		m->generation += Max(nnew, 1);	/* the new segments' are generation + 1 .. */
 		GenericXLogFinish(state);
 		for (int i = 0; i < nlocked; i++)
 			UnlockReleaseBuffer(locked[i]);
+		UnlockReleaseBuffer(fmbuf);
 		UnlockReleaseBuffer(metabuf);
 	}
 	/* drop the consumed bytes from the lanes (readers already skip them) */

@@ -69,7 +69,7 @@
  */
 #define GPUIR_MERGE_FACTOR			8
 #define GPUIR_MERGE_DELETES_PCT		15
-#define GPUIR_MERGE_POLICY_MAX_SEGMENTS 32	/* = GPUIR_MAX_SEGMENTS (gpuirmerge.c checks) */
+#define GPUIR_MERGE_POLICY_MAX_SEGMENTS 64	/* = GPUIR_MAX_SEGMENTS (gpuirmerge.c checks) */
 
 /* what the policy reads of a segment (GpuirSegmentData's counts) */
 typedef struct GpuirMergeSegCounts

@@ -32,7 +32,7 @@ stream_ok(GpuirStream s)
 
 	if (npages == 0)
 		return true;
-	return s.start != InvalidBlockNumber && s.start > GPUIR_METAPAGE_BLKNO &&
+	return s.start != InvalidBlockNumber && s.start >= GPUIR_FIRST_DATA_BLKNO &&
 		(uint64) s.start + npages - 1 <= MaxBlockNumber;
 }
 

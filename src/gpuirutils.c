@@ -82,9 +82,9 @@ GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type)
 
 /*
  * GpuirSetMetaLower: make pd_lower of a metapage cover the whole
- * GpuirMetaPageData.  Metapages written before the free space map existed
- * end earlier, and GenericXLogFinish zeroes everything between pd_lower and
- * pd_upper, so every write of the fields added since must call this.
+ * GpuirMetaPageData: generic WAL takes the bytes between pd_lower and
+ * pd_upper for a hole (zeros at redo), so a metapage whose pd_lower ended
+ * earlier would lose the fields past it.
  */
 void
 GpuirSetMetaLower(Page metapage)
@@ -129,13 +129,13 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("gpuir index \"%s\" has on-disk format version %u, this gpuir reads version %u",
 						RelationGetRelationName(index), meta->version, GPUIR_VERSION),
-				 errdetail("Version 2 added document priors to the segment directory."),
+				 errdetail("Version 2 added document priors to the segment directory; version 3 moved the free space map to a page of its own and doubled the segment directory."),
 				 errhint("REINDEX the index.")));
 	if (meta->magic != GPUIR_MAGIC || meta->version != GPUIR_VERSION ||
 		meta->nsegments > GPUIR_MAX_SEGMENTS)
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
-	if (meta->nfree > GPUIR_MAX_FREE_EXTENTS || meta->buf_head_off >= GPUIR_PAGE_DATA)
-		GpuirCorrupt(index, "metapage free space map or insert buffer head out of range");
+	if (meta->buf_head_off >= GPUIR_PAGE_DATA)
+		GpuirCorrupt(index, "metapage insert buffer head out of range");
 	if (!(meta->k1 >= GPUIR_MIN_K1 && meta->k1 <= GPUIR_MAX_K1) ||
 		!(meta->b >= GPUIR_MIN_B && meta->b <= GPUIR_MAX_B))
 		GpuirCorrupt(index, "metapage k1 or b out of range");
@@ -542,7 +542,7 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 	{
 		uint64		npages = GpuirStreamPages(&stream);
 
-		if (!BlockNumberIsValid(stream.start) || stream.start == GPUIR_METAPAGE_BLKNO ||
+		if (!BlockNumberIsValid(stream.start) || stream.start < GPUIR_FIRST_DATA_BLKNO ||
 			!index_holds(index, (uint64) stream.start + npages))
 			GpuirCorrupt(index, "segment stream pages are outside the index");
 	}

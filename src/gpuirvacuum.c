@@ -361,8 +361,7 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (GpuirMergeWanted(info->index, &meta))
 		GpuirMerge(info->index, GPUIR_POLICY_VACUUM, false);
 	GpuirCompact(info->index);
-	GpuirReadMeta(info->index, &meta);
-	GpuirFreePages(info->index, &meta, &free_pages, &reusable_pages);
+	GpuirFreePages(info->index, &free_pages, &reusable_pages);
 	stats->pages_deleted = (BlockNumber) Min(free_pages, MaxBlockNumber);
 	stats->pages_free = (BlockNumber) Min(reusable_pages, MaxBlockNumber);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);

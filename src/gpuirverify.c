@@ -355,13 +355,16 @@ verify_records(VerifyState *vs, const char *data, uint64 nbytes, bool live)
 }
 
 /*
- * verify_meta_and_buffer: copy the metapage into *meta and check it, then
- * the insert buffer (the metapage's own chain and every lane), read under
- * the same share lock.  Bytes of a lane before its consumed position are
- * folded into segments already: checked, not counted as live.
+ * verify_meta_and_buffer: copy the metapage into *meta and the free space
+ * map into *fm (read under the metapage's share lock, so that both come
+ * from one moment: a merge changes them under its exclusive lock) and check
+ * the metapage, then the insert buffer (the metapage's own chain and every
+ * lane), read under the same share lock.  Bytes of a lane before its
+ * consumed position are folded into segments already: checked, not counted
+ * as live.
  */
 static void
-verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
+verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta, GpuirFreeMapData *fm)
 {
 	Relation	index = vs->index;
 	Buffer		metabuf;
@@ -379,6 +382,17 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta)
 	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
 	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
 	vs->has_prior = meta->has_prior != 0;
+	if (vs->index_nblocks < GPUIR_FIRST_DATA_BLKNO)
+		verify_error(vs, "the index has no free space map page (%u blocks)", vs->index_nblocks);
+	claim_block(vs, GPUIR_FREEMAP_BLKNO, OWN_META, "free space map page");
+	{
+		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
+
+		LockBuffer(fmbuf, BUFFER_LOCK_SHARE);
+		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
+		memcpy(fm, GpuirPageGetFreeMap(BufferGetPage(fmbuf)), sizeof(GpuirFreeMapData));
+		UnlockReleaseBuffer(fmbuf);
+	}
 	if (meta->magic != GPUIR_MAGIC)
 		verify_error(vs, "metapage (block 0) has magic 0x%08x, expected 0x%08x",
 					 meta->magic, GPUIR_MAGIC);
@@ -472,7 +486,7 @@ verify_stream_pages(VerifyState *vs, const GpuirSegmentData *seg, int kind)
 	snprintf(where, sizeof(where), "segment %u, %s stream", vs->seg, stream_names[kind]);
 	if (npages == 0)
 		return;
-	if (!BlockNumberIsValid(st->start) || st->start == GPUIR_METAPAGE_BLKNO ||
+	if (!BlockNumberIsValid(st->start) || st->start < GPUIR_FIRST_DATA_BLKNO ||
 		(uint64) st->start + npages > vs->index_nblocks)
 		verify_error(vs, "%s: pages [%u, %llu) are outside the index (%u blocks)",
 					 where, st->start, (unsigned long long) st->start + npages,
@@ -751,22 +765,22 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
  * other, the segments or the insert buffer (claim_block)
  */
 static void
-verify_free_space_map(VerifyState *vs, const GpuirMetaPageData *meta)
+verify_free_space_map(VerifyState *vs, const GpuirFreeMapData *fm)
 {
-	if (meta->nfree > GPUIR_MAX_FREE_EXTENTS)
-		verify_error(vs, "metapage (block 0) lists %u free extents, at most %d allowed",
-					 meta->nfree, GPUIR_MAX_FREE_EXTENTS);
-	for (uint32 i = 0; i < meta->nfree; i++)
+	if (fm->nfree > GPUIR_MAX_FREE_EXTENTS)
+		verify_error(vs, "free space map (block 1) lists %u free extents, at most %d allowed",
+					 fm->nfree, GPUIR_MAX_FREE_EXTENTS);
+	for (uint32 i = 0; i < fm->nfree; i++)
 	{
-		const GpuirFreeExtent *e = &meta->free[i];
+		const GpuirFreeExtent *e = &fm->free[i];
 
-		if (e->npages == 0 || e->start == GPUIR_METAPAGE_BLKNO ||
+		if (e->npages == 0 || e->start < GPUIR_FIRST_DATA_BLKNO ||
 			(uint64) e->start + e->npages > vs->index_nblocks)
 			verify_error(vs, "free space map extent %u: pages [%u, %llu) are outside the index (%u blocks)",
 						 i, e->start, (unsigned long long) e->start + e->npages, vs->index_nblocks);
-		if (i > 0 && ((uint64) meta->free[i - 1].start + meta->free[i - 1].npages > e->start ||
-					  ((uint64) meta->free[i - 1].start + meta->free[i - 1].npages == e->start &&
-					   FullTransactionIdEquals(meta->free[i - 1].safexid, e->safexid))))
+		if (i > 0 && ((uint64) fm->free[i - 1].start + fm->free[i - 1].npages > e->start ||
+					  ((uint64) fm->free[i - 1].start + fm->free[i - 1].npages == e->start &&
+					   FullTransactionIdEquals(fm->free[i - 1].safexid, e->safexid))))
 			verify_error(vs, "free space map extents %u and %u overlap, are out of order, or are adjacent with the same safexid",
 						 i - 1, i);
 		for (uint32 p = 0; p < e->npages; p++)
@@ -796,6 +810,7 @@ GpuirVerify(Relation index, Relation heap, bool *vacuum_pending)
 {
 	VerifyState vs;
 	GpuirMetaPageData meta;
+	GpuirFreeMapData fm;
 	MemoryContext cxt;
 	MemoryContext old;
 
@@ -809,7 +824,7 @@ GpuirVerify(Relation index, Relation heap, bool *vacuum_pending)
 	vs.heap_nblocks = RelationGetNumberOfBlocks(heap);
 	vs.owner = palloc0(Max(vs.index_nblocks, 1));
 
-	verify_meta_and_buffer(&vs, &meta);
+	verify_meta_and_buffer(&vs, &meta, &fm);
 	*vacuum_pending = meta.vacuum_pending != 0;
 	for (uint32 s = 0; s < meta.nsegments; s++)
 	{
@@ -822,7 +837,7 @@ GpuirVerify(Relation index, Relation heap, bool *vacuum_pending)
 		MemoryContextSwitchTo(cxt);
 		MemoryContextDelete(segcxt);
 	}
-	verify_free_space_map(&vs, &meta);
+	verify_free_space_map(&vs, &fm);
 	verify_no_duplicates(&vs);
 	if (vs.live_docs != meta.ndocs + vs.lanes_docs_added)
 		verify_acct(&vs, "N is %llu, the segments and the insert buffer hold %llu live documents",

@@ -273,10 +273,11 @@ my @meta_fields = (		# [name, offset in the struct, size]
 	[ 'magic', 0, 4 ], [ 'version', 4, 4 ], [ 'cfg_id', 8, 4 ], [ 'k1', 12, 4 ], [ 'b', 16, 4 ],
 	[ 'nsegments', 20, 4 ], [ 'ndocs', 24, 8 ], [ 'total_dl', 32, 8 ], [ 'generation', 40, 8 ],
 	[ 'buf_head', 48, 4 ], [ 'buf_tail', 52, 4 ], [ 'buf_tail_used', 56, 4 ],
-	[ 'buf_ndocs', 60, 4 ], [ 'buf_nbytes', 64, 8 ], [ 'buf_head_off', 3400, 4 ], [ 'nfree', 3404, 4 ],
-	(map { ([ "lane_page[$_]", 7504 + 4 * $_, 4 ], [ "lane_consumed[$_]", 7536 + 8 * $_, 8 ],
-			[ "lane_consumed_rec[$_]", 7600 + 8 * $_, 8 ]) } 0 .. 7),
-	[ 'has_prior', 7732, 4 ], [ 'prior_weight', 7736, 4 ]);
+	[ 'buf_ndocs', 60, 4 ], [ 'buf_nbytes', 64, 8 ], [ 'buf_head_off', 72, 4 ],
+	(map { ([ "lane_page[$_]", 80 + 4 * $_, 4 ], [ "lane_consumed[$_]", 112 + 8 * $_, 8 ],
+			[ "lane_consumed_rec[$_]", 176 + 8 * $_, 8 ]) } 0 .. 7),
+	[ 'has_prior', 304, 4 ], [ 'prior_weight', 308, 4 ],
+	[ 'freemap.nfree', $block_size, 4 ]);	# GpuirFreeMapData, block 1
 my $nseg = u32($pristine, $meta + 20);
 is($nseg, $segments, 'the metapage segment count');
 my @stream_names = qw(dict lexemes blockdir payload tids doclens deleted priors);
@@ -287,7 +288,7 @@ my @seg_fields = (
 my @segs;
 for my $s (0 .. $nseg - 1)
 {
-	my $base = $meta + 72 + 104 * $s;
+	my $base = $meta + 312 + 104 * $s;
 	my %seg = (base => $base, ndocs => u32($pristine, $base), nterms => u32($pristine, $base + 8),
 		nblocks => u32($pristine, $base + 12));
 	for my $k (0 .. 6)		# not priors: empty, the index has no prior column
@@ -296,7 +297,7 @@ for my $s (0 .. $nseg - 1)
 	}
 	push @segs, \%seg;
 }
-my $meta_end = $meta + 72 + 104 * $nseg;
+my $meta_end = $meta + 312 + 104 * $nseg;
 
 # file offset of byte $off of a stream [start, nbytes]
 sub stream_pos
@@ -311,14 +312,14 @@ sub stream_pos
 my @chains;
 my @lane_pages;
 {
-	my @descs = ([ u32($pristine, $meta + 48), u32($pristine, $meta + 3400), u64($pristine, $meta + 64), 0 ]);
+	my @descs = ([ u32($pristine, $meta + 48), u32($pristine, $meta + 72), u64($pristine, $meta + 64), 0 ]);
 	for my $i (0 .. 7)
 	{
-		my $lp = u32($pristine, $meta + 7504 + 4 * $i);
+		my $lp = u32($pristine, $meta + 80 + 4 * $i);
 		next if $lp == 0;
 		push @lane_pages, [ $i, $lp ];
 		my $l = $lp * $block_size + $header;
-		my ($start_pos, $consumed) = (u64($pristine, $l + 32), u64($pristine, $meta + 7536 + 8 * $i));
+		my ($start_pos, $consumed) = (u64($pristine, $l + 32), u64($pristine, $meta + 112 + 8 * $i));
 		push @descs, [ u32($pristine, $l), u32($pristine, $l + 4), u64($pristine, $l + 16),
 			$consumed > $start_pos ? $consumed - $start_pos : 0 ];
 	}

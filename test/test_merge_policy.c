@@ -354,6 +354,8 @@ main(void)
 	test_workload("mixed", 20000, 50, 1000, 200, 40, 0);
 	/* the same under max_segment_docs = 66,000 (500,000 documents: 8-16 full segments) */
 	test_workload("mixed, cap 66000", 10000, 50, 1000, 200, 40, 66000);
+	/* a cap of an eighth of a 200,000-row table: 12-40 full segments (64-entry directory) */
+	test_workload("mixed, cap 25000", 10000, 50, 1000, 200, 40, 25000);
 	/* heavy deletes, a small buffer */
 	test_workload("heavy deletes", 20000, 20, 200, 600, 10, 0);
 	printf("merge policy: %d passed, %d failed\n", passed, failed);

@@ -1012,7 +1012,19 @@ GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages)
 }
 
 void
-GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirMetaPageData *meta)
+GpuirReadFreeMap(Relation index, GpuirFreeMapData *fm)
+{
+	NOT_EMULATED("GpuirReadFreeMap");
+}
+
+void
+GpuirSetFreeMapLower(Page page)
+{
+	NOT_EMULATED("GpuirSetFreeMapLower");
+}
+
+void
+GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirFreeMapData *fm)
 {
 	NOT_EMULATED("GpuirFreeListInit");
 }
@@ -1036,7 +1048,7 @@ GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg, FullTran
 }
 
 void
-GpuirFreeListStore(GpuirFreeList *fl, GpuirMetaPageData *meta)
+GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm)
 {
 	NOT_EMULATED("GpuirFreeListStore");
 }
