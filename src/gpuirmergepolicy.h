@@ -56,12 +56,13 @@
  * rest wait for the next merge (with uniform deletions, the segments of
  * one build cross the threshold together); the smaller segments folded
  * with them, and VACUUM's small ones, also only while the merge stays
- * within C.  So no deletion rewrite or VACUUM merge rewrites much more
- * than about C documents (a full merge, gpuir_merge() or a full directory,
- * excepted; a tier merge and its cascade fold segments below C / 2, at
- * most F - 1 of each size tier, not counted against C), and a rewrite needs
- * about that many documents' pages free beside the index, where an uncapped index rewriting its one large segment
- * needs a whole copy.  The price: every segment repeats the dictionary
+ * within C, and the tier merge and its cascade (below) fold their
+ * segments, each below C / 2, only while the merge stays within C.  So no
+ * merge writes much more than about C documents (a full merge,
+ * gpuir_merge() or a full directory, excepted; the buffer and a single
+ * deletion rewrite of more than C live documents may pass it), and a merge
+ * needs about that many documents' pages free beside the index, where an
+ * uncapped index rewriting its one large segment needs a whole copy.  The price: every segment repeats the dictionary
  * entry, lexeme and block header of each of its terms (about 65 bytes a
  * term), which a heavy-tailed vocabulary makes large beside small segments'
  * postings, and a query reads every segment (a dictionary lookup and a
@@ -217,12 +218,20 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 			if (extra)
 				budget -= gpuir_merge_live(seg);
 		}
-		fold[s] = kind == GPUIR_POLICY_FULL || deleted[s] || extra ||
-			(same + 1 >= GPUIR_MERGE_FACTOR && gpuir_merge_in_tier(seg, tier, cap));
+		fold[s] = kind == GPUIR_POLICY_FULL || deleted[s] || extra;
 		nfold += fold[s];
 		if (fold[s])
 			result += gpuir_merge_live(seg);
 	}
+	/* the tier merge: under a cap, only while the merged segment stays within it */
+	for (uint32_t s = 0; same + 1 >= GPUIR_MERGE_FACTOR && s < n; s++)
+		if (!fold[s] && gpuir_merge_in_tier(&segs[s], tier, cap) &&
+			(cap == 0 || result + gpuir_merge_live(&segs[s]) <= cap))
+		{
+			fold[s] = true;
+			nfold++;
+			result += gpuir_merge_live(&segs[s]);
+		}
 
 	/*
 	 * The cascade: while the merged segment's tier holds F - 1 other
@@ -230,24 +239,35 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	 * higher), as a log merge policy merges every level that fills up;
 	 * without it the segments one tier above the buffer's, and those a
 	 * VACUUM merge writes, would only ever be folded by a full merge
-	 * (a full directory).
+	 * (a full directory).  Under a cap, only while the merged segment stays
+	 * within it (Lucene's maxMergedSegmentMB bounds every merge): the
+	 * segments of a tier are below cap / 2 each, so a merged segment below
+	 * cap / 2 takes at least one, and one that takes none is full; the
+	 * others wait for a later cascade.  Without that bound one cascade at
+	 * cap 25,000 folded 142,000 documents (test_merge_policy), and a
+	 * 16-client soak grew the index by such merges' whole output.
 	 */
 	for (;;)
 	{
 		const int	t = gpuir_merge_tier(result);
 		uint32_t	c = 0;
+		uint32_t	added = 0;
 
 		for (uint32_t s = 0; s < n; s++)
 			c += !fold[s] && gpuir_merge_in_tier(&segs[s], t, cap);
 		if (c + 1 < GPUIR_MERGE_FACTOR)
 			break;
 		for (uint32_t s = 0; s < n; s++)
-			if (!fold[s] && gpuir_merge_in_tier(&segs[s], t, cap))
+			if (!fold[s] && gpuir_merge_in_tier(&segs[s], t, cap) &&
+				(cap == 0 || result + gpuir_merge_live(&segs[s]) <= cap))
 			{
 				fold[s] = true;
 				nfold++;
+				added++;
 				result += gpuir_merge_live(&segs[s]);
 			}
+		if (added == 0)
+			break;
 	}
 	return nfold;
 }

@@ -34,6 +34,7 @@ typedef struct Sim
 	uint64_t	full_merges;	/* merges made full by a full directory */
 	uint64_t	max_capped_rewrite;	/* most live docs of full segments one capped merge folded */
 	uint64_t	max_single;		/* largest live count of a full segment folded */
+	uint64_t	max_merged;		/* most live docs one capped merge wrote */
 } Sim;
 
 static uint64_t
@@ -89,6 +90,7 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 		sim->max_capped_rewrite = (capped > sim->max_capped_rewrite) ? capped
 			: sim->max_capped_rewrite;
 		sim->max_single = (single > sim->max_single) ? single : sim->max_single;
+		sim->max_merged = (docs > sim->max_merged) ? docs : sim->max_merged;
 	}
 	sim->n = keep;
 	sim->buf = 0;
@@ -321,6 +323,15 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 				 "%s: a capped merge folds at most %llu live documents of full segments (%llu seen)",
 				 name, (unsigned long long) bound, (unsigned long long) sim.max_capped_rewrite);
 		check(sim.max_capped_rewrite <= bound, what);
+		/*
+		 * and writes at most about the cap in all: tier merges and their
+		 * cascade stay within it too (the segments folded before the cascade,
+		 * below cap / 2 each, and the buffer may pass it)
+		 */
+		snprintf(what, sizeof(what),
+				 "%s: a capped merge writes at most %llu live documents (%llu seen)",
+				 name, (unsigned long long) (bound + bound / 2), (unsigned long long) sim.max_merged);
+		check(sim.max_merged <= bound + bound / 2, what);
 		/* and the deleted documents do not pile up: below 2x the threshold overall */
 		{
 			uint64_t	docs = 0,
