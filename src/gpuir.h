@@ -515,6 +515,8 @@ extern void GpuirIndexWeights(Relation index, uint16 *weights);
 extern void GpuirValidateWeights(const char *spec);
 extern Buffer GpuirNewBuffer(Relation index);
 extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 type);
+extern void GpuirCopyPageContents(Relation index, BlockNumber blkno, uint16 type, void *dst,
+								  Size size);
 extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag);
 extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes,
 									uint32 tag, BlockNumber start);

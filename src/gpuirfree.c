@@ -80,14 +80,8 @@ no_other_lockers(Relation index)
 void
 GpuirReadFreeMap(Relation index, GpuirFreeMapData *fm)
 {
-	Buffer		buf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
-	Page		page;
-
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	GpuirCheckPage(index, page, GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
-	memcpy(fm, GpuirPageGetFreeMap(page), sizeof(GpuirFreeMapData));
-	UnlockReleaseBuffer(buf);
+	GpuirCopyPageContents(index, GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP, fm,
+						  sizeof(GpuirFreeMapData));
 	if (fm->nfree > GPUIR_MAX_FREE_EXTENTS)
 		GpuirCorrupt(index, "free space map extent count out of range");
 }

@@ -94,20 +94,32 @@ GpuirSetMetaLower(Page metapage)
 }
 
 /*
+ * GpuirCopyPageContents: copy the first size bytes of the contents of block
+ * blkno of index, a gpuir page of the given type (GpuirCheckPage), into dst
+ * under a share lock
+ */
+void
+GpuirCopyPageContents(Relation index, BlockNumber blkno, uint16 type, void *dst, Size size)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+	Page		page;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	GpuirCheckPage(index, page, blkno, type);
+	memcpy(dst, PageGetContents(page), size);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
  * GpuirReadMeta: copy the metapage into *meta under a share lock; raises
  * ERRCODE_INDEX_CORRUPTED when it is not a gpuir metapage of this version.
  */
 void
 GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
 {
-	Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
-	Page		page;
-
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
-	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
-	UnlockReleaseBuffer(buf);
+	GpuirCopyPageContents(index, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META, meta,
+						  sizeof(GpuirMetaPageData));
 	GpuirCheckMeta(index, meta);
 }
 
