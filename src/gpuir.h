@@ -280,9 +280,9 @@ StaticAssertDecl(sizeof(GpuirMetaPageData) <= GPUIR_PAGE_DATA,
 
 /*
  * The free space map, block 1: extents of free pages, sorted by start
- * (gpuirfree.c).  Only merges and compaction read or write it, under the
- * merge lock, and they change it in the WAL record that changes the
- * segment directory.
+ * (gpuirfree.c).  Merges and compaction change it under the merge lock, in
+ * the WAL record that changes the segment directory (truncation: alone);
+ * VACUUM's page counts and gpuir_verify read it under its share lock.
  */
 typedef struct GpuirFreeMapData
 {

@@ -26,7 +26,8 @@
  *	   conditionally (retried for a short while), which no reader or inserter
  *	   of the index holds at the same time, and which is WAL-logged so that
  *	   the queries of a hot standby are cancelled as for a heap truncation.
- *	   The metapage forgets the extents first (that record is flushed), then
+ *	   The free space map forgets the extents first (that record is
+ *	   flushed), then
  *	   RelationTruncate logs and truncates: a crash in between leaves the
  *	   pages at the end unused until REINDEX, never listed free beyond the
  *	   end of the file.

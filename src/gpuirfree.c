@@ -104,8 +104,8 @@ GpuirSetFreeMapLower(Page page)
  * with the extents reusable now marked (file header).  A reusable extent
  * stays reusable (no reader can come back to its pages), so its safexid
  * becomes FirstNormalFullTransactionId, and adjacent reusable extents are
- * joined into one run: extents freed at different times are kept apart in
- * the metapage until they are all reusable (GpuirFreeListStore).
+ * joined into one run: extents freed at different times are kept apart on
+ * the free space map page until they are all reusable (GpuirFreeListStore).
  */
 void
 GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirFreeMapData *fm)

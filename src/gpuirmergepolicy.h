@@ -56,13 +56,14 @@
  * rest wait for the next merge (with uniform deletions, the segments of
  * one build cross the threshold together); the smaller segments folded
  * with them, and VACUUM's small ones, also only while the merge stays
- * within C, and the tier merge and its cascade (below) fold their
- * segments, each below C / 2, only while the merge stays within C.  So no
- * merge writes much more than about C documents (a full merge,
- * gpuir_merge() or a full directory, excepted; the buffer and a single
- * deletion rewrite of more than C live documents may pass it), and a merge
- * needs about that many documents' pages free beside the index, where an
- * uncapped index rewriting its one large segment needs a whole copy.  The price: every segment repeats the dictionary
+ * within C, and the tier merge and its cascade (below) fold the buffer and
+ * their segments, each below C / 2, only while those stay within C (a
+ * budget of their own).  So no merge writes much more than about 2C
+ * documents (a full merge, gpuir_merge() or a full directory, excepted; a
+ * single deletion rewrite of more than C live documents may pass it), and
+ * a merge needs about that many documents' pages free beside the index,
+ * where an uncapped index rewriting its one large segment needs a whole
+ * copy.  The price: every segment repeats the dictionary
  * entry, lexeme and block header of each of its terms (about 65 bytes a
  * term), which a heavy-tailed vocabulary makes large beside small segments'
  * postings, and a query reads every segment (a dictionary lookup and a
@@ -159,6 +160,9 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	uint32_t	same = 0;
 	uint32_t	nfold = 0;
 	uint64_t	result = buf_ndocs;	/* live docs of the merged segment */
+	uint64_t	tiered = buf_ndocs;	/* of them, the buffer's and the tier
+									 * merge's and cascade's (under a cap: what
+									 * the cap bounds for them) */
 	uint64_t	rewrite = 0;	/* live docs of the largest segment rewritten for deletions */
 	uint64_t	budget = cap;	/* live docs the deletion rewrites, the smaller
 								 * segments folded with them and VACUUM's small
@@ -223,14 +227,21 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 		if (fold[s])
 			result += gpuir_merge_live(seg);
 	}
-	/* the tier merge: under a cap, only while the merged segment stays within it */
+	/*
+	 * the tier merge: under a cap, only while the buffer and the tier's
+	 * segments stay within it, whatever the deletion rewrites took (their
+	 * own budget): so the merge without rewrites folds the same tier
+	 * segments or fewer, a subset that GpuirMerge can run while the
+	 * rewrites wait (choose_segments)
+	 */
 	for (uint32_t s = 0; same + 1 >= GPUIR_MERGE_FACTOR && s < n; s++)
 		if (!fold[s] && gpuir_merge_in_tier(&segs[s], tier, cap) &&
-			(cap == 0 || result + gpuir_merge_live(&segs[s]) <= cap))
+			(cap == 0 || tiered + gpuir_merge_live(&segs[s]) <= cap))
 		{
 			fold[s] = true;
 			nfold++;
 			result += gpuir_merge_live(&segs[s]);
+			tiered += gpuir_merge_live(&segs[s]);
 		}
 
 	/*
@@ -239,17 +250,18 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	 * higher), as a log merge policy merges every level that fills up;
 	 * without it the segments one tier above the buffer's, and those a
 	 * VACUUM merge writes, would only ever be folded by a full merge
-	 * (a full directory).  Under a cap, only while the merged segment stays
-	 * within it (Lucene's maxMergedSegmentMB bounds every merge): the
-	 * segments of a tier are below cap / 2 each, so a merged segment below
-	 * cap / 2 takes at least one, and one that takes none is full; the
-	 * others wait for a later cascade.  Without that bound one cascade at
-	 * cap 25,000 folded 142,000 documents (test_merge_policy), and a
-	 * 16-client soak grew the index by such merges' whole output.
+	 * (a full directory).  Under a cap, only while the buffer and the
+	 * segments of the tier merge and cascade stay within it (Lucene's
+	 * maxMergedSegmentMB bounds every merge; the deletion rewrites have a
+	 * budget of their own), at the tier of those alone: the segments of a
+	 * tier are below cap / 2 each, so a sum below cap / 2 takes at least
+	 * one; the others wait for a later cascade.  Without that bound one
+	 * cascade at cap 25,000 folded 142,000 documents (test_merge_policy),
+	 * and a 16-client soak grew the index by such merges' whole output.
 	 */
 	for (;;)
 	{
-		const int	t = gpuir_merge_tier(result);
+		const int	t = gpuir_merge_tier(cap > 0 ? tiered : result);
 		uint32_t	c = 0;
 		uint32_t	added = 0;
 
@@ -259,12 +271,13 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 			break;
 		for (uint32_t s = 0; s < n; s++)
 			if (!fold[s] && gpuir_merge_in_tier(&segs[s], t, cap) &&
-				(cap == 0 || result + gpuir_merge_live(&segs[s]) <= cap))
+				(cap == 0 || tiered + gpuir_merge_live(&segs[s]) <= cap))
 			{
 				fold[s] = true;
 				nfold++;
 				added++;
 				result += gpuir_merge_live(&segs[s]);
+				tiered += gpuir_merge_live(&segs[s]);
 			}
 		if (added == 0)
 			break;

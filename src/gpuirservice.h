@@ -158,9 +158,10 @@ typedef struct GpuirServiceSlot
  * Every slot has an area of GPUIR_SLOT_AREA bytes in the service's shared
  * memory for a request that fits (a few queries with small k: no DSM
  * segment is created and attached per request); larger requests travel in
- * a DSM segment of their own.
+ * a DSM segment of their own.  32 kB holds a query of about 18 terms at
+ * k = 10 on an index of the directory's 64 segments (16 kB held 3).
  */
-#define GPUIR_SLOT_AREA		(16 * 1024)
+#define GPUIR_SLOT_AREA		(32 * 1024)
 
 /*
  * Stages of a GPU request whose time the service adds up (gpuir_gpu_stages):

@@ -382,6 +382,16 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta, GpuirFreeMapDat
 	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
 	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
 	vs->has_prior = meta->has_prior != 0;
+	if (meta->magic != GPUIR_MAGIC)
+		verify_error(vs, "metapage (block 0) has magic 0x%08x, expected 0x%08x",
+					 meta->magic, GPUIR_MAGIC);
+	if (meta->version != GPUIR_VERSION)
+		verify_error(vs, "metapage (block 0) has version %u, expected %u",
+					 meta->version, GPUIR_VERSION);
+	if (meta->nsegments > GPUIR_MAX_SEGMENTS)
+		verify_error(vs, "metapage (block 0) lists %u segments, at most %d allowed",
+					 meta->nsegments, GPUIR_MAX_SEGMENTS);
+	/* the free space map (block 1) of this version, under the metapage's lock */
 	if (vs->index_nblocks < GPUIR_FIRST_DATA_BLKNO)
 		verify_error(vs, "the index has no free space map page (%u blocks)", vs->index_nblocks);
 	claim_block(vs, GPUIR_FREEMAP_BLKNO, OWN_META, "free space map page");
@@ -393,15 +403,6 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta, GpuirFreeMapDat
 		memcpy(fm, GpuirPageGetFreeMap(BufferGetPage(fmbuf)), sizeof(GpuirFreeMapData));
 		UnlockReleaseBuffer(fmbuf);
 	}
-	if (meta->magic != GPUIR_MAGIC)
-		verify_error(vs, "metapage (block 0) has magic 0x%08x, expected 0x%08x",
-					 meta->magic, GPUIR_MAGIC);
-	if (meta->version != GPUIR_VERSION)
-		verify_error(vs, "metapage (block 0) has version %u, expected %u",
-					 meta->version, GPUIR_VERSION);
-	if (meta->nsegments > GPUIR_MAX_SEGMENTS)
-		verify_error(vs, "metapage (block 0) lists %u segments, at most %d allowed",
-					 meta->nsegments, GPUIR_MAX_SEGMENTS);
 
 	/* the metapage's own chain (written before lanes existed) */
 	GpuirMetaGetChain(meta, &c);
