@@ -385,7 +385,8 @@ GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 		GpuirCorrupt(index, "insert buffer head offset out of range");
 	npages = GpuirBufferPages(head_off, nbytes);
 	nblocks = RelationGetNumberOfBlocks(index);
-	if (npages > nblocks)
+	/* the metapage and the free space map hold no chain */
+	if (nblocks < GPUIR_FIRST_DATA_BLKNO || npages > nblocks - GPUIR_FIRST_DATA_BLKNO)
 		GpuirCorrupt(index, "insert buffer chain is longer than the index");
 	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
 	if (pages)

@@ -302,7 +302,8 @@ verify_chain(VerifyState *vs, const GpuirChain *c, const char *what)
 		verify_error(vs, "%s starts at byte %u of its head page, which holds %u",
 					 what, c->head_off, (unsigned) GPUIR_PAGE_DATA);
 	npages = GpuirBufferPages(c->head_off, nbytes);
-	if (npages > vs->index_nblocks)
+	/* the metapage and the free space map (checked before: >= 2 blocks) hold no chain */
+	if (npages > vs->index_nblocks - GPUIR_FIRST_DATA_BLKNO)
 		verify_error(vs, "%s: %llu committed bytes need %llu pages, the index has %u blocks",
 					 what, (unsigned long long) nbytes, (unsigned long long) npages,
 					 vs->index_nblocks);
