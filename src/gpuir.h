@@ -170,6 +170,17 @@ typedef struct GpuirSegmentData
 	GpuirStream streams[GPUIR_NSTREAMS];
 } GpuirSegmentData;
 
+/* GpuirSegmentPages: the pages of all of seg's streams */
+static inline uint64
+GpuirSegmentPages(const GpuirSegmentData *seg)
+{
+	uint64		pages = 0;
+
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+		pages += GpuirStreamPages(&seg->streams[k]);
+	return pages;
+}
+
 /* GpuirDictEntry, GpuirBlockHeader and GPUIR_BLOCK_IMPACTS: gpuirlist.h */
 
 /*
@@ -233,6 +244,17 @@ typedef struct GpuirLaneData
 } GpuirLaneData;
 
 #define GpuirPageGetLane(page) ((GpuirLaneData *) PageGetContents(page))
+
+/*
+ * GpuirDataBlock: can block blk of an index of nblocks blocks hold a data
+ * page (a stream, insert buffer or lane header page: past the metapage and
+ * the free space map, inside the relation)?
+ */
+static inline bool
+GpuirDataBlock(BlockNumber blk, BlockNumber nblocks)
+{
+	return blk >= GPUIR_FIRST_DATA_BLKNO && blk < nblocks;
+}
 
 /*
  * The metapage, block 0: the index's options and statistics, the segment

@@ -97,7 +97,7 @@ lane_append(Relation index, Buffer lanebuf, const char *rec, uint32 len, uint32 
 	uint32		done = 0;
 
 	/* existing chain pages are below nblocks (see GpuirChainRead) */
-	if (BlockNumberIsValid(blk) && (blk < GPUIR_FIRST_DATA_BLKNO || blk >= nblocks))
+	if (BlockNumberIsValid(blk) && !GpuirDataBlock(blk, nblocks))
 		GpuirCorrupt(index, "insert buffer tail is outside the index");
 
 	while (done < len)
@@ -131,7 +131,7 @@ lane_append(Relation index, Buffer lanebuf, const char *rec, uint32 len, uint32 
 			GpuirCheckPage(index, BufferGetPage(prev), blk, GPUIR_PAGE_BUFFER);
 			next = GpuirPageGetOpaque(BufferGetPage(prev))->next;
 			/* a page this append added has no successor: only old ones do */
-			if (BlockNumberIsValid(next) && (next < GPUIR_FIRST_DATA_BLKNO || next >= nblocks))
+			if (BlockNumberIsValid(next) && !GpuirDataBlock(next, nblocks))
 				GpuirCorrupt(index, "insert buffer chain leaves the index");
 			if (BlockNumberIsValid(next))
 			{
@@ -233,7 +233,7 @@ lane_lock(Relation index, int i)
 		}
 	}
 	UnlockReleaseBuffer(metabuf);
-	if (blk < GPUIR_FIRST_DATA_BLKNO || blk >= RelationGetNumberOfBlocks(index))
+	if (!GpuirDataBlock(blk, RelationGetNumberOfBlocks(index)))
 		GpuirCorrupt(index, "insert lane header is outside the index");
 	lanebuf = ReadBuffer(index, blk);
 	LockBuffer(lanebuf, BUFFER_LOCK_EXCLUSIVE);
@@ -264,7 +264,7 @@ lane_try_lock(Relation index)
 
 		if (lanes[i] == 0)
 			continue;
-		if (lanes[i] < GPUIR_FIRST_DATA_BLKNO || lanes[i] >= nblocks)
+		if (!GpuirDataBlock(lanes[i], nblocks))
 			GpuirCorrupt(index, "insert lane header is outside the index");
 		lanebuf = ReadBuffer(index, lanes[i]);
 		if (ConditionalLockBuffer(lanebuf))
@@ -401,7 +401,7 @@ GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 
 		if (!BlockNumberIsValid(blk))
 			GpuirCorrupt(index, "insert buffer chain is shorter than its length");
-		if (blk < GPUIR_FIRST_DATA_BLKNO || blk >= nblocks)
+		if (!GpuirDataBlock(blk, nblocks))
 			GpuirCorrupt(index, "insert buffer chain leaves the index");
 		buf = ReadBuffer(index, blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -458,7 +458,7 @@ GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
 				lanebufs[i] = InvalidBuffer;
 			if (meta->lane_page[i] == 0)
 				continue;
-			if (meta->lane_page[i] < GPUIR_FIRST_DATA_BLKNO || meta->lane_page[i] >= nblocks)
+			if (!GpuirDataBlock(meta->lane_page[i], nblocks))
 				GpuirCorrupt(index, "insert lane header is outside the index");
 			lanebuf = ReadBuffer(index, meta->lane_page[i]);
 			LockBuffer(lanebuf, exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
@@ -669,8 +669,7 @@ GpuirChainRemovePrefix(Relation index, GenericXLogState *state, GpuirChain *c,
 		GpuirCheckPage(index, BufferGetPage(last), pages[npages - 1], GPUIR_PAGE_BUFFER);
 		newhead = GpuirPageGetOpaque(BufferGetPage(last))->next;
 		UnlockReleaseBuffer(last);
-		if (!BlockNumberIsValid(newhead) || newhead < GPUIR_FIRST_DATA_BLKNO ||
-			newhead >= RelationGetNumberOfBlocks(index))
+		if (!GpuirDataBlock(newhead, RelationGetNumberOfBlocks(index)))
 			GpuirCorrupt(index, "insert buffer chain leaves the index");
 	}
 	if (first > 0)

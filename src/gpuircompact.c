@@ -267,14 +267,14 @@ truncate_free_tail(Relation index)
 		GpuirFreeMapData *f;
 		XLogRecPtr	lsn;
 
-		/* alone now: every free page is reusable */
+		/*
+		 * alone now: every free page is reusable; the map is still *fm (the
+		 * merge lock keeps every other writer out)
+		 */
 		nblocks = RelationGetNumberOfBlocks(index);
+		tail = free_tail_start(fm->free, (int) fm->nfree, NULL, nblocks);
 		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
 		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
-		f = GpuirPageGetFreeMap(BufferGetPage(fmbuf));
-		if (f->nfree > GPUIR_MAX_FREE_EXTENTS)
-			GpuirCorrupt(index, "free space map extent count out of range");
-		tail = free_tail_start(f->free, (int) f->nfree, NULL, nblocks);
 		if (tail >= GPUIR_FIRST_DATA_BLKNO && tail < nblocks)
 		{
 			uint32		n = 0;
@@ -282,9 +282,9 @@ truncate_free_tail(Relation index)
 			state = GenericXLogStart(index);
 			fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
 			f = GpuirPageGetFreeMap(fmpage);
-			for (uint32 i = 0; i < f->nfree; i++)
-				if (f->free[i].start < tail)
-					f->free[n++] = f->free[i];
+			for (uint32 i = 0; i < fm->nfree; i++)
+				if (fm->free[i].start < tail)
+					f->free[n++] = fm->free[i];
 			f->nfree = n;
 			GpuirSetFreeMapLower(fmpage);
 			lsn = GenericXLogFinish(state);

@@ -138,13 +138,11 @@ merge_pages(const GpuirMetaPageData *meta, const bool *fold)
 	for (uint32 s = 0; s < meta->nsegments; s++)
 	{
 		const GpuirSegmentData *seg = &meta->segments[s];
-		uint64		segpages = 0;
 
 		if (!fold[s] || seg->ndocs == 0)
 			continue;
-		for (int k = 0; k < GPUIR_NSTREAMS; k++)
-			segpages += GpuirStreamPages(&seg->streams[k]);
-		pages += (double) segpages * (seg->ndocs - Min(seg->ndeleted, seg->ndocs)) / seg->ndocs;
+		pages += (double) GpuirSegmentPages(seg) *
+			(seg->ndocs - Min(seg->ndeleted, seg->ndocs)) / seg->ndocs;
 	}
 	return (uint64) pages;
 }
@@ -373,8 +371,7 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 		if (fold[s])
 			folded_docs += meta.segments[s].ndocs;
 	for (int r = 0; r < nnew; r++)
-		for (int k = 0; k < GPUIR_NSTREAMS; k++)
-			written_pages += GpuirStreamPages(&segs[r].streams[k]);
+		written_pages += GpuirSegmentPages(&segs[r]);
 	ereport(DEBUG2,
 			(errmsg_internal("gpuir: merge of index \"%s\" folded %u of %u segments (%llu documents) and %llu buffered documents into %d segments of %llu pages (%llu of %llu free pages reusable%s); the index grew from %u to %u pages",
 							 RelationGetRelationName(index), nfold, meta.nsegments,

@@ -143,6 +143,31 @@ gpuir_merge_is_small(const GpuirMergeSegCounts *segs, uint32_t n, const GpuirMer
 }
 
 /*
+ * gpuir_merge_fold_tier: fold into the merge (fold[s]) the segments of
+ * segs[0 .. n) at tier that it does not fold yet and that are not full,
+ * under a cap only while *tiered (the live documents of the buffer and of
+ * the segments the tier merge and its cascade took) stays within it, adding
+ * their live documents to *result and *tiered; returns how many it folded
+ */
+static inline uint32_t
+gpuir_merge_fold_tier(const GpuirMergeSegCounts *segs, uint32_t n, int tier, uint32_t cap,
+					  bool *fold, uint64_t *result, uint64_t *tiered)
+{
+	uint32_t	added = 0;
+
+	for (uint32_t s = 0; s < n; s++)
+		if (!fold[s] && gpuir_merge_in_tier(&segs[s], tier, cap) &&
+			(cap == 0 || *tiered + gpuir_merge_live(&segs[s]) <= cap))
+		{
+			fold[s] = true;
+			added++;
+			*result += gpuir_merge_live(&segs[s]);
+			*tiered += gpuir_merge_live(&segs[s]);
+		}
+	return added;
+}
+
+/*
  * gpuir_merge_choose: which of the segments segs[0 .. n) (n at most
  * GPUIR_MERGE_POLICY_MAX_SEGMENTS) a merge of kind folds with an insert
  * buffer of buf_ndocs documents (fold[s]), by the policy above with
@@ -234,15 +259,8 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	 * segments or fewer, a subset that GpuirMerge can run while the
 	 * rewrites wait (choose_segments)
 	 */
-	for (uint32_t s = 0; same + 1 >= GPUIR_MERGE_FACTOR && s < n; s++)
-		if (!fold[s] && gpuir_merge_in_tier(&segs[s], tier, cap) &&
-			(cap == 0 || tiered + gpuir_merge_live(&segs[s]) <= cap))
-		{
-			fold[s] = true;
-			nfold++;
-			result += gpuir_merge_live(&segs[s]);
-			tiered += gpuir_merge_live(&segs[s]);
-		}
+	if (same + 1 >= GPUIR_MERGE_FACTOR)
+		nfold += gpuir_merge_fold_tier(segs, n, tier, cap, fold, &result, &tiered);
 
 	/*
 	 * The cascade: while the merged segment's tier holds F - 1 other
@@ -263,24 +281,16 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	{
 		const int	t = gpuir_merge_tier(cap > 0 ? tiered : result);
 		uint32_t	c = 0;
-		uint32_t	added = 0;
+		uint32_t	added;
 
 		for (uint32_t s = 0; s < n; s++)
 			c += !fold[s] && gpuir_merge_in_tier(&segs[s], t, cap);
 		if (c + 1 < GPUIR_MERGE_FACTOR)
 			break;
-		for (uint32_t s = 0; s < n; s++)
-			if (!fold[s] && gpuir_merge_in_tier(&segs[s], t, cap) &&
-				(cap == 0 || tiered + gpuir_merge_live(&segs[s]) <= cap))
-			{
-				fold[s] = true;
-				nfold++;
-				added++;
-				result += gpuir_merge_live(&segs[s]);
-				tiered += gpuir_merge_live(&segs[s]);
-			}
+		added = gpuir_merge_fold_tier(segs, n, t, cap, fold, &result, &tiered);
 		if (added == 0)
 			break;
+		nfold += added;
 	}
 	return nfold;
 }

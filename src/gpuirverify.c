@@ -396,14 +396,8 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta, GpuirFreeMapDat
 	if (vs->index_nblocks < GPUIR_FIRST_DATA_BLKNO)
 		verify_error(vs, "the index has no free space map page (%u blocks)", vs->index_nblocks);
 	claim_block(vs, GPUIR_FREEMAP_BLKNO, OWN_META, "free space map page");
-	{
-		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
-
-		LockBuffer(fmbuf, BUFFER_LOCK_SHARE);
-		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
-		memcpy(fm, GpuirPageGetFreeMap(BufferGetPage(fmbuf)), sizeof(GpuirFreeMapData));
-		UnlockReleaseBuffer(fmbuf);
-	}
+	GpuirCopyPageContents(index, GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP, fm,
+						  sizeof(GpuirFreeMapData));
 
 	/* the metapage's own chain (written before lanes existed) */
 	GpuirMetaGetChain(meta, &c);
