@@ -31,6 +31,7 @@ int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
 char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
+int			gpuir_auto_cpu_slots = -1;
 int			gpuir_gpu_timeout = 10000;
 char	   *gpuir_devices = NULL;
 int			gpuir_gpu_split_postings = GPUIR_DEFAULT_GPU_SPLIT_POSTINGS;
@@ -142,6 +143,11 @@ _PG_init(void)
 	DefineCustomIntVariable("gpuir.gpu_min_postings",
 							"Postings a query's lists must hold for gpuir.device = auto to consider the GPU.",
 							NULL, &gpuir_gpu_min_postings, GPUIR_DEFAULT_GPU_MIN_POSTINGS, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.auto_cpu_slots",
+							"Backends that gpuir.device = auto lets run the CPU engine at once before it sends queries that the GPU serves with less CPU time to the GPU.",
+							"While more backends are in a gpuir search than there are processors, auto sends a query to the CPU engine when its CPU time is below the GPU's round trip and below twice what a GPU query costs its backend, and fewer than this many backends run the CPU engine, so that both devices work and the GPU service keeps cores; otherwise to the device that costs the cores less. -1: half the processors; 0: never.",
+							&gpuir_auto_cpu_slots, -1, -1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_split_postings",
 							"Postings a single query's lists must hold for the GPU service to split it over all its devices.",

@@ -137,8 +137,9 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 
 /*
  * run_cpu_observed: answer q on the CPU engine, its CPU time folded into
- * auto's cost model (which exists only with the GPU service: without it,
- * no clock is read)
+ * auto's cost model and the run counted among the CPU engine's (auto's
+ * CPU slots; both exist only with the GPU service: without it, no clock
+ * is read)
  */
 static void
 run_cpu_observed(GpuirQuery *q, GpuirMode mode)
@@ -151,7 +152,9 @@ run_cpu_observed(GpuirQuery *q, GpuirMode mode)
 		return;
 	}
 	cpu0 = GpuirRouteCpuTime();
+	GpuirRouteCpuBegin();
 	GpuirQueryRunCpu(q, mode);
+	GpuirRouteCpuEnd();
 	GpuirServiceCount(false, false);
 	GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU, GpuirRouteCpuTime() - cpu0);
 }

@@ -44,6 +44,17 @@
  *	  trip under load loses to the CPU run that then slows it: auto/best
  *	  0.78 on or and 0.76 on bmw; at 1.0, 0.96 and 1.05, and 0.98 on and
  *	  (1.23 before), H200, bench/results/2026-11-27-h200-sql-rtt.md.)
+ *	  But a query so sent to the GPU whose cell's CPU time is below the GPU
+ *	  request's wall time and below GPUIR_ROUTE_SPILL_COST times GPU_CPU
+ *	  goes to the CPU engine instead while fewer than
+ *	  gpuir.auto_cpu_slots backends run it (GpuirService->cpu_running; a
+ *	  slot is reserved atomically before the query runs): on a free core
+ *	  the CPU answers it first at little more cost to the cores, and the
+ *	  bound keeps cores for the worker and the GPU queries' backends,
+ *	  which the uncapped cap rule above took.  Both devices then work at
+ *	  once.  (GPU alone with 64 clients leaves 7-13% of 16 cores idle,
+ *	  the backends waiting for the service; the spill fills them: H200,
+ *	  bench/results/2026-11-28-h200-router-spill.md.)
  *	- otherwise the device with the lower time, CPU against GPU: the answer
  *	  that comes first.
  * A device with fewer than GPUIR_ROUTE_MIN_SAMPLES samples in the cell is
@@ -62,6 +73,7 @@
  */
 #include "postgres.h"
 
+#include <math.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,6 +121,70 @@ write_mean(pg_atomic_uint32 *v, float4 f)
 	pg_atomic_write_u32(v, bits);
 }
 
+/* does this backend hold one of the CPU slots (GpuirService->cpu_running)? */
+static bool cpu_slot_held = false;
+
+/*
+ * cpu_slot_limit: the most backends in a CPU engine run at once that a
+ * spill may make (gpuir.auto_cpu_slots; -1: half the online processors,
+ * at least 1: of 0, 8 and 12 on 16 cores, the one whose worst cell was
+ * best, bench/results/2026-11-28-h200-router-spill.md)
+ */
+static uint32
+cpu_slot_limit(double ncores)
+{
+	if (gpuir_auto_cpu_slots >= 0)
+		return (uint32) gpuir_auto_cpu_slots;
+	return (uint32) Max(1.0, floor(ncores / 2.0));
+}
+
+/*
+ * cpu_slot_take: reserve a CPU slot for a spilled query; false, reserving
+ * nothing, when every slot is taken (counting the CPU engine runs that the
+ * means chose)
+ */
+static bool
+cpu_slot_take(double ncores)
+{
+	uint32		limit = cpu_slot_limit(ncores);
+
+	Assert(!cpu_slot_held);
+	if (limit == 0)
+		return false;
+	if (pg_atomic_fetch_add_u32(&GpuirService->cpu_running, 1) >= limit)
+	{
+		pg_atomic_fetch_sub_u32(&GpuirService->cpu_running, 1);
+		return false;
+	}
+	cpu_slot_held = true;
+	return true;
+}
+
+/*
+ * GpuirRouteCpuBegin / End: this backend starts / ends a CPU engine run
+ * (any device setting, while the GPU service exists): counted in
+ * GpuirService->cpu_running, which bounds auto's spills to the CPU.  Begin
+ * keeps a slot that GpuirRouteToGpu reserved; GpuirRouteActiveEnd ends a
+ * run that an error cut short.
+ */
+void
+GpuirRouteCpuBegin(void)
+{
+	if (GpuirService == NULL || cpu_slot_held)
+		return;
+	pg_atomic_fetch_add_u32(&GpuirService->cpu_running, 1);
+	cpu_slot_held = true;
+}
+
+void
+GpuirRouteCpuEnd(void)
+{
+	if (GpuirService == NULL || !cpu_slot_held)
+		return;
+	pg_atomic_fetch_sub_u32(&GpuirService->cpu_running, 1);
+	cpu_slot_held = false;
+}
+
 /*
  * GpuirRouteToGpu: should a query of this mode, k and postings go to the
  * GPU service under gpuir.device = auto?  The caller has checked that the
@@ -138,8 +214,11 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 	m.gpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
 	m.gpu_cpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]);
 	gpu = gpuir_route_choose(&m, cores_full, &every);
+	if (gpuir_route_spill(&m, cores_full, gpu) && cpu_slot_take(ncores))
+		gpu = false;			/* a core is free for the CPU engine, which
+								 * answers first there */
 	/* explore: now and then the other device, to keep its mean current */
-	if (every > 0)
+	else if (every > 0)
 		gpu = gpuir_route_explore(gpu, every, pg_atomic_fetch_add_u64(&c->decisions, 1));
 	pg_atomic_fetch_add_u64(&c->routed[gpu ? GPUIR_ROUTE_GPU : GPUIR_ROUTE_CPU], 1);
 	return gpu;
@@ -212,6 +291,7 @@ GpuirRouteActiveBegin(void)
 void
 GpuirRouteActiveEnd(void)
 {
+	GpuirRouteCpuEnd();
 	if (GpuirService == NULL || !active_counted)
 		return;
 	pg_atomic_fetch_sub_u32(&GpuirService->active, 1);

@@ -24,6 +24,8 @@
 #define GPUIR_ROUTE_FAR				3.0
 #define GPUIR_ROUTE_SATURATED		1.0	/* backends in a search per core past which the
 										 * cores are oversubscribed */
+#define GPUIR_ROUTE_SPILL_COST		2.0	/* CPU time at most this many times a GPU
+										 * query's backend CPU time to spill */
 #define GPUIR_ROUTE_BUCKETS			40	/* postings classes: floor(log2(postings + 1)) */
 
 /* what a cell knows: the means (microseconds) and how many times fed each */
@@ -103,6 +105,29 @@ gpuir_route_choose(const GpuirRouteMeans *m, bool cores_full, uint32_t *every)
 			  : m->gpu_us > GPUIR_ROUTE_FAR * m->cpu_us)
 		? GPUIR_ROUTE_EXPLORE_FAR : GPUIR_ROUTE_EXPLORE;
 	return gpu;
+}
+
+/*
+ * gpuir_route_spill: with oversubscribed cores, should a query for which
+ * gpuir_route_choose picked the GPU (gpu) take a free CPU slot instead?
+ * Yes when the cell's CPU time is below the GPU request's wall time (on a
+ * core of its own the CPU engine answers first) and below
+ * GPUIR_ROUTE_SPILL_COST times the GPU query's CPU time (it costs the
+ * cores little more: spilling the long OR queries, whose CPU time is
+ * 2-4 times the GPU's, took the cores the GPU queries needed).  The caller
+ * reserves the slot (gpuir.auto_cpu_slots bounds the backends in a CPU
+ * engine run, so that the GPU service's worker and the backends of GPU
+ * queries keep cores) and keeps the GPU when none is free.
+ */
+static inline bool
+gpuir_route_spill(const GpuirRouteMeans *m, bool cores_full, bool gpu)
+{
+	return cores_full && gpu &&
+		m->cpu_samples >= GPUIR_ROUTE_MIN_SAMPLES &&
+		m->gpu_samples >= GPUIR_ROUTE_MIN_SAMPLES &&
+		m->gpu_cpu_samples > 0 &&
+		m->cpu_us < m->gpu_us &&
+		m->cpu_us < GPUIR_ROUTE_SPILL_COST * m->gpu_cpu_us;
 }
 
 /*

@@ -75,6 +75,7 @@ extern int	gpuir_max_batch;
 extern double gpuir_batch_window;
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
+extern int	gpuir_auto_cpu_slots;
 extern int	gpuir_gpu_timeout;
 extern char *gpuir_devices;
 extern int	gpuir_gpu_split_postings;
@@ -238,6 +239,7 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 stage_us[GPUIR_NSTAGES];	/* microseconds per stage */
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
+	pg_atomic_uint32 cpu_running;	/* backends in a CPU engine run now */
 	/* the auto cost model: mode class x k class x postings class */
 	GpuirRouteCell route[GPUIR_ROUTE_MODES][GPUIR_ROUTE_KCLASSES][GPUIR_ROUTE_BUCKETS];
 	int			nslots;
@@ -354,6 +356,8 @@ extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, 
 extern double GpuirRouteCpuTime(void);
 extern void GpuirRouteActiveBegin(void);
 extern void GpuirRouteActiveEnd(void);
+extern void GpuirRouteCpuBegin(void);
+extern void GpuirRouteCpuEnd(void);
 
 /*
  * gpuircache.c: the syntax of gpuir.device_memory, shared by its check hook

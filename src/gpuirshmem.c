@@ -95,6 +95,7 @@ gpuir_shmem_startup(void)
 			pg_atomic_init_u64(&GpuirService->stage_n[i], 0);
 		}
 		pg_atomic_init_u32(&GpuirService->active, 0);
+		pg_atomic_init_u32(&GpuirService->cpu_running, 0);
 		for (int m = 0; m < GPUIR_ROUTE_MODES; m++)
 			for (int kc = 0; kc < GPUIR_ROUTE_KCLASSES; kc++)
 				for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)

@@ -9,7 +9,8 @@
  *	    exponentially weighted mean that follows a change of cost;
  *	  - the choice: each device's first samples, the faster device by wall
  *	    time, by the cores' cost when they are oversubscribed, and the
- *	    exploration of the other device at its exact rates;
+ *	    exploration of the other device at its exact rates; the spill of a
+ *	    GPU query to a free CPU slot with oversubscribed cores;
  *	  - a closed loop over many query classes: simulated CPU and GPU costs
  *	    fed back into the means, every class must send at least 95% of its
  *	    queries to the device that is cheaper for it, also after the costs
@@ -146,6 +147,36 @@ test_choose(void)
 	m.gpu_cpu_us = 150.0f;
 	gpu = gpuir_route_choose(&m, true, &every);
 	check(!gpu, "cores full: GPU_CPU 150 us > CPU 100 us: the CPU");
+
+	/*
+	 * spill: cores full and the GPU chosen by the cores' cost, but the CPU
+	 * answers before the GPU's round trip: a free CPU slot takes it
+	 */
+	m.gpu_cpu_us = 60.0f;
+	m.cpu_us = 100.0f;
+	m.gpu_us = 500.0f;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(gpu && gpuir_route_spill(&m, true, gpu),
+		  "cores full, GPU by cores' cost (60 us), CPU 100 us < GPU round trip 500 us: spill to a free CPU slot");
+	check(!gpuir_route_spill(&m, false, gpuir_route_choose(&m, false, &every)),
+		  "cores free: no spill (the wall times decide)");
+	m.gpu_cpu_us = 40.0f;
+	check(!gpuir_route_spill(&m, true, gpuir_route_choose(&m, true, &every)),
+		  "cores full, CPU 100 us > 2 x GPU query's CPU 40 us: no spill (it would cost the cores)");
+	m.gpu_cpu_us = 60.0f;
+	check(gpuir_route_spill(&m, true, gpuir_route_choose(&m, true, &every)),
+		  "cores full, CPU 100 us < 2 x GPU query's CPU 60 us: spill");
+	m.gpu_us = 80.0f;
+	check(!gpuir_route_spill(&m, true, gpuir_route_choose(&m, true, &every)),
+		  "cores full, GPU round trip 80 us < CPU 100 us: no spill");
+	m.gpu_us = 500.0f;
+	m.gpu_cpu_us = 150.0f;
+	check(!gpuir_route_spill(&m, true, gpuir_route_choose(&m, true, &every)),
+		  "cores full, the CPU chosen: nothing to spill");
+	m.gpu_cpu_us = 20.0f;
+	m.cpu_samples = GPUIR_ROUTE_MIN_SAMPLES - 1;
+	check(!gpuir_route_spill(&m, true, true), "too few CPU samples: no spill");
+	m.cpu_samples = 100;
 
 	/* the oversubscription mark */
 	check(!gpuir_route_cores_full(16, 16.0), "16 backends on 16 cores: not oversubscribed");
