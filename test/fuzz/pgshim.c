@@ -1118,15 +1118,14 @@ GpuirRouteActiveEnd(void)
 }
 
 void
-GpuirRouteGpuBegin(void)
+GpuirRouteCpuBegin(void)
 {
 }
 
 void
-GpuirRouteGpuEnd(void)
+GpuirRouteCpuEnd(void)
 {
 }
-
 
 void
 GpuirServiceCount(bool gpu, bool fallback)
