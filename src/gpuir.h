@@ -467,6 +467,7 @@ typedef struct GpuirStreamReader
 	uint32		tag;			/* GpuirSegmentTag of the stream's segment */
 	Buffer		buf;
 	BlockNumber blkno;			/* the pinned page */
+	uint32		page_reads;		/* reads of the pinned page after the first */
 	BlockNumber copy_blkno;		/* the page whose contents copy holds */
 	char	   *copy;			/* GPUIR_PAGE_DATA bytes in cxt, or NULL */
 	MemoryContext cxt;			/* CurrentMemoryContext of GpuirStreamReaderInit */

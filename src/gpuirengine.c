@@ -1953,10 +1953,12 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
  * of a few hundred thousand lexemes, each a buffer lookup, lock and page
  * check.  Query logs repeat their words, so a backend keeps, per segment
  * (the probes' key) and lexeme (up to TERM_POS_MAX_LEN bytes), the position
- * of its entry; a lookup reads the entry there and takes it when its lexeme
- * is the one looked up (2 stream reads), else forgets the position and
- * searches.  An entry's df (live) changes with VACUUM and is read from the
- * page each time; only the position is kept, which a segment never changes.
+ * of its entry, or of the entry it would precede when the segment lacks it;
+ * a lookup checks that on the pages (term_pos_check: the entry holds the
+ * lexeme, or its neighbours bracket it) and takes it, else forgets the
+ * position and searches.  An entry's df (live) changes with VACUUM and is
+ * read from the page each time; only the position is kept, which a segment
+ * never changes.
  * At most TERM_POS_MAX_ENTRIES positions; past that the cache starts empty.
  */
 #define TERM_POS_MAX_LEN		48
@@ -1972,7 +1974,9 @@ typedef struct TermPosKey
 typedef struct TermPos
 {
 	TermPosKey	key;			/* hash key (zeroed past the lexeme) */
-	int64		pos;			/* its entry's index in the dictionary */
+	int64		pos;			/* its entry's index in the dictionary, or
+								 * where it would be (absent) */
+	bool		present;
 } TermPos;
 
 static HTAB *term_pos = NULL;
@@ -1991,10 +1995,57 @@ term_pos_key(const DictProbeKey *seg, const char *lexeme, int len, TermPosKey *k
 	return true;
 }
 
+/* what a remembered position says once checked on the pages */
+typedef enum TermPosCheck
+{
+	TERM_POS_STALE,				/* it does not hold: search */
+	TERM_POS_FOUND,				/* the entry is there, read into *de */
+	TERM_POS_ABSENT				/* the neighbours bracket the lexeme */
+} TermPosCheck;
+
+/*
+ * term_pos_check: check tp, the remembered position of lexeme[0..len) in
+ * d's dictionary, on the pages.  A present lexeme's entry must hold it (2
+ * stream reads); an absent one's neighbours must bracket it: the entry
+ * before pos below it, the entry at pos above it (at most 4 stream reads,
+ * against a dozen for the search).
+ */
+static TermPosCheck
+term_pos_check(DictReader *d, const TermPos *tp, const char *lexeme, int len,
+			   GpuirDictEntry *de)
+{
+	if (tp->present)
+	{
+		if (tp->pos >= d->nterms)
+			return TERM_POS_STALE;
+		dict_entry(d, tp->pos, de);
+		return GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) == 0 ?
+			TERM_POS_FOUND : TERM_POS_STALE;
+	}
+	if (tp->pos > d->nterms)
+		return TERM_POS_STALE;
+	if (tp->pos > 0)
+	{
+		dict_entry(d, tp->pos - 1, de);
+		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) >= 0)
+			return TERM_POS_STALE;
+	}
+	if (tp->pos < d->nterms)
+	{
+		dict_entry(d, tp->pos, de);
+		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) <= 0)
+			return TERM_POS_STALE;
+	}
+	return TERM_POS_ABSENT;
+}
+
 /*
  * segment_lookup: look terms[0..nterms) up in the dictionary of segment seg
  * of index, adding each one's df to terms[t].df and, when entries is not
- * NULL, putting its dictionary entry in entries[t] (zeros when absent)
+ * NULL, putting its dictionary entry in entries[t] (zeros when absent).
+ * Remembers where each lexeme is, or would be when the segment lacks it
+ * (most of a query's rarer words in most segments of a capped index), and
+ * checks that on the pages before taking it (term_pos_check).
  */
 static void
 segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nterms,
@@ -2012,25 +2063,28 @@ segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nt
 		TermPosKey	key;
 		bool		keyed = term_pos_key(&d.key, terms[t].lexeme, terms[t].len, &key);
 		TermPos    *tp = keyed ? hash_search(term_pos, &key, HASH_FIND, NULL) : NULL;
-		bool		found = false;
+		TermPosCheck check = TERM_POS_STALE;
+		bool		found;
 
 		if (entries != NULL)
 			memset(&entries[t], 0, sizeof(GpuirDictEntry));
-		if (tp != NULL && tp->pos < d.nterms)
-		{
-			dict_entry(&d, tp->pos, &de);
-			found = GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
-		}
-		if (tp != NULL && !found)
+		if (tp != NULL)
+			check = term_pos_check(&d, tp, terms[t].lexeme, terms[t].len, &de);
+		if (tp != NULL && check == TERM_POS_STALE)
 			(void) hash_search(term_pos, &key, HASH_REMOVE, NULL);
-		if (!found)
+		found = (check == TERM_POS_FOUND);
+		if (check == TERM_POS_STALE)
 		{
 			int64		pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
 
 			found = pos < d.nterms &&
 				GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
-			if (found && keyed)
-				((TermPos *) hash_search(term_pos, &key, HASH_ENTER, NULL))->pos = pos;
+			if (keyed)
+			{
+				tp = hash_search(term_pos, &key, HASH_ENTER, NULL);
+				tp->pos = pos;
+				tp->present = found;
+			}
 		}
 		if (found && de.df > 0)
 		{
