@@ -45,6 +45,7 @@
 #include "catalog/pg_inherits.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -1953,12 +1954,15 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
  * of a few hundred thousand lexemes, each a buffer lookup, lock and page
  * check.  Query logs repeat their words, so a backend keeps, per segment
  * (the probes' key) and lexeme (up to TERM_POS_MAX_LEN bytes), the position
- * of its entry, or of the entry it would precede when the segment lacks it;
- * a lookup checks that on the pages (term_pos_check: the entry holds the
- * lexeme, or its neighbours bracket it) and takes it, else forgets the
- * position and searches.  An entry's df (live) changes with VACUUM and is
- * read from the page each time; only the position is kept, which a segment
- * never changes.
+ * of its entry and the entry, or of the entry it would precede when the
+ * segment lacks it.  Under the metapage generation it was read in, a lookup
+ * takes that without reading a page (the lookups of a 16-segment index were
+ * most of a short query's instructions); under a later one it checks it on
+ * the pages (term_pos_check: the entry holds the lexeme, or its neighbours
+ * bracket it) and takes it, else searches.  An entry's df (live) changes
+ * only under VACUUM's vacuum_pending, which it clears with a new
+ * generation; the position never changes.  A relcache invalidation of a remembered index empties the
+ * cache (term_pos_invalidate).
  * At most TERM_POS_MAX_ENTRIES positions; past that the cache starts empty.
  */
 #define TERM_POS_MAX_LEN		48
@@ -1977,10 +1981,67 @@ typedef struct TermPos
 	int64		pos;			/* its entry's index in the dictionary, or
 								 * where it would be (absent) */
 	bool		present;
+	uint64		meta_generation;	/* the metapage's generation when entry
+									 * was read from the pages */
+	GpuirDictEntry entry;		/* the entry then (present) */
 } TermPos;
 
 static HTAB *term_pos = NULL;
 static MemoryContext term_pos_cxt = NULL;
+
+/*
+ * The indexes whose lexemes term_pos holds (OIDs), so that a relcache
+ * invalidation of one of them (DROP, REINDEX, VACUUM's pg_class update,
+ * ALTER) empties it: its entries are then taken without reading the pages,
+ * and a dropped index's relfilenode must not meet them again.  Past
+ * TERM_POS_MAX_INDEXES indexes, any invalidation empties it.
+ */
+#define TERM_POS_MAX_INDEXES	16
+static Oid	term_pos_indexes[TERM_POS_MAX_INDEXES];
+static int	term_pos_nindexes = 0;
+static bool term_pos_overflow = false;
+static bool term_pos_stale = false;
+
+/* term_pos_invalidate: relcache callback; the reset waits for the next lookup */
+static void
+term_pos_invalidate(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || term_pos_overflow)
+		term_pos_stale = true;
+	for (int i = 0; i < term_pos_nindexes && !term_pos_stale; i++)
+		term_pos_stale = (term_pos_indexes[i] == relid);
+}
+
+/* term_pos_note_index: term_pos is about to hold lexemes of index */
+static void
+term_pos_note_index(Oid indexoid)
+{
+	for (int i = 0; i < term_pos_nindexes; i++)
+		if (term_pos_indexes[i] == indexoid)
+			return;
+	if (term_pos_nindexes < TERM_POS_MAX_INDEXES)
+		term_pos_indexes[term_pos_nindexes++] = indexoid;
+	else
+		term_pos_overflow = true;
+}
+
+/* term_pos_reset: an empty term_pos (made when first needed) */
+static void
+term_pos_reset(void)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		CacheRegisterRelcacheCallback(term_pos_invalidate, (Datum) 0);
+		registered = true;
+	}
+	term_pos = session_cache_reset(&term_pos_cxt, "gpuir dictionary positions",
+								   sizeof(TermPosKey), sizeof(TermPos));
+	term_pos_nindexes = 0;
+	term_pos_overflow = false;
+	term_pos_stale = false;
+}
 
 /* term_pos_key: the cache key of lexeme[0..len) in seg; false when too long */
 static bool
@@ -2041,51 +2102,80 @@ term_pos_check(DictReader *d, const TermPos *tp, const char *lexeme, int len,
 
 /*
  * segment_lookup: look terms[0..nterms) up in the dictionary of segment seg
- * of index, adding each one's df to terms[t].df and, when entries is not
- * NULL, putting its dictionary entry in entries[t] (zeros when absent).
- * Remembers where each lexeme is, or would be when the segment lacks it
- * (most of a query's rarer words in most segments of a capped index), and
- * checks that on the pages before taking it (term_pos_check).
+ * of index, whose metapage the caller read into meta, adding each one's df
+ * to terms[t].df and, when entries is not NULL, putting its dictionary entry
+ * in entries[t] (zeros when absent).  Remembers where each lexeme is, or
+ * would be when the segment lacks it (most of a query's rarer words in most
+ * segments of a capped index), with the entry: under the same metapage
+ * generation, and no VACUUM pending, the remembered answer is taken as it
+ * is, since a segment never changes and its df only by VACUUM, which sets
+ * vacuum_pending before it rewrites any df and clears it with a new
+ * generation after (a VACUUM that failed in between leaves it set);
+ * otherwise it is checked on the pages first (term_pos_check).
  */
 static void
-segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nterms,
-			   GpuirDictEntry *entries)
+segment_lookup(Relation index, const GpuirMetaPageData *meta, const GpuirSegmentData *seg,
+			   QTerm *terms, int nterms, GpuirDictEntry *entries)
 {
+	uint64		meta_generation = meta->generation;
+	bool		settled = !meta->vacuum_pending;
 	DictReader	d;
+	bool		opened = false;
+	DictProbeKey segkey;
 
-	dict_open(&d, index, seg);
-	if (term_pos == NULL || hash_get_num_entries(term_pos) >= TERM_POS_MAX_ENTRIES)
-		term_pos = session_cache_reset(&term_pos_cxt, "gpuir dictionary positions",
-									   sizeof(TermPosKey), sizeof(TermPos));
+	if (term_pos == NULL || term_pos_stale ||
+		hash_get_num_entries(term_pos) >= TERM_POS_MAX_ENTRIES)
+		term_pos_reset();
+	term_pos_note_index(RelationGetRelid(index));
+	dict_key(index, seg, &segkey);
 	for (int t = 0; t < nterms; t++)
 	{
 		GpuirDictEntry de;
 		TermPosKey	key;
-		bool		keyed = term_pos_key(&d.key, terms[t].lexeme, terms[t].len, &key);
+		bool		keyed = term_pos_key(&segkey, terms[t].lexeme, terms[t].len, &key);
 		TermPos    *tp = keyed ? hash_search(term_pos, &key, HASH_FIND, NULL) : NULL;
 		TermPosCheck check = TERM_POS_STALE;
 		bool		found;
 
 		if (entries != NULL)
 			memset(&entries[t], 0, sizeof(GpuirDictEntry));
-		if (tp != NULL)
-			check = term_pos_check(&d, tp, terms[t].lexeme, terms[t].len, &de);
-		if (tp != NULL && check == TERM_POS_STALE)
-			(void) hash_search(term_pos, &key, HASH_REMOVE, NULL);
-		found = (check == TERM_POS_FOUND);
-		if (check == TERM_POS_STALE)
+		if (tp != NULL && settled && tp->meta_generation == meta_generation)
 		{
-			int64		pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
-
-			found = pos < d.nterms &&
-				GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
-			if (keyed)
+			check = tp->present ? TERM_POS_FOUND : TERM_POS_ABSENT;
+			de = tp->entry;
+		}
+		else
+		{
+			if (!opened)
 			{
-				tp = hash_search(term_pos, &key, HASH_ENTER, NULL);
-				tp->pos = pos;
-				tp->present = found;
+				dict_open(&d, index, seg);
+				opened = true;
+			}
+			if (tp != NULL)
+				check = term_pos_check(&d, tp, terms[t].lexeme, terms[t].len, &de);
+			if (check == TERM_POS_STALE)
+			{
+				int64		pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
+				bool		present = pos < d.nterms &&
+					GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
+
+				check = present ? TERM_POS_FOUND : TERM_POS_ABSENT;
+				if (keyed && tp == NULL)
+					tp = hash_search(term_pos, &key, HASH_ENTER, NULL);
+				if (tp != NULL)
+				{
+					tp->pos = pos;
+					tp->present = present;
+				}
+			}
+			if (tp != NULL)
+			{
+				tp->meta_generation = meta_generation;
+				if (check == TERM_POS_FOUND)
+					tp->entry = de;
 			}
 		}
+		found = (check == TERM_POS_FOUND);
 		if (found && de.df > 0)
 		{
 			if (entries != NULL)
@@ -2093,7 +2183,8 @@ segment_lookup(Relation index, const GpuirSegmentData *seg, QTerm *terms, int nt
 			terms[t].df += de.df;
 		}
 	}
-	dict_close(&d);
+	if (opened)
+		dict_close(&d);
 }
 
 /* ---------- partitions: the statistics of the whole partitioned index ---------- */
@@ -2173,7 +2264,7 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 		GpuirBufferForEach(sib, bufdata, meta.buf_nbytes, count_bufdoc, &cb);
 		pfree(bufdata);
 		for (uint32 s = 0; s < meta.nsegments; s++)
-			segment_lookup(sib, &meta.segments[s], scratch, q->nterms, NULL);
+			segment_lookup(sib, &meta, &meta.segments[s], scratch, q->nterms, NULL);
 		for (int t = 0; t < q->nterms; t++)
 			q->terms[t].df += scratch[t].df;
 		relation_close(sib, AccessShareLock);
@@ -2520,7 +2611,7 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	pfree(bufdata);
 	q->entries = palloc0(sizeof(GpuirDictEntry) * Max(q->meta.nsegments, 1) * q->nterms);
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
-		segment_lookup(index, &q->meta.segments[s], q->terms, q->nterms,
+		segment_lookup(index, &q->meta, &q->meta.segments[s], q->terms, q->nterms,
 					   &q->entries[s * q->nterms]);
 	ndocs = q->meta.ndocs;
 	total_dl = q->meta.total_dl;
