@@ -44,6 +44,7 @@
 #include "access/xlogrecovery.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/partition.h"
@@ -365,6 +366,12 @@ bool		bsysscan = false;
 
 void
 ProcessInterrupts(void)
+{
+}
+
+/* no invalidation messages arrive in the fuzzer: a callback is never called */
+void
+CacheRegisterRelcacheCallback(RelcacheCallbackFunction func, Datum arg)
 {
 }
 
