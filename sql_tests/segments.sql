@@ -94,6 +94,17 @@ SELECT segments FROM gpuir_index_info('sg_cap');
 SELECT gpuir_verify('sg_cap');
 SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
 
+-- the session remembers dictionary entries (and where absent lexemes would
+-- be) per segment: a REINDEX, and a new index of the same name with other
+-- segments, must not meet them
+REINDEX INDEX sg_cap;
+SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
+DROP INDEX sg_cap;
+CREATE INDEX sg_cap ON sg_docs USING gpuir (body)
+	WITH (text_config = 'simple', max_segment_docs = 2000);
+SELECT segments FROM gpuir_index_info('sg_cap');
+SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
+
 -- bad values
 ALTER INDEX sg_cap SET (max_segment_docs = -1);
 CREATE INDEX sg_bad ON sg_docs USING gpuir (body) WITH (max_segment_docs = 'many');

@@ -1961,9 +1961,9 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
  * the pages (term_pos_check: the entry holds the lexeme, or its neighbours
  * bracket it) and takes it, else searches.  An entry's df (live) changes
  * only under VACUUM's vacuum_pending, which it clears with a new
- * generation; the position never changes.  A relcache invalidation of a remembered index empties the
- * cache (term_pos_invalidate).
- * At most TERM_POS_MAX_ENTRIES positions; past that the cache starts empty.
+ * generation; the position never changes.  A relcache invalidation of a
+ * remembered index empties the cache (term_pos_invalidate).  At most
+ * TERM_POS_MAX_ENTRIES lexemes; past that the cache starts empty.
  */
 #define TERM_POS_MAX_LEN		48
 #define TERM_POS_MAX_ENTRIES	65536
