@@ -51,10 +51,10 @@
  *	  slot is reserved atomically before the query runs): on a free core
  *	  the CPU answers it first at little more cost to the cores, and the
  *	  bound keeps cores for the worker and the GPU queries' backends,
- *	  which the uncapped cap rule above took.  Both devices then work at
- *	  once.  (GPU alone with 64 clients leaves 7-13% of 16 cores idle,
- *	  the backends waiting for the service; the spill fills them: H200,
- *	  bench/results/2026-11-28-h200-router-spill.md.)
+ *	  which the unbounded spill of the cap above took.  Both devices then
+ *	  work at once.  (GPU alone with 64 clients leaves 11-13% of 16 cores
+ *	  idle, the backends waiting for the service; the spill fills them:
+ *	  H200, bench/results/2026-11-28-h200-router-spill.md.)
  *	- otherwise the device with the lower time, CPU against GPU: the answer
  *	  that comes first.
  * A device with fewer than GPUIR_ROUTE_MIN_SAMPLES samples in the cell is
