@@ -1907,10 +1907,34 @@ dict_search(DictReader *d, const char *lexeme, int len, DictProbes *probes, bool
 }
 
 /*
+ * dict_is_lower_bound: is lo (0 .. nterms) the first entry whose lexeme is
+ * >= lexeme[0..len), checked on the pages: entry lo - 1 < lexeme <= entry
+ * lo, where they exist?  *de and d->buf hold the last entry read (entry lo,
+ * or lo - 1 when lo = nterms or the first test failed).
+ */
+static bool
+dict_is_lower_bound(DictReader *d, int64 lo, const char *lexeme, int len, GpuirDictEntry *de)
+{
+	if (lo > 0)
+	{
+		dict_entry(d, lo - 1, de);
+		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) >= 0)
+			return false;
+	}
+	if (lo < d->nterms)
+	{
+		dict_entry(d, lo, de);
+		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) < 0)
+			return false;
+	}
+	return true;
+}
+
+/*
  * dict_lower_bound: the first entry whose lexeme is >= lexeme[0..len)
  * (nterms when none is), read into *de when there is one.  The first probes
  * come from the backend's probe cache; an answer that used it is checked on
- * the pages (entry lo - 1 < lexeme <= entry lo).
+ * the pages (dict_is_lower_bound).
  */
 static int64
 dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
@@ -1920,26 +1944,11 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
 
 	if (used)
 	{
-		bool		ok = true;
-
-		if (lo > 0)
-		{
-			dict_entry(d, lo - 1, de);
-			ok = GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) < 0;
-		}
-		if (ok && lo < d->nterms)
-		{
-			dict_entry(d, lo, de);
-			ok = GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) >= 0;
-		}
-		if (!ok)
-		{
-			dict_probes_drop(d->probes);
-			d->probes = NULL;
-			lo = dict_search(d, lexeme, len, NULL, &used);
-		}
-		else
+		if (dict_is_lower_bound(d, lo, lexeme, len, de))
 			return lo;			/* *de holds entry lo (or lo - 1 when lo = nterms) */
+		dict_probes_drop(d->probes);
+		d->probes = NULL;
+		lo = dict_search(d, lexeme, len, NULL, &used);
 	}
 	if (lo < d->nterms)
 		dict_entry(d, lo, de);
@@ -2012,7 +2021,7 @@ term_pos_invalidate(Datum arg, Oid relid)
 		term_pos_stale = (term_pos_indexes[i] == relid);
 }
 
-/* term_pos_note_index: term_pos is about to hold lexemes of index */
+/* term_pos_note_index: term_pos is about to hold a lexeme of index */
 static void
 term_pos_note_index(Oid indexoid)
 {
@@ -2067,9 +2076,9 @@ typedef enum TermPosCheck
 /*
  * term_pos_check: check tp, the remembered position of lexeme[0..len) in
  * d's dictionary, on the pages.  A present lexeme's entry must hold it (2
- * stream reads); an absent one's neighbours must bracket it: the entry
- * before pos below it, the entry at pos above it (at most 4 stream reads,
- * against a dozen for the search).
+ * stream reads); an absent one's position must still be its lower bound
+ * (dict_is_lower_bound: at most 4 stream reads, against a dozen for the
+ * search), with an entry other than the lexeme there.
  */
 static TermPosCheck
 term_pos_check(DictReader *d, const TermPos *tp, const char *lexeme, int len,
@@ -2083,20 +2092,9 @@ term_pos_check(DictReader *d, const TermPos *tp, const char *lexeme, int len,
 		return GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) == 0 ?
 			TERM_POS_FOUND : TERM_POS_STALE;
 	}
-	if (tp->pos > d->nterms)
+	if (tp->pos > d->nterms || !dict_is_lower_bound(d, tp->pos, lexeme, len, de) ||
+		(tp->pos < d->nterms && GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) == 0))
 		return TERM_POS_STALE;
-	if (tp->pos > 0)
-	{
-		dict_entry(d, tp->pos - 1, de);
-		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) >= 0)
-			return TERM_POS_STALE;
-	}
-	if (tp->pos < d->nterms)
-	{
-		dict_entry(d, tp->pos, de);
-		if (GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) <= 0)
-			return TERM_POS_STALE;
-	}
 	return TERM_POS_ABSENT;
 }
 
@@ -2126,7 +2124,6 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, const GpuirSegment
 	if (term_pos == NULL || term_pos_stale ||
 		hash_get_num_entries(term_pos) >= TERM_POS_MAX_ENTRIES)
 		term_pos_reset();
-	term_pos_note_index(RelationGetRelid(index));
 	dict_key(index, seg, &segkey);
 	for (int t = 0; t < nterms; t++)
 	{
@@ -2161,7 +2158,10 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, const GpuirSegment
 
 				check = present ? TERM_POS_FOUND : TERM_POS_ABSENT;
 				if (keyed && tp == NULL)
+				{
+					term_pos_note_index(RelationGetRelid(index));
 					tp = hash_search(term_pos, &key, HASH_ENTER, NULL);
+				}
 				if (tp != NULL)
 				{
 					tp->pos = pos;

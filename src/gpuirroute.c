@@ -73,7 +73,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,7 +134,7 @@ cpu_slot_limit(double ncores)
 {
 	if (gpuir_auto_cpu_slots >= 0)
 		return (uint32) gpuir_auto_cpu_slots;
-	return (uint32) Max(1.0, floor(ncores / 2.0));
+	return (uint32) Max(1, (int) ncores / 2);
 }
 
 /*
