@@ -449,10 +449,14 @@ block_bound(GpuirQuery *q, Cursor *c, uint32 i)
  * (number s), on its first posting; the block-max bound of every block is
  * computed from the headers with the query's N, avgdl and idf.  For
  * run_taat (taat) no bound is computed and the first block's tfs are
- * decoded with it.
+ * decoded with it.  With lazy (WAND, BMW) the first block is not decoded:
+ * the cursor is lazy on it with doc 0, a lower bound (cursor_next_geq), so
+ * a list whose first blocks the bounds skip, or a segment whose lists'
+ * bounds cannot reach the threshold at all, decodes nothing there.
  */
 static void
-cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de, bool taat)
+cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de, bool taat,
+			bool lazy)
 {
 	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL);
 	c->term = term;
@@ -468,9 +472,14 @@ cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de,
 	}
 	c->blk = 0;
 	c->sblk = 0;
-	c->lazy = false;
-	cursor_decode(c, 0, taat);
 	c->pos = 0;
+	c->lazy = lazy && !taat;
+	if (c->lazy)
+	{
+		c->doc = 0;
+		return;
+	}
+	cursor_decode(c, 0, taat);
 	c->doc = c->list.docs[0];
 }
 
@@ -1512,11 +1521,11 @@ static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool
 
 /*
  * open_cursors: a cursor in cursors[] on each list of segment s that q's
- * terms have, in term order (cursor_open, with taat), cur[i] pointing to
- * the i-th; returns how many
+ * terms have, in term order (cursor_open, with taat and lazy), cur[i]
+ * pointing to the i-th; returns how many
  */
 static int
-open_cursors(GpuirQuery *q, int s, bool taat, Cursor *cursors, Cursor **cur)
+open_cursors(GpuirQuery *q, int s, bool taat, bool lazy, Cursor *cursors, Cursor **cur)
 {
 	int			n = 0;
 
@@ -1526,7 +1535,7 @@ open_cursors(GpuirQuery *q, int s, bool taat, Cursor *cursors, Cursor **cur)
 
 		if (de->npostings == 0)
 			continue;
-		cursor_open(q, &cursors[n], s, t, de, taat);
+		cursor_open(q, &cursors[n], s, t, de, taat, lazy);
 		cur[n] = &cursors[n];
 		n++;
 	}
@@ -1573,7 +1582,9 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 
 	cursors = palloc(sizeof(Cursor) * q->nterms);
 	cur = palloc(sizeof(Cursor *) * q->nterms);
-	ncur = open_cursors(q, s, taat, cursors, cur);
+	/* run_wand's cursors start lazy; run_and's and run_or's on a docID */
+	ncur = open_cursors(q, s, taat, mode != GPUIR_MODE_AND && mode != GPUIR_MODE_OR,
+						cursors, cur);
 
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
@@ -2290,13 +2301,98 @@ result_cmp(const GpuirResult *ra, const GpuirResult *rb)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* GpuirQueryRunAll: the CPU engine in mode over every segment and the buffer */
+/*
+ * segment_bound: the most a document of segment s can score for q: the sum
+ * over q's lists there of the BM25 bound at the list's largest tf and
+ * smallest dl (its dictionary entry: no page read), plus the largest prior
+ * of the segment
+ */
+static double
+segment_bound(GpuirQuery *q, int s, double *prior)
+{
+	const GpuirSegmentData *seg = &q->meta.segments[s];
+	double		bound = 0.0;
+
+	for (int t = 0; t < q->nterms; t++)
+	{
+		const GpuirDictEntry *de = &q->entries[s * q->nterms + t];
+
+		if (de->npostings > 0)
+			bound += GpuirBM25Bound(q->terms[t].idf, de->max_tf, de->min_dl, &q->sc);
+	}
+	*prior = q->meta.has_prior ?
+		(double) GpuirPriorScore(q->meta.prior_weight, seg->prior_max) : 0.0;
+	return bound;
+}
+
+/* a segment and its bound, for GpuirQueryRunAll's order */
+typedef struct SegmentOrder
+{
+	double		bound;			/* segment_bound + its prior */
+	double		prior;
+	double		lists;			/* segment_bound */
+	uint32		s;
+} SegmentOrder;
+
+static int
+segment_order_cmp(const void *a, const void *b)
+{
+	const SegmentOrder *x = a;
+	const SegmentOrder *y = b;
+
+	if (x->bound != y->bound)
+		return (x->bound > y->bound) ? -1 : 1;
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+/*
+ * GpuirQueryRunAll: the CPU engine in mode over every segment and the
+ * buffer.  The pruning modes (AND, WAND, BMW) visit the segments in
+ * descending order of segment_bound and skip a segment whose bound cannot
+ * reach the k-th score found so far, without opening its lists: the
+ * segment-level form of WAND's list bound (Broder et al. 2003, section 3),
+ * as the block-max bound is its block-level form.  The top-k is the same
+ * in any order (one total order); the best segments first raise the
+ * threshold before the small ones, which a capped index under writes holds
+ * many of.  OR stays exhaustive: the reference the others are checked
+ * against.
+ */
 void
 GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode)
 {
+	const uint32 nseg = q->meta.nsegments;
+
 	q->nheap = 0;
-	for (uint32 s = 0; s < q->meta.nsegments; s++)
-		run_segment(q, s, mode);
+	if (mode == GPUIR_MODE_OR || nseg <= 1)
+	{
+		for (uint32 s = 0; s < nseg; s++)
+			run_segment(q, s, mode);
+	}
+	else
+	{
+		SegmentOrder *order = palloc(sizeof(SegmentOrder) * nseg);
+
+		for (uint32 s = 0; s < nseg; s++)
+		{
+			order[s].s = s;
+			order[s].lists = segment_bound(q, s, &order[s].prior);
+			order[s].bound = order[s].lists + order[s].prior;
+		}
+		qsort(order, nseg, sizeof(SegmentOrder), segment_order_cmp);
+		for (uint32 i = 0; i < nseg; i++)
+		{
+			if (!bound_prior_passes(q, order[i].lists, order[i].prior))
+			{
+				/* its blocks are skipped unread */
+				for (int t = 0; t < q->nterms; t++)
+					GpuirLastQueryStats.blocks_skipped +=
+						q->entries[order[i].s * q->nterms + t].nblocks;
+				continue;
+			}
+			run_segment(q, order[i].s, mode);
+		}
+		pfree(order);
+	}
 	GpuirQueryRunBuffer(q, mode);
 }
 

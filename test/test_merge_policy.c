@@ -26,8 +26,10 @@
 typedef struct Sim
 {
 	GpuirMergeSegCounts seg[MAXSEG];
+	uint64_t	orig[MAXSEG];	/* test_soak: live documents of the first rows */
 	uint32_t	n;
 	uint64_t	buf;			/* documents in the insert buffer */
+	uint64_t	buf_orig;		/* of them, of the first rows (test_soak) */
 	uint32_t	cap;
 	uint64_t	inserted;		/* documents ever inserted */
 	uint64_t	rewritten;		/* live documents of folded segments, summed over merges */
@@ -57,6 +59,7 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 	uint32_t	keep = 0,
 				pieces = 1;
 	uint64_t	docs = sim->buf,
+				orig = sim->buf_orig,
 				capped = 0,
 				single = 0;
 
@@ -85,14 +88,16 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 
 		if (!fold[s])
 		{
+			sim->orig[keep] = sim->orig[s];
 			sim->seg[keep++] = sim->seg[s];
 			continue;
 		}
 		docs += live;
+		orig += sim->orig[s];
 		sim->rewritten += live;
 		/*
-		 * a full segment (at least cap / 2 live) is folded only for deletions:
-		 * what the cap bounds (tier merges fold segments below cap / 2)
+		 * a full segment (at least 3 cap / 4 live) is folded only for
+		 * deletions: what the cap bounds (tier merges fold segments below it)
 		 */
 		if (gpuir_merge_is_full(&sim->seg[s], sim->cap))
 		{
@@ -109,6 +114,7 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 	}
 	sim->n = keep;
 	sim->buf = 0;
+	sim->buf_orig = 0;
 	if (docs == 0)
 		return;
 	if (sim->cap > 0 && docs > sim->cap)
@@ -119,6 +125,8 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 	{
 		sim->seg[sim->n].ndocs = (uint32_t) (docs * (r + 1) / pieces - docs * r / pieces);
 		sim->seg[sim->n].ndeleted = 0;
+		/* the first rows' documents spread evenly over the pieces */
+		sim->orig[sim->n] = orig * (r + 1) / pieces - orig * r / pieces;
 		sim->n++;
 	}
 }
@@ -149,6 +157,37 @@ sim_delete(Sim *sim)
 			return;
 		}
 		pick -= l;
+	}
+}
+
+/* delete one live document of the first rows (test_soak), uniformly among them */
+static void
+sim_delete_orig(Sim *sim)
+{
+	uint64_t	live = sim->buf_orig,
+				pick;
+
+	for (uint32_t s = 0; s < sim->n; s++)
+		live += sim->orig[s];
+	if (live == 0)
+		return;
+	pick = ((uint64_t) rnd() << 32 | rnd()) % live;
+	if (pick < sim->buf_orig)
+	{
+		sim->buf_orig--;
+		sim->buf--;
+		return;
+	}
+	pick -= sim->buf_orig;
+	for (uint32_t s = 0; s < sim->n; s++)
+	{
+		if (pick < sim->orig[s])
+		{
+			sim->orig[s]--;
+			sim->seg[s].ndeleted++;
+			return;
+		}
+		pick -= sim->orig[s];
 	}
 }
 
@@ -258,13 +297,13 @@ test_rules(void)
 	/* capped: full segments stay out of tier merges; deletion rewrites within the cap */
 	{
 		const uint32_t cap = 1000;
-		const uint32_t d[] = {900, 900, 900, 400, 300};
+		const uint32_t d[] = {900, 900, 1000, 400, 300};
 		const uint32_t x[] = {500, 300, 200, 0, 0};
 		uint32_t	n;
 
 		set_segs(&sim, d, x, 5);
 		check(gpuir_merge_is_full(&sim.seg[2], cap) && !gpuir_merge_is_full(&sim.seg[0], cap),
-			  "a segment with at least cap / 2 live documents is full");
+			  "a segment with at least 3 cap / 4 live documents is full");
 		n = gpuir_merge_choose(sim.seg, 5, 0, GPUIR_POLICY_INSERT, cap, true, fold);
 		snprintf(what, sizeof(what),
 				 "capped rewrite: the most deleted first, within the cap (%u folded: %d%d%d%d%d)",
@@ -291,6 +330,7 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 {
 	Sim			sim;
 	uint32_t	max_n = 0;
+	uint64_t	n_sum = 0;		/* segments summed over the last third's steps */
 	uint64_t	merges = 0;
 	uint64_t	vac_merges = 0;
 	bool		live_ok = true,
@@ -329,6 +369,8 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 				deleted_ok = deleted_ok && !gpuir_merge_too_many_deleted(&sim.seg[s]);
 		}
 		max_n = (sim.n > max_n) ? sim.n : max_n;
+		if (step > steps - steps / 3)
+			n_sum += sim.n;
 	}
 
 	snprintf(what, sizeof(what), "%s: merges keep every live document", name);
@@ -392,8 +434,93 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 		}
 	}
 	printf("merge policy: %s: %llu inserted, %llu merges + %llu VACUUM merges, at most %u "
-		   "segments, %.2f rewrites a document\n", name, (unsigned long long) sim.inserted,
-		   (unsigned long long) merges, (unsigned long long) vac_merges, max_n,
+		   "segments (%.1f on average in the last third), %.2f rewrites a document\n", name,
+		   (unsigned long long) sim.inserted, (unsigned long long) merges,
+		   (unsigned long long) vac_merges, max_n, (double) n_sum / (double) (steps / 3),
+		   (double) sim.rewritten / (double) sim.inserted);
+}
+
+/*
+ * The soak of bench/writes (issue "Scale"): a table of 200,000 rows built
+ * with cap segments (at most 16), then 1.25 M writes: 40% inserts of new
+ * rows, 30% updates and 30% deletes of a random id among the first rows
+ * (a miss once it is deleted; an update re-inserts it), the buffer folded
+ * at 800 documents, and a VACUUM merge whenever the dead rows pass
+ * autovacuum's default threshold (20% of the live rows + 50).  The first
+ * rows are the only ones deleted, so the segments holding them are the
+ * ones rewritten.  Checks the segment count against what the fresh
+ * index's documents need at the cap.
+ */
+static void
+test_soak(uint32_t cap, double max_avg)
+{
+	Sim			sim;
+	const uint64_t first_rows = 200000;
+	const uint64_t steps = 12500;
+	uint64_t	orig_live = first_rows,
+				live = first_rows,
+				dead = 0,
+				n_sum = 0;
+	uint32_t	pieces = (uint32_t) ((first_rows + cap - 1) / cap);
+	double		avg;
+	char		what[200];
+
+	memset(&sim, 0, sizeof(sim));
+	sim.cap = cap;
+	rnd_seed(0x50a4);
+	pieces = (pieces > 16) ? 16 : pieces;
+	for (uint32_t r = 0; r < pieces; r++)
+	{
+		sim.seg[r].ndocs = (uint32_t) (first_rows * (r + 1) / pieces - first_rows * r / pieces);
+		sim.orig[r] = sim.seg[r].ndocs;
+	}
+	sim.n = pieces;
+	for (uint64_t step = 1; step <= steps; step++)
+	{
+		for (int w = 0; w < 100; w++)
+		{
+			const uint32_t what_w = rnd() % 20;
+
+			if (what_w < 8)
+			{
+				sim.buf++;
+				sim.inserted++;
+				live++;
+			}
+			else if (rnd() % first_rows < orig_live)
+			{
+				sim_delete_orig(&sim);
+				dead++;
+				if (what_w < 14)
+				{
+					sim.buf++;	/* the update's new version */
+					sim.buf_orig++;
+					sim.inserted++;
+				}
+				else
+				{
+					orig_live--;
+					live--;
+				}
+			}
+			if (sim.buf >= 800)
+				sim_merge(&sim, GPUIR_POLICY_INSERT);
+		}
+		if (dead > live / 5 + 50)
+		{
+			sim_merge(&sim, GPUIR_POLICY_VACUUM);
+			dead = 0;
+		}
+		if (step > steps - steps / 3)
+			n_sum += sim.n;
+	}
+	avg = (double) n_sum / (double) (steps / 3);
+	snprintf(what, sizeof(what),
+			 "soak, cap %u: %.1f segments on average in the last third (at most %.0f; "
+			 "%llu live documents need %llu)", cap, avg, max_avg, (unsigned long long) live,
+			 (unsigned long long) ((live + cap - 1) / cap));
+	check(avg <= max_avg && sim.full_merges == 0, what);
+	printf("merge policy: %s, %.2f rewrites a document inserted\n", what,
 		   (double) sim.rewritten / (double) sim.inserted);
 }
 
@@ -413,6 +540,8 @@ main(void)
 	test_workload("mixed, cap 25000", 10000, 50, 1000, 200, 40, 25000);
 	/* heavy deletes, a small buffer */
 	test_workload("heavy deletes", 20000, 20, 200, 600, 10, 0);
+	/* bench/writes' soak at the cap it runs with (segments of 0.65 cap at C / 2 full) */
+	test_soak(25000, 29.0);
 	printf("merge policy: %d passed, %d failed\n", passed, failed);
 	return failed > 0;
 }
