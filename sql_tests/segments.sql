@@ -105,6 +105,36 @@ CREATE INDEX sg_cap ON sg_docs USING gpuir (body)
 SELECT segments FROM gpuir_index_info('sg_cap');
 SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
 
+-- WAND and BMW skip a segment whose lists cannot reach the k-th score
+-- found in the others, unread; OR, document at a time, reads every block.
+-- The first segment holds the 100 short documents with tf 4, the other
+-- three only long ones with tf 1 (8 blocks a segment).
+SET gpuir.taat_max_postings = 0;
+CREATE TABLE sg_skip (id int, body text) WITH (autovacuum_enabled = off);
+INSERT INTO sg_skip
+SELECT i, CASE WHEN i <= 100 THEN 'zz zz zz zz' ELSE 'zz ' || repeat('filler ', 50) END
+FROM generate_series(1, 4000) i;
+CREATE INDEX sg_skip_idx ON sg_skip USING gpuir (body)
+	WITH (text_config = 'simple', max_segment_docs = 1000);
+SELECT segments FROM gpuir_index_info('sg_skip_idx');
+CREATE FUNCTION sg_skip_run(m text, OUT top text, OUT decoded bigint, OUT skipped bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	top := (SELECT string_agg(ctid::text || ' ' || float4send(score)::text, ', '
+							  ORDER BY score DESC, ctid)
+			FROM gpuir_search('sg_skip_idx', 'zz', 10, m));
+	SELECT s.blocks_decoded, s.blocks_skipped INTO decoded, skipped
+	FROM gpuir_last_query_stats() s;
+END $$;
+CREATE TEMP TABLE sg_skip_stats AS
+SELECT m AS mode, r.* FROM unnest(ARRAY['or', 'wand', 'bmw']) m, LATERAL sg_skip_run(m) r;
+SELECT mode, top = (SELECT top FROM sg_skip_stats WHERE mode = 'or') AS same_top10,
+       decoded, skipped
+FROM sg_skip_stats ORDER BY mode;
+RESET gpuir.taat_max_postings;
+DROP TABLE sg_skip, sg_skip_stats;
+DROP FUNCTION sg_skip_run(text);
+
 -- bad values
 ALTER INDEX sg_cap SET (max_segment_docs = -1);
 CREATE INDEX sg_bad ON sg_docs USING gpuir (body) WITH (max_segment_docs = 'many');
