@@ -2354,8 +2354,8 @@ segment_order_cmp(const void *a, const void *b)
  * as the block-max bound is its block-level form.  The top-k is the same
  * in any order (one total order); the best segments first raise the
  * threshold before the small ones, which a capped index under writes holds
- * many of.  OR stays exhaustive: the reference the others are checked
- * against.
+ * many of.  OR visits every segment: its document-at-a-time loop is the
+ * exhaustive reference the others are checked against.
  */
 void
 GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode)
