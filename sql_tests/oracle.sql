@@ -378,6 +378,12 @@ RESET gpuir.taat_max_postings;
 CREATE INDEX ol_idx5 ON ol_docs USING gpuir (body)
   WITH (text_config = 'english', max_segment_docs = 4100);
 SELECT segments FROM gpuir_index_info('ol_idx5');
+-- document at a time over 5 segments against the reference: WAND/BMW's
+-- lazy cursors and the segments AND/WAND/BMW skip by their bound
+SET gpuir.taat_max_postings = 0;
+SELECT count(*) AS checks, sum(result_rows) AS result_rows, sum(mismatches) AS mismatches
+FROM oracle_check('ol_docs', 'ol_idx5', 'ol_queries', 1.2, 0.75, '{1,10,100,1000}');
+RESET gpuir.taat_max_postings;
 CREATE TEMP TABLE ms_taat AS
   SELECT g.mode, g.k, g.qid, r.rn, r.rid, r.score
   FROM oc_grid g, LATERAL gpuir_search('ol_idx5', g.qtext, g.k, g.mode) WITH ORDINALITY r(rid, score, rn);

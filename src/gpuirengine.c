@@ -1542,6 +1542,14 @@ open_cursors(GpuirQuery *q, int s, bool taat, bool lazy, Cursor *cursors, Cursor
 	return n;
 }
 
+/* the largest a prior of seg adds to a score (GpuirPriorScore): 0 without priors */
+static double
+segment_prior_bound(GpuirQuery *q, const GpuirSegmentData *seg)
+{
+	return q->meta.has_prior ?
+		(double) GpuirPriorScore(q->meta.prior_weight, seg->prior_max) : 0.0;
+}
+
 /*
  * run the mode over segment s: term at a time (run_taat) in modes or, wand
  * and bmw when the query's lists there hold at most gpuir.taat_max_postings
@@ -1571,9 +1579,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	if (postings == 0)
 		return;
 	lens = doclens_for(q);		/* q->lens while run_mode holds it */
-	/* the priors' largest contribution in this segment: 0 without priors */
-	q->prior_bound = q->meta.has_prior ?
-		(double) GpuirPriorScore(q->meta.prior_weight, q->seg->prior_max) : 0.0;
+	q->prior_bound = segment_prior_bound(q, q->seg);
 	/* term at a time scores BM25 alone: segments without priors */
 	read_priors = q->prior_bound != 0.0 && lens == NULL;	/* doc_prior's stream */
 	taat = lens != NULL && q->prior_bound == 0.0 &&
@@ -2302,15 +2308,13 @@ result_cmp(const GpuirResult *ra, const GpuirResult *rb)
 #include "lib/sort_template.h"
 
 /*
- * segment_bound: the most a document of segment s can score for q: the sum
- * over q's lists there of the BM25 bound at the list's largest tf and
- * smallest dl (its dictionary entry: no page read), plus the largest prior
- * of the segment
+ * segment_bound: the most q's lists in segment s add to a document's BM25
+ * score: the sum of each list's bound at its largest tf and smallest dl
+ * (its dictionary entry: no page read)
  */
 static double
-segment_bound(GpuirQuery *q, int s, double *prior)
+segment_bound(GpuirQuery *q, int s)
 {
-	const GpuirSegmentData *seg = &q->meta.segments[s];
 	double		bound = 0.0;
 
 	for (int t = 0; t < q->nterms; t++)
@@ -2320,35 +2324,36 @@ segment_bound(GpuirQuery *q, int s, double *prior)
 		if (de->npostings > 0)
 			bound += GpuirBM25Bound(q->terms[t].idf, de->max_tf, de->min_dl, &q->sc);
 	}
-	*prior = q->meta.has_prior ?
-		(double) GpuirPriorScore(q->meta.prior_weight, seg->prior_max) : 0.0;
 	return bound;
 }
 
-/* a segment and its bound, for GpuirQueryRunAll's order */
+/* a segment and its bounds, for GpuirQueryRunAll's order */
 typedef struct SegmentOrder
 {
-	double		bound;			/* segment_bound + its prior */
-	double		prior;
 	double		lists;			/* segment_bound */
+	double		prior;			/* segment_prior_bound */
 	uint32		s;
 } SegmentOrder;
 
+/* descending lists + prior, then ascending segment number */
 static int
 segment_order_cmp(const void *a, const void *b)
 {
 	const SegmentOrder *x = a;
 	const SegmentOrder *y = b;
+	double		bx = x->lists + x->prior;
+	double		by = y->lists + y->prior;
 
-	if (x->bound != y->bound)
-		return (x->bound > y->bound) ? -1 : 1;
+	if (bx != by)
+		return (bx > by) ? -1 : 1;
 	return (x->s > y->s) - (x->s < y->s);
 }
 
 /*
  * GpuirQueryRunAll: the CPU engine in mode over every segment and the
  * buffer.  The pruning modes (AND, WAND, BMW) visit the segments in
- * descending order of segment_bound and skip a segment whose bound cannot
+ * descending order of their bound (segment_bound with the segment's
+ * largest prior) and skip a segment whose bound cannot
  * reach the k-th score found so far, without opening its lists: the
  * segment-level form of WAND's list bound (Broder et al. 2003, section 3),
  * as the block-max bound is its block-level form.  The top-k is the same
@@ -2375,8 +2380,8 @@ GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode)
 		for (uint32 s = 0; s < nseg; s++)
 		{
 			order[s].s = s;
-			order[s].lists = segment_bound(q, s, &order[s].prior);
-			order[s].bound = order[s].lists + order[s].prior;
+			order[s].lists = segment_bound(q, s);
+			order[s].prior = segment_prior_bound(q, &q->meta.segments[s]);
 		}
 		qsort(order, nseg, sizeof(SegmentOrder), segment_order_cmp);
 		for (uint32 i = 0; i < nseg; i++)

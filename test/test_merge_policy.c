@@ -131,63 +131,42 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 	}
 }
 
-/* delete one live document, uniformly among the live ones (segments and buffer) */
+/*
+ * delete one live document, uniformly among the live ones (segments and
+ * buffer), or with first_rows among those of the first rows (test_soak)
+ */
 static void
-sim_delete(Sim *sim)
+sim_delete(Sim *sim, bool first_rows)
 {
-	uint64_t	live = sim_live(sim),
+	uint64_t	buf = first_rows ? sim->buf_orig : sim->buf,
+				live = buf,
 				pick;
 
+	for (uint32_t s = 0; s < sim->n; s++)
+		live += first_rows ? sim->orig[s] : gpuir_merge_live(&sim->seg[s]);
 	if (live == 0)
 		return;
 	pick = ((uint64_t) rnd() << 32 | rnd()) % live;
-	if (pick < sim->buf)
+	if (pick < buf)
 	{
 		sim->buf--;				/* the buffer's deleted records are dropped by the merge */
+		if (first_rows)
+			sim->buf_orig--;
 		return;
 	}
-	pick -= sim->buf;
+	pick -= buf;
 	for (uint32_t s = 0; s < sim->n; s++)
 	{
-		const uint64_t l = gpuir_merge_live(&sim->seg[s]);
+		const uint64_t l = first_rows ? sim->orig[s] : gpuir_merge_live(&sim->seg[s]);
 
 		if (pick < l)
 		{
 			sim->seg[s].ndeleted++;
+			if (first_rows)
+				sim->orig[s]--;
 			return;
 		}
 		pick -= l;
-	}
-}
-
-/* delete one live document of the first rows (test_soak), uniformly among them */
-static void
-sim_delete_orig(Sim *sim)
-{
-	uint64_t	live = sim->buf_orig,
-				pick;
-
-	for (uint32_t s = 0; s < sim->n; s++)
-		live += sim->orig[s];
-	if (live == 0)
-		return;
-	pick = ((uint64_t) rnd() << 32 | rnd()) % live;
-	if (pick < sim->buf_orig)
-	{
-		sim->buf_orig--;
-		sim->buf--;
-		return;
-	}
-	pick -= sim->buf_orig;
-	for (uint32_t s = 0; s < sim->n; s++)
-	{
-		if (pick < sim->orig[s])
-		{
-			sim->orig[s]--;
-			sim->seg[s].ndeleted++;
-			return;
-		}
-		pick -= sim->orig[s];
 	}
 }
 
@@ -347,7 +326,7 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 		sim.buf += batch;
 		sim.inserted += batch;
 		for (uint64_t i = 0; i < deletes; i++)
-			sim_delete(&sim);
+			sim_delete(&sim, false);
 		if (sim.buf >= buf_limit)
 		{
 			const uint64_t live = sim_live(&sim);
@@ -442,8 +421,9 @@ test_workload(const char *name, uint64_t steps, uint32_t batch, uint32_t buf_lim
 
 /*
  * The soak of bench/writes (issue "Scale"): a table of 200,000 rows built
- * with cap segments (at most 16), then 1.25 M writes: 40% inserts of new
- * rows, 30% updates and 30% deletes of a random id among the first rows
+ * with capped segments (ceil(200,000 / cap), under CREATE INDEX's 16 at
+ * the caps tested), then 1.25 M writes: 40% inserts of new rows, 30%
+ * updates and 30% deletes of a random id among the first rows
  * (a miss once it is deleted; an update re-inserts it), the buffer folded
  * at 800 documents, and a VACUUM merge whenever the dead rows pass
  * autovacuum's default threshold (20% of the live rows + 50).  The first
@@ -461,20 +441,15 @@ test_soak(uint32_t cap, double max_avg)
 				live = first_rows,
 				dead = 0,
 				n_sum = 0;
-	uint32_t	pieces = (uint32_t) ((first_rows + cap - 1) / cap);
 	double		avg;
 	char		what[200];
 
 	memset(&sim, 0, sizeof(sim));
 	sim.cap = cap;
 	rnd_seed(0x50a4);
-	pieces = (pieces > 16) ? 16 : pieces;
-	for (uint32_t r = 0; r < pieces; r++)
-	{
-		sim.seg[r].ndocs = (uint32_t) (first_rows * (r + 1) / pieces - first_rows * r / pieces);
-		sim.orig[r] = sim.seg[r].ndocs;
-	}
-	sim.n = pieces;
+	/* CREATE INDEX: ceil(first_rows / cap) pieces, as a full merge cuts them */
+	sim.buf = sim.buf_orig = first_rows;
+	sim_merge(&sim, GPUIR_POLICY_FULL);
 	for (uint64_t step = 1; step <= steps; step++)
 	{
 		for (int w = 0; w < 100; w++)
@@ -489,7 +464,7 @@ test_soak(uint32_t cap, double max_avg)
 			}
 			else if (rnd() % first_rows < orig_live)
 			{
-				sim_delete_orig(&sim);
+				sim_delete(&sim, true);
 				dead++;
 				if (what_w < 14)
 				{
