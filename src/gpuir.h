@@ -582,9 +582,12 @@ GpuirLexemeCmp(const char *a, int alen, const char *b, int blen)
 }
 
 /* gpuirlistread.c: the posting list cursor */
+extern uint32 GpuirListDirLength(const GpuirSegmentData *seg, const GpuirDictEntry *de);
+extern void GpuirListReadDir(Relation index, const GpuirSegmentData *seg,
+							 const GpuirDictEntry *de, GpuirBlockHeader *dir);
 extern void GpuirListOpen(GpuirListCursor *c, Relation index, const GpuirSegmentData *seg,
 						  uint32 segno, const GpuirDictEntry *de,
-						  const GpuirBlockHeader *segdir);
+						  const GpuirBlockHeader *segdir, const GpuirBlockHeader *listdir);
 extern int	GpuirListDecode(GpuirListCursor *c, uint32 blk, bool with_tfs);
 extern uint32 GpuirListSeek(const GpuirListCursor *c, uint32 from, uint32 target);
 extern void GpuirListClose(GpuirListCursor *c);

@@ -20,17 +20,22 @@
  *	   generation (so a new tag on every page, and the GPU's list cache sees
  *	   a new segment), and the directory entry is swapped in one WAL record
  *	   that frees the old pages, exactly as a merge's swap does;
- *	2. truncation: when the run of free pages at the end is reusable, the
- *	   index is truncated to its start, as VACUUM truncates a heap
- *	   (lazy_truncate_heap): under an AccessExclusiveLock taken
- *	   conditionally (retried for a short while), which no reader or inserter
- *	   of the index holds at the same time, and which is WAL-logged so that
- *	   the queries of a hot standby are cancelled as for a heap truncation.
- *	   The free space map forgets the extents first (that record is
- *	   flushed), then
- *	   RelationTruncate logs and truncates: a crash in between leaves the
- *	   pages at the end unused until REINDEX, never listed free beyond the
- *	   end of the file.
+ *	2. truncation: the run of reusable free pages at the end is truncated.
+ *	   No reader of this primary can read a reusable page (gpuirfree.c: no
+ *	   query that copied a directory listing it is left), so unlike a heap
+ *	   truncation (lazy_truncate_heap) this needs no AccessExclusiveLock,
+ *	   which an index that 16 clients query is never without: it holds the
+ *	   relation extension lock, which every extension of a gpuir index takes
+ *	   (inserts' buffer pages, merges' new pages), and the merge lock, which
+ *	   keeps every other writer of the free space map out.  For a hot
+ *	   standby, whose readers the primary's horizon does not cover, an
+ *	   AccessExclusiveLock is WAL-logged (LogAccessExclusiveLock) without
+ *	   being taken here: the standby takes it on replay, before the
+ *	   truncation, so its queries of the index are cancelled as for a heap
+ *	   truncation.  The free space map forgets the extents first (that
+ *	   record is flushed), then RelationTruncate logs and truncates: a crash
+ *	   in between leaves the pages at the end unused until REINDEX, never
+ *	   listed free beyond the end of the file.
  *
  * Both steps run under the merge lock and only when they have something to
  * do; pages in use by the insert buffer are never moved, so a buffer page at
@@ -45,10 +50,9 @@
 #include "access/xlog.h"
 #include "catalog/storage.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "storage/bufmgr.h"
-#include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "storage/standby.h"
 #include "utils/rel.h"
 
 #include "gpuir.h"
@@ -57,9 +61,6 @@
 #define GPUIR_COMPACT_MIN_PAGES		16
 /* truncate only this many free pages or more */
 #define GPUIR_TRUNCATE_MIN_PAGES	16
-/* AccessExclusiveLock attempts for truncation: every 50 ms for at most 1 s */
-#define GPUIR_TRUNCATE_LOCK_WAIT_MS		50
-#define GPUIR_TRUNCATE_LOCK_TRIES		20
 
 /*
  * free_tail_start: the first block of the run of free pages that ends an
@@ -226,81 +227,61 @@ out:
 static void
 truncate_free_tail(Relation index)
 {
-	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
-	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	GpuirFreeMapData *fm;
+	GpuirFreeList *fl;
+	BlockNumber nblocks;
 	BlockNumber tail;
-	int			tries = 0;
 
+	/* a scan of this backend still open on the index (a cursor) may hold pins */
+	if (index->rd_refcnt > 1)
+		return;
+	fm = palloc(sizeof(GpuirFreeMapData));
+	fl = palloc(sizeof(GpuirFreeList));
 	GpuirReadFreeMap(index, fm);
 	GpuirFreeListInit(fl, index, fm);
+	/* every extension of the index takes this lock: none meanwhile */
+	LockRelationForExtension(index, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(index);
 	tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
-	pfree(fl);
-	/* a scan of this backend still open on the index (a cursor) may hold pins */
-	if (nblocks - tail < GPUIR_TRUNCATE_MIN_PAGES || index->rd_refcnt > 1)
-	{
-		pfree(fm);
-		return;
-	}
-
-	/* no reader or inserter of the index may run meanwhile */
-	while (!ConditionalLockRelation(index, AccessExclusiveLock))
-	{
-		if (++tries >= GPUIR_TRUNCATE_LOCK_TRIES)
-		{
-			ereport(DEBUG1,
-					(errmsg("gpuir index \"%s\": free pages at the end not truncated, the index is in use",
-							RelationGetRelationName(index))));
-			pfree(fm);
-			return;
-		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 GPUIR_TRUNCATE_LOCK_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-
+	if (tail >= GPUIR_FIRST_DATA_BLKNO && nblocks - tail >= GPUIR_TRUNCATE_MIN_PAGES)
 	{
 		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
 		GenericXLogState *state;
 		Page		fmpage;
 		GpuirFreeMapData *f;
 		XLogRecPtr	lsn;
+		uint32		n = 0;
 
 		/*
-		 * alone now: every free page is reusable; the map is still *fm (the
-		 * merge lock keeps every other writer out)
+		 * a hot standby's readers are not covered by this primary's horizon:
+		 * they are cancelled as for a heap truncation, by the
+		 * AccessExclusiveLock that the standby takes on replay (the primary's
+		 * readers need no lock, none can read these pages)
 		 */
-		nblocks = RelationGetNumberOfBlocks(index);
-		tail = free_tail_start(fm->free, (int) fm->nfree, NULL, nblocks);
+		if (XLogStandbyInfoActive() && RelationNeedsWAL(index))
+			LogAccessExclusiveLock(MyDatabaseId, RelationGetRelid(index));
 		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
 		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
-		if (tail >= GPUIR_FIRST_DATA_BLKNO && tail < nblocks)
-		{
-			uint32		n = 0;
-
-			state = GenericXLogStart(index);
-			fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
-			f = GpuirPageGetFreeMap(fmpage);
-			for (uint32 i = 0; i < fm->nfree; i++)
-				if (fm->free[i].start < tail)
-					f->free[n++] = fm->free[i];
-			f->nfree = n;
-			GpuirSetFreeMapLower(fmpage);
-			lsn = GenericXLogFinish(state);
-			UnlockReleaseBuffer(fmbuf);
-			/* the map must not list pages past the end if the truncation survives a crash */
-			XLogFlush(lsn);
-			RelationTruncate(index, tail);
-			ereport(DEBUG1,
-					(errmsg("gpuir index \"%s\": truncated from %u to %u pages",
-							RelationGetRelationName(index), nblocks, tail)));
-		}
-		else
-			UnlockReleaseBuffer(fmbuf);
+		/* the map is still *fm: the merge lock keeps every other writer out */
+		state = GenericXLogStart(index);
+		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
+		f = GpuirPageGetFreeMap(fmpage);
+		for (uint32 i = 0; i < fm->nfree; i++)
+			if (fm->free[i].start < tail)
+				f->free[n++] = fm->free[i];
+		f->nfree = n;
+		GpuirSetFreeMapLower(fmpage);
+		lsn = GenericXLogFinish(state);
+		UnlockReleaseBuffer(fmbuf);
+		/* the map must not list pages past the end if the truncation survives a crash */
+		XLogFlush(lsn);
+		RelationTruncate(index, tail);
+		ereport(DEBUG1,
+				(errmsg("gpuir index \"%s\": truncated from %u to %u pages",
+						RelationGetRelationName(index), nblocks, tail)));
 	}
-	/* as lazy_truncate_heap: the lock is not needed until the end of the transaction */
-	UnlockRelation(index, AccessExclusiveLock);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	pfree(fl);
 	pfree(fm);
 }
 

@@ -446,25 +446,27 @@ block_bound(GpuirQuery *q, Cursor *c, uint32 i)
 
 /*
  * cursor_open: a cursor on term's list de in the query's current segment
- * (number s), on its first posting; the block-max bound of every block is
- * computed from the headers with the query's N, avgdl and idf.  For
- * run_taat (taat) no bound is computed and the first block's tfs are
- * decoded with it.  With lazy (WAND, BMW) the first block is not decoded:
- * the cursor is lazy on it with doc 0, a lower bound (cursor_next_geq), so
- * a list whose first blocks the bounds skip, or a segment whose lists'
- * bounds cannot reach the threshold at all, decodes nothing there.
+ * (number s), on its first posting.  With bounds (WAND, BMW) the block-max
+ * bound of every block is computed from the headers with the query's N,
+ * avgdl and idf.  For run_taat (taat) the first block's tfs are decoded
+ * with it.  With lazy (AND, WAND, BMW) the first block is not decoded: the
+ * cursor is lazy on it with doc 0, a lower bound (cursor_next_geq), so a
+ * list whose first blocks the bounds or the other lists skip, or a segment
+ * whose lists' bounds cannot reach the threshold at all, decodes nothing
+ * there.
  */
 static void
 cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de, bool taat,
-			bool lazy)
+			bool lazy, bool bounds)
 {
-	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL);
+	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL,
+				  q->dirs[s * q->nterms + term]);
 	c->term = term;
 	c->idf = q->terms[term].idf;
 	c->bcoef = (double) c->idf * ((double) q->sc.k1 + 1.0);
-	c->bmax = taat ? NULL : palloc(sizeof(double) * c->list.nblocks);
+	c->bmax = bounds ? palloc(sizeof(double) * c->list.nblocks) : NULL;
 	c->ub = 0.0;
-	for (uint32 i = 0; !taat && i < c->list.nblocks; i++)
+	for (uint32 i = 0; bounds && i < c->list.nblocks; i++)
 	{
 		c->bmax[i] = block_bound(q, c, i);
 		/* the list bound is the largest block bound: tighter than (max tf, min dl) */
@@ -473,7 +475,7 @@ cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de,
 	c->blk = 0;
 	c->sblk = 0;
 	c->pos = 0;
-	c->lazy = lazy && !taat;
+	c->lazy = lazy;
 	if (c->lazy)
 	{
 		c->doc = 0;
@@ -833,7 +835,12 @@ cursor_df_cmp(const void *a, const void *b)
 	return (na > nb) - (na < nb);
 }
 
-/* AND: every term; lists from shortest to longest, skipping by block last docIDs */
+/*
+ * AND: every term; lists from shortest to longest, skipping by block last
+ * docIDs.  The cursors open lazily (cursor_open): a longer list's block
+ * that holds no candidate of the shorter ones is never decoded, its first
+ * one included.
+ */
 static void
 run_and(GpuirQuery *q, Cursor **cur, int ncur)
 {
@@ -842,6 +849,7 @@ run_and(GpuirQuery *q, Cursor **cur, int ncur)
 
 	memcpy(ord, cur, sizeof(Cursor *) * ncur);
 	qsort(ord, ncur, sizeof(Cursor *), cursor_df_cmp);
+	cursor_materialize(q, ord[0]);
 	d = ord[0]->doc;
 	while (d != GPUIR_DOC_END)
 	{
@@ -851,6 +859,7 @@ run_and(GpuirQuery *q, Cursor **cur, int ncur)
 		for (i = 1; i < ncur; i++)
 		{
 			cursor_next_geq(q, ord[i], d, false);
+			cursor_materialize(q, ord[i]);	/* still on its lower bound: opened lazily */
 			if (ord[i]->doc != d)
 				break;
 		}
@@ -1521,11 +1530,12 @@ static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool
 
 /*
  * open_cursors: a cursor in cursors[] on each list of segment s that q's
- * terms have, in term order (cursor_open, with taat and lazy), cur[i]
+ * terms have, in term order (cursor_open, with taat, lazy and bounds), cur[i]
  * pointing to the i-th; returns how many
  */
 static int
-open_cursors(GpuirQuery *q, int s, bool taat, bool lazy, Cursor *cursors, Cursor **cur)
+open_cursors(GpuirQuery *q, int s, bool taat, bool lazy, bool bounds, Cursor *cursors,
+			 Cursor **cur)
 {
 	int			n = 0;
 
@@ -1535,7 +1545,7 @@ open_cursors(GpuirQuery *q, int s, bool taat, bool lazy, Cursor *cursors, Cursor
 
 		if (de->npostings == 0)
 			continue;
-		cursor_open(q, &cursors[n], s, t, de, taat, lazy);
+		cursor_open(q, &cursors[n], s, t, de, taat, lazy, bounds);
 		cur[n] = &cursors[n];
 		n++;
 	}
@@ -1588,8 +1598,12 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 
 	cursors = palloc(sizeof(Cursor) * q->nterms);
 	cur = palloc(sizeof(Cursor *) * q->nterms);
-	/* run_wand's cursors start lazy; run_and's and run_or's on a docID */
-	ncur = open_cursors(q, s, taat, mode != GPUIR_MODE_AND && mode != GPUIR_MODE_OR,
+	/*
+	 * run_wand's and run_and's cursors start lazy, run_or's and run_taat's
+	 * on a docID; run_wand's need the block-max bounds
+	 */
+	ncur = open_cursors(q, s, taat, !taat && mode != GPUIR_MODE_OR,
+						!taat && mode != GPUIR_MODE_OR && mode != GPUIR_MODE_AND,
 						cursors, cur);
 
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
@@ -1978,42 +1992,67 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
  * The probe cache above leaves a lookup about log2(n) - DICT_PROBE_LEVELS
  * probes and a check of its answer: a dozen stream reads on a dictionary
  * of a few hundred thousand lexemes, each a buffer lookup, lock and page
- * check.  Query logs repeat their words, so a backend keeps, per segment
- * (the probes' key) and lexeme (up to TERM_POS_MAX_LEN bytes), the position
- * of its entry and the entry, or of the entry it would precede when the
- * segment lacks it.  Under the metapage generation it was read in, a lookup
- * takes that without reading a page (the lookups of a 16-segment index were
- * most of a short query's instructions); under a later one it checks it on
- * the pages (term_pos_check: the entry holds the lexeme, or its neighbours
- * bracket it) and takes it, else searches.  An entry's df (live) changes
- * only under VACUUM's vacuum_pending, which it clears with a new
- * generation; the position never changes.  A relcache invalidation of a
- * remembered index empties the cache (term_pos_invalidate).  At most
- * TERM_POS_MAX_ENTRIES lexemes; past that the cache starts empty.
+ * check.  Query logs repeat their words, so a backend keeps, per index
+ * file and lexeme (up to TERM_POS_MAX_LEN bytes), one slot per segment
+ * (the probes' key) that it was looked up in: the position of its entry and
+ * the entry, or of the entry it would precede when the segment lacks it.
+ * A query looks each of its lexemes up once (index_lookup) and finds the
+ * slot of segment s at place s, where the last lookup left it, without
+ * hashing: per segment and lexeme, the hash lookups of a 16-segment index
+ * were 14% of a short `and` query's time
+ * (bench/results/2026-11-28-cpu-2core-segment-costs.md).  Under the
+ * metapage generation a slot was read in, a lookup takes it without
+ * reading a page (the lookups of a 16-segment index were most of a short
+ * query's instructions); under a later one it checks it on the pages
+ * (term_pos_check: the entry holds the lexeme, or its neighbours bracket
+ * it) and takes it, else searches.  An entry's df (live) changes only
+ * under VACUUM's vacuum_pending, which it clears with a new generation;
+ * the position never changes.  A relcache invalidation of a remembered
+ * index empties the cache (term_pos_invalidate).  At most
+ * TERM_POS_MAX_SLOTS slots and lexemes; past that the cache starts empty, and a
+ * lexeme's slots are dropped when it has TERM_POS_MAX_SEGS (those of
+ * segments merged away accumulate).
  */
 #define TERM_POS_MAX_LEN		48
-#define TERM_POS_MAX_ENTRIES	65536
+#define TERM_POS_MAX_SLOTS		65536
+#define TERM_POS_MAX_SEGS		(4 * GPUIR_MAX_SEGMENTS)
+#define TERM_POS_DIR_BLOCKS		8
+#define TERM_POS_MAX_DIR_BYTES	(4 * 1024 * 1024)
 
 typedef struct TermPosKey
 {
-	DictProbeKey seg;
+	GpuirRelFile node;
 	uint16		len;
 	char		lexeme[TERM_POS_MAX_LEN];
 } TermPosKey;
 
-typedef struct TermPos
+/* a lexeme in one segment */
+typedef struct TermPosSlot
 {
-	TermPosKey	key;			/* hash key (zeroed past the lexeme) */
+	DictProbeKey seg;			/* the segment (dict_key) */
 	int64		pos;			/* its entry's index in the dictionary, or
 								 * where it would be (absent) */
 	bool		present;
 	uint64		meta_generation;	/* the metapage's generation when entry
 									 * was read from the pages */
 	GpuirDictEntry entry;		/* the entry then (present) */
+	GpuirBlockHeader *dir;		/* its list's GpuirListDirLength headers, in
+								 * term_pos_cxt (list_dir), or NULL */
+	uint32		dir_len;		/* how many */
+} TermPosSlot;
+
+typedef struct TermPos
+{
+	TermPosKey	key;			/* hash key (zeroed past the lexeme) */
+	uint32		nslots;
+	uint32		maxslots;
+	TermPosSlot *slots;			/* in term_pos_cxt */
 } TermPos;
 
 static HTAB *term_pos = NULL;
 static MemoryContext term_pos_cxt = NULL;
+static uint64 term_pos_nslots = 0;	/* slots of every lexeme */
+static Size term_pos_dir_bytes = 0; /* their headers' bytes */
 
 /*
  * The indexes whose lexemes term_pos holds (OIDs), so that a relcache
@@ -2064,22 +2103,150 @@ term_pos_reset(void)
 	}
 	term_pos = session_cache_reset(&term_pos_cxt, "gpuir dictionary positions",
 								   sizeof(TermPosKey), sizeof(TermPos));
+	term_pos_nslots = 0;
+	term_pos_dir_bytes = 0;
 	term_pos_nindexes = 0;
 	term_pos_overflow = false;
 	term_pos_stale = false;
 }
 
-/* term_pos_key: the cache key of lexeme[0..len) in seg; false when too long */
-static bool
-term_pos_key(const DictProbeKey *seg, const char *lexeme, int len, TermPosKey *key)
+/*
+ * term_pos_for: the remembered slots of lexeme[0..len) in index, made
+ * (with none) when new; NULL when the lexeme is too long to be remembered
+ */
+static TermPos *
+term_pos_for(Relation index, const char *lexeme, int len)
 {
+	TermPosKey	key;
+	TermPos    *tp;
+	bool		found;
+
 	if (len > TERM_POS_MAX_LEN)
-		return false;
-	memset(key, 0, sizeof(*key));
-	key->seg = *seg;
-	key->len = (uint16) len;
-	memcpy(key->lexeme, lexeme, len);
-	return true;
+		return NULL;
+	memset(&key, 0, sizeof(key));
+	key.node = GpuirRelationFile(index);
+	key.len = (uint16) len;
+	memcpy(key.lexeme, lexeme, len);
+	tp = hash_search(term_pos, &key, HASH_FIND, NULL);
+	if (tp != NULL)
+		return tp;
+	term_pos_note_index(RelationGetRelid(index));
+	tp = hash_search(term_pos, &key, HASH_ENTER, &found);
+	tp->nslots = 0;
+	tp->maxslots = 0;
+	tp->slots = NULL;
+	return tp;
+}
+
+/* slot_drop_dir: forget ts's list headers */
+static void
+slot_drop_dir(TermPosSlot *ts)
+{
+	if (ts->dir == NULL)
+		return;
+	term_pos_dir_bytes -= sizeof(GpuirBlockHeader) * ts->dir_len;
+	pfree(ts->dir);
+	ts->dir = NULL;
+}
+
+/*
+ * list_dir: a copy, in the caller's memory context, of the headers of the
+ * list of de (present in segment seg of index, ts its slot or NULL) that a
+ * cursor reads (GpuirListDirLength), when the list has at most
+ * TERM_POS_DIR_BLOCKS blocks: kept in ts, read from the BLOCKDIR stream the
+ * first time; NULL for a longer list, without a slot, past
+ * TERM_POS_MAX_DIR_BYTES or for an entry that does not pass
+ * GpuirListCheckEntry (GpuirListOpen then reads or reports it).  A
+ * segment's headers never change, and a slot is its segment's.
+ */
+static GpuirBlockHeader *
+list_dir(Relation index, const GpuirSegmentData *seg, TermPosSlot *ts, const GpuirDictEntry *de)
+{
+	Size		size;
+	GpuirBlockHeader *copy;
+
+	if (ts == NULL || de->nblocks > TERM_POS_DIR_BLOCKS ||
+		GpuirListCheckEntry(de, seg->nblocks) != NULL)
+		return NULL;
+	size = sizeof(GpuirBlockHeader) * GpuirListDirLength(seg, de);
+	if (ts->dir != NULL && ts->dir_len != GpuirListDirLength(seg, de))
+		slot_drop_dir(ts);		/* not this list's */
+	if (ts->dir == NULL)
+	{
+		GpuirBlockHeader *dir;
+
+		if (term_pos_dir_bytes >= TERM_POS_MAX_DIR_BYTES)
+			return NULL;
+		dir = MemoryContextAlloc(term_pos_cxt, size);
+		GpuirListReadDir(index, seg, de, dir);
+		ts->dir = dir;
+		ts->dir_len = GpuirListDirLength(seg, de);
+		term_pos_dir_bytes += size;
+	}
+	copy = palloc(size);
+	memcpy(copy, ts->dir, size);
+	return copy;
+}
+
+/* slot_swap: exchange tp's slots i and j */
+static void
+slot_swap(TermPos *tp, uint32 i, uint32 j)
+{
+	TermPosSlot tmp = tp->slots[i];
+
+	tp->slots[i] = tp->slots[j];
+	tp->slots[j] = tmp;
+}
+
+/*
+ * term_pos_slot: tp's slot of the segment of key, which is segment s of
+ * the metapage's directory: slot s when it is that segment's, else found
+ * by a scan and moved to place s (so that the next query finds it there at
+ * once); when tp has none, NULL, or with create a new one (seg set, the
+ * rest zero: meta_generation 0 is no generation)
+ */
+static TermPosSlot *
+term_pos_slot(TermPos *tp, uint32 s, const DictProbeKey *key, bool create)
+{
+	uint32		j;
+
+	if (s < tp->nslots && memcmp(&tp->slots[s].seg, key, sizeof(*key)) == 0)
+		return &tp->slots[s];
+	for (j = 0; j < tp->nslots; j++)
+		if (memcmp(&tp->slots[j].seg, key, sizeof(*key)) == 0)
+			break;
+	if (j == tp->nslots)
+	{
+		if (!create)
+			return NULL;
+		if (tp->nslots == TERM_POS_MAX_SEGS)
+		{
+			/* mostly segments merged away: start again */
+			for (j = 0; j < tp->nslots; j++)
+				slot_drop_dir(&tp->slots[j]);
+			term_pos_nslots -= tp->nslots;
+			tp->nslots = 0;
+		}
+		if (tp->nslots == tp->maxslots)
+		{
+			uint32		n = Min(Max(tp->maxslots * 2, 16), TERM_POS_MAX_SEGS);
+
+			tp->slots = tp->slots == NULL ?
+				MemoryContextAlloc(term_pos_cxt, sizeof(TermPosSlot) * n) :
+				repalloc(tp->slots, sizeof(TermPosSlot) * n);
+			tp->maxslots = n;
+		}
+		j = tp->nslots++;
+		term_pos_nslots++;
+		memset(&tp->slots[j], 0, sizeof(TermPosSlot));
+		tp->slots[j].seg = *key;
+	}
+	if (s < tp->nslots && s != j)
+	{
+		slot_swap(tp, s, j);
+		j = s;
+	}
+	return &tp->slots[j];
 }
 
 /* what a remembered position says once checked on the pages */
@@ -2091,72 +2258,71 @@ typedef enum TermPosCheck
 } TermPosCheck;
 
 /*
- * term_pos_check: check tp, the remembered position of lexeme[0..len) in
+ * term_pos_check: check ts, the remembered position of lexeme[0..len) in
  * d's dictionary, on the pages.  A present lexeme's entry must hold it (2
  * stream reads); an absent one's position must still be its lower bound
  * (dict_is_lower_bound: at most 4 stream reads, against a dozen for the
  * search), with an entry other than the lexeme there.
  */
 static TermPosCheck
-term_pos_check(DictReader *d, const TermPos *tp, const char *lexeme, int len,
+term_pos_check(DictReader *d, const TermPosSlot *ts, const char *lexeme, int len,
 			   GpuirDictEntry *de)
 {
-	if (tp->present)
+	if (ts->present)
 	{
-		if (tp->pos >= d->nterms)
+		if (ts->pos >= d->nterms)
 			return TERM_POS_STALE;
-		dict_entry(d, tp->pos, de);
+		dict_entry(d, ts->pos, de);
 		return GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) == 0 ?
 			TERM_POS_FOUND : TERM_POS_STALE;
 	}
-	if (tp->pos > d->nterms || !dict_is_lower_bound(d, tp->pos, lexeme, len, de) ||
-		(tp->pos < d->nterms && GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) == 0))
+	if (ts->pos > d->nterms || !dict_is_lower_bound(d, ts->pos, lexeme, len, de) ||
+		(ts->pos < d->nterms && GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) == 0))
 		return TERM_POS_STALE;
 	return TERM_POS_ABSENT;
 }
 
 /*
- * segment_lookup: look terms[0..nterms) up in the dictionary of segment seg
+ * segment_lookup: look terms[0..nterms) up in the dictionary of segment s
  * of index, whose metapage the caller read into meta, adding each one's df
  * to terms[t].df and, when entries is not NULL, putting its dictionary entry
- * in entries[t] (zeros when absent).  Remembers where each lexeme is, or
- * would be when the segment lacks it (most of a query's rarer words in most
- * segments of a capped index), with the entry: under the same metapage
- * generation, and no VACUUM pending, the remembered answer is taken as it
- * is, since a segment never changes and its df only by VACUUM, which sets
- * vacuum_pending before it rewrites any df and clears it with a new
- * generation after (a VACUUM that failed in between leaves it set);
- * otherwise it is checked on the pages first (term_pos_check).
+ * in entries[t] (zeros when absent).  tps[t] holds what the backend
+ * remembers of term t (term_pos_for; NULL: nothing), where this records
+ * where each lexeme is, or would be when the segment lacks it (most of a
+ * query's rarer words in most segments of a capped index), with the entry:
+ * under the same metapage generation, and no VACUUM pending, the
+ * remembered answer is taken as it is, since a segment never changes and
+ * its df only by VACUUM, which sets vacuum_pending before it rewrites any
+ * df and clears it with a new generation after (a VACUUM that failed in
+ * between leaves it set); otherwise it is checked on the pages first
+ * (term_pos_check).
  */
 static void
-segment_lookup(Relation index, const GpuirMetaPageData *meta, const GpuirSegmentData *seg,
-			   QTerm *terms, int nterms, GpuirDictEntry *entries)
+segment_lookup(Relation index, const GpuirMetaPageData *meta, uint32 s,
+			   QTerm *terms, int nterms, TermPos **tps, GpuirDictEntry *entries,
+			   GpuirBlockHeader **dirs)
 {
+	const GpuirSegmentData *seg = &meta->segments[s];
 	uint64		meta_generation = meta->generation;
 	bool		settled = !meta->vacuum_pending;
 	DictReader	d;
 	bool		opened = false;
 	DictProbeKey segkey;
 
-	if (term_pos == NULL || term_pos_stale ||
-		hash_get_num_entries(term_pos) >= TERM_POS_MAX_ENTRIES)
-		term_pos_reset();
 	dict_key(index, seg, &segkey);
 	for (int t = 0; t < nterms; t++)
 	{
 		GpuirDictEntry de;
-		TermPosKey	key;
-		bool		keyed = term_pos_key(&segkey, terms[t].lexeme, terms[t].len, &key);
-		TermPos    *tp = keyed ? hash_search(term_pos, &key, HASH_FIND, NULL) : NULL;
+		TermPosSlot *ts = tps[t] ? term_pos_slot(tps[t], s, &segkey, false) : NULL;
 		TermPosCheck check = TERM_POS_STALE;
 		bool		found;
 
 		if (entries != NULL)
 			memset(&entries[t], 0, sizeof(GpuirDictEntry));
-		if (tp != NULL && settled && tp->meta_generation == meta_generation)
+		if (ts != NULL && settled && ts->meta_generation == meta_generation)
 		{
-			check = tp->present ? TERM_POS_FOUND : TERM_POS_ABSENT;
-			de = tp->entry;
+			check = ts->present ? TERM_POS_FOUND : TERM_POS_ABSENT;
+			de = ts->entry;
 		}
 		else
 		{
@@ -2165,8 +2331,8 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, const GpuirSegment
 				dict_open(&d, index, seg);
 				opened = true;
 			}
-			if (tp != NULL)
-				check = term_pos_check(&d, tp, terms[t].lexeme, terms[t].len, &de);
+			if (ts != NULL)
+				check = term_pos_check(&d, ts, terms[t].lexeme, terms[t].len, &de);
 			if (check == TERM_POS_STALE)
 			{
 				int64		pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
@@ -2174,22 +2340,24 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, const GpuirSegment
 					GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
 
 				check = present ? TERM_POS_FOUND : TERM_POS_ABSENT;
-				if (keyed && tp == NULL)
+				if (tps[t] != NULL && ts == NULL)
+					ts = term_pos_slot(tps[t], s, &segkey, true);
+				if (ts != NULL)
 				{
-					term_pos_note_index(RelationGetRelid(index));
-					tp = hash_search(term_pos, &key, HASH_ENTER, NULL);
-				}
-				if (tp != NULL)
-				{
-					tp->pos = pos;
-					tp->present = present;
+					ts->pos = pos;
+					ts->present = present;
 				}
 			}
-			if (tp != NULL)
+			if (ts != NULL)
 			{
-				tp->meta_generation = meta_generation;
+				ts->meta_generation = meta_generation;
+				if (check == TERM_POS_FOUND &&
+					(de.first_block != ts->entry.first_block ||
+					 de.nblocks != ts->entry.nblocks || de.npostings != ts->entry.npostings))
+					slot_drop_dir(ts);	/* not this list's (never, as segments
+										 * do not change) */
 				if (check == TERM_POS_FOUND)
-					tp->entry = de;
+					ts->entry = de;
 			}
 		}
 		found = (check == TERM_POS_FOUND);
@@ -2197,11 +2365,38 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, const GpuirSegment
 		{
 			if (entries != NULL)
 				entries[t] = de;
+			if (dirs != NULL)
+				dirs[t] = list_dir(index, seg, ts, &de);
 			terms[t].df += de.df;
 		}
 	}
 	if (opened)
 		dict_close(&d);
+}
+
+/*
+ * index_lookup: segment_lookup of terms[0..nterms) in every segment of
+ * index (metapage meta); entries and dirs (when not NULL) nsegments *
+ * nterms, the segment's row of nterms after another, dirs the copies of
+ * short lists' headers (list_dir); each lexeme's remembered slots are found
+ * once
+ */
+static void
+index_lookup(Relation index, const GpuirMetaPageData *meta, QTerm *terms, int nterms,
+			 GpuirDictEntry *entries, GpuirBlockHeader **dirs)
+{
+	TermPos   **tps = palloc(sizeof(TermPos *) * Max(nterms, 1));
+
+	if (term_pos == NULL || term_pos_stale || term_pos_nslots >= TERM_POS_MAX_SLOTS ||
+		hash_get_num_entries(term_pos) >= TERM_POS_MAX_SLOTS)
+		term_pos_reset();
+	for (int t = 0; t < nterms; t++)
+		tps[t] = term_pos_for(index, terms[t].lexeme, terms[t].len);
+	for (uint32 s = 0; s < meta->nsegments; s++)
+		segment_lookup(index, meta, s, terms, nterms, tps,
+					   entries != NULL ? &entries[s * nterms] : NULL,
+					   dirs != NULL ? &dirs[s * nterms] : NULL);
+	pfree(tps);
 }
 
 /* ---------- partitions: the statistics of the whole partitioned index ---------- */
@@ -2280,8 +2475,7 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 		cb.nterms = q->nterms;
 		GpuirBufferForEach(sib, bufdata, meta.buf_nbytes, count_bufdoc, &cb);
 		pfree(bufdata);
-		for (uint32 s = 0; s < meta.nsegments; s++)
-			segment_lookup(sib, &meta, &meta.segments[s], scratch, q->nterms, NULL);
+		index_lookup(sib, &meta, scratch, q->nterms, NULL, NULL);
 		for (int t = 0; t < q->nterms; t++)
 			q->terms[t].df += scratch[t].df;
 		relation_close(sib, AccessShareLock);
@@ -2653,7 +2847,10 @@ order_terms(GpuirQuery *q)
 		scratch = palloc(Max(sizeof(QTerm), sizeof(GpuirDictEntry)) * n);
 		permute(q->terms, sizeof(QTerm), perm, n, scratch);
 		for (uint32 s = 0; s < q->meta.nsegments; s++)
+		{
 			permute(&q->entries[s * n], sizeof(GpuirDictEntry), perm, n, scratch);
+			permute(&q->dirs[s * n], sizeof(GpuirBlockHeader *), perm, n, scratch);
+		}
 		for (int i = 0; i < q->nbufdocs; i++)
 			permute(q->bufdocs[i].tfs, sizeof(uint32), perm, n, scratch);
 		pfree(scratch);
@@ -2711,9 +2908,8 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	 */
 	pfree(bufdata);
 	q->entries = palloc0(sizeof(GpuirDictEntry) * Max(q->meta.nsegments, 1) * q->nterms);
-	for (uint32 s = 0; s < q->meta.nsegments; s++)
-		segment_lookup(index, &q->meta, &q->meta.segments[s], q->terms, q->nterms,
-					   &q->entries[s * q->nterms]);
+	q->dirs = palloc0(sizeof(GpuirBlockHeader *) * Max(q->meta.nsegments, 1) * q->nterms);
+	index_lookup(index, &q->meta, q->terms, q->nterms, q->entries, q->dirs);
 	ndocs = q->meta.ndocs;
 	total_dl = q->meta.total_dl;
 	partition_stats(q, &ndocs, &total_dl);

@@ -60,6 +60,9 @@ typedef struct GpuirQuery
 	int			nterms;
 	GpuirMetaPageData meta;
 	GpuirDictEntry *entries;	/* [segment * nterms + term], npostings 0 = absent */
+	GpuirBlockHeader **dirs;	/* [segment * nterms + term]: a copy of a short
+								 * list's headers from the session's cache,
+								 * NULL: the cursor reads them */
 	BufDoc	   *bufdocs;
 	int			nbufdocs;
 	int			bufcap;

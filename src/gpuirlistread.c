@@ -38,16 +38,48 @@ list_corrupt(const GpuirListCursor *c, int64 blk, const char *what)
 }
 
 /*
+ * GpuirListDirLength: how many block headers a list's cursor reads, those
+ * of its blocks and the next one (whose offset ends the last block) where
+ * the segment has one; de must have passed GpuirListCheckEntry
+ */
+uint32
+GpuirListDirLength(const GpuirSegmentData *seg, const GpuirDictEntry *de)
+{
+	return de->nblocks + ((de->first_block + de->nblocks < seg->nblocks) ? 1 : 0);
+}
+
+/*
+ * GpuirListReadDir: read the GpuirListDirLength(seg, de) headers of de's
+ * list in seg from the BLOCKDIR stream into dir; de must have passed
+ * GpuirListCheckEntry (GpuirListOpen checks the headers)
+ */
+void
+GpuirListReadDir(Relation index, const GpuirSegmentData *seg, const GpuirDictEntry *de,
+				 GpuirBlockHeader *dir)
+{
+	GpuirStreamReader r;
+
+	GpuirStreamReaderInit(&r, index, seg, GPUIR_S_BLOCKDIR);
+	GpuirStreamRead(&r, de->first_block * sizeof(GpuirBlockHeader), dir,
+					GpuirListDirLength(seg, de) * sizeof(GpuirBlockHeader));
+	GpuirStreamReaderEnd(&r);
+}
+
+/*
  * GpuirListOpen: a cursor over the list of dictionary entry de in segment
  * seg (number segno of the metapage's directory, for messages).  segdir is
  * the segment's whole block directory when the caller has read it (merge,
- * VACUUM, gpuir_verify walk every list), else NULL: the list's headers are
- * read from the BLOCKDIR stream.  Checks the entry and every header
- * (GpuirListCheckEntry, GpuirListCheckHeader); no block is decoded yet.
+ * VACUUM, gpuir_verify walk every list), listdir the list's own
+ * GpuirListDirLength headers when the caller has them (a query, from the
+ * session's cache of short lists' headers), else both NULL: the list's
+ * headers are read from the BLOCKDIR stream.  Checks the entry and every
+ * header (GpuirListCheckEntry, GpuirListCheckHeader); no block is decoded
+ * yet.
  */
 void
 GpuirListOpen(GpuirListCursor *c, Relation index, const GpuirSegmentData *seg,
-			  uint32 segno, const GpuirDictEntry *de, const GpuirBlockHeader *segdir)
+			  uint32 segno, const GpuirDictEntry *de, const GpuirBlockHeader *segdir,
+			  const GpuirBlockHeader *listdir)
 {
 	uint32		payload_len = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 	uint32		nread;
@@ -63,22 +95,22 @@ GpuirListOpen(GpuirListCursor *c, Relation index, const GpuirSegmentData *seg,
 		list_corrupt(c, -1, why);
 
 	/* the list's headers plus the next one, whose offset ends the last block */
-	nread = de->nblocks + ((de->first_block + de->nblocks < seg->nblocks) ? 1 : 0);
+	nread = GpuirListDirLength(seg, de);
 	if (segdir != NULL)
 	{
 		c->dir = (GpuirBlockHeader *) segdir + de->first_block;
 		c->own_dir = false;
 	}
+	else if (listdir != NULL)
+	{
+		c->dir = (GpuirBlockHeader *) listdir;
+		c->own_dir = false;
+	}
 	else
 	{
-		GpuirStreamReader r;
-
 		c->dir = palloc(sizeof(GpuirBlockHeader) * nread);
 		c->own_dir = true;
-		GpuirStreamReaderInit(&r, index, seg, GPUIR_S_BLOCKDIR);
-		GpuirStreamRead(&r, de->first_block * sizeof(GpuirBlockHeader), c->dir,
-						nread * sizeof(GpuirBlockHeader));
-		GpuirStreamReaderEnd(&r);
+		GpuirListReadDir(index, seg, de, c->dir);
 	}
 	c->ends = palloc(sizeof(uint32) * c->nblocks);
 	for (uint32 i = 0; i < c->nblocks; i++)

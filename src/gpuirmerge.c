@@ -74,7 +74,7 @@ GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg, 
 		CHECK_FOR_INTERRUPTS();
 		if ((uint64) de->lexeme_off + de->lexeme_len > seg->streams[GPUIR_S_LEXEMES].nbytes)
 			GpuirCorrupt(index, "dictionary entry's lexeme out of range");
-		GpuirListOpen(&c, index, seg, segno, de, dir);
+		GpuirListOpen(&c, index, seg, segno, de, dir, NULL);
 		for (uint32 i = 0; i < c.nblocks; i++)
 		{
 			int			n;

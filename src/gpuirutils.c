@@ -540,9 +540,9 @@ index_holds(Relation index, uint64 nblocks)
  * when the stream's pages are not inside the index: a block number from a
  * corrupt segment directory must not reach ReadBuffer (past the end of the
  * relation, md.c fails with an unrelated SQLSTATE; InvalidBlockNumber is
- * P_NEW and would extend it).  The relation shrinks only under an
- * AccessExclusiveLock (gpuircompact.c), which the reader's lock on the index
- * keeps out, so the check stays true while the reader is used.
+ * P_NEW and would extend it).  The relation shrinks only by the reusable
+ * free pages that end it (gpuircompact.c), which no segment a reader's
+ * directory lists holds, so the check stays true while the reader is used.
  */
 void
 GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,

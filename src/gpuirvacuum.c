@@ -92,7 +92,7 @@ vacuum_df(Relation index, const GpuirSegmentData *seg, uint32 segno, const uint8
 		uint32		gone = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		GpuirListOpen(&c, index, seg, segno, de, dir);
+		GpuirListOpen(&c, index, seg, segno, de, dir, NULL);
 		for (uint32 i = 0; i < c.nblocks; i++)
 		{
 			int			n;

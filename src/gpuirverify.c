@@ -550,7 +550,7 @@ verify_list(VerifyState *vs, const GpuirSegmentData *seg, uint32 t, const GpuirD
 	uint32		max_tf = 0;
 	uint32		min_dl = PG_UINT32_MAX;
 
-	GpuirListOpen(&c, vs->index, seg, s, de, dir);
+	GpuirListOpen(&c, vs->index, seg, s, de, dir, NULL);
 	for (uint32 i = 0; i < c.nblocks; i++)
 	{
 		const GpuirBlockHeader *bh = &c.dir[i];
