@@ -25,9 +25,14 @@
  *	   query that copied a directory listing it is left), so unlike a heap
  *	   truncation (lazy_truncate_heap) this needs no AccessExclusiveLock,
  *	   which an index that 16 clients query is never without: it holds the
- *	   relation extension lock, which every extension of a gpuir index takes
- *	   (inserts' buffer pages, merges' new pages), and the merge lock, which
- *	   keeps every other writer of the free space map out.  For a hot
+ *	   merge lock, which keeps every other writer of the free space map out,
+ *	   the metapage exclusively and the relation extension lock, which every
+ *	   extension of a gpuir index takes (inserts' buffer pages, merges' new
+ *	   pages).  An index of RELSEG_SIZE blocks (1 GB) or more is truncated
+ *	   under a conditional AccessExclusiveLock, as a heap is: md.c's file
+ *	   handles in other backends count blocks from their last open segment
+ *	   file until they process the invalidation, at their next relation
+ *	   lock.  For a hot
  *	   standby, whose readers the primary's horizon does not cover, an
  *	   AccessExclusiveLock is WAL-logged (LogAccessExclusiveLock) without
  *	   being taken here: the standby takes it on replay, before the
@@ -50,7 +55,9 @@
 #include "access/xlog.h"
 #include "catalog/storage.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/standby.h"
 #include "utils/rel.h"
@@ -61,6 +68,12 @@
 #define GPUIR_COMPACT_MIN_PAGES		16
 /* truncate only this many free pages or more */
 #define GPUIR_TRUNCATE_MIN_PAGES	16
+/* AccessExclusiveLock attempts for an index of RELSEG_SIZE blocks or more: every 50 ms for at most 1 s */
+#define GPUIR_TRUNCATE_LOCK_WAIT_MS		50
+#define GPUIR_TRUNCATE_LOCK_TRIES		20
+/* waits for free pages at the end to become reusable: every 20 ms for at most 1 s */
+#define GPUIR_TRUNCATE_WAIT_MS		20
+#define GPUIR_TRUNCATE_WAIT_TRIES	50
 
 /*
  * free_tail_start: the first block of the run of free pages that ends an
@@ -229,8 +242,10 @@ truncate_free_tail(Relation index)
 {
 	GpuirFreeMapData *fm;
 	GpuirFreeList *fl;
-	BlockNumber nblocks;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber tail;
+	bool		exclusive = false;
+	Buffer		metabuf;
 
 	/* a scan of this backend still open on the index (a cursor) may hold pins */
 	if (index->rd_refcnt > 1)
@@ -238,8 +253,68 @@ truncate_free_tail(Relation index)
 	fm = palloc(sizeof(GpuirFreeMapData));
 	fl = palloc(sizeof(GpuirFreeList));
 	GpuirReadFreeMap(index, fm);
-	GpuirFreeListInit(fl, index, fm);
-	/* every extension of the index takes this lock: none meanwhile */
+
+	/*
+	 * The pages a relocation just freed are not reusable until the queries
+	 * that copied the directory before it have ended (milliseconds under a
+	 * steady load), and merges start in the free pages at the end once they
+	 * are: wait for them a little, polling, rather than leave them to a
+	 * merge (the merge lock keeps merges out meanwhile).
+	 */
+	for (int tries = 0;; tries++)
+	{
+		GpuirFreeListInit(fl, index, fm);
+		tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
+		if (tries + 1 >= GPUIR_TRUNCATE_WAIT_TRIES ||
+			free_tail_start(fm->free, (int) fm->nfree, NULL, nblocks) + GPUIR_TRUNCATE_MIN_PAGES > tail)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 GPUIR_TRUNCATE_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (tail < GPUIR_FIRST_DATA_BLKNO || nblocks - tail < GPUIR_TRUNCATE_MIN_PAGES)
+		goto done;
+
+	/*
+	 * An index of a whole segment file (RELSEG_SIZE blocks) or more: another
+	 * backend's file handles may count blocks in a later file than the one
+	 * the truncation ends in (md.c takes the files before its last open one
+	 * to be full) until it processes the invalidation, which it does when it
+	 * takes a relation lock, so such a truncation waits for a moment
+	 * without any, as a heap's does (lazy_truncate_heap)
+	 */
+	if (nblocks >= RELSEG_SIZE)
+	{
+		for (int tries = 0; !ConditionalLockRelation(index, AccessExclusiveLock); tries++)
+		{
+			if (tries + 1 >= GPUIR_TRUNCATE_LOCK_TRIES)
+			{
+				ereport(DEBUG1,
+						(errmsg("gpuir index \"%s\": free pages at the end not truncated, the index is in use",
+								RelationGetRelationName(index))));
+				goto done;
+			}
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 GPUIR_TRUNCATE_LOCK_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		exclusive = true;
+	}
+	else if (XLogStandbyInfoActive() && RelationNeedsWAL(index))
+		LogAccessExclusiveLockPrepare();	/* a transaction ID, before any lock */
+
+	/*
+	 * The metapage exclusively (no query copies it meanwhile, and
+	 * gpuir_verify, which reads the free space map and the insert buffer
+	 * under its share lock, sees the map and the file from one moment),
+	 * then the relation extension lock, which every extension of the index
+	 * takes (lane_lock takes them in this order too): no page is added
+	 * while the end is cut
+	 */
+	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	LockRelationForExtension(index, ExclusiveLock);
 	nblocks = RelationGetNumberOfBlocks(index);
 	tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
@@ -255,10 +330,10 @@ truncate_free_tail(Relation index)
 		/*
 		 * a hot standby's readers are not covered by this primary's horizon:
 		 * they are cancelled as for a heap truncation, by the
-		 * AccessExclusiveLock that the standby takes on replay (the primary's
-		 * readers need no lock, none can read these pages)
+		 * AccessExclusiveLock that the standby takes on replay (this
+		 * primary's readers need no lock: none can read these pages)
 		 */
-		if (XLogStandbyInfoActive() && RelationNeedsWAL(index))
+		if (!exclusive && XLogStandbyInfoActive() && RelationNeedsWAL(index))
 			LogAccessExclusiveLock(MyDatabaseId, RelationGetRelid(index));
 		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
 		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
@@ -281,6 +356,11 @@ truncate_free_tail(Relation index)
 						RelationGetRelationName(index), nblocks, tail)));
 	}
 	UnlockRelationForExtension(index, ExclusiveLock);
+	UnlockReleaseBuffer(metabuf);
+	/* as lazy_truncate_heap: the lock is not needed until the end of the transaction */
+	if (exclusive)
+		UnlockRelation(index, AccessExclusiveLock);
+done:
 	pfree(fl);
 	pfree(fm);
 }

@@ -455,12 +455,15 @@ block_bound(GpuirQuery *q, Cursor *c, uint32 i)
  * whose lists' bounds cannot reach the threshold at all, decodes nothing
  * there.
  */
+static uint64 term_pos_epoch;	/* the session's dictionary cache, below */
+
 static void
 cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de, bool taat,
 			bool lazy, bool bounds)
 {
+	/* the session's copy of a short list's headers, unless freed since the lookup */
 	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL,
-				  q->dirs[s * q->nterms + term]);
+				  q->dirs_epoch == term_pos_epoch ? q->dirs[s * q->nterms + term] : NULL);
 	c->term = term;
 	c->idf = q->terms[term].idf;
 	c->bcoef = (double) c->idf * ((double) q->sc.k1 + 1.0);
@@ -2055,6 +2058,13 @@ static uint64 term_pos_nslots = 0;	/* slots of every lexeme */
 static Size term_pos_dir_bytes = 0; /* their headers' bytes */
 
 /*
+ * Advanced whenever kept headers are freed (a reset, slot_drop_dir): a
+ * query's pointers to them (GpuirQuery.dirs) hold while it is the one they
+ * were taken under (GpuirQuery.dirs_epoch)
+ */
+static uint64 term_pos_epoch = 0;
+
+/*
  * The indexes whose lexemes term_pos holds (OIDs), so that a relcache
  * invalidation of one of them (DROP, REINDEX, VACUUM's pg_class update,
  * ALTER) empties it: its entries are then taken without reading the pages,
@@ -2105,6 +2115,7 @@ term_pos_reset(void)
 								   sizeof(TermPosKey), sizeof(TermPos));
 	term_pos_nslots = 0;
 	term_pos_dir_bytes = 0;
+	term_pos_epoch++;
 	term_pos_nindexes = 0;
 	term_pos_overflow = false;
 	term_pos_stale = false;
@@ -2147,45 +2158,42 @@ slot_drop_dir(TermPosSlot *ts)
 	term_pos_dir_bytes -= sizeof(GpuirBlockHeader) * ts->dir_len;
 	pfree(ts->dir);
 	ts->dir = NULL;
+	term_pos_epoch++;
 }
 
 /*
- * list_dir: a copy, in the caller's memory context, of the headers of the
- * list of de (present in segment seg of index, ts its slot or NULL) that a
- * cursor reads (GpuirListDirLength), when the list has at most
- * TERM_POS_DIR_BLOCKS blocks: kept in ts, read from the BLOCKDIR stream the
- * first time; NULL for a longer list, without a slot, past
- * TERM_POS_MAX_DIR_BYTES or for an entry that does not pass
- * GpuirListCheckEntry (GpuirListOpen then reads or reports it).  A
- * segment's headers never change, and a slot is its segment's.
+ * list_dir: the headers of the list of de (present in segment seg of
+ * index, ts its slot or NULL) that a cursor reads (GpuirListDirLength),
+ * kept in ts, when the list has at most TERM_POS_DIR_BLOCKS blocks: read
+ * from the BLOCKDIR stream the first time.  NULL for a longer list,
+ * without a slot, past TERM_POS_MAX_DIR_BYTES or for an entry that does not
+ * pass GpuirListCheckEntry (GpuirListOpen then reads or reports it).  A
+ * segment's headers never change, and a slot is its segment's.  The
+ * pointer holds until term_pos_epoch advances.
  */
-static GpuirBlockHeader *
+static const GpuirBlockHeader *
 list_dir(Relation index, const GpuirSegmentData *seg, TermPosSlot *ts, const GpuirDictEntry *de)
 {
-	Size		size;
-	GpuirBlockHeader *copy;
+	GpuirBlockHeader dir[TERM_POS_DIR_BLOCKS + 1];
+	uint32		len;
 
 	if (ts == NULL || de->nblocks > TERM_POS_DIR_BLOCKS ||
 		GpuirListCheckEntry(de, seg->nblocks) != NULL)
 		return NULL;
-	size = sizeof(GpuirBlockHeader) * GpuirListDirLength(seg, de);
-	if (ts->dir != NULL && ts->dir_len != GpuirListDirLength(seg, de))
+	len = GpuirListDirLength(seg, de);
+	if (ts->dir != NULL && ts->dir_len != len)
 		slot_drop_dir(ts);		/* not this list's */
 	if (ts->dir == NULL)
 	{
-		GpuirBlockHeader *dir;
-
 		if (term_pos_dir_bytes >= TERM_POS_MAX_DIR_BYTES)
 			return NULL;
-		dir = MemoryContextAlloc(term_pos_cxt, size);
 		GpuirListReadDir(index, seg, de, dir);
-		ts->dir = dir;
-		ts->dir_len = GpuirListDirLength(seg, de);
-		term_pos_dir_bytes += size;
+		ts->dir = MemoryContextAlloc(term_pos_cxt, sizeof(GpuirBlockHeader) * len);
+		memcpy(ts->dir, dir, sizeof(GpuirBlockHeader) * len);
+		ts->dir_len = len;
+		term_pos_dir_bytes += sizeof(GpuirBlockHeader) * len;
 	}
-	copy = palloc(size);
-	memcpy(copy, ts->dir, size);
-	return copy;
+	return ts->dir;
 }
 
 /* slot_swap: exchange tp's slots i and j */
@@ -2300,7 +2308,7 @@ term_pos_check(DictReader *d, const TermPosSlot *ts, const char *lexeme, int len
 static void
 segment_lookup(Relation index, const GpuirMetaPageData *meta, uint32 s,
 			   QTerm *terms, int nterms, TermPos **tps, GpuirDictEntry *entries,
-			   GpuirBlockHeader **dirs)
+			   const GpuirBlockHeader **dirs)
 {
 	const GpuirSegmentData *seg = &meta->segments[s];
 	uint64		meta_generation = meta->generation;
@@ -2377,19 +2385,21 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, uint32 s,
 /*
  * index_lookup: segment_lookup of terms[0..nterms) in every segment of
  * index (metapage meta); entries and dirs (when not NULL) nsegments *
- * nterms, the segment's row of nterms after another, dirs the copies of
- * short lists' headers (list_dir); each lexeme's remembered slots are found
- * once
+ * nterms, the segment's row of nterms after another, dirs short lists'
+ * headers kept by the session (list_dir), which hold while term_pos_epoch
+ * is *epoch; each lexeme's remembered slots are found once
  */
 static void
 index_lookup(Relation index, const GpuirMetaPageData *meta, QTerm *terms, int nterms,
-			 GpuirDictEntry *entries, GpuirBlockHeader **dirs)
+			 GpuirDictEntry *entries, const GpuirBlockHeader **dirs, uint64 *epoch)
 {
 	TermPos   **tps = palloc(sizeof(TermPos *) * Max(nterms, 1));
 
 	if (term_pos == NULL || term_pos_stale || term_pos_nslots >= TERM_POS_MAX_SLOTS ||
 		hash_get_num_entries(term_pos) >= TERM_POS_MAX_SLOTS)
 		term_pos_reset();
+	if (epoch != NULL)
+		*epoch = term_pos_epoch;	/* any header freed from here on voids dirs */
 	for (int t = 0; t < nterms; t++)
 		tps[t] = term_pos_for(index, terms[t].lexeme, terms[t].len);
 	for (uint32 s = 0; s < meta->nsegments; s++)
@@ -2475,7 +2485,7 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 		cb.nterms = q->nterms;
 		GpuirBufferForEach(sib, bufdata, meta.buf_nbytes, count_bufdoc, &cb);
 		pfree(bufdata);
-		index_lookup(sib, &meta, scratch, q->nterms, NULL, NULL);
+		index_lookup(sib, &meta, scratch, q->nterms, NULL, NULL, NULL);
 		for (int t = 0; t < q->nterms; t++)
 			q->terms[t].df += scratch[t].df;
 		relation_close(sib, AccessShareLock);
@@ -2909,7 +2919,7 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	pfree(bufdata);
 	q->entries = palloc0(sizeof(GpuirDictEntry) * Max(q->meta.nsegments, 1) * q->nterms);
 	q->dirs = palloc0(sizeof(GpuirBlockHeader *) * Max(q->meta.nsegments, 1) * q->nterms);
-	index_lookup(index, &q->meta, q->terms, q->nterms, q->entries, q->dirs);
+	index_lookup(index, &q->meta, q->terms, q->nterms, q->entries, q->dirs, &q->dirs_epoch);
 	ndocs = q->meta.ndocs;
 	total_dl = q->meta.total_dl;
 	partition_stats(q, &ndocs, &total_dl);

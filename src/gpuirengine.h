@@ -60,9 +60,12 @@ typedef struct GpuirQuery
 	int			nterms;
 	GpuirMetaPageData meta;
 	GpuirDictEntry *entries;	/* [segment * nterms + term], npostings 0 = absent */
-	GpuirBlockHeader **dirs;	/* [segment * nterms + term]: a copy of a short
-								 * list's headers from the session's cache,
-								 * NULL: the cursor reads them */
+	const GpuirBlockHeader **dirs;	/* [segment * nterms + term]: a short
+									 * list's headers kept by the session
+									 * (gpuirengine.c), NULL: the cursor
+									 * reads them */
+	uint64		dirs_epoch;		/* dirs hold while the session's cache is
+								 * at this epoch */
 	BufDoc	   *bufdocs;
 	int			nbufdocs;
 	int			bufcap;

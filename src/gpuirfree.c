@@ -199,7 +199,7 @@ GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages)
  * the reusable extent of fl that ends index, if there is one, and going on
  * into pages the index is extended by.  Without the latter, a segment too
  * large for every extent would leave the free pages at the end below it,
- * and an index in use cannot truncate them (gpuircompact.c).  New pages are
+ * where compaction (gpuircompact.c) cannot truncate them.  New pages are
  * zeroed, allocated under the relation extension lock (every extension of
  * a gpuir index takes it) so that they follow each other.  Returns the
  * first page.

@@ -545,7 +545,7 @@ PG_FUNCTION_INFO_V1(gpuir_merge);
  *
  * Fold the insert buffer and every segment into one segment, dropping rows
  * VACUUM removed, then compact (gpuircompact.c: move the new segment down
- * and truncate free pages at the end when no other session uses the index).
+ * and truncate the reusable free pages at the end).
  * Needs ownership of the index; takes RowExclusiveLock on it and waits for
  * the merge lock (held by other merges and VACUUM): queries and inserts go
  * on meanwhile.  Errors: 42809, 42501, 55000 during

@@ -199,7 +199,7 @@ like($verbose, qr/index "docs_idx": pages: \d+ in total, \d+ newly deleted, [1-9
 is($rc . $err, '0', 'gpuir_verify passes after the rounds (free extents apart from live pages)');
 is(missing_rows(), '0', 'every row is found by its token after the rounds');
 
-# ---------- 4. an index in use keeps the free pages that end it ----------
+# ---------- 4. an index in use: rewrites start in the free pages that end it ----------
 
 # a session idle in a transaction that scanned the index holds a lock on it
 # (READ COMMITTED: no snapshot); the rewrites of its segment start in the
