@@ -32,12 +32,12 @@
  *	   under a conditional AccessExclusiveLock, as a heap is: md.c's file
  *	   handles in other backends count blocks from their last open segment
  *	   file until they process the invalidation, at their next relation
- *	   lock.  For a hot
- *	   standby, whose readers the primary's horizon does not cover, an
- *	   AccessExclusiveLock is WAL-logged (LogAccessExclusiveLock) without
- *	   being taken here: the standby takes it on replay, before the
- *	   truncation, so its queries of the index are cancelled as for a heap
- *	   truncation.  The free space map forgets the extents first (that
+ *	   lock.  For a hot standby, whose readers the primary's horizon does
+ *	   not cover, an AccessExclusiveLock is WAL-logged
+ *	   (LogAccessExclusiveLock) without being taken here: the standby takes
+ *	   it on replay, before the truncation, so its queries of the index are
+ *	   cancelled as for a heap truncation.  Pages a relocation has just freed
+ *	   are waited for (up to a second) until they are reusable.  The free space map forgets the extents first (that
  *	   record is flushed), then RelationTruncate logs and truncates: a crash
  *	   in between leaves the pages at the end unused until REINDEX, never
  *	   listed free beyond the end of the file.
