@@ -36,11 +36,12 @@
  *	   not cover, an AccessExclusiveLock is WAL-logged
  *	   (LogAccessExclusiveLock) without being taken here: the standby takes
  *	   it on replay, before the truncation, so its queries of the index are
- *	   cancelled as for a heap truncation.  Pages a relocation has just freed
- *	   are waited for (up to a second) until they are reusable.  The free space map forgets the extents first (that
- *	   record is flushed), then RelationTruncate logs and truncates: a crash
- *	   in between leaves the pages at the end unused until REINDEX, never
- *	   listed free beyond the end of the file.
+ *	   cancelled as for a heap truncation.  The free space map forgets the
+ *	   extents first (that record is flushed), then RelationTruncate logs
+ *	   and truncates: a crash in between leaves the pages at the end unused
+ *	   until REINDEX, never listed free beyond the end of the file.  Pages
+ *	   a relocation has just freed are not reusable yet: the next
+ *	   compaction cuts them, if no merge has taken them by then.
  *
  * Both steps run under the merge lock and only when they have something to
  * do; pages in use by the insert buffer are never moved, so a buffer page at
@@ -71,9 +72,6 @@
 /* AccessExclusiveLock attempts for an index of RELSEG_SIZE blocks or more: every 50 ms for at most 1 s */
 #define GPUIR_TRUNCATE_LOCK_WAIT_MS		50
 #define GPUIR_TRUNCATE_LOCK_TRIES		20
-/* waits for free pages at the end to become reusable: every 20 ms for at most 1 s */
-#define GPUIR_TRUNCATE_WAIT_MS		20
-#define GPUIR_TRUNCATE_WAIT_TRIES	50
 
 /*
  * free_tail_start: the first block of the run of free pages that ends an
@@ -234,76 +232,20 @@ out:
 }
 
 /*
- * truncate_free_tail: truncate the reusable free pages that end the index
- * (file header).  The caller holds the merge lock.
+ * cut_free_tail: the truncation itself (file header): the free space map
+ * *fm without the reusable free pages (fl's, from GpuirFreeListInit of
+ * *fm) that end the index, then RelationTruncate.  With exclusive the
+ * caller holds an AccessExclusiveLock on the index, which was WAL-logged
+ * when taken; else one is WAL-logged for hot standbys here, and the
+ * transaction has an ID already (LogAccessExclusiveLockPrepare).
  */
 static void
-truncate_free_tail(Relation index)
+cut_free_tail(Relation index, const GpuirFreeMapData *fm, const GpuirFreeList *fl,
+			  bool exclusive)
 {
-	GpuirFreeMapData *fm;
-	GpuirFreeList *fl;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	BlockNumber nblocks;
 	BlockNumber tail;
-	bool		exclusive = false;
-	Buffer		metabuf;
-
-	/* a scan of this backend still open on the index (a cursor) may hold pins */
-	if (index->rd_refcnt > 1)
-		return;
-	fm = palloc(sizeof(GpuirFreeMapData));
-	fl = palloc(sizeof(GpuirFreeList));
-	GpuirReadFreeMap(index, fm);
-
-	/*
-	 * The pages a relocation just freed are not reusable until the queries
-	 * that copied the directory before it have ended (milliseconds under a
-	 * steady load), and merges start in the free pages at the end once they
-	 * are: wait for them a little, polling, rather than leave them to a
-	 * merge (the merge lock keeps merges out meanwhile).
-	 */
-	for (int tries = 0;; tries++)
-	{
-		GpuirFreeListInit(fl, index, fm);
-		tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
-		if (tries + 1 >= GPUIR_TRUNCATE_WAIT_TRIES ||
-			free_tail_start(fm->free, (int) fm->nfree, NULL, nblocks) + GPUIR_TRUNCATE_MIN_PAGES > tail)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 GPUIR_TRUNCATE_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (tail < GPUIR_FIRST_DATA_BLKNO || nblocks - tail < GPUIR_TRUNCATE_MIN_PAGES)
-		goto done;
-
-	/*
-	 * An index of a whole segment file (RELSEG_SIZE blocks) or more: another
-	 * backend's file handles may count blocks in a later file than the one
-	 * the truncation ends in (md.c takes the files before its last open one
-	 * to be full) until it processes the invalidation, which it does when it
-	 * takes a relation lock, so such a truncation waits for a moment
-	 * without any, as a heap's does (lazy_truncate_heap)
-	 */
-	if (nblocks >= RELSEG_SIZE)
-	{
-		for (int tries = 0; !ConditionalLockRelation(index, AccessExclusiveLock); tries++)
-		{
-			if (tries + 1 >= GPUIR_TRUNCATE_LOCK_TRIES)
-			{
-				ereport(DEBUG1,
-						(errmsg("gpuir index \"%s\": free pages at the end not truncated, the index is in use",
-								RelationGetRelationName(index))));
-				goto done;
-			}
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 GPUIR_TRUNCATE_LOCK_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-		exclusive = true;
-	}
-	else if (XLogStandbyInfoActive() && RelationNeedsWAL(index))
-		LogAccessExclusiveLockPrepare();	/* a transaction ID, before any lock */
 
 	/*
 	 * The metapage exclusively (no query copies it meanwhile, and
@@ -313,7 +255,6 @@ truncate_free_tail(Relation index)
 	 * takes (lane_lock takes them in this order too): no page is added
 	 * while the end is cut
 	 */
-	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	LockRelationForExtension(index, ExclusiveLock);
 	nblocks = RelationGetNumberOfBlocks(index);
@@ -357,10 +298,78 @@ truncate_free_tail(Relation index)
 	}
 	UnlockRelationForExtension(index, ExclusiveLock);
 	UnlockReleaseBuffer(metabuf);
-	/* as lazy_truncate_heap: the lock is not needed until the end of the transaction */
-	if (exclusive)
-		UnlockRelation(index, AccessExclusiveLock);
-done:
+}
+
+/*
+ * lock_exclusive_briefly: take an AccessExclusiveLock on index
+ * conditionally, every GPUIR_TRUNCATE_LOCK_WAIT_MS, at most
+ * GPUIR_TRUNCATE_LOCK_TRIES times (as lazy_truncate_heap); false when the
+ * index stayed in use
+ */
+static bool
+lock_exclusive_briefly(Relation index)
+{
+	for (int tries = 1; !ConditionalLockRelation(index, AccessExclusiveLock); tries++)
+	{
+		if (tries >= GPUIR_TRUNCATE_LOCK_TRIES)
+		{
+			ereport(DEBUG1,
+					(errmsg("gpuir index \"%s\": free pages at the end not truncated, the index is in use",
+							RelationGetRelationName(index))));
+			return false;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 GPUIR_TRUNCATE_LOCK_WAIT_MS, WAIT_EVENT_VACUUM_TRUNCATE);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
+}
+
+/*
+ * truncate_free_tail: truncate the reusable free pages that end the index
+ * (file header).  The caller holds the merge lock.
+ */
+static void
+truncate_free_tail(Relation index)
+{
+	GpuirFreeMapData *fm;
+	GpuirFreeList *fl;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber tail;
+
+	/* a scan of this backend still open on the index (a cursor) may hold pins */
+	if (index->rd_refcnt > 1)
+		return;
+	fm = palloc(sizeof(GpuirFreeMapData));
+	fl = palloc(sizeof(GpuirFreeList));
+	GpuirReadFreeMap(index, fm);
+	GpuirFreeListInit(fl, index, fm);
+	tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
+	if (tail >= GPUIR_FIRST_DATA_BLKNO && nblocks - tail >= GPUIR_TRUNCATE_MIN_PAGES)
+	{
+		if (nblocks < RELSEG_SIZE)
+		{
+			if (XLogStandbyInfoActive() && RelationNeedsWAL(index))
+				LogAccessExclusiveLockPrepare();	/* a transaction ID, before any lock */
+			cut_free_tail(index, fm, fl, false);
+		}
+
+		/*
+		 * an index of a whole segment file (RELSEG_SIZE blocks) or more:
+		 * another backend's file handles may count blocks from a later file
+		 * than the one the truncation ends in (md.c takes the files before
+		 * its last open one to be full) until it processes the invalidation,
+		 * when it next takes a relation lock, so the truncation waits for a
+		 * moment without any, as a heap's does
+		 */
+		else if (lock_exclusive_briefly(index))
+		{
+			cut_free_tail(index, fm, fl, true);
+			/* as lazy_truncate_heap: not needed until the end of the transaction */
+			UnlockRelation(index, AccessExclusiveLock);
+		}
+	}
 	pfree(fl);
 	pfree(fm);
 }

@@ -444,24 +444,27 @@ block_bound(GpuirQuery *q, Cursor *c, uint32 i)
 	return bound;
 }
 
+static uint64 term_pos_epoch;	/* of the session's dictionary cache, below */
+
 /*
  * cursor_open: a cursor on term's list de in the query's current segment
- * (number s), on its first posting.  With bounds (WAND, BMW) the block-max
- * bound of every block is computed from the headers with the query's N,
- * avgdl and idf.  For run_taat (taat) the first block's tfs are decoded
- * with it.  With lazy (AND, WAND, BMW) the first block is not decoded: the
+ * (number s), on its first posting, for mode's loop or, with taat,
+ * run_taat's.  For run_wand (WAND, BMW, AND_OR) the block-max bound of every
+ * block is computed from the headers with the query's N, avgdl and idf.
+ * For run_taat the first block's tfs are decoded with it, for run_or its
+ * docIDs.  For run_wand and run_and the first block is not decoded: the
  * cursor is lazy on it with doc 0, a lower bound (cursor_next_geq), so a
  * list whose first blocks the bounds or the other lists skip, or a segment
  * whose lists' bounds cannot reach the threshold at all, decodes nothing
  * there.
  */
-static uint64 term_pos_epoch;	/* the session's dictionary cache, below */
-
 static void
-cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de, bool taat,
-			bool lazy, bool bounds)
+cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de,
+			GpuirMode mode, bool taat)
 {
-	/* the session's copy of a short list's headers, unless freed since the lookup */
+	bool		bounds = !taat && mode != GPUIR_MODE_OR && mode != GPUIR_MODE_AND;
+
+	/* a short list's headers kept by the session, unless freed since the lookup */
 	GpuirListOpen(&c->list, q->index, q->seg, (uint32) s, de, NULL,
 				  q->dirs_epoch == term_pos_epoch ? q->dirs[s * q->nterms + term] : NULL);
 	c->term = term;
@@ -478,7 +481,7 @@ cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de,
 	c->blk = 0;
 	c->sblk = 0;
 	c->pos = 0;
-	c->lazy = lazy;
+	c->lazy = !taat && mode != GPUIR_MODE_OR;
 	if (c->lazy)
 	{
 		c->doc = 0;
@@ -1533,12 +1536,11 @@ static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool
 
 /*
  * open_cursors: a cursor in cursors[] on each list of segment s that q's
- * terms have, in term order (cursor_open, with taat, lazy and bounds), cur[i]
+ * terms have, in term order (cursor_open, for mode or taat), cur[i]
  * pointing to the i-th; returns how many
  */
 static int
-open_cursors(GpuirQuery *q, int s, bool taat, bool lazy, bool bounds, Cursor *cursors,
-			 Cursor **cur)
+open_cursors(GpuirQuery *q, int s, GpuirMode mode, bool taat, Cursor *cursors, Cursor **cur)
 {
 	int			n = 0;
 
@@ -1548,7 +1550,7 @@ open_cursors(GpuirQuery *q, int s, bool taat, bool lazy, bool bounds, Cursor *cu
 
 		if (de->npostings == 0)
 			continue;
-		cursor_open(q, &cursors[n], s, t, de, taat, lazy, bounds);
+		cursor_open(q, &cursors[n], s, t, de, mode, taat);
 		cur[n] = &cursors[n];
 		n++;
 	}
@@ -1601,13 +1603,7 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 
 	cursors = palloc(sizeof(Cursor) * q->nterms);
 	cur = palloc(sizeof(Cursor *) * q->nterms);
-	/*
-	 * run_wand's and run_and's cursors start lazy, run_or's and run_taat's
-	 * on a docID; run_wand's need the block-max bounds
-	 */
-	ncur = open_cursors(q, s, taat, !taat && mode != GPUIR_MODE_OR,
-						!taat && mode != GPUIR_MODE_OR && mode != GPUIR_MODE_AND,
-						cursors, cur);
+	ncur = open_cursors(q, s, mode, taat, cursors, cur);
 
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
@@ -2130,7 +2126,6 @@ term_pos_for(Relation index, const char *lexeme, int len)
 {
 	TermPosKey	key;
 	TermPos    *tp;
-	bool		found;
 
 	if (len > TERM_POS_MAX_LEN)
 		return NULL;
@@ -2142,7 +2137,7 @@ term_pos_for(Relation index, const char *lexeme, int len)
 	if (tp != NULL)
 		return tp;
 	term_pos_note_index(RelationGetRelid(index));
-	tp = hash_search(term_pos, &key, HASH_ENTER, &found);
+	tp = hash_search(term_pos, &key, HASH_ENTER, NULL);
 	tp->nslots = 0;
 	tp->maxslots = 0;
 	tp->slots = NULL;
@@ -2181,8 +2176,6 @@ list_dir(Relation index, const GpuirSegmentData *seg, TermPosSlot *ts, const Gpu
 		GpuirListCheckEntry(de, seg->nblocks) != NULL)
 		return NULL;
 	len = GpuirListDirLength(seg, de);
-	if (ts->dir != NULL && ts->dir_len != len)
-		slot_drop_dir(ts);		/* not this list's */
 	if (ts->dir == NULL)
 	{
 		if (term_pos_dir_bytes >= TERM_POS_MAX_DIR_BYTES)
