@@ -186,7 +186,7 @@ GpuirSegmentPages(const GpuirSegmentData *seg)
 /*
  * A run of free pages [start, start + npages) in the free space map: pages
  * of segments replaced by a merge, reusable once safexid is older than every
- * snapshot (GlobalVisCheckRemovableFullXid), as nbtree's deleted pages.
+ * snapshot (gpuirfree.c), as nbtree's deleted pages.
  */
 typedef struct GpuirFreeExtent
 {
@@ -611,9 +611,10 @@ extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *s
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm);
 extern void GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable);
 extern void GpuirFreePages(Relation index, uint64 *all, uint64 *reusable);
+extern bool GpuirFreeWaitReusable(Relation index, int max_ms);
 
 /* gpuircompact.c: relocating segments and truncating free pages at the end */
-extern void GpuirCompact(Relation index);
+extern void GpuirCompact(Relation index, bool wait);
 
 /* gpuirtokenize.c */
 extern Oid	GpuirResolveConfig(Relation index);

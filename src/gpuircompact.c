@@ -40,8 +40,9 @@
  *	   extents first (that record is flushed), then RelationTruncate logs
  *	   and truncates: a crash in between leaves the pages at the end unused
  *	   until REINDEX, never listed free beyond the end of the file.  Pages
- *	   a relocation has just freed are not reusable yet: the next
- *	   compaction cuts them, if no merge has taken them by then.
+ *	   a relocation has just freed are not reusable yet: VACUUM waits a
+ *	   little for them (GpuirCompact), else the next compaction cuts them,
+ *	   if no merge has taken them by then.
  *
  * Both steps run under the merge lock and only when they have something to
  * do; pages in use by the insert buffer are never moved, so a buffer page at
@@ -72,6 +73,9 @@
 /* AccessExclusiveLock attempts for an index of RELSEG_SIZE blocks or more: every 50 ms for at most 1 s */
 #define GPUIR_TRUNCATE_LOCK_WAIT_MS		50
 #define GPUIR_TRUNCATE_LOCK_TRIES		20
+/* VACUUM's compaction waits at most this long for freed pages to become reusable, this many times */
+#define GPUIR_COMPACT_WAIT_MS			500
+#define GPUIR_COMPACT_WAITS				2
 
 /*
  * free_tail_start: the first block of the run of free pages that ends an
@@ -141,7 +145,13 @@ relocate_top_segment(Relation index)
 	tail = free_tail_start(fl->ext, fl->n, NULL, nblocks);
 	s = (tail > GPUIR_FIRST_DATA_BLKNO) ? segment_at(meta, tail - 1) : -1;
 	if (s < 0)
+	{
+		if (tail > GPUIR_FIRST_DATA_BLKNO)
+			ereport(DEBUG2,
+					(errmsg("gpuir index \"%s\": no segment moved: page %u, the last in use, is the insert buffer's",
+							RelationGetRelationName(index), tail - 1)));
 		goto out;
+	}
 	seg = meta->segments[s];
 
 	/* where the copy would go: every stream in reusable pages, none appended */
@@ -154,14 +164,30 @@ relocate_top_segment(Relation index)
 			continue;
 		segpages += np;
 		if (!BlockNumberIsValid(GpuirFreeListTake(sim, (uint32) np)))
+		{
+			uint64		all;
+			uint64		reusable;
+
+			GpuirFreeListPages(fl, &all, &reusable);
+			ereport(DEBUG2,
+					(errmsg("gpuir index \"%s\": no segment moved: a stream of %llu pages of the last segment fits in no reusable free extent (%llu of %llu free pages reusable)",
+							RelationGetRelationName(index), (unsigned long long) np,
+							(unsigned long long) reusable, (unsigned long long) all)));
 			goto out;
+		}
 	}
 	GpuirFreeListAddSegment(sim, &seg, InvalidFullTransactionId);
 	GpuirFreeListStore(sim, scratch);
 	newtail = free_tail_start(scratch->free, (int) scratch->nfree, NULL, nblocks);
 	if (newtail >= tail ||
 		tail - newtail < Max((uint64) GPUIR_COMPACT_MIN_PAGES, segpages / 4))
+	{
+		ereport(DEBUG2,
+				(errmsg("gpuir index \"%s\": no segment moved: moving the last segment (%llu pages) would free %u pages at the end",
+						RelationGetRelationName(index), (unsigned long long) segpages,
+						newtail < tail ? tail - newtail : 0)));
 		goto out;
+	}
 
 	/* the copy: the same bytes under a new generation, hence a new tag */
 	moved = seg;
@@ -346,6 +372,11 @@ truncate_free_tail(Relation index)
 	GpuirReadFreeMap(index, fm);
 	GpuirFreeListInit(fl, index, fm);
 	tail = free_tail_start(fl->ext, fl->n, fl->reusable, nblocks);
+	if (tail < nblocks)
+		ereport(DEBUG2,
+				(errmsg("gpuir index \"%s\": %u reusable free pages end it, %u free ones",
+						RelationGetRelationName(index), nblocks - tail,
+						nblocks - free_tail_start(fl->ext, fl->n, NULL, nblocks))));
 	if (tail >= GPUIR_FIRST_DATA_BLKNO && nblocks - tail >= GPUIR_TRUNCATE_MIN_PAGES)
 	{
 		if (nblocks < RELSEG_SIZE)
@@ -376,19 +407,49 @@ truncate_free_tail(Relation index)
 
 /*
  * GpuirCompact: relocate segments toward the start of index and truncate
- * the free pages that end it (file header).  Skipped when another merge or a
- * VACUUM holds the merge lock.  What it did is logged at DEBUG1.
+ * the free pages that end it (file header).  It waits for the merge lock,
+ * which merges hold while they write and VACUUM while it marks deleted
+ * documents (under 16 clients' inserts some merge holds it most of the
+ * time, so a compaction that skipped when it was taken would hardly ever
+ * run).  With wait (VACUUM), when free pages that are not reusable yet are
+ * left after the relocations (those of VACUUM's merge, or of the merge it
+ * waited for: the holes the last segment can move to; those of the
+ * relocations: the pages that end the index), it lets the merge lock go,
+ * waits for them (GpuirFreeWaitReusable, at most GPUIR_COMPACT_WAIT_MS) and
+ * tries again, twice at most; gpuir_merge() does not wait (its statement's
+ * snapshot holds the horizon back).  What it did is logged at DEBUG1, why
+ * it did nothing at DEBUG2.
  */
 void
-GpuirCompact(Relation index)
+GpuirCompact(Relation index, bool wait)
 {
-	if (!GpuirConditionalLockMerge(index))
-		return;
-	for (int i = 0; i < GPUIR_MAX_SEGMENTS; i++)
+	int			waits = wait ? GPUIR_COMPACT_WAITS : 0;
+
+	GpuirLockMerge(index);
+	for (;;)
 	{
-		CHECK_FOR_INTERRUPTS();
-		if (!relocate_top_segment(index))
+		uint64		free_pages;
+		uint64		reusable_pages;
+
+		for (int i = 0; i < GPUIR_MAX_SEGMENTS; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (!relocate_top_segment(index))
+				break;
+		}
+		if (waits-- == 0)
 			break;
+		GpuirFreePages(index, &free_pages, &reusable_pages);
+		if (reusable_pages == free_pages)
+			break;
+		GpuirUnlockMerge(index);
+		if (!GpuirFreeWaitReusable(index, GPUIR_COMPACT_WAIT_MS))
+			ereport(DEBUG2,
+					(errmsg("gpuir index \"%s\": %llu free pages not reusable after %d ms",
+							RelationGetRelationName(index),
+							(unsigned long long) (free_pages - reusable_pages),
+							GPUIR_COMPACT_WAIT_MS)));
+		GpuirLockMerge(index);
 	}
 	truncate_free_tail(index);
 	GpuirUnlockMerge(index);

@@ -13,9 +13,14 @@
  *	- the horizon: as for nbtree's deleted pages (nbtree README, "Placing
  *	  deleted pages in the FSM"), a merge stamps the pages it frees with the
  *	  next full transaction ID, safexid; every reader took its snapshot before
- *	  copying the metapage, so its xmin is at most safexid, and once
- *	  GlobalVisCheckRemovableFullXid(NULL, safexid) holds no such reader is
- *	  left;
+ *	  copying the metapage, so its xmin is at most safexid, and once safexid
+ *	  precedes the oldest transaction ID any backend of any database may
+ *	  still consider running (GetOldestNonRemovableTransactionId(NULL), the
+ *	  horizon of shared relations) no such reader is left.  The horizon is
+ *	  computed anew each time (free_horizon), not taken from the GlobalVis
+ *	  bounds of this backend's last snapshot: VACUUM, which compacts after
+ *	  its merge, took its snapshot before that merge freed anything, and
+ *	  with those bounds saw no page freed since as reusable;
  *	- no other lockers: every reader holds a lock on the index relation from
  *	  before it copies the metapage until its transaction ends, so when no
  *	  other backend holds any lock on the index (GetLockConflicts against
@@ -50,12 +55,18 @@
 #include "access/transam.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/wait_event.h"
 
 #include "gpuir.h"
+
+/* GpuirFreeWaitReusable polls the horizon this often */
+#define GPUIR_FREE_WAIT_MS 10
 
 /* whether no other backend holds a lock of any mode on index */
 static bool
@@ -68,6 +79,24 @@ no_other_lockers(Relation index)
 						 index->rd_lockInfo.lockRelId.relId);
 	(void) GetLockConflicts(&tag, AccessExclusiveLock, &n);
 	return n == 0;
+}
+
+/*
+ * free_horizon: the oldest transaction ID that a backend may still see as
+ * running, as a full transaction ID (file header): extents freed before it
+ * are reusable
+ */
+static FullTransactionId
+free_horizon(void)
+{
+	TransactionId xid = GetOldestNonRemovableTransactionId(NULL);
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	/* the horizon is at most next, at most 2^31 transaction IDs before it */
+	if (xid > XidFromFullTransactionId(next))
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
 }
 
 /*
@@ -111,13 +140,16 @@ void
 GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirFreeMapData *fm)
 {
 	bool		alone = fm->nfree > 0 && no_other_lockers(index);
+	FullTransactionId horizon = InvalidFullTransactionId;
 
+	if (fm->nfree > 0 && !alone)
+		horizon = free_horizon();
 	fl->n = 0;
 	fl->dropped_pages = 0;
 	for (uint32 i = 0; i < fm->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
 	{
 		const GpuirFreeExtent *e = &fm->free[i];
-		bool		reusable = alone || GlobalVisCheckRemovableFullXid(NULL, e->safexid);
+		bool		reusable = alone || FullTransactionIdPrecedes(e->safexid, horizon);
 		GpuirFreeExtent *prev = fl->n > 0 ? &fl->ext[fl->n - 1] : NULL;
 
 		if (reusable && prev != NULL && fl->reusable[fl->n - 1] &&
@@ -345,8 +377,7 @@ GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable)
 
 /*
  * GpuirFreePages: the pages in the free space map of index (*all) and those
- * of them a merge could reuse now (*reusable; needs a snapshot taken in this
- * transaction)
+ * of them a merge could reuse now (*reusable)
  */
 void
 GpuirFreePages(Relation index, uint64 *all, uint64 *reusable)
@@ -359,4 +390,44 @@ GpuirFreePages(Relation index, uint64 *all, uint64 *reusable)
 	GpuirFreeListPages(fl, all, reusable);
 	pfree(fl);
 	pfree(fm);
+}
+
+/*
+ * GpuirFreeWaitReusable: wait until every extent on the free space map of
+ * index is reusable (file header), polling every GPUIR_FREE_WAIT_MS, for at
+ * most max_ms milliseconds; returns whether they are.  The pages a merge
+ * has just freed are reusable a few milliseconds later under a steady load
+ * (once the queries that copied the directory before the merge have ended
+ * and a later transaction ID has been assigned); with no writes, no ID is
+ * assigned and only max_ms ends the wait.  The caller holds no merge lock
+ * (merges and inserts go on meanwhile; what it waited for may be taken by
+ * then) and is VACUUM, whose own snapshot does not hold the horizon back.
+ */
+bool
+GpuirFreeWaitReusable(Relation index, int max_ms)
+{
+	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
+	FullTransactionId upto = FirstNormalFullTransactionId;
+	bool		reusable = true;
+
+	GpuirReadFreeMap(index, fm);
+	for (uint32 i = 0; i < fm->nfree; i++)
+		if (FullTransactionIdFollows(fm->free[i].safexid, upto))
+			upto = fm->free[i].safexid;
+	pfree(fm);
+	for (int waited = 0;; waited += GPUIR_FREE_WAIT_MS)
+	{
+		if (FullTransactionIdPrecedes(upto, free_horizon()) || no_other_lockers(index))
+			break;
+		if (waited >= max_ms)
+		{
+			reusable = false;
+			break;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 GPUIR_FREE_WAIT_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return reusable;
 }

@@ -567,7 +567,7 @@ gpuir_merge(PG_FUNCTION_ARGS)
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
 	index = GpuirOpenIndex(indexoid, RowExclusiveLock);
 	GpuirMerge(index, GPUIR_POLICY_FULL, true);
-	GpuirCompact(index);
+	GpuirCompact(index, false);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();
 }

@@ -360,7 +360,7 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	GpuirReadMeta(info->index, &meta);
 	if (GpuirMergeWanted(info->index, &meta))
 		GpuirMerge(info->index, GPUIR_POLICY_VACUUM, false);
-	GpuirCompact(info->index);
+	GpuirCompact(info->index, true);
 	GpuirFreePages(info->index, &free_pages, &reusable_pages);
 	stats->pages_deleted = (BlockNumber) Min(free_pages, MaxBlockNumber);
 	stats->pages_free = (BlockNumber) Min(reusable_pages, MaxBlockNumber);
