@@ -148,7 +148,7 @@ relocate_top_segment(Relation index)
 	{
 		if (tail > GPUIR_FIRST_DATA_BLKNO)
 			ereport(DEBUG2,
-					(errmsg("gpuir index \"%s\": no segment moved: page %u, the last in use, is the insert buffer's",
+					(errmsg("gpuir index \"%s\": no segment moved: page %u, the last in use, is no segment's (an insert buffer page, or one a crashed merge left)",
 							RelationGetRelationName(index), tail - 1)));
 		goto out;
 	}
@@ -429,7 +429,7 @@ GpuirCompact(Relation index, bool wait)
 	for (;;)
 	{
 		uint64		free_pages;
-		uint64		reusable_pages;
+		uint64		reusable_pages;	/* of free_pages */
 
 		for (int i = 0; i < GPUIR_MAX_SEGMENTS; i++)
 		{
@@ -445,10 +445,9 @@ GpuirCompact(Relation index, bool wait)
 		GpuirUnlockMerge(index);
 		if (!GpuirFreeWaitReusable(index, GPUIR_COMPACT_WAIT_MS))
 			ereport(DEBUG2,
-					(errmsg("gpuir index \"%s\": %llu free pages not reusable after %d ms",
-							RelationGetRelationName(index),
-							(unsigned long long) (free_pages - reusable_pages),
-							GPUIR_COMPACT_WAIT_MS)));
+					(errmsg("gpuir index \"%s\": free pages still not reusable after %d ms (%llu were not when the wait began)",
+							RelationGetRelationName(index), GPUIR_COMPACT_WAIT_MS,
+							(unsigned long long) (free_pages - reusable_pages))));
 		GpuirLockMerge(index);
 	}
 	truncate_free_tail(index);
