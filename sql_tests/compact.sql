@@ -73,3 +73,51 @@ SELECT gpuir_verify('cp_idx');
 SELECT cp_differ() AS differ_after_cursor;
 DROP FUNCTION cp_differ();
 DROP TABLE cp_docs;
+-- insert buffer pages that end the index: the lane's chain (the pages a
+-- merge emptied, kept for later appends) is moved down into free pages,
+-- and the index truncated to the lane's header page, which follows the
+-- build's segment; later appends use the moved pages and are found
+CREATE TABLE cl_docs (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+INSERT INTO cl_docs
+SELECT i, 'w' || (i % 101) || ' x' || (i % 1009) || ' y' || i || ' common'
+FROM generate_series(1, 30000) i;
+CREATE INDEX cl_idx ON cl_docs USING gpuir (body);
+SELECT pg_relation_size('cl_idx') / 8192 AS cl_built \gset
+SET gpuir.insert_buffer_limit = '64MB';
+INSERT INTO cl_docs
+SELECT i, 'w' || (i % 101) || ' z' || (i % 997) || ' y' || i || ' common'
+FROM generate_series(30001, 45000) i;
+-- the lane's header page and its chain follow the segment
+SELECT pg_relation_size('cl_idx') / 8192 - :cl_built AS cl_lane_pages \gset
+SELECT :cl_lane_pages > 50 AS lane_chain_is_long;
+-- the full merge's segment goes after the lane; the build's pages are freed
+SELECT gpuir_merge('cl_idx');
+-- VACUUM's merge puts the small new segment into the build's free pages
+-- and frees the large one: the lane's chain then ends the pages in use
+DELETE FROM cl_docs WHERE id % 10 <> 0;
+VACUUM cl_docs;
+SELECT pg_relation_size('cl_idx') / 8192 < :cl_built + :cl_lane_pages / 2 AS lane_moved_and_truncated,
+       i.segments, i.buffer_docs, i.docs
+FROM gpuir_index_info('cl_idx') i;
+SELECT pg_relation_size('cl_idx') AS cl_moved \gset
+SELECT gpuir_verify('cl_idx');
+-- appends reuse the moved pages: the file does not grow
+INSERT INTO cl_docs
+SELECT i, 'w' || (i % 101) || ' appended' || (i % 7) || ' common'
+FROM generate_series(45001, 46000) i;
+SELECT pg_relation_size('cl_idx') = :cl_moved AS appends_reused_the_pages,
+       i.buffer_docs
+FROM gpuir_index_info('cl_idx') i;
+SELECT gpuir_verify('cl_idx');
+SET enable_seqscan = off;
+SELECT count(*) AS found, min(id), max(id)
+FROM (SELECT id, body FROM cl_docs ORDER BY body <@> 'appended3' LIMIT 1000) s
+WHERE body LIKE '%appended3 %';
+SELECT (SELECT array_agg(id ORDER BY id) FROM gpuir_search('cl_idx', 'appended3 w5', 20, 'and') s
+          JOIN cl_docs d ON d.ctid = s.ctid) =
+       (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM cl_docs
+          WHERE to_tsvector('english', body) @@ to_tsquery('english', 'appended3 & w5')) x)
+       AS and_matches_found;
+RESET enable_seqscan;
+RESET gpuir.insert_buffer_limit;
+DROP TABLE cl_docs;

@@ -608,6 +608,8 @@ extern BlockNumber GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages);
 extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages);
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
+extern bool GpuirFreeListAddPages(GpuirFreeList *fl, BlockNumber *pages, int n,
+								  FullTransactionId safexid);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm);
 extern void GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable);
 extern void GpuirFreePages(Relation index, uint64 *all, uint64 *reusable);
@@ -853,6 +855,9 @@ extern int	GpuirChainRemovePrefix(Relation index, GenericXLogState *state, Gpuir
 								   Buffer *locked);
 extern void GpuirBufferTrimLane(Relation index, const GpuirBufferPart *part, uint64 consumed,
 								uint64 consumed_rec);
+extern int	GpuirChainAllPages(Relation index, const GpuirChain *c, BlockNumber **pages,
+							   int *tail_idx);
+extern void GpuirChainCopy(Relation index, const BlockNumber *from, const BlockNumber *to, int n);
 extern void GpuirBufferForEach(Relation index, const char *data, uint64 nbytes,
 							   GpuirRecordFn fn, void *arg);
 

@@ -28,6 +28,7 @@
  */
 #include "postgres.h"
 
+#include "access/generic_xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
@@ -694,6 +695,105 @@ GpuirChainRemovePrefix(Relation index, GenericXLogState *state, GpuirChain *c,
 	c->head = newhead;
 	c->head_off = (uint32) (pos % GPUIR_PAGE_DATA);
 	return first > 0 ? 2 : 0;
+}
+
+/*
+ * GpuirChainAllPages: the block numbers of every page of chain c, in chain
+ * order from its head, the spare pages after its committed tail included
+ * (pages a merge's trim spliced there, or a failed append linked), into
+ * *pages (palloc'd); returns how many (0 for a chain that has no page yet)
+ * and the index of the tail page among them in *tail_idx.  The caller holds
+ * the lock of the page holding c (a lane header), so that no append or
+ * trim changes the chain meanwhile.
+ */
+int
+GpuirChainAllPages(Relation index, const GpuirChain *c, BlockNumber **pages,
+				   int *tail_idx)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber blk = c->head;
+	int			n = 0;
+	int			cap = 16;
+
+	*pages = palloc(sizeof(BlockNumber) * cap);
+	*tail_idx = -1;
+	while (BlockNumberIsValid(blk))
+	{
+		Buffer		buf;
+
+		CHECK_FOR_INTERRUPTS();
+		/* the metapage and the free space map hold no chain: fewer pages than blocks */
+		if (!GpuirDataBlock(blk, nblocks) || (BlockNumber) n >= nblocks)
+			GpuirCorrupt(index, "insert buffer chain leaves the index or loops");
+		if (n == cap)
+		{
+			cap *= 2;
+			*pages = repalloc_huge(*pages, sizeof(BlockNumber) * cap);
+		}
+		if (blk == c->tail)
+			*tail_idx = n;
+		(*pages)[n++] = blk;
+		buf = ReadBuffer(index, blk);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		GpuirCheckPage(index, BufferGetPage(buf), blk, GPUIR_PAGE_BUFFER);
+		blk = GpuirPageGetOpaque(BufferGetPage(buf))->next;
+		UnlockReleaseBuffer(buf);
+	}
+	if (n > 0 && *tail_idx < 0)
+		GpuirCorrupt(index, "insert buffer tail is not on its chain");
+	return n;
+}
+
+/*
+ * GpuirChainCopy: copy the chain pages from[0..n) (in chain order) to the
+ * free pages to[0..n): each new page gets the bytes its original holds (up
+ * to its pd_lower: committed bytes and any a failed append left) and links
+ * to the next (the last to none).  Full-page WAL images,
+ * MAX_GENERIC_XLOG_PAGES pages per record.  The pages to[] are free (taken
+ * from reusable extents of the free space map: no one else reads or locks
+ * them), so the copy is invisible until the caller points the chain's
+ * description at to[] (compaction's lane move, gpuircompact.c); a crash
+ * before that leaves them free.  The caller holds the lock of the page
+ * describing the chain, exclusively.
+ */
+void
+GpuirChainCopy(Relation index, const BlockNumber *from, const BlockNumber *to, int n)
+{
+	for (int i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		int			nb = Min(n - i, MAX_GENERIC_XLOG_PAGES);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < nb; j++)
+		{
+			Buffer		src = ReadBuffer(index, from[i + j]);
+			Page		srcpage;
+			Page		page;
+			uint16		lower;
+
+			LockBuffer(src, BUFFER_LOCK_SHARE);
+			srcpage = BufferGetPage(src);
+			GpuirCheckPage(index, srcpage, from[i + j], GPUIR_PAGE_BUFFER);
+			lower = ((PageHeader) srcpage)->pd_lower;
+			if (lower < MAXALIGN(SizeOfPageHeaderData) ||
+				lower > MAXALIGN(SizeOfPageHeaderData) + GPUIR_PAGE_DATA)
+				GpuirCorrupt(index, "insert buffer page has a bad pd_lower");
+			bufs[j] = ReadBuffer(index, to[i + j]);
+			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+			page = GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE);
+			GpuirInitPage(page, GPUIR_PAGE_BUFFER);
+			memcpy(PageGetContents(page), PageGetContents(srcpage),
+				   lower - MAXALIGN(SizeOfPageHeaderData));
+			((PageHeader) page)->pd_lower = lower;
+			GpuirPageGetOpaque(page)->next = (i + j + 1 < n) ? to[i + j + 1] : InvalidBlockNumber;
+			UnlockReleaseBuffer(src);
+		}
+		GenericXLogFinish(state);
+		for (int j = 0; j < nb; j++)
+			UnlockReleaseBuffer(bufs[j]);
+	}
 }
 
 /*

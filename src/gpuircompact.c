@@ -44,9 +44,14 @@
  *	   little for them (GpuirCompact), else the next compaction cuts them,
  *	   if no merge has taken them by then.
  *
+ * When the highest page in use is a page of an insert lane's chain, step 1
+ * moves the lane's whole chain instead (relocate_top_lane: the pages are
+ * copied to the lowest reusable free pages under the lane header's lock and
+ * the old ones are reusable at once).  Lane header pages are never moved:
+ * one at the end stops the truncation there (they are created with the
+ * lanes, on the first inserts after a build, just after its segments).
  * Both steps run under the merge lock and only when they have something to
- * do; pages in use by the insert buffer are never moved, so a buffer page at
- * the end stops the truncation there.
+ * do.
  *
  *-------------------------------------------------------------------------
  */
@@ -117,13 +122,171 @@ segment_at(const GpuirMetaPageData *meta, BlockNumber blkno)
 }
 
 /*
- * relocate_top_segment: move the segment holding the highest page in use to
+ * relocate_top_lane: when the highest page in use, top = tail - 1, is a page
+ * of an insert lane's chain, move the lane's whole chain (its spare pages
+ * after the committed tail included, so that the lane keeps the pages its
+ * appends reuse) to the lowest reusable free pages, if the run of free pages
+ * that ends the index grows; returns whether it did.  fl is the working
+ * copy of the free space map (the caller's, from before; the merge lock,
+ * which the caller holds, keeps every other writer of the map out).
+ *
+ * Every reader of a chain holds its lane header's lock while it reads the
+ * chain's pages (GpuirBufferReadAll, gpuir_verify; a hot standby's replay of
+ * the swap waits for the lock as well), and appends hold it exclusively: so
+ * once the lane header points at the copy, no one can read the old pages,
+ * which are freed reusable at once.  The metapage is held exclusively, as
+ * for a truncation, so that gpuir_verify sees the free space map and the
+ * chain of one moment; lock order: metapage, lane header, its chain's pages,
+ * the free space map page.
+ */
+static bool
+relocate_top_lane(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *fl,
+				  BlockNumber tail, BlockNumber nblocks)
+{
+	BlockNumber top = tail - 1;
+	Buffer		metabuf;
+	Buffer		lanebuf = InvalidBuffer;
+	GpuirMetaPage m;
+	BlockNumber *pages = NULL;
+	BlockNumber *to;
+	BlockNumber *old;
+	int			npages = 0;
+	int			tail_idx = -1;
+	int			lane = -1;
+	GpuirFreeList *sim;
+	GpuirFreeMapData *scratch;
+	BlockNumber newtail;
+	bool		done = false;
+
+	for (int i = 0; i < GPUIR_INSERT_LANES; i++)
+		if (meta->lane_page[i] == top)
+		{
+			ereport(DEBUG2,
+					(errmsg("gpuir index \"%s\": nothing moved: page %u, the last in use, is insert lane %d's header",
+							RelationGetRelationName(index), top, i)));
+			return false;
+		}
+
+	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	GpuirCheckPage(index, BufferGetPage(metabuf), GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
+	m = GpuirPageGetMeta(BufferGetPage(metabuf));
+	for (int i = 0; i < GPUIR_INSERT_LANES && lane < 0; i++)
+	{
+		BlockNumber blk = m->lane_page[i];
+
+		if (blk == 0)
+			continue;
+		if (!GpuirDataBlock(blk, nblocks))
+			GpuirCorrupt(index, "insert lane header is outside the index");
+		lanebuf = ReadBuffer(index, blk);
+		LockBuffer(lanebuf, BUFFER_LOCK_EXCLUSIVE);
+		GpuirCheckPage(index, BufferGetPage(lanebuf), blk, GPUIR_PAGE_LANE);
+		npages = GpuirChainAllPages(index, &GpuirPageGetLane(BufferGetPage(lanebuf))->chain,
+									&pages, &tail_idx);
+		for (int j = 0; j < npages && lane < 0; j++)
+			if (pages[j] == top)
+				lane = i;
+		if (lane < 0)
+		{
+			pfree(pages);
+			UnlockReleaseBuffer(lanebuf);
+		}
+	}
+	if (lane < 0)
+	{
+		ereport(DEBUG2,
+				(errmsg("gpuir index \"%s\": nothing moved: page %u, the last in use, is no segment's and no insert lane's (one a crashed merge left, or the insert buffer of an index written before lanes existed)",
+						RelationGetRelationName(index), top)));
+		UnlockReleaseBuffer(metabuf);
+		return false;
+	}
+
+	/* where the copy would go: the lowest reusable pages, one by one */
+	sim = palloc(sizeof(GpuirFreeList));
+	scratch = palloc(sizeof(GpuirFreeMapData));
+	to = palloc(sizeof(BlockNumber) * npages);
+	old = palloc(sizeof(BlockNumber) * npages);
+	*sim = *fl;
+	for (int j = 0; j < npages; j++)
+	{
+		to[j] = GpuirFreeListTake(sim, 1);
+		if (!BlockNumberIsValid(to[j]))
+		{
+			ereport(DEBUG2,
+					(errmsg("gpuir index \"%s\": nothing moved: the %d pages of insert lane %d, which ends the index, have no reusable free pages to go to",
+							RelationGetRelationName(index), npages, lane)));
+			goto out;
+		}
+	}
+	memcpy(old, pages, sizeof(BlockNumber) * npages);
+	if (!GpuirFreeListAddPages(sim, old, npages, FirstNormalFullTransactionId))
+	{
+		ereport(DEBUG2,
+				(errmsg("gpuir index \"%s\": nothing moved: the free space map has no room for the pages of insert lane %d",
+						RelationGetRelationName(index), lane)));
+		goto out;
+	}
+	GpuirFreeListStore(sim, scratch);
+	newtail = free_tail_start(scratch->free, (int) scratch->nfree, NULL, nblocks);
+	if (newtail >= tail)
+	{
+		ereport(DEBUG2,
+				(errmsg("gpuir index \"%s\": nothing moved: moving insert lane %d (%d pages) would free no page at the end",
+						RelationGetRelationName(index), lane, npages)));
+		goto out;
+	}
+
+	/* the copy, then the swap: lane header and free space map, one record */
+	GpuirChainCopy(index, pages, to, npages);
+	{
+		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
+		GenericXLogState *state;
+		Page		fmpage;
+		GpuirLaneData *ld;
+
+		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
+		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
+		state = GenericXLogStart(index);
+		ld = GpuirPageGetLane(GenericXLogRegisterBuffer(state, lanebuf, 0));
+		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
+		ld->chain.head = to[0];
+		ld->chain.tail = to[tail_idx];
+		/* the map is still the one fl was read from: the merge lock keeps other writers out */
+		memcpy(GpuirPageGetFreeMap(fmpage), scratch, sizeof(GpuirFreeMapData));
+		GpuirSetFreeMapLower(fmpage);
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(fmbuf);
+	}
+	ereport(DEBUG1,
+			(errmsg("gpuir index \"%s\": moved the %d pages of an insert lane toward the start: the last %u of %u pages are free",
+					RelationGetRelationName(index), npages, nblocks - newtail, nblocks)));
+	if (sim->dropped_pages > 0)
+		ereport(DEBUG1,
+				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
+						RelationGetRelationName(index),
+						(unsigned long long) sim->dropped_pages)));
+	done = true;
+out:
+	UnlockReleaseBuffer(lanebuf);
+	UnlockReleaseBuffer(metabuf);
+	pfree(pages);
+	pfree(to);
+	pfree(old);
+	pfree(sim);
+	pfree(scratch);
+	return done;
+}
+
+/*
+ * relocate_top: move the segment holding the highest page in use to
  * reusable free pages lower down, if that grows the free run at the end
- * enough (file header); returns whether it did.  The caller holds the merge
+ * enough (file header), or the insert lane whose chain holds it
+ * (relocate_top_lane); returns whether it did.  The caller holds the merge
  * lock.
  */
 static bool
-relocate_top_segment(Relation index)
+relocate_top(Relation index)
 {
 	GpuirMetaPageData *meta = palloc(sizeof(GpuirMetaPageData));
 	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
@@ -146,10 +309,9 @@ relocate_top_segment(Relation index)
 	s = (tail > GPUIR_FIRST_DATA_BLKNO) ? segment_at(meta, tail - 1) : -1;
 	if (s < 0)
 	{
+		/* an insert buffer page, most likely */
 		if (tail > GPUIR_FIRST_DATA_BLKNO)
-			ereport(DEBUG2,
-					(errmsg("gpuir index \"%s\": no segment moved: page %u, the last in use, is no segment's (an insert buffer page, or one a crashed merge left)",
-							RelationGetRelationName(index), tail - 1)));
+			done = relocate_top_lane(index, meta, fl, tail, nblocks);
 		goto out;
 	}
 	seg = meta->segments[s];
@@ -434,7 +596,7 @@ GpuirCompact(Relation index, bool wait)
 		for (int i = 0; i < GPUIR_MAX_SEGMENTS; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (!relocate_top_segment(index))
+			if (!relocate_top(index))
 				break;
 		}
 		if (waits-- == 0)

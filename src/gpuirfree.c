@@ -294,6 +294,52 @@ GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 }
 
 static int
+blockno_cmp(const void *a, const void *b)
+{
+	BlockNumber x = *(const BlockNumber *) a;
+	BlockNumber y = *(const BlockNumber *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * GpuirFreeListAddPages: free the pages[0..n) (sorted here; runs of
+ * consecutive ones become one extent each) as of safexid; with
+ * FirstNormalFullTransactionId they are reusable at once (no reader can
+ * come back to them: insert buffer chain pages, which are read only under
+ * their lane header's lock).  Returns false, adding nothing, when the list
+ * has no room for the runs.
+ */
+bool
+GpuirFreeListAddPages(GpuirFreeList *fl, BlockNumber *pages, int n,
+					  FullTransactionId safexid)
+{
+	int			runs = 0;
+	bool		reusable = FullTransactionIdEquals(safexid, FirstNormalFullTransactionId);
+
+	qsort(pages, n, sizeof(BlockNumber), blockno_cmp);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || pages[i] != pages[i - 1] + 1)
+			runs++;
+	if (fl->n + runs > (int) lengthof(fl->ext))
+		return false;
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0 && pages[i] == pages[i - 1] + 1)
+		{
+			fl->ext[fl->n - 1].npages++;
+			continue;
+		}
+		fl->ext[fl->n].start = pages[i];
+		fl->ext[fl->n].npages = 1;
+		fl->ext[fl->n].safexid = safexid;
+		fl->reusable[fl->n] = reusable;
+		fl->n++;
+	}
+	return true;
+}
+
+static int
 extent_cmp_start(const void *a, const void *b)
 {
 	const GpuirFreeExtent *x = a;
