@@ -617,6 +617,7 @@ extern bool GpuirFreeWaitReusable(Relation index, int max_ms);
 
 /* gpuircompact.c: relocating segments and truncating free pages at the end */
 extern void GpuirCompact(Relation index, bool wait);
+extern void GpuirCompactLocked(Relation index);
 
 /* gpuirtokenize.c */
 extern Oid	GpuirResolveConfig(Relation index);

@@ -10,7 +10,8 @@
  * segment appends the streams of its new copy that no free extent holds
  * (GpuirBuilderWrite) to the end of the index; the old copy's pages go to
  * the free space map and the file keeps its peak size.  VACUUM and
- * gpuir_merge() then compact (GpuirCompact):
+ * gpuir_merge() then compact (GpuirCompact), and so does an insert's merge
+ * that replaced segments (GpuirCompactLocked, without waiting):
  *
  *	1. relocation: while the highest page in use belongs to a segment whose
  *	   streams fit into reusable free extents (gpuirfree.c) so that the run
@@ -81,6 +82,8 @@
 /* VACUUM's compaction waits at most this long for freed pages to become reusable, this many times */
 #define GPUIR_COMPACT_WAIT_MS			500
 #define GPUIR_COMPACT_WAITS				2
+
+static void compact_locked(Relation index, bool wait);
 
 /*
  * free_tail_start: the first block of the run of free pages that ends an
@@ -585,9 +588,33 @@ truncate_free_tail(Relation index)
 void
 GpuirCompact(Relation index, bool wait)
 {
+	GpuirLockMerge(index);
+	compact_locked(index, wait);
+	GpuirUnlockMerge(index);
+}
+
+/*
+ * GpuirCompactLocked: GpuirCompact without waiting, for a caller that holds
+ * the merge lock: an insert's merge that rewrote segments (gpuirmerge.c).
+ * Between autovacuums, inserts' merges rewrite the segments a VACUUM left
+ * with many deleted documents, a few at a time, and their new copies often
+ * go to the end of the index; compacting after each such merge moves them
+ * down into the pages earlier merges freed and truncates the end, instead
+ * of leaving the file at its peak until the next VACUUM.  Pages this merge
+ * has just freed are not reusable yet: a later compaction takes them.
+ */
+void
+GpuirCompactLocked(Relation index)
+{
+	compact_locked(index, false);
+}
+
+/* the body of GpuirCompact, under the merge lock (dropped and retaken while it waits) */
+static void
+compact_locked(Relation index, bool wait)
+{
 	int			waits = wait ? GPUIR_COMPACT_WAITS : 0;
 
-	GpuirLockMerge(index);
 	for (;;)
 	{
 		uint64		free_pages;
@@ -613,5 +640,4 @@ GpuirCompact(Relation index, bool wait)
 		GpuirLockMerge(index);
 	}
 	truncate_free_tail(index);
-	GpuirUnlockMerge(index);
 }

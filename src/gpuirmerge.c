@@ -387,6 +387,9 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	GpuirBuilderFree(b);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+	/* an insert's merge that replaced segments: move down and truncate (GpuirCompactLocked) */
+	if (kind == GPUIR_POLICY_INSERT && nfold > 0)
+		GpuirCompactLocked(index);
 	GpuirUnlockMerge(index);
 	return true;
 }
