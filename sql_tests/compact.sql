@@ -121,3 +121,25 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM gpuir_search('cl_idx', 'appended3 
 RESET enable_seqscan;
 RESET gpuir.insert_buffer_limit;
 DROP TABLE cl_docs;
+-- an insert's merge that folds segments (here the tier merge of the small
+-- segments that 64 kB buffers make) compacts before it lets the merge lock
+-- go: its new segment, appended after them, moves down into their pages
+-- and the end is truncated (in one session the pages are reusable at once)
+CREATE TABLE im_docs (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+INSERT INTO im_docs SELECT i, 'w' || (i % 101) || ' x' || (i % 1009) || ' y' || i
+FROM generate_series(1, 5000) i;
+CREATE INDEX im_idx ON im_docs USING gpuir (body);
+SET gpuir.insert_buffer_limit = '64kB';
+SET client_min_messages = debug1;
+\set VERBOSITY terse
+INSERT INTO im_docs SELECT i, 'w' || (i % 101) || ' z' || (i % 997) || ' y' || i
+FROM generate_series(5001, 20000) i;
+RESET client_min_messages;
+\set VERBOSITY default
+SELECT pg_relation_size('im_idx') / 8192 AS pages, i.segments, i.docs
+FROM gpuir_index_info('im_idx') i;
+SELECT gpuir_verify('im_idx');
+SELECT (SELECT count(*) FROM gpuir_search('im_idx', 'z5', 1000, 'or')) AS found,
+       (SELECT count(*) FROM im_docs WHERE body LIKE '% z5 %') AS expected;
+RESET gpuir.insert_buffer_limit;
+DROP TABLE im_docs;
