@@ -1042,6 +1042,12 @@ GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable)
 	NOT_EMULATED("GpuirFreeListPages");
 }
 
+void
+GpuirCompactLocked(Relation index)
+{
+	NOT_EMULATED("GpuirCompactLocked");
+}
+
 uint32
 GpuirMaxSegmentDocs(Relation index)
 {
