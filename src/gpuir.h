@@ -608,9 +608,9 @@ extern BlockNumber GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages);
 extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages);
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
-extern bool GpuirFreeListAddPages(GpuirFreeList *fl, BlockNumber *pages, int n,
-								  FullTransactionId safexid);
+extern bool GpuirFreeListAddReusable(GpuirFreeList *fl, BlockNumber *pages, int n);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm);
+extern void GpuirFreeListReportDropped(Relation index, const GpuirFreeList *fl);
 extern void GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable);
 extern void GpuirFreePages(Relation index, uint64 *all, uint64 *reusable);
 extern bool GpuirFreeWaitReusable(Relation index, int max_ms);

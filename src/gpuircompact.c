@@ -143,7 +143,7 @@ segment_at(const GpuirMetaPageData *meta, BlockNumber blkno)
  * the free space map page.
  */
 static bool
-relocate_top_lane(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *fl,
+relocate_top_lane(Relation index, GpuirFreeList *fl,
 				  BlockNumber tail, BlockNumber nblocks)
 {
 	BlockNumber top = tail - 1;
@@ -161,14 +161,34 @@ relocate_top_lane(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *
 	BlockNumber newtail;
 	bool		done = false;
 
-	for (int i = 0; i < GPUIR_INSERT_LANES; i++)
-		if (meta->lane_page[i] == top)
+	/*
+	 * the page's type first, so that the lanes' chains are walked under the
+	 * metapage's lock only when top is an insert buffer page (one stays on
+	 * its lane's chain while the merge lock is held: only merges' trims
+	 * splice chain pages, and appends only add them)
+	 */
+	{
+		Buffer		buf = ReadBuffer(index, top);
+		Page		page;
+		uint16		type = 0;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!PageIsNew(page) &&
+			PageGetSpecialSize(page) == MAXALIGN(sizeof(GpuirPageOpaqueData)) &&
+			GpuirPageGetOpaque(page)->page_id == GPUIR_PAGE_ID)
+			type = GpuirPageGetOpaque(page)->flags;
+		UnlockReleaseBuffer(buf);
+		if (type != GPUIR_PAGE_BUFFER)
 		{
 			ereport(DEBUG2,
-					(errmsg("gpuir index \"%s\": nothing moved: page %u, the last in use, is insert lane %d's header",
-							RelationGetRelationName(index), top, i)));
+					(errmsg("gpuir index \"%s\": nothing moved: page %u, the last in use, is %s",
+							RelationGetRelationName(index), top,
+							type == GPUIR_PAGE_LANE ? "an insert lane's header" :
+							"no segment's and no insert buffer page (one a crashed merge left)")));
 			return false;
 		}
+	}
 
 	metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -199,7 +219,7 @@ relocate_top_lane(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *
 	if (lane < 0)
 	{
 		ereport(DEBUG2,
-				(errmsg("gpuir index \"%s\": nothing moved: page %u, the last in use, is no segment's and no insert lane's (one a crashed merge left, or the insert buffer of an index written before lanes existed)",
+				(errmsg("gpuir index \"%s\": nothing moved: page %u, the last in use, an insert buffer page on no lane's chain (one a crashed append or merge left, or the buffer of an index written before lanes existed)",
 						RelationGetRelationName(index), top)));
 		UnlockReleaseBuffer(metabuf);
 		return false;
@@ -223,7 +243,7 @@ relocate_top_lane(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *
 		}
 	}
 	memcpy(old, pages, sizeof(BlockNumber) * npages);
-	if (!GpuirFreeListAddPages(sim, old, npages, FirstNormalFullTransactionId))
+	if (!GpuirFreeListAddReusable(sim, old, npages))
 	{
 		ereport(DEBUG2,
 				(errmsg("gpuir index \"%s\": nothing moved: the free space map has no room for the pages of insert lane %d",
@@ -264,11 +284,7 @@ relocate_top_lane(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *
 	ereport(DEBUG1,
 			(errmsg("gpuir index \"%s\": moved the %d pages of an insert lane toward the start: the last %u of %u pages are free",
 					RelationGetRelationName(index), npages, nblocks - newtail, nblocks)));
-	if (sim->dropped_pages > 0)
-		ereport(DEBUG1,
-				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
-						RelationGetRelationName(index),
-						(unsigned long long) sim->dropped_pages)));
+	GpuirFreeListReportDropped(index, sim);
 	done = true;
 out:
 	UnlockReleaseBuffer(lanebuf);
@@ -314,7 +330,7 @@ relocate_top(Relation index)
 	{
 		/* an insert buffer page, most likely */
 		if (tail > GPUIR_FIRST_DATA_BLKNO)
-			done = relocate_top_lane(index, meta, fl, tail, nblocks);
+			done = relocate_top_lane(index, fl, tail, nblocks);
 		goto out;
 	}
 	seg = meta->segments[s];
@@ -407,11 +423,7 @@ relocate_top(Relation index)
 			(errmsg("gpuir index \"%s\": moved a segment of %llu pages toward the start: the last %u of %u pages are free",
 					RelationGetRelationName(index), (unsigned long long) segpages,
 					nblocks - newtail, nblocks)));
-	if (fl->dropped_pages > 0)
-		ereport(DEBUG1,
-				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
-						RelationGetRelationName(index),
-						(unsigned long long) fl->dropped_pages)));
+	GpuirFreeListReportDropped(index, fl);
 	done = true;
 out:
 	pfree(meta);

@@ -303,19 +303,18 @@ blockno_cmp(const void *a, const void *b)
 }
 
 /*
- * GpuirFreeListAddPages: free the pages[0..n) (sorted here; runs of
- * consecutive ones become one extent each) as of safexid; with
- * FirstNormalFullTransactionId they are reusable at once (no reader can
- * come back to them: insert buffer chain pages, which are read only under
- * their lane header's lock).  Returns false, adding nothing, when the list
- * has no room for the runs.
+ * GpuirFreeListAddReusable: free the pages[0..n) (sorted here; runs of
+ * consecutive ones become one extent each), reusable at once, as
+ * GpuirFreeListInit marks extents whose readers are gone
+ * (FirstNormalFullTransactionId).  For pages no reader can come back to:
+ * an insert lane's old chain pages, which are read only under the lane
+ * header's lock (gpuircompact.c).  Returns false, adding nothing, when the
+ * list has no room for the runs.
  */
 bool
-GpuirFreeListAddPages(GpuirFreeList *fl, BlockNumber *pages, int n,
-					  FullTransactionId safexid)
+GpuirFreeListAddReusable(GpuirFreeList *fl, BlockNumber *pages, int n)
 {
 	int			runs = 0;
-	bool		reusable = FullTransactionIdEquals(safexid, FirstNormalFullTransactionId);
 
 	qsort(pages, n, sizeof(BlockNumber), blockno_cmp);
 	for (int i = 0; i < n; i++)
@@ -332,8 +331,8 @@ GpuirFreeListAddPages(GpuirFreeList *fl, BlockNumber *pages, int n,
 		}
 		fl->ext[fl->n].start = pages[i];
 		fl->ext[fl->n].npages = 1;
-		fl->ext[fl->n].safexid = safexid;
-		fl->reusable[fl->n] = reusable;
+		fl->ext[fl->n].safexid = FirstNormalFullTransactionId;
+		fl->reusable[fl->n] = true;
 		fl->n++;
 	}
 	return true;
@@ -402,6 +401,21 @@ GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm)
 	fm->nfree = n;
 	memcpy(fm->free, e, sizeof(GpuirFreeExtent) * n);
 	fl->n = 0;
+}
+
+/*
+ * GpuirFreeListReportDropped: the DEBUG1 line for the pages of extents that
+ * GpuirFreeListStore left out of a full free space map (lost until REINDEX),
+ * once fl has been stored on the page
+ */
+void
+GpuirFreeListReportDropped(Relation index, const GpuirFreeList *fl)
+{
+	if (fl->dropped_pages > 0)
+		ereport(DEBUG1,
+				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
+						RelationGetRelationName(index),
+						(unsigned long long) fl->dropped_pages)));
 }
 
 /*

@@ -357,11 +357,7 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	for (int p = 1; p < view->nparts; p++)
 		GpuirBufferTrimLane(index, &view->parts[p], consumed[view->parts[p].lane],
 				  consumed_rec[view->parts[p].lane]);
-	if (fl->dropped_pages > 0)
-		ereport(DEBUG1,
-				(errmsg("gpuir index \"%s\": free space map full, %llu pages left out",
-						RelationGetRelationName(index),
-						(unsigned long long) fl->dropped_pages)));
+	GpuirFreeListReportDropped(index, fl);
 	if (GpuirBuilderRuns(b) > 0)
 		ereport(DEBUG1,
 				(errmsg_internal("gpuir: merge of index \"%s\" read %d sorted runs of postings from temporary files",

@@ -32,6 +32,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use IPC::Run;
+use List::Util qw(max);
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('main');
@@ -230,9 +231,8 @@ note("index in use: fresh $fresh pages; after each round: @sizes");
 # a single sample says little: the largest size of the last four rounds is
 # compared with the largest of the first four (without reuse, every round
 # appends a copy of the rewritten segment and each peak is higher)
-my ($peak1, $peak2) = (0, 0);
-foreach my $i (0 .. 3) { $peak1 = $sizes[$i] if $sizes[$i] > $peak1; }
-foreach my $i (4 .. 7) { $peak2 = $sizes[$i] if $sizes[$i] > $peak2; }
+my $peak1 = max(@sizes[0 .. 3]);
+my $peak2 = max(@sizes[4 .. 7]);
 cmp_ok($peak2 - $peak1, '<', ($peak1 - $fresh) / 2,
 	'with the index in use, the last four rounds grew its peak less than half as much as the first four');
 # whether a round's VACUUM truncates depends on how the rounds' transaction

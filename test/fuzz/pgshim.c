@@ -1043,6 +1043,12 @@ GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable)
 }
 
 void
+GpuirFreeListReportDropped(Relation index, const GpuirFreeList *fl)
+{
+	NOT_EMULATED("GpuirFreeListReportDropped");
+}
+
+void
 GpuirCompactLocked(Relation index)
 {
 	NOT_EMULATED("GpuirCompactLocked");
