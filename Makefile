@@ -66,7 +66,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_list_cache test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -83,7 +83,7 @@ cuda/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gpuirli
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 
 $(OBJS): src/gpuir.h src/gpuircodec.h src/gpuirlist.h src/gpuirservice.h cuda/gpuir_cuda.h \
-	src/gpuirmergepolicy.h src/gpuirroutemodel.h
+	src/gpuirmergepolicy.h src/gpuirroutemodel.h src/gpuirlistcachepolicy.h
 
 installcheck: build/regress/sql
 
@@ -127,8 +127,12 @@ test/test_route: test/test_route.c test/test_util.h src/gpuirroutemodel.h
 test/test_merge_policy: test/test_merge_policy.c test/test_util.h src/gpuirmergepolicy.h
 	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_merge_policy.c
 
+# the device list cache's policy, with simulated workloads
+test/test_list_cache: test/test_list_cache.c test/test_util.h src/gpuirlistcachepolicy.h
+	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_list_cache.c -lm
+
 UNITTESTS = test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route \
-	test/test_merge_policy
+	test/test_merge_policy test/test_list_cache
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
 # the decode kernel serves this test only: built here (with the flags of

@@ -520,6 +520,121 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_finish(gpuir_cuda_sear
 																 float *out_scores,
 																 uint32_t *out_counts);
 
+/* ---------- lists in transit: segments larger than the device budget ---------- */
+
+/*
+ * A segment whose posting data does not fit gpuir.device_memory is searched
+ * from its lists (Wang et al., ICPADS 2017: the GPU holds part of the index;
+ * Ding et al. 2009, section 5, ships queries to a resident index): its
+ * per-document arrays (doclen, prior) stay resident as a segment uploaded
+ * with no blocks (the skeleton), and a batch's lists come from the list
+ * cache on the device or travel with the batch.  A list's arrays are one
+ * "list image", 4-byte words, in this order:
+ *
+ *	block_last[n]			last docID of each block
+ *	block_offset[n + 1]		payload offset of each block from the list's
+ *							first, then payload_bytes (so 0 first)
+ *	impact_tf[2n], impact_dl[2n]	the blocks' impacts (GPUIR_BLOCK_IMPACTS
+ *							pairs a block, block-major)
+ *	payload[payload_bytes]	the list's encoded blocks (a multiple of 4 bytes:
+ *							blocks start 4-byte aligned, src/gpuirlist.h)
+ *
+ * gpuir_cuda_list_image_bytes gives its size (a multiple of 16, so that
+ * images packed one after another stay aligned), gpuir_cuda_list_image_*
+ * the word offsets of its parts.  The image's host writer checks its block
+ * headers (GpuirListCheckHeader with the previous block: last docIDs
+ * increasing and below ndocs, extents 8 .. GPUIR_BLOCK_MAX_BYTES); the
+ * search's own directory check of a transit segment then passes by
+ * construction.
+ */
+static inline uint64_t
+gpuir_cuda_list_image_bytes(uint32_t nblocks, uint32_t payload_bytes)
+{
+	uint64_t	b = ((uint64_t) nblocks * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS) + 1) * 4 +
+		payload_bytes;
+
+	return (b + 15) & ~(uint64_t) 15;
+}
+/* word offsets of block_offset, impact_tf, impact_dl and payload in an image */
+#define gpuir_cuda_list_image_offsets(n)	((uint64_t) (n))
+#define gpuir_cuda_list_image_tf(n)		((uint64_t) (n) * 2 + 1)
+#define gpuir_cuda_list_image_dl(n)		((uint64_t) (n) * (2 + GPUIR_CUDA_BLOCK_IMPACTS) + 1)
+#define gpuir_cuda_list_image_payload(n)	((uint64_t) (n) * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS) + 1)
+
+/* one list image on the device: at base, nblocks blocks, payload_bytes */
+typedef struct gpuir_cuda_list
+{
+	const uint32_t *base;		/* device pointer, 16-byte aligned */
+	uint32_t	nblocks;		/* >= 1 */
+	uint32_t	payload_bytes;	/* multiple of 4 */
+} gpuir_cuda_list;
+
+/*
+ * The transit: what a worker keeps to search segments from lists (a pinned
+ * host staging buffer, its device copy, the arrays of the assembled
+ * segment, a stream), grown when a call needs more and kept between calls
+ * (CUB's temporary-storage pattern), so that a search allocates nothing
+ * once they are large enough.  Belongs to the thread that made it.
+ *
+ * gpuir_cuda_transit_create: a new, empty transit in *tr; GPUIR_CUDA_OK,
+ * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
+ * gpuir_cuda_transit_free: waits for its stream and frees it (NULL: nothing).
+ * gpuir_cuda_transit_release: frees its buffers (keeps the stream), for a
+ * caller that needs the device memory back.
+ *
+ * gpuir_cuda_transit_staging: *host = a pinned host buffer of at least
+ * bytes (its former contents are lost when it grows), where the caller
+ * writes the list images of the lists that travel with the next search,
+ * each at a multiple of 16 bytes.
+ * gpuir_cuda_transit_upload: copies the first bytes of the staging buffer
+ * to the device (asynchronously, on the transit's stream) and returns in
+ * *dev_base the device address of its first byte: an image written at
+ * staging offset o is then at dev_base + o / 4 (as gpuir_cuda_list.base).
+ * The staging buffer must not be written again before the next
+ * gpuir_cuda_transit_assemble has returned.
+ *
+ * gpuir_cuda_list_keep: a copy of the image *src (on the device: in the
+ * transit's device staging, or another kept list) in a device allocation of
+ * its own, in *out; GPUIR_CUDA_OOM when the device has no room (then *out
+ * is zeroed).  Ordered after the transit's upload (same stream).
+ * gpuir_cuda_list_free: frees a kept list (waits for the device first) and
+ * zeroes it; a zeroed list is a no-op.
+ *
+ * gpuir_cuda_transit_assemble: the segment *out that a search reads:
+ * skeleton's per-document arrays (doclen, deleted, prior, prior_max, ndocs;
+ * a segment uploaded with nblocks = 0) and the blocks of lists[0 ..
+ * nlists), list i at blocks first_i = nblocks of the lists before it, in
+ * that order: a query term whose list is lists[i] then names blocks
+ * [first_i, first_i + lists[i].nblocks).  The lists are copied on the
+ * device (one kernel; their block offsets rebased) into the transit's
+ * arrays; the call returns when the copies are complete, so that a search
+ * on any stream may read *out, which stays valid until the next assemble,
+ * release or free of the transit.  *out's arrays belong to the transit (do
+ * not pass it to gpuir_cuda_segment_free).  Returns GPUIR_CUDA_OK,
+ * GPUIR_CUDA_INVALID_ARGUMENT (NULL pointers with nlists > 0, a list
+ * without blocks, more than UINT32_MAX payload bytes or blocks in all),
+ * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
+ */
+typedef struct gpuir_cuda_transit gpuir_cuda_transit;
+
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_create(gpuir_cuda_transit **tr);
+extern GPUIR_CUDA_API void gpuir_cuda_transit_free(gpuir_cuda_transit *tr);
+extern GPUIR_CUDA_API void gpuir_cuda_transit_release(gpuir_cuda_transit *tr);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_staging(gpuir_cuda_transit *tr,
+																   uint64_t bytes, void **host);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_upload(gpuir_cuda_transit *tr,
+																  uint64_t bytes,
+																  const uint32_t **dev_base);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_list_keep(gpuir_cuda_transit *tr,
+															 const gpuir_cuda_list *src,
+															 gpuir_cuda_list *out);
+extern GPUIR_CUDA_API void gpuir_cuda_list_free(gpuir_cuda_list *l);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr,
+																	const gpuir_cuda_segment *skeleton,
+																	const gpuir_cuda_list *lists,
+																	uint32_t nlists,
+																	gpuir_cuda_segment *out);
+
 /*
  * Debugging and testing only (src/ does not call it): counters of one
  * gpuir_cuda_search_batch_debug call, to measure what BMW pruned.

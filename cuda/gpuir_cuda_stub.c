@@ -179,3 +179,75 @@ gpuir_cuda_search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float
 	(void) out_counts;
 	return no_device();
 }
+
+/* lists in transit: nothing is ever made (see gpuir_cuda.h) */
+gpuir_cuda_status
+gpuir_cuda_transit_create(gpuir_cuda_transit **tr)
+{
+	if (tr != NULL)
+		*tr = NULL;
+	return no_device();
+}
+
+void
+gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
+{
+	(void) tr;
+}
+
+void
+gpuir_cuda_transit_release(gpuir_cuda_transit *tr)
+{
+	(void) tr;
+}
+
+gpuir_cuda_status
+gpuir_cuda_transit_staging(gpuir_cuda_transit *tr, uint64_t bytes, void **host)
+{
+	(void) tr;
+	(void) bytes;
+	if (host != NULL)
+		*host = NULL;
+	return no_device();
+}
+
+gpuir_cuda_status
+gpuir_cuda_transit_upload(gpuir_cuda_transit *tr, uint64_t bytes, const uint32_t **dev_base)
+{
+	(void) tr;
+	(void) bytes;
+	if (dev_base != NULL)
+		*dev_base = NULL;
+	return no_device();
+}
+
+gpuir_cuda_status
+gpuir_cuda_list_keep(gpuir_cuda_transit *tr, const gpuir_cuda_list *src, gpuir_cuda_list *out)
+{
+	(void) tr;
+	(void) src;
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	return no_device();
+}
+
+void
+gpuir_cuda_list_free(gpuir_cuda_list *l)
+{
+	if (l != NULL)
+		memset(l, 0, sizeof(*l));
+}
+
+gpuir_cuda_status
+gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *skeleton,
+							const gpuir_cuda_list *lists, uint32_t nlists,
+							gpuir_cuda_segment *out)
+{
+	(void) tr;
+	(void) skeleton;
+	(void) lists;
+	(void) nlists;
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	return no_device();
+}

@@ -108,8 +108,10 @@ SELECT * FROM sg_compare('sg_cap') WHERE mismatches > 0;
 -- WAND and BMW skip a segment whose lists cannot reach the k-th score
 -- found in the others, unread; OR, document at a time, reads every block.
 -- The first segment holds the 100 short documents with tf 4, the other
--- three only long ones with tf 1 (8 blocks a segment).
+-- three only long ones with tf 1 (8 blocks a segment).  The counts are the
+-- CPU engine's (gpuir.device = cpu: also when the suite runs on the GPU).
 SET gpuir.taat_max_postings = 0;
+SET gpuir.device = cpu;
 CREATE TABLE sg_skip (id int, body text) WITH (autovacuum_enabled = off);
 INSERT INTO sg_skip
 SELECT i, CASE WHEN i <= 100 THEN 'zz zz zz zz' ELSE 'zz ' || repeat('filler ', 50) END
@@ -132,6 +134,7 @@ SELECT mode, top = (SELECT top FROM sg_skip_stats WHERE mode = 'or') AS same_top
        decoded, skipped
 FROM sg_skip_stats ORDER BY mode;
 RESET gpuir.taat_max_postings;
+RESET gpuir.device;
 DROP TABLE sg_skip, sg_skip_stats;
 DROP FUNCTION sg_skip_run(text);
 

@@ -17,7 +17,15 @@
  * (gpuirworker_int.h: why a key names the same bytes for as long as it is
  * used).  Least recently used entries are freed until a new segment fits
  * the budget; stale entries (dropped or merged segments) age out the same
- * way.  A segment larger than the whole budget is not admitted and its
+ * way.  A segment larger than the whole budget is searched from its lists
+ * (Wang et al. 2017, the GPU holding part of the index): its per-document
+ * arrays (doclen, priors) stay resident as a "skeleton" entry, and the
+ * lists of each run come from the device, where the entry keeps the lists
+ * its policy chooses (GreedyDual-Size-Frequency, gpuirlistcachepolicy.h,
+ * within the budget that whole segments leave), or are read from the
+ * pages and travel with the run (GpuirCacheTransit; cuda/gpuir_transit.cu
+ * copies them into one segment that the ordinary kernels search).  Only a
+ * segment whose document arrays alone exceed the budget is refused; its
  * requests fail, so that their backends use the CPU.
  *
  * Also here: the syntax of gpuir.device_memory (GpuirParseDeviceMemory),
@@ -34,7 +42,38 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
+#include "utils/hsearch.h"
+
+#include "gpuirlistcachepolicy.h"
 #include "gpuirworker_int.h"
+
+/*
+ * The lists kept on the device for one partial entry (a segment larger
+ * than the budget), with the use counts of every list its runs used, in
+ * items[0 .. nitems) (the policy's items), found by first block.
+ */
+typedef struct GpuirPartial
+{
+	MemoryContext cxt;
+	HTAB	   *index;			/* first block -> GpuirPartialSlot */
+	GpuirLcPolicy policy;		/* resident lists and their bytes */
+	GpuirLcItem *items;			/* [cap] */
+	int32	   *heap;			/* [cap] */
+	int32	   *victims;		/* [cap] */
+	gpuir_cuda_list *kept;		/* [cap]: the device copy of a resident item */
+	int32		nitems;
+	int32		cap;
+} GpuirPartial;
+
+typedef struct GpuirPartialSlot
+{
+	uint32		first_block;	/* key */
+	int32		item;
+} GpuirPartialSlot;
+
+/* the transit of this worker (cuda/gpuir_transit.cu), made when first used */
+static gpuir_cuda_transit *transit = NULL;
+static gpuir_cuda_segment transit_seg;
 
 static MemoryContext cache_cxt;	/* cache entries */
 static dlist_head cache_lru = DLIST_STATIC_INIT(cache_lru);
@@ -238,6 +277,12 @@ cache_remove(GpuirCacheEntry *e)
 	dlist_delete(&e->lru);
 	cache_bytes -= e->bytes;
 	st = gpuir_cuda_segment_free(&e->dev);
+	if (e->partial != NULL)
+	{
+		for (int32 i = 0; i < e->partial->nitems; i++)
+			gpuir_cuda_list_free(&e->partial->kept[i]);
+		MemoryContextDelete(e->partial->cxt);
+	}
 	pfree(e);
 	cache_publish();
 	if (st != GPUIR_CUDA_OK)
@@ -312,37 +357,116 @@ segment_device_bytes(const GpuirSegmentData *seg)
 		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;	/* prior (0 or ndocs floats) */
 }
 
+/* skeleton_device_bytes: device bytes of a partial entry's document arrays */
+static uint64
+skeleton_device_bytes(const GpuirSegmentData *seg)
+{
+	return (uint64) seg->ndocs * sizeof(uint32) +	/* doclen */
+		sizeof(uint32) +		/* block_offset[0] */
+		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;
+}
+
+/*
+ * GpuirCacheWhole: whether segment seg is cached whole (its device arrays
+ * fit the budget); otherwise it is searched from its lists
+ */
+bool
+GpuirCacheWhole(const GpuirSegmentData *seg)
+{
+	return segment_device_bytes(seg) <= cache_budget;
+}
+
+/* partial_create: the (empty) list store of a new partial entry */
+static GpuirPartial *
+partial_create(void)
+{
+	MemoryContext cxt = AllocSetContextCreate(cache_cxt, "gpuir kept lists",
+											  ALLOCSET_DEFAULT_SIZES);
+	GpuirPartial *p = MemoryContextAllocZero(cxt, sizeof(GpuirPartial));
+	HASHCTL		ctl;
+
+	p->cxt = cxt;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(GpuirPartialSlot);
+	ctl.hcxt = cxt;
+	p->index = hash_create("gpuir kept lists", 1024, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	p->cap = 1024;
+	p->items = MemoryContextAlloc(cxt, sizeof(GpuirLcItem) * p->cap);
+	p->heap = MemoryContextAlloc(cxt, sizeof(int32) * p->cap);
+	p->victims = MemoryContextAlloc(cxt, sizeof(int32) * p->cap);
+	p->kept = MemoryContextAllocZero(cxt, sizeof(gpuir_cuda_list) * p->cap);
+	gpuir_lc_init(&p->policy, p->heap);
+	return p;
+}
+
+/* partial_item: the item of the list at first_block, made when new */
+static int32
+partial_item(GpuirPartial *p, uint32 first_block)
+{
+	GpuirPartialSlot *slot;
+
+	slot = hash_search(p->index, &first_block, HASH_FIND, NULL);
+	if (slot != NULL)
+		return slot->item;
+	if (p->nitems == p->cap)
+	{
+		int32		cap = p->cap * 2;
+
+		if (cap > (int32) (MaxAllocSize / sizeof(GpuirLcItem)))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("gpuir: too many lists used from one segment on the device")));
+		p->items = repalloc(p->items, sizeof(GpuirLcItem) * cap);
+		p->heap = repalloc(p->heap, sizeof(int32) * cap);
+		p->victims = repalloc(p->victims, sizeof(int32) * cap);
+		p->kept = repalloc(p->kept, sizeof(gpuir_cuda_list) * cap);
+		memset(p->kept + p->cap, 0, sizeof(gpuir_cuda_list) * (cap - p->cap));
+		p->policy.heap = p->heap;
+		p->cap = cap;
+	}
+	slot = hash_search(p->index, &first_block, HASH_ENTER, NULL);
+	slot->item = p->nitems;
+	gpuir_lc_new_item(&p->items[p->nitems], 0);
+	p->items[p->nitems].size = 0;	/* known once read */
+	return p->nitems++;
+}
+
 /* ---------- loading a segment ---------- */
 
 /*
- * read_stream: copy a whole segment stream (nbytes from page start, on
- * consecutive pages, GPUIR_PAGE_DATA bytes per page; src/README,
- * "Segments") of the index with relfilenode node into dst.  Each page is
- * pinned and share-locked only while it is checked (GpuirCheckPage's
- * checks) and copied; errors are raised after the page is released.
- * dst holds the stream's nbytes (GpuirCacheGet checks the sizes against the
- * segment's counts before allocating).  Raises ERRCODE_INDEX_CORRUPTED for
- * a page that is not a stream page of seg, and the buffer manager's errors
- * for unreadable blocks.  A stream page carries its segment's tag
- * (GpuirCheckStreamTag): one with another segment's tag is corrupt, or was
- * reused by a later merge, which is possible once the backend that sent
- * the request has given it up and no longer holds back the reuse of the
- * replaced segment's pages (src/README, "Free space map").
+ * read_stream_range: copy bytes [off, off + len) of a segment stream (on
+ * consecutive pages from its start, GPUIR_PAGE_DATA bytes per page;
+ * src/README, "Segments") of the index with relfilenode node into dst.
+ * Each page is pinned and share-locked only while it is checked
+ * (GpuirCheckPage's checks) and copied; errors are raised after the page
+ * is released.  The range lies inside the stream (the caller checks it).
+ * Raises ERRCODE_INDEX_CORRUPTED for a page that is not a stream page of
+ * seg, and the buffer manager's errors for unreadable blocks.  A stream
+ * page carries its segment's tag (GpuirCheckStreamTag): one with another
+ * segment's tag is corrupt, or was reused by a later merge, which is
+ * possible once the backend that sent the request has given it up and no
+ * longer holds back the reuse of the replaced segment's pages (src/README,
+ * "Free space map").
  */
 static void
-read_stream(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
-			const GpuirSegmentData *seg, GpuirStreamKind kind, char *dst)
+read_stream_range(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
+				  const GpuirSegmentData *seg, GpuirStreamKind kind, uint64 off,
+				  uint64 len, char *dst)
 {
 	GpuirStream stream = seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
-	uint32		npages = (uint32) GpuirStreamPages(&stream);
+	uint64		end = off + len;
 
+	Assert(end <= stream.nbytes);
 	b->read_pages = true;
-	for (uint32 p = 0; p < npages; p++)
+	for (uint64 p = off / GPUIR_PAGE_DATA; p * GPUIR_PAGE_DATA < end; p++)
 	{
-		BlockNumber blkno = stream.start + p;
-		uint32		off = p * (uint32) GPUIR_PAGE_DATA;
-		uint32		len = Min((uint32) GPUIR_PAGE_DATA, stream.nbytes - off);
+		BlockNumber blkno = stream.start + (BlockNumber) p;
+		uint64		pstart = p * GPUIR_PAGE_DATA;
+		uint64		from = Max(pstart, off);
+		uint64		to = Min(pstart + GPUIR_PAGE_DATA, end);
 		Buffer		buf;
 		Page		page;
 		const char *bad = NULL;
@@ -365,7 +489,7 @@ read_stream(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
 			else if (opaque->next != tag && opaque->next != GPUIR_UNTAGGED)
 				bad = "page of another segment (reused after its request was given up, or corrupt)";
 			else
-				memcpy(dst + off, PageGetContents(page), len);
+				memcpy(dst + (from - off), PageGetContents(page) + (from - pstart), to - from);
 		}
 		UnlockReleaseBuffer(buf);
 		if (bad != NULL)
@@ -375,6 +499,14 @@ read_stream(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
 							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
 							bad, flags, blkno)));
 	}
+}
+
+/* read_stream: copy a whole segment stream into dst (read_stream_range) */
+static void
+read_stream(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
+			const GpuirSegmentData *seg, GpuirStreamKind kind, char *dst)
+{
+	read_stream_range(b, node, permanent, seg, kind, 0, seg->streams[kind].nbytes, dst);
 }
 
 /* a segment's host copies, structure of arrays (src/README, "Segments") */
@@ -390,8 +522,9 @@ typedef struct GpuirSegmentHost
 } GpuirSegmentHost;
 
 /*
- * load_segment: read segment seg of t's index into h, in the current memory
- * context, checking every block header with GpuirListCheckHeader (the
+ * load_segment: read segment seg of t's index into h (when not whole, its
+ * per-document arrays only: doclen and priors, and no block), in the
+ * current memory context, checking every block header with GpuirListCheckHeader (the
  * rules of the CPU reader; the end of a block is the next block's offset,
  * or the PAYLOAD stream's length).  The stream sizes match the segment's
  * counts (checked by the caller).  Raises the ERRORs of read_stream, and
@@ -400,19 +533,22 @@ typedef struct GpuirSegmentHost
  */
 static void
 load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
-			 GpuirSegmentHost *h)
+			 bool whole, GpuirSegmentHost *h)
 {
 	const GpuirRelFile *node = &t->hdr.node;
-	uint32		nblocks = seg->nblocks;
+	uint32		nblocks = whole ? seg->nblocks : 0;
 	uint32		ndocs = seg->ndocs;
-	uint32		payload_bytes = seg->streams[GPUIR_S_PAYLOAD].nbytes;
+	uint32		payload_bytes = whole ? seg->streams[GPUIR_S_PAYLOAD].nbytes : 0;
 	Size		nimpacts = (Size) nblocks * GPUIR_BLOCK_IMPACTS;
-	GpuirBlockHeader *dir;
+	GpuirBlockHeader *dir = NULL;
 
 	h->payload = palloc_extended(Max(payload_bytes, 1), MCXT_ALLOC_HUGE);
-	read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD, h->payload);
-	dir = palloc_extended(Max((Size) nblocks * sizeof(GpuirBlockHeader), 1), MCXT_ALLOC_HUGE);
-	read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR, (char *) dir);
+	if (whole)
+	{
+		read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD, h->payload);
+		dir = palloc_extended(Max((Size) nblocks * sizeof(GpuirBlockHeader), 1), MCXT_ALLOC_HUGE);
+		read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR, (char *) dir);
+	}
 	h->doclen = palloc_extended(Max((Size) ndocs * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
 	read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_DOCLENS, (char *) h->doclen);
 	h->prior = NULL;
@@ -451,7 +587,8 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 		}
 	}
 	h->block_offset[nblocks] = payload_bytes;
-	pfree(dir);
+	if (dir != NULL)
+		pfree(dir);
 }
 
 /*
@@ -459,7 +596,7 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
  * gpuir.debug_gpu_fault makes up)
  */
 static gpuir_cuda_status
-upload(const GpuirSegmentHost *h, const GpuirSegmentData *seg, GpuirCacheEntry *e)
+upload(const GpuirSegmentHost *h, const GpuirSegmentData *seg, bool whole, GpuirCacheEntry *e)
 {
 	gpuir_cuda_status st;
 
@@ -468,10 +605,11 @@ upload(const GpuirSegmentHost *h, const GpuirSegmentData *seg, GpuirCacheEntry *
 	if (gpuir_debug_gpu_fault == GPUIR_FAULT_UPLOAD_ERROR)
 		return GPUIR_CUDA_ERROR;
 	st = gpuir_cuda_segment_upload((const uint8_t *) h->payload,
-								   seg->streams[GPUIR_S_PAYLOAD].nbytes,
-								   h->block_last, h->block_offset, h->impact_tf, h->impact_dl,
-								   seg->nblocks, h->doclen, NULL, h->prior, seg->prior_max,
-								   seg->ndocs, &e->dev);
+								   whole ? seg->streams[GPUIR_S_PAYLOAD].nbytes : 0,
+								   h->block_last, h->block_offset,
+								   whole ? h->impact_tf : NULL, whole ? h->impact_dl : NULL,
+								   whole ? seg->nblocks : 0, h->doclen, NULL, h->prior,
+								   seg->prior_max, seg->ndocs, &e->dev);
 	if (gpuir_debug_gpu_fault == GPUIR_FAULT_EXIT_UPLOAD)
 	{
 		/* as if killed with the segment on the device and the batch taken */
@@ -484,9 +622,11 @@ upload(const GpuirSegmentHost *h, const GpuirSegmentData *seg, GpuirCacheEntry *
 
 /*
  * GpuirCacheGet: the resident segment for key (the request's segment seg
- * of index t->hdr.node), uploading it on a miss.  Returns NULL with the
- * reason in why when the segment cannot be made resident (larger than the
- * budget, CUDA failure).  Raises ERRORs of page reads, corrupt block
+ * of index t->hdr.node), uploading it on a miss; for a segment larger than
+ * the budget (GpuirCacheWhole false), a partial entry: its document arrays
+ * resident, its lists searched through GpuirCacheTransit.  Returns NULL
+ * with the reason in why when that cannot be made resident (document
+ * arrays larger than the budget, CUDA failure).  Raises ERRORs of page reads, corrupt block
  * directories and palloc; nothing is left allocated on the device then.
  * The host copies live in a child of the current memory context (the
  * run's) and are freed right after the upload.
@@ -501,6 +641,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	MemoryContext old;
 	GpuirSegmentHost h;
 	gpuir_cuda_status st;
+	bool		whole;
 
 	e = cache_lookup(key);
 	if (e != NULL)
@@ -517,10 +658,11 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("gpuir index %u/%u/%u: segment stream sizes do not match the segment directory",
 						GPUIR_RELFILE_SPC(t->hdr.node), GPUIR_RELFILE_DB(t->hdr.node), GPUIR_RELFILE_REL(t->hdr.node))));
-	bytes = segment_device_bytes(seg);
+	whole = GpuirCacheWhole(seg);
+	bytes = whole ? segment_device_bytes(seg) : skeleton_device_bytes(seg);
 	if (bytes > cache_budget)
 	{
-		snprintf(why, whylen, "segment larger than gpuir.device_memory");
+		snprintf(why, whylen, "segment's document lengths larger than gpuir.device_memory");
 		return NULL;
 	}
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->cache_misses, 1);
@@ -528,7 +670,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	load_cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuir segment load",
 									 ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(load_cxt);
-	load_segment(b, t, seg, &h);
+	load_segment(b, t, seg, whole, &h);
 	MemoryContextSwitchTo(old);
 
 	/* allocated before the upload, so no palloc failure can leak device memory */
@@ -540,11 +682,11 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	while (cache_bytes + bytes > cache_budget && !dlist_is_empty(&cache_lru))
 		cache_remove(dlist_container(GpuirCacheEntry, lru, dlist_tail_node(&cache_lru)));
 
-	st = upload(&h, seg, e);
+	st = upload(&h, seg, whole, e);
 	if (st == GPUIR_CUDA_OOM && !dlist_is_empty(&cache_lru))
 	{
 		cache_evict_all(NULL);
-		st = upload(&h, seg, e);
+		st = upload(&h, seg, whole, e);
 	}
 	MemoryContextDelete(load_cxt);
 	if (st != GPUIR_CUDA_OK)
@@ -554,8 +696,287 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 		return NULL;
 	}
 	GpuirWorkerCudaSuccess();
+	if (!whole)
+		e->partial = partial_create();
 	dlist_push_head(&cache_lru, &e->lru);
 	cache_bytes += bytes;
 	cache_publish();
 	return e;
+}
+
+/* ---------- lists in transit ---------- */
+
+/* one distinct list of a run */
+typedef struct TransitList
+{
+	uint32		first_block;	/* in the segment */
+	uint32		nblocks;
+	int32		item;			/* in the entry's GpuirPartial */
+	uint64		stage_off;		/* a miss: its image's offset in the staging buffer */
+	uint32		payload_off;	/* a miss: its first block's payload offset */
+	uint32		payload_bytes;
+	GpuirBlockHeader *dir;		/* a miss: its block headers */
+} TransitList;
+
+static int
+transit_list_cmp(const void *a, const void *b)
+{
+	uint32		x = ((const TransitList *) a)->first_block;
+	uint32		y = ((const TransitList *) b)->first_block;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * transit_read_headers: the block headers of list l of seg into l->dir
+ * (checked as the CPU reader checks them: GpuirListCheckHeader with the
+ * list's previous block), and its payload extent
+ */
+static void
+transit_read_headers(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
+					 TransitList *l)
+{
+	const GpuirRelFile *node = &t->hdr.node;
+	uint32		payload_total = seg->streams[GPUIR_S_PAYLOAD].nbytes;
+	bool		more = (uint64) l->first_block + l->nblocks < seg->nblocks;
+	uint32		nread = l->nblocks + (more ? 1 : 0);
+	uint32		end;
+
+	if ((uint64) l->first_block + l->nblocks > seg->nblocks ||
+		seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) seg->nblocks * sizeof(GpuirBlockHeader))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuir index %u/%u/%u: a list's blocks lie outside its segment",
+						GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node))));
+	l->dir = palloc_extended((Size) nread * sizeof(GpuirBlockHeader), MCXT_ALLOC_HUGE);
+	read_stream_range(b, node, t->hdr.permanent, seg, GPUIR_S_BLOCKDIR,
+					  (uint64) l->first_block * sizeof(GpuirBlockHeader),
+					  (uint64) nread * sizeof(GpuirBlockHeader), (char *) l->dir);
+	end = more ? l->dir[l->nblocks].payload_off : payload_total;
+	for (uint32 i = 0; i < l->nblocks; i++)
+	{
+		uint32		bend = (i + 1 < l->nblocks) ? l->dir[i + 1].payload_off : end;
+		const char *why = GpuirListCheckHeader(&l->dir[i], i > 0 ? &l->dir[i - 1] : NULL,
+											   bend, seg->ndocs);
+
+		if (why == NULL && bend > payload_total)
+			why = "block extends past the segment's payload";
+		if (why != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
+							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
+							l->first_block + i, why)));
+	}
+	l->payload_off = l->dir[0].payload_off;
+	l->payload_bytes = end - l->payload_off;
+}
+
+/*
+ * transit_write_image: list l's image (gpuir_cuda.h, "lists in transit")
+ * at dst: its block arrays from l->dir, its payload read from the pages
+ */
+static void
+transit_write_image(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
+					const TransitList *l, uint32 *dst)
+{
+	uint32		n = l->nblocks;
+	uint32	   *offsets = dst + gpuir_cuda_list_image_offsets(n);
+	uint32	   *tf = dst + gpuir_cuda_list_image_tf(n);
+	uint32	   *dl = dst + gpuir_cuda_list_image_dl(n);
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		dst[i] = l->dir[i].last_docid;
+		offsets[i] = l->dir[i].payload_off - l->payload_off;
+		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
+		{
+			tf[(Size) i * GPUIR_BLOCK_IMPACTS + j] = l->dir[i].impact_tf[j];
+			dl[(Size) i * GPUIR_BLOCK_IMPACTS + j] = l->dir[i].impact_dl[j];
+		}
+	}
+	offsets[n] = l->payload_bytes;
+	read_stream_range(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD,
+					  l->payload_off, l->payload_bytes,
+					  (char *) (dst + gpuir_cuda_list_image_payload(n)));
+}
+
+/*
+ * GpuirCacheTransit: the segment to search for a run over partial entry e
+ * (segment seg of t's index), whose query terms are terms[0 .. nterms):
+ * each distinct list of the run is either kept on the device already or
+ * read from the pages (its headers checked) into the transit's pinned
+ * staging buffer and uploaded with the run; the list cache's policy
+ * (gpuirlistcachepolicy.h) then decides which of those stay, within the
+ * budget whole segments leave, evicting lists of lower priority; and the
+ * lists are copied into one segment on the device
+ * (gpuir_cuda_transit_assemble).  The terms' first blocks are rewritten to
+ * that segment's.  Returns it (valid until the next call), or NULL with
+ * the reason in why on a CUDA failure.  Raises the ERRORs of page reads
+ * and corrupt block headers.  In the current memory context (the run's).
+ */
+const gpuir_cuda_segment *
+GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
+				  const GpuirSegmentData *seg, gpuir_cuda_term *terms, uint64 nterms,
+				  char *why, size_t whylen)
+{
+	GpuirPartial *p = e->partial;
+	TransitList *tl;
+	gpuir_cuda_list *lists;
+	uint32	   *tfirst;
+	int32	   *drop;
+	int32		ndrop = 0;
+	int32		nvictims;
+	uint32		nd = 0;
+	uint64		stage = 0;
+	uint64		others;
+	uint64		room;
+	char	   *host = NULL;
+	const uint32 *dev_base = NULL;
+	gpuir_cuda_status st;
+	uint64		shipped = 0;
+	uint64		hits = 0;
+
+	Assert(p != NULL);
+	if (transit == NULL)
+	{
+		st = gpuir_cuda_transit_create(&transit);
+		if (st != GPUIR_CUDA_OK)
+			goto cuda_fail;
+	}
+
+	/* the run's distinct lists, by first block */
+	tl = palloc_extended(Max(sizeof(TransitList) * (Size) nterms, 1), MCXT_ALLOC_HUGE);
+	for (uint64 i = 0; i < nterms; i++)
+		if (terms[i].nblocks > 0)
+		{
+			tl[nd].first_block = terms[i].first_block;
+			tl[nd].nblocks = terms[i].nblocks;
+			tl[nd].dir = NULL;
+			nd++;
+		}
+	qsort(tl, nd, sizeof(TransitList), transit_list_cmp);
+	{
+		uint32		w = 0;
+
+		for (uint32 i = 0; i < nd; i++)
+		{
+			if (w > 0 && tl[w - 1].first_block == tl[i].first_block)
+			{
+				if (tl[w - 1].nblocks != tl[i].nblocks)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("gpuir index %u/%u/%u: two lists of different lengths start at block %u of a segment",
+									GPUIR_RELFILE_SPC(t->hdr.node), GPUIR_RELFILE_DB(t->hdr.node),
+									GPUIR_RELFILE_REL(t->hdr.node), tl[i].first_block)));
+				continue;
+			}
+			tl[w++] = tl[i];
+		}
+		nd = w;
+	}
+
+	/* the misses: headers first (their sizes), then their images in the staging buffer */
+	for (uint32 i = 0; i < nd; i++)
+	{
+		tl[i].item = partial_item(p, tl[i].first_block);
+		if (p->items[tl[i].item].heap >= 0)
+			continue;
+		transit_read_headers(b, t, seg, &tl[i]);
+		tl[i].stage_off = stage;
+		stage += gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
+	}
+	if ((st = gpuir_cuda_transit_staging(transit, stage, (void **) &host)) != GPUIR_CUDA_OK)
+		goto cuda_fail;
+	for (uint32 i = 0; i < nd; i++)
+		if (tl[i].dir != NULL)
+		{
+			transit_write_image(b, t, seg, &tl[i], (uint32 *) (host + tl[i].stage_off));
+			shipped += gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
+		}
+	if ((st = gpuir_cuda_transit_upload(transit, stage, &dev_base)) != GPUIR_CUDA_OK)
+		goto cuda_fail;
+
+	/* where each list is now, the uses counted, and which misses stay */
+	lists = palloc_extended(Max(sizeof(gpuir_cuda_list) * (Size) nd, 1), MCXT_ALLOC_HUGE);
+	drop = palloc_extended(Max(sizeof(int32) * (Size) p->cap, 1), MCXT_ALLOC_HUGE);
+	others = cache_bytes - e->bytes + skeleton_device_bytes(seg);
+	room = cache_budget > others ? cache_budget - others : 0;
+	for (uint32 i = 0; i < nd; i++)
+	{
+		GpuirLcItem *it = &p->items[tl[i].item];
+
+		gpuir_lc_touch(&p->policy, p->items, tl[i].item);
+		if (tl[i].dir == NULL)
+		{
+			lists[i] = p->kept[tl[i].item];
+			hits++;
+			continue;
+		}
+		lists[i].base = dev_base + tl[i].stage_off / 4;
+		lists[i].nblocks = tl[i].nblocks;
+		lists[i].payload_bytes = tl[i].payload_bytes;
+		it->size = gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
+		if (gpuir_lc_admit(&p->policy, p->items, tl[i].item, room, p->victims, &nvictims))
+		{
+			/* the victims' copies are freed after the assembly (this run may read them) */
+			for (int32 v = 0; v < nvictims; v++)
+				drop[ndrop++] = p->victims[v];
+			st = gpuir_cuda_list_keep(transit, &lists[i], &p->kept[tl[i].item]);
+			if (st != GPUIR_CUDA_OK)
+				gpuir_lc_remove(&p->policy, p->items, tl[i].item);
+		}
+	}
+
+	/* one segment of the run's lists; the terms name its blocks */
+	tfirst = palloc_extended(Max(sizeof(uint32) * (Size) nd, 1), MCXT_ALLOC_HUGE);
+	{
+		uint32		fb = 0;
+
+		for (uint32 i = 0; i < nd; i++)
+		{
+			tfirst[i] = fb;
+			fb += tl[i].nblocks;
+		}
+	}
+	for (uint64 i = 0; i < nterms; i++)
+	{
+		uint32		lo = 0,
+					hi = nd;
+
+		if (terms[i].nblocks == 0)
+		{
+			terms[i].first_block = 0;
+			continue;
+		}
+		while (lo < hi)
+		{
+			uint32		mid = lo + (hi - lo) / 2;
+
+			if (tl[mid].first_block < terms[i].first_block)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		Assert(lo < nd && tl[lo].first_block == terms[i].first_block);
+		terms[i].first_block = tfirst[lo];
+	}
+	st = gpuir_cuda_transit_assemble(transit, &e->dev, lists, nd, &transit_seg);
+	for (int32 v = 0; v < ndrop; v++)
+		gpuir_cuda_list_free(&p->kept[drop[v]]);
+
+	/* the entry's bytes follow its kept lists */
+	cache_bytes -= e->bytes;
+	e->bytes = skeleton_device_bytes(seg) + p->policy.bytes;
+	cache_bytes += e->bytes;
+	cache_publish();
+	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->bytes_shipped, shipped);
+	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->list_hits, hits);
+	if (st != GPUIR_CUDA_OK)
+		goto cuda_fail;
+	return &transit_seg;
+
+cuda_fail:
+	GpuirWorkerCudaFailure(b, "lists in transit", st, why, whylen);
+	return NULL;
 }

@@ -218,6 +218,8 @@ typedef struct GpuirServiceDevice
 	pg_atomic_uint64 bytes_cached;
 	pg_atomic_uint64 cache_hits;	/* segment lookups served from the GPU */
 	pg_atomic_uint64 cache_misses;	/* segment uploads */
+	pg_atomic_uint64 list_hits;	/* lists of partial segments found kept */
+	pg_atomic_uint64 bytes_shipped;	/* bytes of lists sent with a batch */
 	pg_atomic_uint64 batches;
 	pg_atomic_uint64 batched_queries;
 	pg_atomic_uint64 queries;	/* queries it answered */

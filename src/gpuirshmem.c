@@ -81,6 +81,8 @@ gpuir_shmem_startup(void)
 			pg_atomic_init_u32(&dev->busy, 0);
 			pg_atomic_init_u64(&dev->bytes_cached, 0);
 			pg_atomic_init_u64(&dev->cache_hits, 0);
+			pg_atomic_init_u64(&dev->list_hits, 0);
+			pg_atomic_init_u64(&dev->bytes_shipped, 0);
 			pg_atomic_init_u64(&dev->cache_misses, 0);
 			pg_atomic_init_u64(&dev->batches, 0);
 			pg_atomic_init_u64(&dev->batched_queries, 0);
@@ -517,7 +519,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 PG_FUNCTION_INFO_V1(gpuir_status);
 
-#define GPUIR_STATUS_COLS	16
+#define GPUIR_STATUS_COLS	18
 
 /*
  * gpuir_status() RETURNS SETOF record: the GPU service's state, one row per
@@ -531,6 +533,9 @@ PG_FUNCTION_INFO_V1(gpuir_status);
  *	worker_pid			the device's worker (NULL when it is not running)
  *	budget, bytes_cached	the device's list cache budget and use, in bytes
  *	cache_hits, cache_misses	segment lookups served from / uploaded to it
+ *	list_hits, bytes_shipped	segments larger than the budget, searched
+ *						from their lists: lists found kept on the device,
+ *						and bytes of lists that travelled with a batch
  *	batches, mean_batch_size	batches it ran and their mean number of queries
  *	gpu_queries			queries it answered (a query split over the devices
  *						counts on the device that answered its first part)
@@ -558,8 +563,8 @@ gpuir_status(PG_FUNCTION_ARGS)
 		values[1] = CStringGetTextDatum("none (gpuir is not in shared_preload_libraries)");
 		for (int i = 2; i < GPUIR_STATUS_COLS; i++)
 			values[i] = Int64GetDatum(0);
-		nulls[0] = nulls[2] = nulls[3] = nulls[4] = nulls[15] = true;
-		values[10] = Float8GetDatum(0.0);
+		nulls[0] = nulls[2] = nulls[3] = nulls[4] = nulls[17] = true;
+		values[12] = Float8GetDatum(0.0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		return (Datum) 0;
 	}
@@ -626,16 +631,18 @@ gpuir_status(PG_FUNCTION_ARGS)
 		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->bytes_cached));
 		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->cache_hits));
 		values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->cache_misses));
-		values[9] = Int64GetDatum((int64) batches);
-		values[10] = Float8GetDatum(batches ? (double) batched / batches : 0.0);
-		values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->queries));
-		values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->cpu_queries));
-		values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->fallbacks));
-		values[14] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->errors));
+		values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->list_hits));
+		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->bytes_shipped));
+		values[11] = Int64GetDatum((int64) batches);
+		values[12] = Float8GetDatum(batches ? (double) batched / batches : 0.0);
+		values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->queries));
+		values[14] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->cpu_queries));
+		values[15] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->fallbacks));
+		values[16] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->errors));
 		if (err[0] != '\0')
-			values[15] = CStringGetTextDatum(err);
+			values[17] = CStringGetTextDatum(err);
 		else
-			nulls[15] = true;
+			nulls[17] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -788,20 +788,20 @@ run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *r
 }
 
 /*
- * run_kernels: gpuir_cuda_search_batch of ra over e's resident segment, or
- * over docID window part of nparts of it (or the failure
+ * run_kernels: gpuir_cuda_search_batch of ra over segment seg (resident, or
+ * assembled from lists in transit), or over docID window part of nparts of it (or the failure
  * gpuir.debug_gpu_fault makes up)
  */
 static gpuir_cuda_status
-run_kernels(GpuirCacheEntry *e, const GpuirUnit *u, GpuirRunArrays *ra)
+run_kernels(const gpuir_cuda_segment *seg, const GpuirUnit *u, GpuirRunArrays *ra)
 {
-	gpuir_cuda_segment win = e->dev;
+	gpuir_cuda_segment win = *seg;
 
 	if (gpuir_debug_gpu_fault == GPUIR_FAULT_SEARCH_ERROR)
 		return GPUIR_CUDA_ERROR;
 	if (u->nparts > 1)
 	{
-		gpuir_cuda_status st = gpuir_cuda_segment_window(&e->dev, (uint32) u->part,
+		gpuir_cuda_status st = gpuir_cuda_segment_window(seg, (uint32) u->part,
 														 (uint32) u->nparts, &win);
 
 		if (st != GPUIR_CUDA_OK)
@@ -815,13 +815,15 @@ run_kernels(GpuirCacheEntry *e, const GpuirUnit *u, GpuirRunArrays *ra)
 /*
  * run_prepare: the arrays ra of the live items of units[0 .. n) (same
  * segment key, constants and window), filled, and their segment made
- * resident (the cache stage); *resident receives when it was.  Returns the
- * cache entry; NULL when there is nothing to search (ra->nq = 0, why
+ * resident (the cache stage), in *segp the segment to search (the entry's,
+ * or for a segment larger than the budget the one GpuirCacheTransit
+ * assembles from its lists, ra's terms then naming its blocks); *resident
+ * receives when it was.  Returns the cache entry; NULL when there is nothing to search (ra->nq = 0, why
  * empty) or on a failure (why says it; the caller fails the run).
  */
 static GpuirCacheEntry *
 run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra,
-			TimestampTz *resident, char *why, size_t whylen)
+			const gpuir_cuda_segment **segp, TimestampTz *resident, char *why, size_t whylen)
 {
 	GpuirTaken *t0;
 	const GpuirSegmentData *seg0;
@@ -839,10 +841,20 @@ run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra,
 	}
 	t_start = GetCurrentTimestamp();
 	e = GpuirCacheGet(b, &units[0].key, t0, seg0, why, whylen);
+	if (e != NULL)
+	{
+		run_fill(b, units, n, ra);
+		*segp = &e->dev;
+		if (e->partial != NULL)
+		{
+			/* a segment larger than the budget: its lists, kept or in transit */
+			*segp = GpuirCacheTransit(b, e, t0, seg0, ra->terms, ra->nterms, why, whylen);
+			if (*segp == NULL)
+				e = NULL;
+		}
+	}
 	*resident = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_CACHE, t_start, *resident);
-	if (e != NULL)
-		run_fill(b, units, n, ra);
 	return e;
 }
 
@@ -859,19 +871,20 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 {
 	GpuirRunArrays ra;
 	GpuirCacheEntry *e;
+	const gpuir_cuda_segment *seg = NULL;
 	gpuir_cuda_status st;
 	TimestampTz t_start,
 				t_end;
 	char		why[sizeof(((GpuirRequest *) NULL)->detail)];
 
-	e = run_prepare(b, units, n, &ra, &t_start, why, sizeof(why));
+	e = run_prepare(b, units, n, &ra, &seg, &t_start, why, sizeof(why));
 	if (e == NULL)
 	{
 		if (why[0] != '\0')
 			goto fail;
 		return;
 	}
-	st = run_kernels(e, &units[0], &ra);
+	st = run_kernels(seg, &units[0], &ra);
 	/*
 	 * out of memory: give the search workspace back, make room beside the
 	 * segment and try once more
@@ -883,7 +896,7 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 			if (jobs[j] != NULL && inflight[j] == NULL)
 				(void) gpuir_cuda_search_job_release(jobs[j]);
 		(void) GpuirCacheEvictOthers(e);
-		st = run_kernels(e, &units[0], &ra);
+		st = run_kernels(seg, &units[0], &ra);
 	}
 	t_end = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_SEARCH, t_start, t_end);
@@ -1070,10 +1083,11 @@ flight_start(GpuirBatch *b, GpuirUnit *units, int nunits, int j)
 	{
 		GpuirRunArrays *ra = palloc(sizeof(GpuirRunArrays));
 		GpuirCacheEntry *e;
+		const gpuir_cuda_segment *seg = NULL;
 		TimestampTz resident = 0;
 		char		why[sizeof(((GpuirRequest *) NULL)->detail)];
 
-		e = run_prepare(b, units, nunits, ra, &resident, why, sizeof(why));
+		e = run_prepare(b, units, nunits, ra, &seg, &resident, why, sizeof(why));
 		if (e == NULL)
 		{
 			/* nothing to search, or the run failed: answer the batch */
@@ -1083,7 +1097,7 @@ flight_start(GpuirBatch *b, GpuirUnit *units, int nunits, int j)
 			result = FLIGHT_FAILED;
 		}
 		else if (gpuir_debug_gpu_fault != GPUIR_FAULT_SEARCH_ERROR &&
-				 gpuir_cuda_search_start(jobs[j], &e->dev, &units[0].sc, ra->queries, ra->nq,
+				 gpuir_cuda_search_start(jobs[j], seg, &units[0].sc, ra->queries, ra->nq,
 										 ra->terms, (uint32) ra->nterms,
 										 ra->kmax) == GPUIR_CUDA_OK)
 		{
@@ -1161,7 +1175,9 @@ flights_end(void)
 /*
  * run_batch: run batch b, taken into batch_cxts[j] (the current context):
  * started on job j and left in flight when it is one run over the segment
- * of any other batch in flight (none of its parts a docID window); else,
+ * of any other batch in flight (none of its parts a docID window, and the
+ * segment cached whole: the transit of a larger one serves one run at a
+ * time); else,
  * once the batches in flight are answered, run by runs and answered.
  * Returns true when b is left in flight.
  */
@@ -1178,7 +1194,8 @@ run_batch(GpuirBatch *b, int j)
 		return false;
 	}
 	if (jobs[j] != NULL && run_end(units, nunits, 0) == nunits &&
-		units[0].nparts == 1)
+		units[0].nparts == 1 &&
+		GpuirCacheWhole(&b->taken[units[0].t].segs[units[0].s]))
 	{
 		bool		same = true;
 

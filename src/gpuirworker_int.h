@@ -56,8 +56,13 @@ typedef struct GpuirCacheEntry
 {
 	dlist_node	lru;			/* in the cache's LRU list, most recent first */
 	GpuirCacheKey key;
-	gpuir_cuda_segment dev;		/* device arrays */
-	uint64		bytes;			/* device bytes of the arrays */
+	gpuir_cuda_segment dev;		/* device arrays (of a partial entry: the
+								 * skeleton, doclen and priors, no blocks) */
+	uint64		bytes;			/* device bytes of the arrays (and of the
+								 * kept lists) */
+	struct GpuirPartial *partial;	/* a segment larger than the budget: its
+									 * lists kept on the device (gpuircache.c),
+									 * or NULL for a whole segment */
 } GpuirCacheEntry;
 
 /* one request taken from a slot */
@@ -128,5 +133,11 @@ extern GpuirCacheEntry *GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key,
 									  const GpuirTaken *t, const GpuirSegmentData *seg,
 									  char *why, size_t whylen);
 extern bool GpuirCacheEvictOthers(GpuirCacheEntry *keep);
+extern bool GpuirCacheWhole(const GpuirSegmentData *seg);
+extern const gpuir_cuda_segment *GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e,
+												   const GpuirTaken *t,
+												   const GpuirSegmentData *seg,
+												   gpuir_cuda_term *terms, uint64 nterms,
+												   char *why, size_t whylen);
 
 #endif							/* GPUIRWORKER_INT_H */

@@ -1483,6 +1483,153 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 }
 
 /* timing: 1 BMW against OR, 2 also the plain throughput batches */
+/*
+ * test_transit: the batch searched from its lists (gpuir_cuda.h, "lists in
+ * transit"), as the GPU service searches a segment larger than its budget:
+ * the segment's document arrays resident alone (no blocks), the batch's
+ * distinct lists written as list images into the transit's staging buffer
+ * in descending order of first block (so the assembled segment's order is
+ * not the segment's), every other one also kept in an allocation of its own
+ * (gpuir_cuda_list_keep) and taken from there, the terms renumbered to the
+ * assembled blocks; the results must equal the reference's.  Twice, so
+ * that the second assembly reuses (and grows) the first one's buffers.
+ */
+static void
+test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
+{
+	gpuir_cuda_transit *tr = NULL;
+	gpuir_cuda_segment skel;
+	gpuir_cuda_status st;
+	char		what[256];
+
+	st = gpuir_cuda_transit_create(&tr);
+	check(st == GPUIR_CUDA_OK, "transit: create");
+	if (st != GPUIR_CUDA_OK)
+		return;
+	st = gpuir_cuda_segment_upload(NULL, 0, NULL, NULL, NULL, NULL, 0, s->doclen, s->deleted,
+								   s->prior, s->prior_max, s->ndocs, &skel);
+	check(st == GPUIR_CUDA_OK, "transit: the document arrays alone");
+	for (int round = 0; round < 2 && st == GPUIR_CUDA_OK; round++)
+	{
+		Batch		b;
+		Out			o;
+		int32_t    *terms = xmalloc(s->nterms * sizeof(int32_t));	/* segment term -> list */
+		uint32_t   *order = xmalloc(s->nterms * sizeof(uint32_t));
+		gpuir_cuda_list *lists = xmalloc(s->nterms * sizeof(gpuir_cuda_list));
+		gpuir_cuda_list *kept = xmalloc(s->nterms * sizeof(gpuir_cuda_list));
+		uint32_t   *first = xmalloc(s->nterms * sizeof(uint32_t));
+		uint64_t	stage = 0;
+		uint32_t	nl = 0;
+		char	   *host = NULL;
+		const uint32_t *dev = NULL;
+		gpuir_cuda_segment seg;
+
+		batch_make(&b, s, bs);
+		for (uint32_t t = 0; t < s->nterms; t++)
+			terms[t] = -1;
+		/* distinct lists, highest first block first */
+		for (uint32_t t = s->nterms; t-- > 0;)
+			for (uint32_t i = 0; i < b.nt; i++)
+				if (b.src[i] == (int32_t) t && s->nblocks[t] > 0 && terms[t] < 0)
+				{
+					terms[t] = (int32_t) nl;
+					order[nl++] = t;
+				}
+		for (uint32_t l = 0; l < nl; l++)
+		{
+			const uint32_t t = order[l];
+			const uint32_t f = s->first_block[t];
+			const uint32_t n = s->nblocks[t];
+
+			lists[l].nblocks = n;
+			lists[l].payload_bytes = s->block_offset[f + n] - s->block_offset[f];
+			first[l] = (uint32_t) stage;
+			stage += gpuir_cuda_list_image_bytes(n, lists[l].payload_bytes);
+		}
+		st = gpuir_cuda_transit_staging(tr, stage, (void **) &host);
+		check(st == GPUIR_CUDA_OK, "transit: staging");
+		if (st != GPUIR_CUDA_OK)
+			break;
+		for (uint32_t l = 0; l < nl; l++)
+		{
+			const uint32_t t = order[l];
+			const uint32_t f = s->first_block[t];
+			const uint32_t n = s->nblocks[t];
+			uint32_t   *img = (uint32_t *) (host + first[l]);
+
+			for (uint32_t i = 0; i < n; i++)
+			{
+				img[i] = s->block_last[f + i];
+				img[gpuir_cuda_list_image_offsets(n) + i] = s->block_offset[f + i] - s->block_offset[f];
+				for (int j = 0; j < GPUIR_CUDA_BLOCK_IMPACTS; j++)
+				{
+					img[gpuir_cuda_list_image_tf(n) + (size_t) i * GPUIR_CUDA_BLOCK_IMPACTS + j] =
+						s->impact_tf[(size_t) (f + i) * GPUIR_CUDA_BLOCK_IMPACTS + j];
+					img[gpuir_cuda_list_image_dl(n) + (size_t) i * GPUIR_CUDA_BLOCK_IMPACTS + j] =
+						s->impact_dl[(size_t) (f + i) * GPUIR_CUDA_BLOCK_IMPACTS + j];
+				}
+			}
+			img[gpuir_cuda_list_image_offsets(n) + n] = lists[l].payload_bytes;
+			memcpy(img + gpuir_cuda_list_image_payload(n), s->payload + s->block_offset[f],
+				   lists[l].payload_bytes);
+		}
+		st = gpuir_cuda_transit_upload(tr, stage, &dev);
+		check(st == GPUIR_CUDA_OK, "transit: upload");
+		for (uint32_t l = 0; l < nl && st == GPUIR_CUDA_OK; l++)
+		{
+			lists[l].base = dev + first[l] / 4;
+			memset(&kept[l], 0, sizeof(kept[l]));
+			if (l % 2 == 1)
+			{
+				st = gpuir_cuda_list_keep(tr, &lists[l], &kept[l]);
+				lists[l] = kept[l];
+			}
+		}
+		check(st == GPUIR_CUDA_OK, "transit: keep every other list");
+		/* the terms name the assembled blocks */
+		{
+			uint32_t	fb = 0;
+
+			for (uint32_t l = 0; l < nl; l++)
+			{
+				first[l] = fb;
+				fb += lists[l].nblocks;
+			}
+			for (uint32_t i = 0; i < b.nt; i++)
+				if (b.src[i] >= 0 && b.t[i].nblocks > 0)
+					b.t[i].first_block = first[terms[b.src[i]]];
+		}
+		if (st == GPUIR_CUDA_OK)
+			st = gpuir_cuda_transit_assemble(tr, &skel, lists, nl, &seg);
+		snprintf(what, sizeof(what), "%s/transit %d: assemble %u lists (%s)", s->spec.name, round,
+				 nl, gpuir_cuda_status_string(st));
+		check(st == GPUIR_CUDA_OK, what);
+		if (st == GPUIR_CUDA_OK)
+		{
+			out_alloc(&o, &b);
+			st = gpuir_cuda_search_batch(&seg, sc, b.q, b.nq, b.t, b.nt, b.kmax, o.docids,
+										 o.scores, o.counts, NULL);
+			snprintf(what, sizeof(what), "%s/transit %d: search (%s)", s->spec.name, round,
+					 gpuir_cuda_status_string(st));
+			check(st == GPUIR_CUDA_OK, what);
+			if (st == GPUIR_CUDA_OK)
+				compare_batch(r, s, sc, &b, &o, "transit");
+			out_free(&o);
+		}
+		for (uint32_t l = 0; l < nl; l++)
+			if (l % 2 == 1)
+				gpuir_cuda_list_free(&kept[l]);
+		free(terms);
+		free(order);
+		free(lists);
+		free(kept);
+		free(first);
+		batch_free(&b);
+	}
+	gpuir_cuda_segment_free(&skel);
+	gpuir_cuda_transit_free(tr);
+}
+
 static void
 test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int corrupt,
 			 int args)
@@ -1539,6 +1686,8 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_windows(&s, sc, &mixed);
 	test_decode_budget(&r, &s, sc, &mixed, &bmw_mixed);
 	test_jobs_in_flight(&r, &s, sc, &mixed, &bmw_mixed);
+	test_transit(&r, &s, sc, &mixed);
+	test_transit(&r, &s, sc, &bmw_mixed);
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
