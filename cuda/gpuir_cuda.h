@@ -579,8 +579,6 @@ typedef struct gpuir_cuda_list
  * gpuir_cuda_transit_create: a new, empty transit in *tr; GPUIR_CUDA_OK,
  * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
  * gpuir_cuda_transit_free: waits for its stream and frees it (NULL: nothing).
- * gpuir_cuda_transit_release: frees its buffers (keeps the stream), for a
- * caller that needs the device memory back.
  *
  * gpuir_cuda_transit_staging: *host = a pinned host buffer of at least
  * bytes (its former contents are lost when it grows), where the caller
@@ -619,7 +617,6 @@ typedef struct gpuir_cuda_transit gpuir_cuda_transit;
 
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_create(gpuir_cuda_transit **tr);
 extern GPUIR_CUDA_API void gpuir_cuda_transit_free(gpuir_cuda_transit *tr);
-extern GPUIR_CUDA_API void gpuir_cuda_transit_release(gpuir_cuda_transit *tr);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_staging(gpuir_cuda_transit *tr,
 																   uint64_t bytes, void **host);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_upload(gpuir_cuda_transit *tr,

@@ -195,12 +195,6 @@ gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 	(void) tr;
 }
 
-void
-gpuir_cuda_transit_release(gpuir_cuda_transit *tr)
-{
-	(void) tr;
-}
-
 gpuir_cuda_status
 gpuir_cuda_transit_staging(gpuir_cuda_transit *tr, uint64_t bytes, void **host)
 {

@@ -167,38 +167,22 @@ gpuir_cuda_transit_create(gpuir_cuda_transit **tr)
 }
 
 extern "C" void
-gpuir_cuda_transit_release(gpuir_cuda_transit *tr)
+gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 {
+	void	   *host[] = {tr ? tr->host_stage : NULL, tr ? tr->desc_host : NULL};
+	void	   *dev[] = {tr ? tr->dev_stage : NULL, tr ? tr->payload : NULL,
+						 tr ? tr->blocks : NULL, tr ? tr->desc_dev : NULL};
+
 	if (tr == NULL)
 		return;
 	gpuir_cuda_ignore_error(cudaStreamSynchronize(tr->stream));
-	if (tr->host_stage)
-		gpuir_cuda_ignore_error(cudaFreeHost(tr->host_stage));
-	if (tr->desc_host)
-		gpuir_cuda_ignore_error(cudaFreeHost(tr->desc_host));
-	if (tr->dev_stage)
-		gpuir_cuda_ignore_error(cudaFree(tr->dev_stage));
-	if (tr->payload)
-		gpuir_cuda_ignore_error(cudaFree(tr->payload));
-	if (tr->blocks)
-		gpuir_cuda_ignore_error(cudaFree(tr->blocks));
-	if (tr->desc_dev)
-		gpuir_cuda_ignore_error(cudaFree(tr->desc_dev));
+	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+		if (host[i] != NULL)
+			gpuir_cuda_ignore_error(cudaFreeHost(host[i]));
+	for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++)
+		if (dev[i] != NULL)
+			gpuir_cuda_ignore_error(cudaFree(dev[i]));
 	free(tr->h_zero);
-	{
-		cudaStream_t s = tr->stream;
-
-		memset(tr, 0, sizeof(*tr));
-		tr->stream = s;
-	}
-}
-
-extern "C" void
-gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
-{
-	if (tr == NULL)
-		return;
-	gpuir_cuda_transit_release(tr);
 	gpuir_cuda_ignore_error(cudaStreamDestroy(tr->stream));
 	free(tr);
 }
@@ -304,9 +288,10 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 	if (nblocks >= UINT32_MAX || words * 4 > UINT32_MAX)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 
-	/* the arrays, grown when needed; the stream's earlier work is done first */
-	if ((st = gpuir_cuda_check(cudaStreamSynchronize(tr->stream))) != GPUIR_CUDA_OK)
-		return st;
+	/*
+	 * the arrays, grown when needed (no search reads them now: searches are
+	 * synchronous, and the last assembly ended with its stream idle)
+	 */
 	if ((st = grow((void **) &tr->payload, &tr->payload_cap, words * 4 + 4, 1, false)) != GPUIR_CUDA_OK ||
 		(st = grow((void **) &tr->blocks, &tr->blocks_cap, nblocks + 1,
 				   sizeof(uint32_t) * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS), false)) != GPUIR_CUDA_OK ||

@@ -59,7 +59,6 @@ typedef struct GpuirPartial
 	GpuirLcPolicy policy;		/* resident lists and their bytes */
 	GpuirLcItem *items;			/* [cap] */
 	int32	   *heap;			/* [cap] */
-	int32	   *victims;		/* [cap] */
 	gpuir_cuda_list *kept;		/* [cap]: the device copy of a resident item */
 	int32		nitems;
 	int32		cap;
@@ -395,7 +394,6 @@ partial_create(void)
 	p->cap = 1024;
 	p->items = MemoryContextAlloc(cxt, sizeof(GpuirLcItem) * p->cap);
 	p->heap = MemoryContextAlloc(cxt, sizeof(int32) * p->cap);
-	p->victims = MemoryContextAlloc(cxt, sizeof(int32) * p->cap);
 	p->kept = MemoryContextAllocZero(cxt, sizeof(gpuir_cuda_list) * p->cap);
 	gpuir_lc_init(&p->policy, p->heap);
 	return p;
@@ -420,7 +418,6 @@ partial_item(GpuirPartial *p, uint32 first_block)
 					 errmsg("gpuir: too many lists used from one segment on the device")));
 		p->items = repalloc(p->items, sizeof(GpuirLcItem) * cap);
 		p->heap = repalloc(p->heap, sizeof(int32) * cap);
-		p->victims = repalloc(p->victims, sizeof(int32) * cap);
 		p->kept = repalloc(p->kept, sizeof(gpuir_cuda_list) * cap);
 		memset(p->kept + p->cap, 0, sizeof(gpuir_cuda_list) * (cap - p->cap));
 		p->policy.heap = p->heap;
@@ -428,8 +425,7 @@ partial_item(GpuirPartial *p, uint32 first_block)
 	}
 	slot = hash_search(p->index, &first_block, HASH_ENTER, NULL);
 	slot->item = p->nitems;
-	gpuir_lc_new_item(&p->items[p->nitems], 0);
-	p->items[p->nitems].size = 0;	/* known once read */
+	gpuir_lc_new_item(&p->items[p->nitems], 0);	/* its size is set when first read */
 	return p->nitems++;
 }
 
@@ -904,11 +900,9 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	room = cache_budget > others ? cache_budget - others : 0;
 	for (uint32 i = 0; i < nd; i++)
 	{
-		GpuirLcItem *it = &p->items[tl[i].item];
-
-		gpuir_lc_touch(&p->policy, p->items, tl[i].item);
 		if (tl[i].dir == NULL)
 		{
+			gpuir_lc_touch(&p->policy, p->items, tl[i].item);
 			lists[i] = p->kept[tl[i].item];
 			hits++;
 			continue;
@@ -916,12 +910,18 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 		lists[i].base = dev_base + tl[i].stage_off / 4;
 		lists[i].nblocks = tl[i].nblocks;
 		lists[i].payload_bytes = tl[i].payload_bytes;
-		it->size = gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
-		if (gpuir_lc_admit(&p->policy, p->items, tl[i].item, room, p->victims, &nvictims))
+		p->items[tl[i].item].size = gpuir_cuda_list_image_bytes(tl[i].nblocks,
+																tl[i].payload_bytes);
+		gpuir_lc_touch(&p->policy, p->items, tl[i].item);
+
+		/*
+		 * The victims' copies are freed after the assembly (this run may
+		 * read them): drop[] collects them, with room for every list ever
+		 * resident in this run (at most p->cap).
+		 */
+		if (gpuir_lc_admit(&p->policy, p->items, tl[i].item, room, drop + ndrop, &nvictims))
 		{
-			/* the victims' copies are freed after the assembly (this run may read them) */
-			for (int32 v = 0; v < nvictims; v++)
-				drop[ndrop++] = p->victims[v];
+			ndrop += nvictims;
 			st = gpuir_cuda_list_keep(transit, &lists[i], &p->kept[tl[i].item]);
 			if (st != GPUIR_CUDA_OK)
 				gpuir_lc_remove(&p->policy, p->items, tl[i].item);

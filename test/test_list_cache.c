@@ -74,11 +74,8 @@ setup_zipf(double s)
 
 	for (int r = 0; r < NITEMS; r++)
 		sum += 1.0 / pow(r + 1, s);
-	for (int r = 0, acc = 0; r < NITEMS; r++)
-	{
-		(void) acc;
+	for (int r = 0; r < NITEMS; r++)
 		zipf_cdf[r] = (r > 0 ? zipf_cdf[r - 1] : 0.0) + 1.0 / pow(r + 1, s) / sum;
-	}
 	for (int r = 0; r < NITEMS; r++)
 		rank_of[r] = r;
 	/* popularity independent of size */
@@ -111,6 +108,18 @@ draw(void)
 	return rank_of[lo];
 }
 
+static const double *oracle_key;
+
+/* item order by oracle_key, highest first */
+static int
+key_desc(const void *a, const void *b)
+{
+	double		x = oracle_key[*(const int32_t *) a];
+	double		y = oracle_key[*(const int32_t *) b];
+
+	return (x < y) - (x > y);
+}
+
 /* the static oracle: greedy by probability * cost / size within room; its expected cost a use */
 static double
 oracle_cost(uint64_t room)
@@ -130,16 +139,8 @@ oracle_cost(uint64_t room)
 		key[i] = prob[i] * cost(sizes[i]) / (double) sizes[i];
 		in[i] = false;
 	}
-	/* insertion sort is too slow for 4000: a simple shell sort, descending by key */
-	for (int gap = NITEMS / 2; gap > 0; gap /= 2)
-		for (int i = gap; i < NITEMS; i++)
-			for (int j = i; j >= gap && key[order[j - gap]] < key[order[j]]; j -= gap)
-			{
-				int32_t		t = order[j];
-
-				order[j] = order[j - gap];
-				order[j - gap] = t;
-			}
+	oracle_key = key;
+	qsort(order, NITEMS, sizeof(int32_t), key_desc);
 	for (int k = 0; k < NITEMS; k++)
 		if (used + sizes[order[k]] <= room)
 		{
