@@ -125,7 +125,7 @@ test/test_route: test/test_route.c test/test_util.h src/gpuirroutemodel.h
 
 # the merge policy, with simulated workloads
 test/test_merge_policy: test/test_merge_policy.c test/test_util.h src/gpuirmergepolicy.h
-	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_merge_policy.c
+	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_merge_policy.c -lm
 
 # the device list cache's policy, with simulated workloads
 test/test_list_cache: test/test_list_cache.c test/test_util.h src/gpuirlistcachepolicy.h

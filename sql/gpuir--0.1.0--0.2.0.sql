@@ -12,6 +12,19 @@ COMMENT ON FUNCTION gpuir_verify(regclass) IS
 -- unless granted
 REVOKE ALL ON FUNCTION gpuir_verify(regclass) FROM PUBLIC;
 
+-- Size ---------------------------------------------------------------------
+
+-- 0.2.0 adds free_pages (the free space map's pages).
+DROP FUNCTION gpuir_index_info(regclass);
+CREATE FUNCTION gpuir_index_info(index regclass,
+	OUT docs bigint, OUT deleted_docs bigint, OUT terms bigint, OUT postings bigint,
+	OUT segments integer, OUT buffer_docs bigint, OUT pages bigint,
+	OUT bytes_per_posting float8, OUT free_pages bigint)
+	RETURNS record
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION gpuir_index_info(regclass) IS
+	'size and content statistics of a gpuir index, free space map pages included';
+
 -- GPU service observability ------------------------------------------------
 
 -- One row per GPU of gpuir.devices (0.1.0: one row, device 0 only).

@@ -44,7 +44,10 @@ SELECT cp_differ() AS differ_after_vacuum;
 INSERT INTO cp_docs
 SELECT i, 'w' || (i % 101) || ' fresh x' || (i % 1009) FROM generate_series(30001, 33000) i;
 SELECT gpuir_merge('cp_idx');
-SELECT i.segments, i.buffer_docs FROM gpuir_index_info('cp_idx') i;
+-- the old segment's pages are on the free space map (free_pages), within the file
+SELECT i.segments, i.buffer_docs, i.free_pages > 0 AS old_copy_free,
+       i.free_pages < i.pages AS within_file
+FROM gpuir_index_info('cp_idx') i;
 SELECT gpuir_verify('cp_idx');
 SELECT cp_differ() AS differ_after_merge;
 SELECT pg_relation_size('cp_idx') AS merged \gset

@@ -721,10 +721,12 @@ typedef struct GpuirPieces
 	uint32		first[GPUIR_MAX_SEGMENTS + 1];
 } GpuirPieces;
 
-extern void GpuirPiecesInit(GpuirPieces *p, uint64 ndocs, uint32 max_docs, int max_pieces);
+extern void GpuirPiecesInit(GpuirPieces *p, uint64 ndocs, uint32 max_docs, int max_pieces,
+							bool fill);
 extern int	GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 							  float4 k1, float4 bparam, GpuirFreeList *fl,
-							  uint32 max_docs, int max_pieces, GpuirSegmentData *segs);
+							  uint32 max_docs, int max_pieces, bool fill,
+							  GpuirSegmentData *segs);
 extern void GpuirBuilderFree(GpuirBuilder *b);
 
 /* a posting of a list being built: docID, tf */

@@ -1103,7 +1103,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, GpuirBuildSt
 	for (int i = 0; i < nsrc; i++)
 		ndocs += src[i].ndocs;
 	pieces = &shared->pieces;	/* read by the workers after STAGE_MAPS */
-	GpuirPiecesInit(pieces, ndocs, bs->max_docs, GPUIR_MAX_BUILD_PIECES);
+	GpuirPiecesInit(pieces, ndocs, bs->max_docs, GPUIR_MAX_BUILD_PIECES, false);
 	for (int q = 0; q < pieces->n; q++)
 		ls[q] = GpuirListsBegin(meta->k1, meta->b, 0, NULL);
 	ndocs = GpuirListsMergeDocs(ls, pieces, index, src, nsrc, meta->has_prior, &bs->total_dl);
@@ -1268,7 +1268,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 										   gpuir_build_callback, &bs, NULL);
 		bs.nsegs = GpuirBuilderWrite(bs.builder, index, 1, meta.k1, meta.b, NULL,
-									 bs.max_docs, GPUIR_MAX_BUILD_PIECES, bs.segs);
+									 bs.max_docs, GPUIR_MAX_BUILD_PIECES, false, bs.segs);
 		bs.total_dl = GpuirBuilderTotalDl(bs.builder);
 	}
 	if (GpuirBuilderRuns(bs.builder) + bs.worker_runs > 0)

@@ -594,13 +594,16 @@ PG_FUNCTION_INFO_V1(gpuir_index_info);
 
 /*
  * gpuir_index_info(index regclass) RETURNS record (docs, deleted_docs, terms,
- * postings, segments, buffer_docs, pages, bytes_per_posting)
+ * postings, segments, buffer_docs, pages, bytes_per_posting, free_pages)
  *
  * docs: N, the live indexed rows; deleted_docs: rows VACUUM removed that a
  * merge has not dropped yet; terms: dictionary entries summed over segments;
  * postings: postings stored in segments; buffer_docs: live rows in the
  * insert buffer; pages: index pages; bytes_per_posting: bytes of compressed
- * blocks and block headers per segment posting (NULL without postings).
+ * blocks and block headers per segment posting (NULL without postings);
+ * free_pages: pages of replaced segments on the free space map, which later
+ * merges reuse (pgstatindex's deleted_pages; not in 0.1.0's definition,
+ * whose eight columns are returned alone).
  */
 Datum
 gpuir_index_info(PG_FUNCTION_ARGS)
@@ -610,8 +613,8 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 	Relation	index;
 	GpuirMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[9];
+	bool		nulls[9] = {false};
 	InfoState	st = {0, 0};
 	int64		terms = 0,
 				postings = 0,
@@ -643,6 +646,14 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 		values[7] = Float8GetDatum((double) bytes / (double) postings);
 	else
 		nulls[7] = true;
+	if (tupdesc->natts > 8)
+	{
+		uint64		free_pages;
+		uint64		reusable_pages;
+
+		GpuirFreePages(index, &free_pages, &reusable_pages);
+		values[8] = Int64GetDatum((int64) free_pages);
+	}
 	close_search(heap, index);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -277,7 +277,8 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	/* as many segments as the cap asks for, and the directory holds */
 	nblocks_before = RelationGetNumberOfBlocks(index);
 	nnew = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, cap,
-							 GPUIR_MAX_SEGMENTS - (int) (meta.nsegments - nfold), segs);
+							 GPUIR_MAX_SEGMENTS - (int) (meta.nsegments - nfold),
+							 kind != GPUIR_POLICY_FULL, segs);
 
 	/*
 	 * The swap: replace the folded segments by the new one, mark every lane

@@ -1224,20 +1224,16 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 /*
  * GpuirPiecesInit: the cut of ndocs documents into segments of at most
  * max_docs each (0: no cap) and at most max_pieces (at least 1):
- * ceil(ndocs / max_docs) ranges, clamped, of about equal size (each holds
- * a document when ndocs > 0).
+ * ceil(ndocs / max_docs) ranges, clamped, of about equal size, or with fill
+ * of max_docs each but the last (gpuir_merge_pieces, gpuirmergepolicy.h,
+ * which says why merges cut so); each holds a document when ndocs > 0.
  */
 void
-GpuirPiecesInit(GpuirPieces *p, uint64 ndocs, uint32 max_docs, int max_pieces)
+GpuirPiecesInit(GpuirPieces *p, uint64 ndocs, uint32 max_docs, int max_pieces, bool fill)
 {
-	uint64		k = 1;
-
-	if (max_docs > 0 && ndocs > max_docs)
-		k = (ndocs + max_docs - 1) / max_docs;
-	k = Min(k, (uint64) Min(Max(max_pieces, 1), GPUIR_MAX_SEGMENTS));
-	p->n = (int) k;
-	for (int r = 0; r <= p->n; r++)
-		p->first[r] = (uint32) (ndocs * r / k);
+	p->n = (int) gpuir_merge_pieces(ndocs, max_docs,
+									(uint32) Min(Max(max_pieces, 1), GPUIR_MAX_SEGMENTS),
+									fill, p->first);
 }
 
 /*
@@ -1267,8 +1263,8 @@ append_priors(GpuirBuilder *b, ByteBuf *bb, uint32 first, uint32 end)
 /*
  * GpuirBuilderWrite: encode everything collected and write it as new
  * segments of index (write_segment: one run of pages each, from fl):
- * GpuirPiecesInit(documents, max_docs, max_pieces) of them, each a range of
- * the documents in heap TID order of about equal size, the r-th with
+ * GpuirPiecesInit(documents, max_docs, max_pieces, fill) of them, each a
+ * range of the documents in heap TID order, the r-th with
  * generation generation + r; fills segs[0 ..] and returns how many (0 when
  * the builder holds no document).  DocIDs are assigned in heap TID order,
  * so ties broken by docID are ties broken by TID, within a segment and
@@ -1278,7 +1274,7 @@ append_priors(GpuirBuilder *b, ByteBuf *bb, uint32 first, uint32 end)
 int
 GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 				  float4 k1, float4 bparam, GpuirFreeList *fl,
-				  uint32 max_docs, int max_pieces, GpuirSegmentData *segs)
+				  uint32 max_docs, int max_pieces, bool fill, GpuirSegmentData *segs)
 {
 	MemoryContext old;
 	GpuirLists *ls;
@@ -1293,7 +1289,7 @@ GpuirBuilderWrite(GpuirBuilder *b, Relation index, uint64 generation,
 	if (b->ndocs == 0)
 		return 0;
 	old = MemoryContextSwitchTo(b->cxt);
-	GpuirPiecesInit(&p, b->ndocs, max_docs, max_pieces);
+	GpuirPiecesInit(&p, b->ndocs, max_docs, max_pieces, fill);
 	ls = palloc0(sizeof(GpuirLists) * p.n);
 	for (int r = 0; r < p.n; r++)
 	{
