@@ -20,7 +20,10 @@
  *	   the segment's streams are copied there, byte for byte, under a new
  *	   generation (so a new tag on every page, and the GPU's list cache sees
  *	   a new segment), and the directory entry is swapped in one WAL record
- *	   that frees the old pages, exactly as a merge's swap does;
+ *	   that frees the old pages, exactly as a merge's swap does; when a
+ *	   stream of that segment fits in no reusable extent, once a compaction
+ *	   another, smaller segment is moved instead if its old pages, joined
+ *	   to the holes beside them, would make room for it (make_room);
  *	2. truncation: the run of reusable free pages at the end is truncated.
  *	   No reader of this primary can read a reusable page (gpuirfree.c: no
  *	   query that copied a directory listing it is left), so unlike a heap
@@ -298,14 +301,226 @@ out:
 }
 
 /*
+ * move_segment: copy the streams of segment s of meta (the caller's copy of
+ * the directory) to pages of fl (GpuirFreeListAllocate: the lowest reusable
+ * extent that holds each, else the end) under a new generation, hence a new
+ * tag on every page, and swap the directory entry in one WAL record that
+ * frees the old pages as of now, as a merge's swap does.  The caller holds
+ * the merge lock.
+ */
+static void
+move_segment(Relation index, const GpuirMetaPageData *meta, int s, GpuirFreeList *fl)
+{
+	const GpuirSegmentData *seg = &meta->segments[s];
+	GpuirSegmentData moved;
+
+	/* the copy: the same bytes under a new generation, hence a new tag */
+	moved = *seg;
+	moved.generation = meta->generation + 1;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		char	   *data;
+
+		if (seg->streams[k].nbytes == 0)
+			continue;
+		data = GpuirStreamReadAll(index, seg, (GpuirStreamKind) k);
+		moved.streams[k] = GpuirWriteStream(index, data, seg->streams[k].nbytes,
+											GpuirSegmentTag(moved.generation),
+											GpuirFreeListAllocate(fl, index,
+																  (uint32) GpuirStreamPages(&seg->streams[k])));
+		pfree(data);
+	}
+
+	/* the swap, as a merge's: directory entry and free space map, one record */
+	{
+		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
+		GenericXLogState *state;
+		Page		metapage;
+		Page		fmpage;
+		GpuirMetaPage m;
+
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
+		m = GpuirPageGetMeta(BufferGetPage(metabuf));
+		/* the merge lock keeps merges and VACUUM out: nothing else changes segments */
+		if (m->generation != meta->generation || m->nsegments != meta->nsegments ||
+			memcmp(&m->segments[s], seg, sizeof(GpuirSegmentData)) != 0)
+			elog(ERROR, "gpuir index \"%s\" changed during compaction",
+				 RelationGetRelationName(index));
+		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
+		state = GenericXLogStart(index);
+		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
+		m = GpuirPageGetMeta(metapage);
+		m->segments[s] = moved;
+		/* every reader of the old directory has an xmin <= this */
+		GpuirFreeListAddSegment(fl, seg, ReadNextFullTransactionId());
+		GpuirFreeListStore(fl, GpuirPageGetFreeMap(fmpage));
+		GpuirSetFreeMapLower(fmpage);
+		m->generation++;
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(fmbuf);
+		UnlockReleaseBuffer(metabuf);
+	}
+	GpuirFreeListReportDropped(index, fl);
+}
+
+/* an extent and whether it is reusable, for sort_coalesce */
+typedef struct ExtentFlag
+{
+	GpuirFreeExtent e;
+	bool		reusable;
+} ExtentFlag;
+
+static int
+extent_flag_cmp(const void *a, const void *b)
+{
+	BlockNumber x = ((const ExtentFlag *) a)->e.start;
+	BlockNumber y = ((const ExtentFlag *) b)->e.start;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * sort_coalesce: sort fl's extents by start and join adjacent reusable
+ * ones, as GpuirFreeListInit joins them once the map holds them so
+ */
+static void
+sort_coalesce(GpuirFreeList *fl)
+{
+	ExtentFlag *a = palloc(sizeof(ExtentFlag) * Max(fl->n, 1));
+	int			n = 0;
+
+	for (int i = 0; i < fl->n; i++)
+		if (fl->ext[i].npages > 0)
+		{
+			a[n].e = fl->ext[i];
+			a[n++].reusable = fl->reusable[i];
+		}
+	qsort(a, n, sizeof(ExtentFlag), extent_flag_cmp);
+	fl->n = 0;
+	for (int i = 0; i < n; i++)
+	{
+		if (fl->n > 0 && a[i].reusable && fl->reusable[fl->n - 1] &&
+			(uint64) fl->ext[fl->n - 1].start + fl->ext[fl->n - 1].npages == a[i].e.start &&
+			(uint64) fl->ext[fl->n - 1].npages + a[i].e.npages <= PG_UINT32_MAX)
+		{
+			fl->ext[fl->n - 1].npages += a[i].e.npages;
+			continue;
+		}
+		fl->ext[fl->n] = a[i].e;
+		fl->reusable[fl->n++] = a[i].reusable;
+	}
+	pfree(a);
+}
+
+/*
+ * room_after_moving: whether, once segment x of meta has moved to
+ * reusable free pages of fl below tail (where move_segment would put it)
+ * and its old pages are reusable, every stream of segment top fits in a
+ * reusable extent (as relocate_top takes them); sim is scratch space
+ */
+static bool
+room_after_moving(const GpuirMetaPageData *meta, const GpuirFreeList *fl, int x, int top,
+				  BlockNumber tail, GpuirFreeList *sim)
+{
+	const GpuirSegmentData *xs = &meta->segments[x];
+
+	*sim = *fl;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		uint64		np = GpuirStreamPages(&xs->streams[k]);
+		BlockNumber to;
+
+		if (np == 0)
+			continue;
+		to = GpuirFreeListTake(sim, (uint32) np);
+		if (!BlockNumberIsValid(to) || (uint64) to + np > tail)
+			return false;
+	}
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		const GpuirStream *st = &xs->streams[k];
+
+		if (st->nbytes == 0)
+			continue;
+		if (sim->n >= (int) lengthof(sim->ext))
+			return false;
+		sim->ext[sim->n].start = st->start;
+		sim->ext[sim->n].npages = (uint32) GpuirStreamPages(st);
+		sim->ext[sim->n].safexid = FirstNormalFullTransactionId;
+		sim->reusable[sim->n++] = true;
+	}
+	sort_coalesce(sim);
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		uint64		np = GpuirStreamPages(&meta->segments[top].streams[k]);
+
+		if (np > 0 && !BlockNumberIsValid(GpuirFreeListTake(sim, (uint32) np)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * make_room: when a stream of segment top, which holds the highest page in
+ * use, fits in no reusable free extent, move the smallest other segment
+ * (at most as large as top) whose move, into reusable free pages below
+ * tail, frees pages next to holes so that top's streams would all fit
+ * (room_after_moving); returns whether it moved one.  The free space
+ * fragments under constant load: a merge places each stream in the
+ * smallest hole that holds it, and small segments end up between the holes
+ * that a full segment's largest stream would need together (a 30-minute
+ * soak ended with 2,117 free pages, 13% of the index, in holes smaller than
+ * every stream of the last segment).  The moved segment's old pages become
+ * reusable once no query can read them: VACUUM's compaction waits for that
+ * and then moves top; without waiting, a later compaction does.
+ */
+static bool
+make_room(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *fl, int top,
+		  BlockNumber tail)
+{
+	GpuirFreeList *sim = palloc(sizeof(GpuirFreeList));
+	const uint64 toppages = GpuirSegmentPages(&meta->segments[top]);
+	int			best = -1;
+	uint64		bestpages = 0;
+
+	for (uint32 x = 0; x < meta->nsegments; x++)
+	{
+		uint64		xpages = GpuirSegmentPages(&meta->segments[x]);
+
+		if ((int) x == top || xpages == 0 || xpages > toppages ||
+			(best >= 0 && xpages >= bestpages))
+			continue;
+		if (room_after_moving(meta, fl, (int) x, top, tail, sim))
+		{
+			best = (int) x;
+			bestpages = xpages;
+		}
+	}
+	pfree(sim);
+	if (best < 0)
+		return false;
+	move_segment(index, meta, best, fl);
+	ereport(DEBUG1,
+			(errmsg("gpuir index \"%s\": moved a segment of %llu pages to make room for the last one (%llu pages)",
+					RelationGetRelationName(index), (unsigned long long) bestpages,
+					(unsigned long long) toppages)));
+	return true;
+}
+
+/*
  * relocate_top: move the segment holding the highest page in use to
  * reusable free pages lower down, if that grows the free run at the end
  * enough (file header), or the insert lane whose chain holds it
- * (relocate_top_lane); returns whether it did.  The caller holds the merge
- * lock.
+ * (relocate_top_lane), or, when one of that segment's streams fits in no
+ * reusable extent and *may_make_room, another segment whose move makes
+ * room for it (make_room; *may_make_room is then cleared); returns whether
+ * it moved anything.  The caller holds the merge lock.
  */
 static bool
-relocate_top(Relation index)
+relocate_top(Relation index, bool *may_make_room)
 {
 	GpuirMetaPageData *meta = palloc(sizeof(GpuirMetaPageData));
 	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
@@ -316,7 +531,6 @@ relocate_top(Relation index)
 	BlockNumber tail;
 	BlockNumber newtail;
 	GpuirSegmentData seg;
-	GpuirSegmentData moved;
 	uint64		segpages = 0;
 	int			s;
 	bool		done = false;
@@ -349,11 +563,18 @@ relocate_top(Relation index)
 			uint64		all;
 			uint64		reusable;
 
+			if (*may_make_room && make_room(index, meta, fl, s, tail))
+			{
+				*may_make_room = false;
+				done = true;
+				goto out;
+			}
 			GpuirFreeListPages(fl, &all, &reusable);
 			ereport(DEBUG2,
-					(errmsg("gpuir index \"%s\": no segment moved: a stream of %llu pages of the last segment fits in no reusable free extent (%llu of %llu free pages reusable)",
+					(errmsg("gpuir index \"%s\": no segment moved: a stream of %llu pages of the last segment fits in no reusable free extent (%llu of %llu free pages reusable)%s",
 							RelationGetRelationName(index), (unsigned long long) np,
-							(unsigned long long) reusable, (unsigned long long) all)));
+							(unsigned long long) reusable, (unsigned long long) all,
+							*may_make_room ? ", and moving no other segment would make room" : "")));
 			goto out;
 		}
 	}
@@ -370,55 +591,7 @@ relocate_top(Relation index)
 		goto out;
 	}
 
-	/* the copy: the same bytes under a new generation, hence a new tag */
-	moved = seg;
-	moved.generation = meta->generation + 1;
-	for (int k = 0; k < GPUIR_NSTREAMS; k++)
-	{
-		char	   *data;
-
-		if (seg.streams[k].nbytes == 0)
-			continue;
-		data = GpuirStreamReadAll(index, &seg, (GpuirStreamKind) k);
-		moved.streams[k] = GpuirWriteStream(index, data, seg.streams[k].nbytes,
-											GpuirSegmentTag(moved.generation),
-											GpuirFreeListAllocate(fl, index,
-																  (uint32) GpuirStreamPages(&seg.streams[k])));
-		pfree(data);
-	}
-
-	/* the swap, as a merge's: directory entry and free space map, one record */
-	{
-		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
-		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
-		GenericXLogState *state;
-		Page		metapage;
-		Page		fmpage;
-		GpuirMetaPage m;
-
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
-		m = GpuirPageGetMeta(BufferGetPage(metabuf));
-		/* the merge lock keeps merges and VACUUM out: nothing else changes segments */
-		if (m->generation != meta->generation || m->nsegments != meta->nsegments ||
-			memcmp(&m->segments[s], &seg, sizeof(GpuirSegmentData)) != 0)
-			elog(ERROR, "gpuir index \"%s\" changed during compaction",
-				 RelationGetRelationName(index));
-		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
-		state = GenericXLogStart(index);
-		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
-		m = GpuirPageGetMeta(metapage);
-		m->segments[s] = moved;
-		/* every reader of the old directory has an xmin <= this */
-		GpuirFreeListAddSegment(fl, &seg, ReadNextFullTransactionId());
-		GpuirFreeListStore(fl, GpuirPageGetFreeMap(fmpage));
-		GpuirSetFreeMapLower(fmpage);
-		m->generation++;
-		GenericXLogFinish(state);
-		UnlockReleaseBuffer(fmbuf);
-		UnlockReleaseBuffer(metabuf);
-	}
+	move_segment(index, meta, s, fl);
 	ereport(DEBUG1,
 			(errmsg("gpuir index \"%s\": moved a segment of %llu pages toward the start: the last %u of %u pages are free",
 					RelationGetRelationName(index), (unsigned long long) segpages,
@@ -626,6 +799,7 @@ static void
 compact_locked(Relation index, bool wait)
 {
 	int			waits = wait ? GPUIR_COMPACT_WAITS : 0;
+	bool		may_make_room = true;	/* once a compaction (make_room) */
 
 	for (;;)
 	{
@@ -635,7 +809,7 @@ compact_locked(Relation index, bool wait)
 		for (int i = 0; i < GPUIR_MAX_SEGMENTS; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (!relocate_top(index))
+			if (!relocate_top(index, &may_make_room))
 				break;
 		}
 		if (waits-- == 0)
