@@ -609,6 +609,7 @@ extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 									FullTransactionId safexid);
 extern bool GpuirFreeListAddReusable(GpuirFreeList *fl, BlockNumber *pages, int n);
+extern bool GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentData *seg);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm);
 extern void GpuirFreeListReportDropped(Relation index, const GpuirFreeList *fl);
 extern void GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable);

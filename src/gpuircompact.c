@@ -366,55 +366,6 @@ move_segment(Relation index, const GpuirMetaPageData *meta, int s, GpuirFreeList
 	GpuirFreeListReportDropped(index, fl);
 }
 
-/* an extent and whether it is reusable, for sort_coalesce */
-typedef struct ExtentFlag
-{
-	GpuirFreeExtent e;
-	bool		reusable;
-} ExtentFlag;
-
-static int
-extent_flag_cmp(const void *a, const void *b)
-{
-	BlockNumber x = ((const ExtentFlag *) a)->e.start;
-	BlockNumber y = ((const ExtentFlag *) b)->e.start;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * sort_coalesce: sort fl's extents by start and join adjacent reusable
- * ones, as GpuirFreeListInit joins them once the map holds them so
- */
-static void
-sort_coalesce(GpuirFreeList *fl)
-{
-	ExtentFlag *a = palloc(sizeof(ExtentFlag) * Max(fl->n, 1));
-	int			n = 0;
-
-	for (int i = 0; i < fl->n; i++)
-		if (fl->ext[i].npages > 0)
-		{
-			a[n].e = fl->ext[i];
-			a[n++].reusable = fl->reusable[i];
-		}
-	qsort(a, n, sizeof(ExtentFlag), extent_flag_cmp);
-	fl->n = 0;
-	for (int i = 0; i < n; i++)
-	{
-		if (fl->n > 0 && a[i].reusable && fl->reusable[fl->n - 1] &&
-			(uint64) fl->ext[fl->n - 1].start + fl->ext[fl->n - 1].npages == a[i].e.start &&
-			(uint64) fl->ext[fl->n - 1].npages + a[i].e.npages <= PG_UINT32_MAX)
-		{
-			fl->ext[fl->n - 1].npages += a[i].e.npages;
-			continue;
-		}
-		fl->ext[fl->n] = a[i].e;
-		fl->reusable[fl->n++] = a[i].reusable;
-	}
-	pfree(a);
-}
-
 /*
  * room_after_moving: whether, once segment x of meta has moved to
  * reusable free pages of fl below tail (where move_segment would put it)
@@ -439,20 +390,8 @@ room_after_moving(const GpuirMetaPageData *meta, const GpuirFreeList *fl, int x,
 		if (!BlockNumberIsValid(to) || (uint64) to + np > tail)
 			return false;
 	}
-	for (int k = 0; k < GPUIR_NSTREAMS; k++)
-	{
-		const GpuirStream *st = &xs->streams[k];
-
-		if (st->nbytes == 0)
-			continue;
-		if (sim->n >= (int) lengthof(sim->ext))
-			return false;
-		sim->ext[sim->n].start = st->start;
-		sim->ext[sim->n].npages = (uint32) GpuirStreamPages(st);
-		sim->ext[sim->n].safexid = FirstNormalFullTransactionId;
-		sim->reusable[sim->n++] = true;
-	}
-	sort_coalesce(sim);
+	if (!GpuirFreeListPlanFree(sim, xs))
+		return false;
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 	{
 		uint64		np = GpuirStreamPages(&meta->segments[top].streams[k]);

@@ -338,6 +338,76 @@ GpuirFreeListAddReusable(GpuirFreeList *fl, BlockNumber *pages, int n)
 	return true;
 }
 
+/* an extent and whether it is reusable, for GpuirFreeListPlanFree */
+typedef struct ExtentFlag
+{
+	GpuirFreeExtent e;
+	bool		reusable;
+} ExtentFlag;
+
+static int
+extent_flag_cmp(const void *a, const void *b)
+{
+	BlockNumber x = ((const ExtentFlag *) a)->e.start;
+	BlockNumber y = ((const ExtentFlag *) b)->e.start;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * GpuirFreeListPlanFree: for plans on a copy of a free list, never stored:
+ * seg's pages freed as if no reader were left, and the list sorted by start
+ * with adjacent reusable extents joined, as GpuirFreeListInit joins them
+ * once the map holds them and they are reusable (compaction's make_room
+ * asks what a move would free next to the holes).  Returns false, adding
+ * nothing, when the list has no room for seg's streams.
+ */
+bool
+GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentData *seg)
+{
+	ExtentFlag *a;
+	int			n = 0;
+
+	if (fl->n + GPUIR_NSTREAMS > (int) lengthof(fl->ext))
+		return false;
+	a = palloc(sizeof(ExtentFlag) * (fl->n + GPUIR_NSTREAMS));
+	for (int i = 0; i < fl->n; i++)
+		if (fl->ext[i].npages > 0)
+		{
+			a[n].e = fl->ext[i];
+			a[n++].reusable = fl->reusable[i];
+		}
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		const GpuirStream *st = &seg->streams[k];
+
+		if (st->nbytes == 0)
+			continue;
+		a[n].e.start = st->start;
+		a[n].e.npages = (uint32) GpuirStreamPages(st);
+		a[n].e.safexid = FirstNormalFullTransactionId;
+		a[n++].reusable = true;
+	}
+	qsort(a, n, sizeof(ExtentFlag), extent_flag_cmp);
+	fl->n = 0;
+	for (int i = 0; i < n; i++)
+	{
+		GpuirFreeExtent *prev = fl->n > 0 ? &fl->ext[fl->n - 1] : NULL;
+
+		if (prev != NULL && a[i].reusable && fl->reusable[fl->n - 1] &&
+			(uint64) prev->start + prev->npages == a[i].e.start &&
+			(uint64) prev->npages + a[i].e.npages <= PG_UINT32_MAX)
+		{
+			prev->npages += a[i].e.npages;
+			continue;
+		}
+		fl->ext[fl->n] = a[i].e;
+		fl->reusable[fl->n++] = a[i].reusable;
+	}
+	pfree(a);
+	return true;
+}
+
 static int
 extent_cmp_start(const void *a, const void *b)
 {

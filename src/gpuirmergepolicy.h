@@ -214,8 +214,6 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 								 * ones may still take (cap) */
 	bool		deleted[GPUIR_MERGE_POLICY_MAX_SEGMENTS];	/* rewritten for its deletions */
 	bool		before_tier[GPUIR_MERGE_POLICY_MAX_SEGMENTS];	/* fold before the tier merge */
-	uint32_t	nfold_before_tier;
-	uint64_t	result_before_tier;
 	bool		cascaded = false;	/* the cascade folded something */
 
 	/*
@@ -284,8 +282,6 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	 * rewrites wait (choose_segments)
 	 */
 	memcpy(before_tier, fold, sizeof(bool) * n);
-	nfold_before_tier = nfold;
-	result_before_tier = result;
 	if (same + 1 >= GPUIR_MERGE_FACTOR)
 		nfold += gpuir_merge_fold_tier(segs, n, tier, cap, fold, &result, &tiered);
 
@@ -335,10 +331,16 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 	if (cascaded && cap > 0)
 	{
 		memcpy(fold, before_tier, sizeof(bool) * n);
-		nfold = nfold_before_tier;
-		result = result_before_tier;
 		tiered = buf_ndocs;
-		nfold += gpuir_merge_fold_tier(segs, n, -1, cap, fold, &result, &tiered);
+		gpuir_merge_fold_tier(segs, n, -1, cap, fold, &result, &tiered);
+		/* the counts, of the folds undone and made again */
+		nfold = 0;
+		result = buf_ndocs;
+		for (uint32_t s = 0; s < n; s++)
+		{
+			nfold += fold[s];
+			result += fold[s] ? gpuir_merge_live(&segs[s]) : 0;
+		}
 	}
 	return nfold;
 }
