@@ -138,6 +138,30 @@ RESET gpuir.device;
 DROP TABLE sg_skip, sg_skip_stats;
 DROP FUNCTION sg_skip_run(text);
 
+-- VACUUM rewrites in rounds: under a cap of 500, one merge rewrites one
+-- segment of 400 live documents (the cap's worth), so a VACUUM after 20% of
+-- the rows of every segment were deleted merges again while a segment keeps
+-- 15% or more of its documents deleted: none is left
+CREATE TABLE sg_rounds (id int, body text) WITH (autovacuum_enabled = off);
+INSERT INTO sg_rounds
+SELECT i, 'w' || (i % 37) || ' w' || (i % 101) || ' common' FROM generate_series(1, 4000) i;
+CREATE INDEX sg_rounds_idx ON sg_rounds USING gpuir (body)
+	WITH (text_config = 'simple', max_segment_docs = 500);
+DELETE FROM sg_rounds WHERE id % 5 = 0;
+VACUUM sg_rounds;
+SELECT docs, deleted_docs, segments FROM gpuir_index_info('sg_rounds_idx');
+SELECT gpuir_verify('sg_rounds_idx');
+CREATE TEMP TABLE sg_rounds_before AS
+SELECT q, s.ctid AS tid, s.score FROM unnest(ARRAY['w3 common', 'w7 w8', 'w36 w100 common']) q,
+	LATERAL gpuir_search('sg_rounds_idx', q, 20, 'bmw') s;
+REINDEX INDEX sg_rounds_idx;
+SELECT count(*) AS differ FROM (
+	(SELECT * FROM sg_rounds_before
+	 EXCEPT SELECT q, s.ctid, s.score FROM unnest(ARRAY['w3 common', 'w7 w8', 'w36 w100 common']) q,
+		LATERAL gpuir_search('sg_rounds_idx', q, 20, 'bmw') s)) d;
+SELECT count(*) AS results FROM sg_rounds_before;
+DROP TABLE sg_rounds, sg_rounds_before;
+
 -- bad values
 ALTER INDEX sg_cap SET (max_segment_docs = -1);
 CREATE INDEX sg_bad ON sg_docs USING gpuir (body) WITH (max_segment_docs = 'many');

@@ -870,6 +870,7 @@ extern bool GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait);
 extern void GpuirMergeSegment(GpuirBuilder *b, Relation index, const GpuirSegmentData *seg,
 							  uint32 segno);
 extern bool GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta);
+extern int	GpuirMergeVacuum(Relation index);
 
 /*
  * The merge lock: a heavyweight lock on the metapage's block number, held

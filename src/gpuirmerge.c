@@ -214,6 +214,77 @@ GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
 	return GpuirBufferedBytes(index, meta) > 0;
 }
 
+/* the deleted documents meta's segments hold */
+static uint64
+deleted_in_segments(const GpuirMetaPageData *meta)
+{
+	uint64		n = 0;
+
+	for (uint32 s = 0; s < meta->nsegments; s++)
+		n += meta->segments[s].ndeleted;
+	return n;
+}
+
+/*
+ * GpuirMergeVacuum: VACUUM's merges and compaction (gpuirvacuumcleanup, after
+ * the deleted documents are marked).  When the policy asks for a merge
+ * (GpuirMergeWanted) a VACUUM merge runs, unless another merge holds the
+ * merge lock, and compaction after it (GpuirCompact: the new segments move
+ * down into free pages, the free pages that end the index are truncated).
+ * Then, while some segment still has so many deleted documents that the
+ * policy would rewrite it, further rounds of both, each waiting for the
+ * merge lock, as long as the round before lowered the deleted documents the
+ * segments hold, at most GPUIR_MAX_SEGMENTS rounds.  Under max_segment_docs
+ * one merge rewrites about the cap's worth of live documents, so an
+ * autovacuum that found 16% of the rows dead used to leave most of the
+ * segments it marked to inserts' merges over the next minutes, the index
+ * keeping the dead rows' space and query work meanwhile (bench/writes
+ * soak); in rounds, each merge writes into the pages the round before
+ * freed once compaction has waited for them to become reusable, so the
+ * file grows by about one round's output, not by all of them.  Afterwards
+ * no segment has GPUIR_MERGE_DELETES_PCT or more deleted documents unless
+ * the merge lock was taken or a round removed none (a full directory).
+ * Returns the rounds of merges run (0: none).
+ */
+int
+GpuirMergeVacuum(Relation index)
+{
+	GpuirMetaPageData meta;
+	GpuirMergeSegCounts counts[GPUIR_MAX_SEGMENTS];
+	int			rounds = 0;
+
+	GpuirReadMeta(index, &meta);
+	if (GpuirMergeWanted(index, &meta))
+	{
+		const uint64 first = deleted_in_segments(&meta);
+
+		for (;;)
+		{
+			const uint64 before = deleted_in_segments(&meta);
+
+			if (!GpuirMerge(index, GPUIR_POLICY_VACUUM, rounds > 0))
+				break;
+			rounds++;
+			GpuirCompact(index, true);
+			GpuirReadMeta(index, &meta);
+			if (rounds >= GPUIR_MAX_SEGMENTS ||
+				!gpuir_merge_rewrites_wanted(counts, policy_counts(&meta, counts)) ||
+				deleted_in_segments(&meta) >= before)
+				break;
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (rounds > 1)
+			ereport(DEBUG1,
+					(errmsg_internal("gpuir index \"%s\": VACUUM merged in %d rounds, %llu of %llu deleted documents left in %u segments",
+									 RelationGetRelationName(index), rounds,
+									 (unsigned long long) deleted_in_segments(&meta),
+									 (unsigned long long) first, meta.nsegments)));
+	}
+	if (rounds == 0)
+		GpuirCompact(index, true);
+	return rounds;
+}
+
 /*
  * GpuirMerge: fold the insert buffer into a new segment, with the segments
  * the policy picks for a merge of kind (gpuirmergepolicy.h); a full merge

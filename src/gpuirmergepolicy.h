@@ -32,7 +32,8 @@
  * the documents are deleted is folded by the next merge whatever its tier
  * (Lucene's TieredMergePolicy.deletesPctAllowed), so that deleted documents
  * cost at most that share of a segment's space and query work; VACUUM
- * starts that merge (GpuirMergeWanted).  Every segment smaller than the one
+ * starts that merge (GpuirMergeWanted), and under a cap (below) merges again
+ * while a segment has that many (GpuirMergeVacuum's rounds).  Every segment smaller than the one
  * rewritten is folded with it: they cost little beside it, and every
  * segment repeats the dictionary and block headers of the terms it shares
  * with the others.  "The next merge" unless the caller says rewrites must
@@ -377,6 +378,20 @@ gpuir_merge_pieces(uint64_t ndocs, uint32_t cap, uint32_t max_pieces, bool fill,
 }
 
 /*
+ * gpuir_merge_rewrites_wanted: some segment of segs[0 .. n) has so many
+ * deleted documents that the policy would rewrite it (VACUUM's further
+ * merge rounds, gpuirvacuumcleanup)
+ */
+static inline bool
+gpuir_merge_rewrites_wanted(const GpuirMergeSegCounts *segs, uint32_t n)
+{
+	for (uint32_t s = 0; s < n; s++)
+		if (gpuir_merge_too_many_deleted(&segs[s]))
+			return true;
+	return false;
+}
+
+/*
  * gpuir_merge_wanted_segments: the segments' part of GpuirMergeWanted: some
  * segment has so many deleted documents that the policy would rewrite it,
  * or two segments are small beside the largest
@@ -386,12 +401,10 @@ gpuir_merge_wanted_segments(const GpuirMergeSegCounts *segs, uint32_t n)
 {
 	uint32_t	small = 0;
 
+	if (gpuir_merge_rewrites_wanted(segs, n))
+		return true;
 	for (uint32_t s = 0; s < n; s++)
-	{
-		if (gpuir_merge_too_many_deleted(&segs[s]))
-			return true;
 		small += gpuir_merge_is_small(segs, n, &segs[s]);
-	}
 	return small >= 2;
 }
 

@@ -342,14 +342,14 @@ never_dead(ItemPointer itemptr, void *state)
  * statistics that disagree with the deleted bitmaps (left so by a crash in
  * the middle of an earlier VACUUM).  Then, when the merge policy asks for it
  * (GpuirMergeWanted: deleted documents, small segments, a non-empty insert
- * buffer), a merge runs (skipped when another one runs), and then
- * compaction (gpuircompact.c): segments move down and free pages at the end
- * of the index are truncated.
+ * buffer), merges run (the first skipped when another one runs), in rounds
+ * while segments keep many deleted documents, each followed by compaction
+ * (gpuircompact.c): segments move down and free pages at the end of the
+ * index are truncated (GpuirMergeVacuum).
  */
 IndexBulkDeleteResult *
 gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	GpuirMetaPageData meta;
 	uint64		free_pages;
 	uint64		reusable_pages;
 
@@ -357,10 +357,7 @@ gpuirvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		return stats;
 	if (stats == NULL)
 		stats = gpuirbulkdelete(info, NULL, never_dead, NULL);
-	GpuirReadMeta(info->index, &meta);
-	if (GpuirMergeWanted(info->index, &meta))
-		GpuirMerge(info->index, GPUIR_POLICY_VACUUM, false);
-	GpuirCompact(info->index, true);
+	GpuirMergeVacuum(info->index);
 	GpuirFreePages(info->index, &free_pages, &reusable_pages);
 	stats->pages_deleted = (BlockNumber) Min(free_pages, MaxBlockNumber);
 	stats->pages_free = (BlockNumber) Min(reusable_pages, MaxBlockNumber);

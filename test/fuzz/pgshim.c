@@ -1054,6 +1054,12 @@ GpuirCompactLocked(Relation index)
 	NOT_EMULATED("GpuirCompactLocked");
 }
 
+void
+GpuirCompact(Relation index, bool wait)
+{
+	NOT_EMULATED("GpuirCompact");
+}
+
 uint32
 GpuirMaxSegmentDocs(Relation index)
 {
