@@ -228,13 +228,15 @@ deleted_in_segments(const GpuirMetaPageData *meta)
 /*
  * GpuirMergeVacuum: VACUUM's merges and compaction (gpuirvacuumcleanup, after
  * the deleted documents are marked).  When the policy asks for a merge
- * (GpuirMergeWanted) a VACUUM merge runs, unless another merge holds the
- * merge lock, and compaction after it (GpuirCompact: the new segments move
+ * (GpuirMergeWanted) a VACUUM merge runs, waiting for the merge lock (under
+ * 16 clients' inserts some insert's merge holds it most of the time: a
+ * VACUUM that skipped its merge then left every rewrite to inserts'
+ * merges), and compaction after it (GpuirCompact: the new segments move
  * down into free pages, the free pages that end the index are truncated).
  * Then, while some segment still has so many deleted documents that the
- * policy would rewrite it, further rounds of both, each waiting for the
- * merge lock, as long as the round before lowered the deleted documents the
- * segments hold, at most GPUIR_MAX_SEGMENTS rounds.  Under max_segment_docs
+ * policy would rewrite it, further rounds of both, as long as the round
+ * before lowered the deleted documents the segments hold, at most
+ * GPUIR_MAX_SEGMENTS rounds.  Under max_segment_docs
  * one merge rewrites about the cap's worth of live documents, so an
  * autovacuum that found 16% of the rows dead used to leave most of the
  * segments it marked to inserts' merges over the next minutes, the index
@@ -243,7 +245,8 @@ deleted_in_segments(const GpuirMetaPageData *meta)
  * freed once compaction has waited for them to become reusable, so the
  * file grows by about one round's output, not by all of them.  Afterwards
  * no segment has GPUIR_MERGE_DELETES_PCT or more deleted documents unless
- * the merge lock was taken or a round removed none (a full directory).
+ * a round removed none (a full directory's merge, which folds everything,
+ * or an insert's merge that ran in between and rewrote them first).
  * Returns the rounds of merges run (0: none).
  */
 int
@@ -262,8 +265,7 @@ GpuirMergeVacuum(Relation index)
 		{
 			const uint64 before = deleted_in_segments(&meta);
 
-			if (!GpuirMerge(index, GPUIR_POLICY_VACUUM, rounds > 0))
-				break;
+			GpuirMerge(index, GPUIR_POLICY_VACUUM, true);
 			rounds++;
 			GpuirCompact(index, true);
 			GpuirReadMeta(index, &meta);
@@ -273,12 +275,11 @@ GpuirMergeVacuum(Relation index)
 				break;
 			CHECK_FOR_INTERRUPTS();
 		}
-		if (rounds > 1)
-			ereport(DEBUG1,
-					(errmsg_internal("gpuir index \"%s\": VACUUM merged in %d rounds, %llu of %llu deleted documents left in %u segments",
-									 RelationGetRelationName(index), rounds,
-									 (unsigned long long) deleted_in_segments(&meta),
-									 (unsigned long long) first, meta.nsegments)));
+		ereport(DEBUG1,
+				(errmsg_internal("gpuir index \"%s\": VACUUM merged in %d rounds, %llu of %llu deleted documents left in %u segments",
+								 RelationGetRelationName(index), rounds,
+								 (unsigned long long) deleted_in_segments(&meta),
+								 (unsigned long long) first, meta.nsegments)));
 	}
 	if (rounds == 0)
 		GpuirCompact(index, true);

@@ -342,8 +342,8 @@ never_dead(ItemPointer itemptr, void *state)
  * statistics that disagree with the deleted bitmaps (left so by a crash in
  * the middle of an earlier VACUUM).  Then, when the merge policy asks for it
  * (GpuirMergeWanted: deleted documents, small segments, a non-empty insert
- * buffer), merges run (the first skipped when another one runs), in rounds
- * while segments keep many deleted documents, each followed by compaction
+ * buffer), merges run (waiting for a running one), in rounds while
+ * segments keep many deleted documents, each followed by compaction
  * (gpuircompact.c): segments move down and free pages at the end of the
  * index are truncated (GpuirMergeVacuum).
  */
