@@ -214,17 +214,6 @@ GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
 	return GpuirBufferedBytes(index, meta) > 0;
 }
 
-/* the deleted documents meta's segments hold */
-static uint64
-deleted_in_segments(const GpuirMetaPageData *meta)
-{
-	uint64		n = 0;
-
-	for (uint32 s = 0; s < meta->nsegments; s++)
-		n += meta->segments[s].ndeleted;
-	return n;
-}
-
 /*
  * GpuirMergeVacuum: VACUUM's merges and compaction (gpuirvacuumcleanup, after
  * the deleted documents are marked).  When the policy asks for a merge
@@ -254,32 +243,35 @@ GpuirMergeVacuum(Relation index)
 {
 	GpuirMetaPageData meta;
 	GpuirMergeSegCounts counts[GPUIR_MAX_SEGMENTS];
+	uint32		n;
 	int			rounds = 0;
 
 	GpuirReadMeta(index, &meta);
 	if (GpuirMergeWanted(index, &meta))
 	{
-		const uint64 first = deleted_in_segments(&meta);
+		const uint64 first = gpuir_merge_deleted(counts, policy_counts(&meta, counts));
+		uint64		deleted = first;
 
 		for (;;)
 		{
-			const uint64 before = deleted_in_segments(&meta);
+			const uint64 before = deleted;
 
 			GpuirMerge(index, GPUIR_POLICY_VACUUM, true);
 			rounds++;
 			GpuirCompact(index, true);
 			GpuirReadMeta(index, &meta);
-			if (rounds >= GPUIR_MAX_SEGMENTS ||
-				!gpuir_merge_rewrites_wanted(counts, policy_counts(&meta, counts)) ||
-				deleted_in_segments(&meta) >= before)
+			n = policy_counts(&meta, counts);
+			deleted = gpuir_merge_deleted(counts, n);
+			if (rounds >= GPUIR_MAX_SEGMENTS || !gpuir_merge_rewrites_wanted(counts, n) ||
+				deleted >= before)
 				break;
 			CHECK_FOR_INTERRUPTS();
 		}
 		ereport(DEBUG1,
 				(errmsg_internal("gpuir index \"%s\": VACUUM merged in %d rounds, %llu of %llu deleted documents left in %u segments",
 								 RelationGetRelationName(index), rounds,
-								 (unsigned long long) deleted_in_segments(&meta),
-								 (unsigned long long) first, meta.nsegments)));
+								 (unsigned long long) deleted, (unsigned long long) first,
+								 meta.nsegments)));
 	}
 	if (rounds == 0)
 		GpuirCompact(index, true);

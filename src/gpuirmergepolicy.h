@@ -377,6 +377,17 @@ gpuir_merge_pieces(uint64_t ndocs, uint32_t cap, uint32_t max_pieces, bool fill,
 	return (uint32_t) k;
 }
 
+/* the deleted documents segs[0 .. n) hold */
+static inline uint64_t
+gpuir_merge_deleted(const GpuirMergeSegCounts *segs, uint32_t n)
+{
+	uint64_t	deleted = 0;
+
+	for (uint32_t s = 0; s < n; s++)
+		deleted += segs[s].ndeleted;
+	return deleted;
+}
+
 /*
  * gpuir_merge_rewrites_wanted: some segment of segs[0 .. n) has so many
  * deleted documents that the policy would rewrite it (VACUUM's further

@@ -136,17 +136,6 @@ sim_merge(Sim *sim, GpuirMergePolicyKind kind)
 	sim->n += pieces;
 }
 
-/* the deleted documents sim's segments hold */
-static uint64_t
-sim_deleted(const Sim *sim)
-{
-	uint64_t	n = 0;
-
-	for (uint32_t s = 0; s < sim->n; s++)
-		n += sim->seg[s].ndeleted;
-	return n;
-}
-
 /*
  * VACUUM's merges, as GpuirMergeVacuum runs them: one VACUUM merge, then
  * further rounds while some segment has so many deleted documents that the
@@ -160,12 +149,12 @@ sim_vacuum(Sim *sim)
 
 	for (;;)
 	{
-		const uint64_t before = sim_deleted(sim);
+		const uint64_t before = gpuir_merge_deleted(sim->seg, sim->n);
 
 		sim_merge(sim, GPUIR_POLICY_VACUUM);
 		rounds++;
 		if (rounds >= MAXSEG || !gpuir_merge_rewrites_wanted(sim->seg, sim->n) ||
-			sim_deleted(sim) >= before)
+			gpuir_merge_deleted(sim->seg, sim->n) >= before)
 			return rounds;
 	}
 }
@@ -640,8 +629,8 @@ test_soak(uint32_t cap, double max_avg)
 		   "build %.2fx at most after the first tenth, %.2fx on average in the last third; "
 		   "after the final VACUUM %u segments, %llu of %llu documents deleted\n", what,
 		   (double) sim.rewritten / (double) sim.inserted, ratio_max,
-		   ratio_sum / (double) (steps / 3), sim.n, (unsigned long long) sim_deleted(&sim),
-		   (unsigned long long) (sim_live(&sim) + sim_deleted(&sim)));
+		   ratio_sum / (double) (steps / 3), sim.n, (unsigned long long) gpuir_merge_deleted(sim.seg, sim.n),
+		   (unsigned long long) (sim_live(&sim) + gpuir_merge_deleted(sim.seg, sim.n)));
 }
 
 int
