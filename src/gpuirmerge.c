@@ -233,10 +233,9 @@ GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
  * soak); in rounds, each merge writes into the pages the round before
  * freed once compaction has waited for them to become reusable, so the
  * file grows by about one round's output, not by all of them.  Afterwards
- * no segment has GPUIR_MERGE_DELETES_PCT or more deleted documents unless
- * a round removed none (a full directory's merge, which folds everything,
- * or an insert's merge that ran in between and rewrote them first).
- * Returns the rounds of merges run (0: none).
+ * no segment has GPUIR_MERGE_DELETES_PCT or more deleted documents, unless
+ * the rounds stopped early (GPUIR_MAX_SEGMENTS of them, or one that lowered
+ * nothing).  Returns the rounds of merges run (0: none).
  */
 int
 GpuirMergeVacuum(Relation index)

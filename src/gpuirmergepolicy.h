@@ -32,8 +32,9 @@
  * the documents are deleted is folded by the next merge whatever its tier
  * (Lucene's TieredMergePolicy.deletesPctAllowed), so that deleted documents
  * cost at most that share of a segment's space and query work; VACUUM
- * starts that merge (GpuirMergeWanted), and under a cap (below) merges again
- * while a segment has that many (GpuirMergeVacuum's rounds).  Every segment smaller than the one
+ * starts that merge (GpuirMergeWanted), and merges again while a segment
+ * has that many (GpuirMergeVacuum's rounds: under a cap, below, one merge
+ * rewrites only the cap's worth).  Every segment smaller than the one
  * rewritten is folded with it: they cost little beside it, and every
  * segment repeats the dictionary and block headers of the terms it shares
  * with the others.  "The next merge" unless the caller says rewrites must
@@ -391,7 +392,7 @@ gpuir_merge_deleted(const GpuirMergeSegCounts *segs, uint32_t n)
 /*
  * gpuir_merge_rewrites_wanted: some segment of segs[0 .. n) has so many
  * deleted documents that the policy would rewrite it (VACUUM's further
- * merge rounds, gpuirvacuumcleanup)
+ * merge rounds, GpuirMergeVacuum)
  */
 static inline bool
 gpuir_merge_rewrites_wanted(const GpuirMergeSegCounts *segs, uint32_t n)
