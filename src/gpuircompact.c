@@ -535,7 +535,6 @@ relocate_top(Relation index, bool *may_make_room)
 			(errmsg("gpuir index \"%s\": moved a segment of %llu pages toward the start: the last %u of %u pages are free",
 					RelationGetRelationName(index), (unsigned long long) segpages,
 					nblocks - newtail, nblocks)));
-	GpuirFreeListReportDropped(index, fl);
 	done = true;
 out:
 	pfree(meta);

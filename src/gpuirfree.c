@@ -129,6 +129,31 @@ GpuirSetFreeMapLower(Page page)
 }
 
 /*
+ * append_joined: append extent e to fl (which has room, extents in order of
+ * start), reusable or not; a reusable one that continues the last extent,
+ * also reusable, joins it (a reusable extent's safexid is then
+ * FirstNormalFullTransactionId: no reader left)
+ */
+static void
+append_joined(GpuirFreeList *fl, const GpuirFreeExtent *e, bool reusable)
+{
+	GpuirFreeExtent *prev = fl->n > 0 ? &fl->ext[fl->n - 1] : NULL;
+
+	if (reusable && prev != NULL && fl->reusable[fl->n - 1] &&
+		(uint64) prev->start + prev->npages == e->start &&
+		(uint64) prev->npages + e->npages <= PG_UINT32_MAX)
+	{
+		prev->npages += e->npages;
+		return;
+	}
+	fl->ext[fl->n] = *e;
+	if (reusable)
+		fl->ext[fl->n].safexid = FirstNormalFullTransactionId;
+	fl->reusable[fl->n] = reusable;
+	fl->n++;
+}
+
+/*
  * GpuirFreeListInit: the working copy of the free space map fm of index,
  * with the extents reusable now marked (file header).  A reusable extent
  * stays reusable (no reader can come back to its pages), so its safexid
@@ -147,24 +172,8 @@ GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirFreeMapData *fm)
 	fl->n = 0;
 	fl->dropped_pages = 0;
 	for (uint32 i = 0; i < fm->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
-	{
-		const GpuirFreeExtent *e = &fm->free[i];
-		bool		reusable = alone || FullTransactionIdPrecedes(e->safexid, horizon);
-		GpuirFreeExtent *prev = fl->n > 0 ? &fl->ext[fl->n - 1] : NULL;
-
-		if (reusable && prev != NULL && fl->reusable[fl->n - 1] &&
-			(uint64) prev->start + prev->npages == e->start &&
-			(uint64) prev->npages + e->npages <= PG_UINT32_MAX)
-		{
-			prev->npages += e->npages;
-			continue;
-		}
-		fl->ext[fl->n] = *e;
-		if (reusable)
-			fl->ext[fl->n].safexid = FirstNormalFullTransactionId;
-		fl->reusable[fl->n] = reusable;
-		fl->n++;
-	}
+		append_joined(fl, &fm->free[i],
+					  alone || FullTransactionIdPrecedes(fm->free[i].safexid, horizon));
 }
 
 /*
@@ -357,8 +366,8 @@ extent_flag_cmp(const void *a, const void *b)
 /*
  * GpuirFreeListPlanFree: for plans on a copy of a free list, never stored:
  * seg's pages freed as if no reader were left, and the list sorted by start
- * with adjacent reusable extents joined, as GpuirFreeListInit joins them
- * once the map holds them and they are reusable (compaction's make_room
+ * with adjacent reusable extents joined (append_joined), as
+ * GpuirFreeListInit joins them once the map holds them and they are reusable (compaction's make_room
  * asks what a move would free next to the holes).  Returns false, adding
  * nothing, when the list has no room for seg's streams.
  */
@@ -391,19 +400,7 @@ GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentData *seg)
 	qsort(a, n, sizeof(ExtentFlag), extent_flag_cmp);
 	fl->n = 0;
 	for (int i = 0; i < n; i++)
-	{
-		GpuirFreeExtent *prev = fl->n > 0 ? &fl->ext[fl->n - 1] : NULL;
-
-		if (prev != NULL && a[i].reusable && fl->reusable[fl->n - 1] &&
-			(uint64) prev->start + prev->npages == a[i].e.start &&
-			(uint64) prev->npages + a[i].e.npages <= PG_UINT32_MAX)
-		{
-			prev->npages += a[i].e.npages;
-			continue;
-		}
-		fl->ext[fl->n] = a[i].e;
-		fl->reusable[fl->n++] = a[i].reusable;
-	}
+		append_joined(fl, &a[i].e, a[i].reusable);
 	pfree(a);
 	return true;
 }
@@ -507,18 +504,29 @@ GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable)
 
 /*
  * GpuirFreePages: the pages in the free space map of index (*all) and those
- * of them a merge could reuse now (*reusable)
+ * of them a merge could reuse now (*reusable; NULL: not asked, so neither
+ * the lock manager nor the horizon is consulted: gpuir_index_info)
  */
 void
 GpuirFreePages(Relation index, uint64 *all, uint64 *reusable)
 {
 	GpuirFreeMapData *fm = palloc(sizeof(GpuirFreeMapData));
-	GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
 
 	GpuirReadFreeMap(index, fm);
-	GpuirFreeListInit(fl, index, fm);
-	GpuirFreeListPages(fl, all, reusable);
-	pfree(fl);
+	if (reusable == NULL)
+	{
+		*all = 0;
+		for (uint32 i = 0; i < fm->nfree && i < GPUIR_MAX_FREE_EXTENTS; i++)
+			*all += fm->free[i].npages;
+	}
+	else
+	{
+		GpuirFreeList *fl = palloc(sizeof(GpuirFreeList));
+
+		GpuirFreeListInit(fl, index, fm);
+		GpuirFreeListPages(fl, all, reusable);
+		pfree(fl);
+	}
 	pfree(fm);
 }
 

@@ -649,9 +649,8 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 	if (tupdesc->natts > 8)
 	{
 		uint64		free_pages;
-		uint64		reusable_pages;
 
-		GpuirFreePages(index, &free_pages, &reusable_pages);
+		GpuirFreePages(index, &free_pages, NULL);
 		values[8] = Int64GetDatum((int64) free_pages);
 	}
 	close_search(heap, index);
