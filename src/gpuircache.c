@@ -896,6 +896,8 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	/* where each list is now, the uses counted, and which misses stay */
 	lists = palloc_extended(Max(sizeof(gpuir_cuda_list) * (Size) nd, 1), MCXT_ALLOC_HUGE);
 	drop = palloc_extended(Max(sizeof(int32) * (Size) p->cap, 1), MCXT_ALLOC_HUGE);
+	/* before any admission: an error between admissions and frees would strand victims */
+	tfirst = palloc_extended(Max(sizeof(uint32) * (Size) nd, 1), MCXT_ALLOC_HUGE);
 	others = cache_bytes - e->bytes + skeleton_device_bytes(seg);
 	room = cache_budget > others ? cache_budget - others : 0;
 	for (uint32 i = 0; i < nd; i++)
@@ -929,7 +931,6 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	}
 
 	/* one segment of the run's lists; the terms name its blocks */
-	tfirst = palloc_extended(Max(sizeof(uint32) * (Size) nd, 1), MCXT_ALLOC_HUGE);
 	{
 		uint32		fb = 0;
 

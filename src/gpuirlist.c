@@ -133,7 +133,7 @@ const char *
 GpuirListCheckHeader(const GpuirBlockHeader *bh, const GpuirBlockHeader *prev,
 					 uint32_t end, uint32_t ndocs)
 {
-	if (bh->payload_off % 4 != 0 || bh->payload_off > end ||
+	if (bh->payload_off % 4 != 0 || end % 4 != 0 || bh->payload_off > end ||
 		end - bh->payload_off < GPUIR_BLOCK_HEADER ||
 		end - bh->payload_off > GPUIR_BLOCK_MAX_BYTES)
 		return "block directory offsets out of range";

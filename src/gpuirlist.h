@@ -166,7 +166,8 @@ extern const char *GpuirListCheckEntry(const GpuirDictEntry *de, uint32_t seg_nb
 
 /*
  * GpuirListCheckHeader: one block header, read without its block: its
- * payload [payload_off, end) is 4-byte aligned, at least a block header
+ * payload [payload_off, end) starts and ends 4-byte aligned (encoded blocks
+ * are whole 32-bit words; the GPU copies them as such), at least a block header
  * and at most GPUIR_BLOCK_MAX_BYTES long (end: the next block's offset, or
  * the PAYLOAD stream's length after a segment's last block); its last docID
  * is below ndocs and, when prev is the header of the list's previous block,

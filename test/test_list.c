@@ -234,6 +234,21 @@ test_damage(void)
 			check(kind == 3, "damage other than a header byte is reported");
 	}
 	check(caught * 10 >= total * 9, "at least 90% of damaged lists are reported");
+
+	/* a block's payload that ends off a 32-bit word (the GPU copies whole words) */
+	make_postings(300, 50000);
+	if (encode_list())
+	{
+		const uint32_t ndocs = list.docs[list.n - 1] + 1;
+		const uint32_t end = list.dir[1].payload_off;
+
+		check(GpuirListCheckHeader(&list.dir[0], NULL, end, ndocs) == NULL,
+			  "a block ending on a 4-byte boundary passes");
+		check(GpuirListCheckHeader(&list.dir[0], NULL, end - 2, ndocs) != NULL,
+			  "a block ending off a 4-byte boundary is reported");
+	}
+	else
+		check(0, "encoder accepts a sorted list");
 }
 
 int
