@@ -606,8 +606,8 @@ typedef struct gpuir_cuda_list
  * [first_i, first_i + lists[i].nblocks).  The lists are copied on the
  * device (one kernel; their block offsets rebased) into the transit's
  * arrays; the call returns when the copies are complete, so that a search
- * on any stream may read *out, which stays valid until the next assemble,
- * release or free of the transit.  *out's arrays belong to the transit (do
+ * on any stream may read *out, which stays valid until the next assemble
+ * or the free of the transit.  *out's arrays belong to the transit (do
  * not pass it to gpuir_cuda_segment_free).  Returns GPUIR_CUDA_OK,
  * GPUIR_CUDA_INVALID_ARGUMENT (NULL pointers with nlists > 0, a list
  * without blocks, more than UINT32_MAX payload bytes or blocks in all),

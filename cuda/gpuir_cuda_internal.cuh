@@ -2,12 +2,15 @@
  *
  * gpuir_cuda_internal.cuh
  *	  CUDA-side helpers shared by the .cu files of cuda/ (and of test/):
- *	  mapping of cudaError_t to gpuir_cuda_status, cleanup errors.
+ *	  mapping of cudaError_t to gpuir_cuda_status, cleanup errors, buffers
+ *	  that grow.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUIR_CUDA_INTERNAL_CUH
 #define GPUIR_CUDA_INTERNAL_CUH
+
+#include <stddef.h>
 
 #include <cuda_runtime.h>
 
@@ -55,6 +58,40 @@ gpuir_cuda_ignore_error(cudaError_t err)
 {
 	if (err != cudaSuccess)
 		(void) cudaGetLastError();
+}
+
+/*
+ * gpuir_cuda_grow: make the buffer *p of *cap units (of unit bytes each)
+ * hold need units: when it is too small, free it and allocate half as
+ * large again as asked (at least min units), or, when that fails, exactly
+ * need units; pinned host memory or device memory.  On failure *p is NULL
+ * and *cap 0.  The workspace arenas of searches and of lists in transit
+ * grow through this (never per batch once they are large enough).
+ */
+static inline gpuir_cuda_status
+gpuir_cuda_grow(void **p, size_t *cap, size_t need, size_t unit, size_t min, bool pinned)
+{
+	size_t		want = need + need / 2 > min ? need + need / 2 : min;
+	gpuir_cuda_status st = GPUIR_CUDA_OK;
+
+	if (*p != NULL && need <= *cap)
+		return GPUIR_CUDA_OK;
+	if (*p != NULL)
+		gpuir_cuda_ignore_error(pinned ? cudaFreeHost(*p) : cudaFree(*p));
+	*p = NULL;
+	*cap = 0;
+	for (int attempt = 0; attempt < 2; attempt++, want = need)
+	{
+		st = gpuir_cuda_check(pinned ? cudaMallocHost(p, want * unit)
+							  : cudaMalloc(p, want * unit));
+		if (st == GPUIR_CUDA_OK)
+		{
+			*cap = want;
+			break;
+		}
+		*p = NULL;
+	}
+	return st;
 }
 
 #endif							/* GPUIR_CUDA_INTERNAL_CUH */

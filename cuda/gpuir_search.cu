@@ -1272,44 +1272,16 @@ struct gpuir_cuda_search_job
 
 static thread_local gpuir_cuda_search_job default_job;
 
-/*
- * ws_grow: make the buffer *p of *cap bytes hold bytes: free it and
- * allocate half as large again as asked (at least min_bytes), or, when
- * that fails, exactly bytes; pinned host memory or device memory
- */
-static gpuir_cuda_status
-ws_grow(uint8_t **p, size_t *cap, size_t bytes, size_t min_bytes, bool pinned)
-{
-	size_t		want = std::max(bytes + bytes / 2, min_bytes);
-	gpuir_cuda_status st;
-
-	if (bytes <= *cap)
-		return GPUIR_CUDA_OK;
-	if (*p != NULL)
-		gpuir_cuda_ignore_error(pinned ? cudaFreeHost(*p) : cudaFree(*p));
-	*p = NULL;
-	*cap = 0;
-	for (int attempt = 0; attempt < 2; attempt++, want = bytes)
-	{
-		st = gpuir_cuda_check(pinned ? cudaMallocHost((void **) p, want)
-							  : cudaMalloc((void **) p, want));
-		if (st == GPUIR_CUDA_OK)
-		{
-			*cap = want;
-			break;
-		}
-	}
-	return st;
-}
-
 /* ws_reserve: make job's workspace hold dev_bytes and host_bytes */
 static gpuir_cuda_status
 ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
 {
-	gpuir_cuda_status st = ws_grow(&job->dev, &job->dev_cap, dev_bytes, (size_t) 1 << 20, false);
+	gpuir_cuda_status st = gpuir_cuda_grow((void **) &job->dev, &job->dev_cap, dev_bytes, 1,
+										   (size_t) 1 << 20, false);
 
 	if (st == GPUIR_CUDA_OK)
-		st = ws_grow(&job->host, &job->host_cap, host_bytes, (size_t) 1 << 16, true);
+		st = gpuir_cuda_grow((void **) &job->host, &job->host_cap, host_bytes, 1,
+							 (size_t) 1 << 16, true);
 	return st;
 }
 

@@ -13,38 +13,27 @@
  *-------------------------------------------------------------------------
  */
 #include <stdint.h>
+#include <algorithm>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpuir_cuda_internal.cuh"
 
-static inline __host__ __device__ uint64_t
-u64_min(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static inline uint64_t
-u64_max(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
 struct gpuir_cuda_transit
 {
 	cudaStream_t stream;
 	void	   *host_stage;		/* pinned */
-	uint64_t	host_cap;
+	size_t		host_cap;
 	uint32_t   *dev_stage;
-	uint64_t	dev_stage_cap;
+	size_t		dev_stage_cap;
 	uint32_t   *payload;		/* the assembled segment's arrays */
-	uint64_t	payload_cap;	/* bytes */
+	size_t		payload_cap;	/* bytes */
 	uint32_t   *blocks;			/* block_last | block_offset | impact_tf | impact_dl */
-	uint64_t	blocks_cap;		/* blocks */
+	size_t		blocks_cap;		/* blocks */
 	void	   *desc_host;		/* pinned: the kernel's list descriptors */
-	uint64_t	desc_cap;		/* descriptors */
+	size_t		desc_cap;		/* descriptors */
 	void	   *desc_dev;
-	uint64_t	desc_dev_cap;
+	size_t		desc_dev_cap;
 	uint32_t   *h_zero;			/* host zeros: the directory checks' prefix counts */
 	uint64_t	h_zero_cap;		/* entries */
 };
@@ -85,14 +74,14 @@ transit_copy_kernel(const transit_desc *desc, uint32_t list0, uint32_t nblocks_a
 	if (w0 < d.payload_words)
 	{
 		const uint32_t *src = d.src + gpuir_cuda_list_image_payload(n);
-		const uint64_t w1 = u64_min(d.payload_words, w0 + TRANSIT_CHUNK_WORDS);
+		const uint64_t w1 = min((uint64_t) d.payload_words, w0 + TRANSIT_CHUNK_WORDS);
 
 		for (uint64_t w = w0 + threadIdx.x; w < w1; w += blockDim.x)
 			payload[d.payload_word + w] = src[w];
 	}
 	if (b0 < n)
 	{
-		const uint64_t b1 = u64_min(n, b0 + TRANSIT_CHUNK_WORDS / 8);
+		const uint64_t b1 = min((uint64_t) n, b0 + TRANSIT_CHUNK_WORDS / 8);
 		const uint32_t base = d.payload_word * 4;
 
 		for (uint64_t b = b0 + threadIdx.x; b < b1; b += blockDim.x)
@@ -110,38 +99,6 @@ transit_copy_kernel(const transit_desc *desc, uint32_t list0, uint32_t nblocks_a
 			}
 		}
 	}
-}
-
-/* grow: *p (device memory, or pinned host memory) to hold at least need units of unit bytes */
-static gpuir_cuda_status
-grow(void **p, uint64_t *cap, uint64_t need, size_t unit, bool host)
-{
-	uint64_t	n;
-	gpuir_cuda_status st;
-
-	if (*p != NULL && *cap >= need)
-		return GPUIR_CUDA_OK;
-	n = need + need / 4 + 1024;
-	if (*p != NULL)
-	{
-		if (host)
-			gpuir_cuda_ignore_error(cudaFreeHost(*p));
-		else
-			gpuir_cuda_ignore_error(cudaFree(*p));
-		*p = NULL;
-		*cap = 0;
-	}
-	if (host)
-		st = gpuir_cuda_check(cudaHostAlloc(p, n * unit, cudaHostAllocDefault));
-	else
-		st = gpuir_cuda_check(cudaMalloc(p, n * unit));
-	if (st != GPUIR_CUDA_OK)
-	{
-		*p = NULL;
-		return st;
-	}
-	*cap = n;
-	return GPUIR_CUDA_OK;
 }
 
 extern "C" gpuir_cuda_status
@@ -198,7 +155,8 @@ gpuir_cuda_transit_staging(gpuir_cuda_transit *tr, uint64_t bytes, void **host)
 	/* the previous search's upload may still read the buffer */
 	if ((st = gpuir_cuda_check(cudaStreamSynchronize(tr->stream))) != GPUIR_CUDA_OK)
 		return st;
-	if ((st = grow(&tr->host_stage, &tr->host_cap, bytes > 0 ? bytes : 16, 1, true)) != GPUIR_CUDA_OK)
+	if ((st = gpuir_cuda_grow((void **) &tr->host_stage, &tr->host_cap,
+							  bytes > 0 ? bytes : 16, 1, 1024, true)) != GPUIR_CUDA_OK)
 		return st;
 	*host = tr->host_stage;
 	return GPUIR_CUDA_OK;
@@ -212,7 +170,8 @@ gpuir_cuda_transit_upload(gpuir_cuda_transit *tr, uint64_t bytes, const uint32_t
 	if (tr == NULL || dev_base == NULL || (bytes > 0 && bytes > tr->host_cap) || bytes % 16 != 0)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 	*dev_base = NULL;
-	if ((st = grow((void **) &tr->dev_stage, &tr->dev_stage_cap, bytes / 4 + 4, 4, false)) != GPUIR_CUDA_OK)
+	if ((st = gpuir_cuda_grow((void **) &tr->dev_stage, &tr->dev_stage_cap,
+							  bytes / 4 + 4, 4, 1024, false)) != GPUIR_CUDA_OK)
 		return st;
 	if (bytes > 0 &&
 		(st = gpuir_cuda_check(cudaMemcpyAsync(tr->dev_stage, tr->host_stage, bytes,
@@ -276,14 +235,14 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 	for (uint32_t i = 0; i < nlists; i++)
 	{
-		const uint64_t lw = u64_max(lists[i].payload_bytes / 4,
+		const uint64_t lw = std::max<uint64_t>(lists[i].payload_bytes / 4,
 									(uint64_t) lists[i].nblocks * 8);
 
 		if (lists[i].base == NULL || lists[i].nblocks == 0 || lists[i].payload_bytes % 4 != 0)
 			return GPUIR_CUDA_INVALID_ARGUMENT;
 		nblocks += lists[i].nblocks;
 		words += lists[i].payload_bytes / 4;
-		max_words = u64_max(max_words, lw);
+		max_words = std::max<uint64_t>(max_words, lw);
 	}
 	if (nblocks >= UINT32_MAX || words * 4 > UINT32_MAX)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
@@ -292,12 +251,16 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 	 * the arrays, grown when needed (no search reads them now: searches are
 	 * synchronous, and the last assembly ended with its stream idle)
 	 */
-	if ((st = grow((void **) &tr->payload, &tr->payload_cap, words * 4 + 4, 1, false)) != GPUIR_CUDA_OK ||
-		(st = grow((void **) &tr->blocks, &tr->blocks_cap, nblocks + 1,
-				   sizeof(uint32_t) * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS), false)) != GPUIR_CUDA_OK ||
-		(st = grow(&tr->desc_host, &tr->desc_cap, nlists > 0 ? nlists : 1, sizeof(transit_desc), true)) != GPUIR_CUDA_OK)
+	if ((st = gpuir_cuda_grow((void **) &tr->payload, &tr->payload_cap,
+							  words * 4 + 4, 1, 1024, false)) != GPUIR_CUDA_OK ||
+		(st = gpuir_cuda_grow((void **) &tr->blocks, &tr->blocks_cap, nblocks + 1,
+							  sizeof(uint32_t) * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS),
+							  1024, false)) != GPUIR_CUDA_OK ||
+		(st = gpuir_cuda_grow((void **) &tr->desc_host, &tr->desc_cap, nlists > 0 ? nlists : 1,
+							  sizeof(transit_desc), 1024, true)) != GPUIR_CUDA_OK)
 		return st;
-	if ((st = grow(&tr->desc_dev, &tr->desc_dev_cap, tr->desc_cap, sizeof(transit_desc), false)) != GPUIR_CUDA_OK)
+	if ((st = gpuir_cuda_grow((void **) &tr->desc_dev, &tr->desc_dev_cap, tr->desc_cap,
+							  sizeof(transit_desc), 1024, false)) != GPUIR_CUDA_OK)
 		return st;
 	if (tr->h_zero == NULL || tr->h_zero_cap < nblocks + 1)
 	{
@@ -345,7 +308,7 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 				return st;
 			for (uint32_t l0 = 0; l0 < nlists; l0 += 65535)
 			{
-				dim3		grid(chunks, (uint32_t) u64_min(65535u, nlists - l0));
+				dim3		grid(chunks, (uint32_t) std::min<uint64_t>(65535u, nlists - l0));
 
 				transit_copy_kernel<<<grid, 256, 0, tr->stream>>>((const transit_desc *) tr->desc_dev,
 																  l0, (uint32_t) nblocks,

@@ -900,21 +900,33 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	tfirst = palloc_extended(Max(sizeof(uint32) * (Size) nd, 1), MCXT_ALLOC_HUGE);
 	others = cache_bytes - e->bytes + skeleton_device_bytes(seg);
 	room = cache_budget > others ? cache_budget - others : 0;
+
+	/*
+	 * Every list's use is counted before any miss is admitted: a kept list
+	 * later in the run's order must not be evicted by an earlier admission
+	 * at its old priority (and shipped again by the next run).
+	 */
 	for (uint32 i = 0; i < nd; i++)
 	{
 		if (tl[i].dir == NULL)
 		{
-			gpuir_lc_touch(&p->policy, p->items, tl[i].item);
 			lists[i] = p->kept[tl[i].item];
 			hits++;
-			continue;
 		}
-		lists[i].base = dev_base + tl[i].stage_off / 4;
-		lists[i].nblocks = tl[i].nblocks;
-		lists[i].payload_bytes = tl[i].payload_bytes;
-		p->items[tl[i].item].size = gpuir_cuda_list_image_bytes(tl[i].nblocks,
-																tl[i].payload_bytes);
+		else
+		{
+			lists[i].base = dev_base + tl[i].stage_off / 4;
+			lists[i].nblocks = tl[i].nblocks;
+			lists[i].payload_bytes = tl[i].payload_bytes;
+			p->items[tl[i].item].size = gpuir_cuda_list_image_bytes(tl[i].nblocks,
+																	tl[i].payload_bytes);
+		}
 		gpuir_lc_touch(&p->policy, p->items, tl[i].item);
+	}
+	for (uint32 i = 0; i < nd; i++)
+	{
+		if (tl[i].dir == NULL)
+			continue;
 
 		/*
 		 * The victims' copies are freed after the assembly (this run may
