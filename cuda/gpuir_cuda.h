@@ -593,8 +593,10 @@ typedef struct gpuir_cuda_list
  *
  * gpuir_cuda_list_keep: a copy of the image *src (on the device: in the
  * transit's device staging, or another kept list) in a device allocation of
- * its own, in *out; GPUIR_CUDA_OOM when the device has no room (then *out
- * is zeroed).  Ordered after the transit's upload (same stream).
+ * its own, in *out; GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (a NULL
+ * pointer, a list without blocks), GPUIR_CUDA_OOM when the device has no
+ * room, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (then *out is zeroed).
+ * Ordered after the transit's upload (same stream).
  * gpuir_cuda_list_free: frees a kept list (waits for the device first) and
  * zeroes it; a zeroed list is a no-op.
  *

@@ -342,27 +342,22 @@ cache_lookup(const GpuirCacheKey *key)
 	return NULL;
 }
 
-/* segment_device_bytes: device bytes gpuir_cuda_segment_upload allocates */
+/*
+ * segment_device_bytes: device bytes gpuir_cuda_segment_upload allocates
+ * for seg, with its lists or (lists false) a partial entry's skeleton: the
+ * document arrays and block_offset[0] alone
+ */
 static uint64
-segment_device_bytes(const GpuirSegmentData *seg)
+segment_device_bytes(const GpuirSegmentData *seg, bool lists)
 {
-	uint64		nb = seg->nblocks;
+	uint64		nb = lists ? seg->nblocks : 0;
 
-	return (uint64) seg->streams[GPUIR_S_PAYLOAD].nbytes +
+	return (lists ? (uint64) seg->streams[GPUIR_S_PAYLOAD].nbytes : 0) +
 		nb * sizeof(uint32) +	/* block_last */
 		(nb + 1) * sizeof(uint32) +	/* block_offset */
 		2 * nb * GPUIR_CUDA_BLOCK_IMPACTS * sizeof(uint32) +	/* impacts */
 		(uint64) seg->ndocs * sizeof(uint32) +	/* doclen */
 		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;	/* prior (0 or ndocs floats) */
-}
-
-/* skeleton_device_bytes: device bytes of a partial entry's document arrays */
-static uint64
-skeleton_device_bytes(const GpuirSegmentData *seg)
-{
-	return (uint64) seg->ndocs * sizeof(uint32) +	/* doclen */
-		sizeof(uint32) +		/* block_offset[0] */
-		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;
 }
 
 /*
@@ -372,7 +367,7 @@ skeleton_device_bytes(const GpuirSegmentData *seg)
 bool
 GpuirCacheWhole(const GpuirSegmentData *seg)
 {
-	return segment_device_bytes(seg) <= cache_budget;
+	return segment_device_bytes(seg, true) <= cache_budget;
 }
 
 /* partial_create: the (empty) list store of a new partial entry */
@@ -655,7 +650,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 				 errmsg("gpuir index %u/%u/%u: segment stream sizes do not match the segment directory",
 						GPUIR_RELFILE_SPC(t->hdr.node), GPUIR_RELFILE_DB(t->hdr.node), GPUIR_RELFILE_REL(t->hdr.node))));
 	whole = GpuirCacheWhole(seg);
-	bytes = whole ? segment_device_bytes(seg) : skeleton_device_bytes(seg);
+	bytes = segment_device_bytes(seg, whole);
 	if (bytes > cache_budget)
 	{
 		snprintf(why, whylen, "segment's document lengths larger than gpuir.device_memory");
@@ -898,7 +893,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	drop = palloc_extended(Max(sizeof(int32) * (Size) p->cap, 1), MCXT_ALLOC_HUGE);
 	/* before any admission: an error between admissions and frees would strand victims */
 	tfirst = palloc_extended(Max(sizeof(uint32) * (Size) nd, 1), MCXT_ALLOC_HUGE);
-	others = cache_bytes - e->bytes + skeleton_device_bytes(seg);
+	others = cache_bytes - p->policy.bytes;	/* e->bytes is its skeleton's and p's lists' */
 	room = cache_budget > others ? cache_budget - others : 0;
 
 	/*
@@ -980,7 +975,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 
 	/* the entry's bytes follow its kept lists */
 	cache_bytes -= e->bytes;
-	e->bytes = skeleton_device_bytes(seg) + p->policy.bytes;
+	e->bytes = segment_device_bytes(seg, false) + p->policy.bytes;
 	cache_bytes += e->bytes;
 	cache_publish();
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->bytes_shipped, shipped);

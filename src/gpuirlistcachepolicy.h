@@ -180,35 +180,28 @@ gpuir_lc_admit(GpuirLcPolicy *p, GpuirLcItem *items, int32_t i, uint64_t room,
 			   int32_t *victims, int32_t *nvictims)
 {
 	double		h = gpuir_lc_priority(p, &items[i]);
-	uint64_t	freed = 0;
 	int32_t		n = 0;
 
 	*nvictims = 0;
 	if (items[i].heap >= 0 || items[i].size > room)
 		return false;
 	/* the lowest first, while they are below i and there is no room yet */
-	while (p->bytes - freed + items[i].size > room && p->nheap > 0)
+	while (p->bytes + items[i].size > room && p->nheap > 0)
 	{
 		int32_t		v = p->heap[0];
 
 		if (items[v].h >= h)
 			break;
 		victims[n++] = v;
-		freed += items[v].size;
 		gpuir_lc_remove(p, items, v);
-		p->bytes += items[v].size;	/* counted out below, once admitted */
 	}
-	if (p->bytes - freed + items[i].size > room)
+	if (p->bytes + items[i].size > room)
 	{
 		/* no room at i's priority: put them back */
 		for (int32_t k = 0; k < n; k++)
-		{
-			p->bytes -= items[victims[k]].size;
 			gpuir_lc_insert(p, items, victims[k]);
-		}
 		return false;
 	}
-	p->bytes -= freed;
 	for (int32_t k = 0; k < n; k++)
 		if (items[victims[k]].h > p->L)
 			p->L = items[victims[k]].h;
