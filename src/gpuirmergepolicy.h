@@ -173,8 +173,8 @@ gpuir_merge_fold_tier(const GpuirMergeSegCounts *segs, uint32_t n, int tier, uin
 		{
 			const GpuirMergeSegCounts *seg = &segs[s];
 
-			if (fold[s] || gpuir_merge_is_full(seg, cap) ||
-				(tier >= 0 && gpuir_merge_tier(gpuir_merge_live(seg)) != tier) ||
+			if (fold[s] ||
+				(tier >= 0 ? !gpuir_merge_in_tier(seg, tier, cap) : gpuir_merge_is_full(seg, cap)) ||
 				(cap > 0 && *tiered + gpuir_merge_live(seg) > cap))
 				continue;
 			if (best < 0 || gpuir_merge_live(seg) > gpuir_merge_live(&segs[best]))
