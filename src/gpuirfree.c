@@ -367,9 +367,10 @@ extent_flag_cmp(const void *a, const void *b)
  * GpuirFreeListPlanFree: for plans on a copy of a free list, never stored:
  * seg's pages freed as if no reader were left, and the list sorted by start
  * with adjacent reusable extents joined (append_joined), as
- * GpuirFreeListInit joins them once the map holds them and they are reusable (compaction's make_room
- * asks what a move would free next to the holes).  Returns false, adding
- * nothing, when the list has no room for seg's streams.
+ * GpuirFreeListInit joins them once the map holds them and they are
+ * reusable (compaction's make_room asks what a move would free next to the
+ * holes).  Returns false, adding nothing, when the list has no room for
+ * seg's streams.
  */
 bool
 GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentData *seg)

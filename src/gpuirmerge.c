@@ -222,10 +222,10 @@ GpuirMergeWanted(Relation index, const GpuirMetaPageData *meta)
  * VACUUM that skipped its merge then left every rewrite to inserts'
  * merges), and compaction after it (GpuirCompact: the new segments move
  * down into free pages, the free pages that end the index are truncated).
- * Then, while some segment still has so many deleted documents that the
- * policy would rewrite it, further rounds of both, as long as the round
- * before lowered the deleted documents the segments hold, at most
- * GPUIR_MAX_SEGMENTS rounds.  Under max_segment_docs
+ * Then further rounds of both while gpuir_merge_vacuum_again says so: some
+ * segment still has so many deleted documents that the policy would
+ * rewrite it, the round before lowered the deleted documents the segments
+ * hold, and fewer than GPUIR_MAX_SEGMENTS rounds ran.  Under max_segment_docs
  * one merge rewrites about the cap's worth of live documents, so an
  * autovacuum that found 16% of the rows dead used to leave most of the
  * segments it marked to inserts' merges over the next minutes, the index
@@ -248,31 +248,29 @@ GpuirMergeVacuum(Relation index)
 	GpuirReadMeta(index, &meta);
 	if (GpuirMergeWanted(index, &meta))
 	{
-		const uint64 first = gpuir_merge_deleted(counts, policy_counts(&meta, counts));
-		uint64		deleted = first;
+		uint64		first;
+		uint64		before;
 
-		for (;;)
+		n = policy_counts(&meta, counts);
+		first = gpuir_merge_deleted(counts, n);
+		do
 		{
-			const uint64 before = deleted;
-
+			CHECK_FOR_INTERRUPTS();
+			before = gpuir_merge_deleted(counts, n);
 			GpuirMerge(index, GPUIR_POLICY_VACUUM, true);
 			rounds++;
 			GpuirCompact(index, true);
 			GpuirReadMeta(index, &meta);
 			n = policy_counts(&meta, counts);
-			deleted = gpuir_merge_deleted(counts, n);
-			if (rounds >= GPUIR_MAX_SEGMENTS || !gpuir_merge_rewrites_wanted(counts, n) ||
-				deleted >= before)
-				break;
-			CHECK_FOR_INTERRUPTS();
-		}
+		} while (gpuir_merge_vacuum_again(counts, n, before, rounds, GPUIR_MAX_SEGMENTS));
 		ereport(DEBUG1,
 				(errmsg_internal("gpuir index \"%s\": VACUUM merged in %d rounds, %llu of %llu deleted documents left in %u segments",
 								 RelationGetRelationName(index), rounds,
-								 (unsigned long long) deleted, (unsigned long long) first,
+								 (unsigned long long) gpuir_merge_deleted(counts, n),
+								 (unsigned long long) first,
 								 meta.nsegments)));
 	}
-	if (rounds == 0)
+	else
 		GpuirCompact(index, true);
 	return rounds;
 }

@@ -335,14 +335,10 @@ gpuir_merge_choose(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t buf_ndo
 		memcpy(fold, before_tier, sizeof(bool) * n);
 		tiered = buf_ndocs;
 		gpuir_merge_fold_tier(segs, n, -1, cap, fold, &result, &tiered);
-		/* the counts, of the folds undone and made again */
+		/* the count, of the folds undone and made again */
 		nfold = 0;
-		result = buf_ndocs;
 		for (uint32_t s = 0; s < n; s++)
-		{
 			nfold += fold[s];
-			result += fold[s] ? gpuir_merge_live(&segs[s]) : 0;
-		}
 	}
 	return nfold;
 }
@@ -401,6 +397,22 @@ gpuir_merge_rewrites_wanted(const GpuirMergeSegCounts *segs, uint32_t n)
 		if (gpuir_merge_too_many_deleted(&segs[s]))
 			return true;
 	return false;
+}
+
+/*
+ * gpuir_merge_vacuum_again: whether VACUUM merges once more after its
+ * rounds-th round (GpuirMergeVacuum; test_merge_policy's sim_vacuum): while
+ * some segment of segs[0 .. n), the directory after that round, has so many
+ * deleted documents that the policy would rewrite it, the round lowered the
+ * deleted documents the segments hold (from before), and fewer than
+ * max_rounds rounds ran
+ */
+static inline bool
+gpuir_merge_vacuum_again(const GpuirMergeSegCounts *segs, uint32_t n, uint64_t before,
+						 int rounds, int max_rounds)
+{
+	return rounds < max_rounds && gpuir_merge_rewrites_wanted(segs, n) &&
+		gpuir_merge_deleted(segs, n) < before;
 }
 
 /*

@@ -146,17 +146,15 @@ static int
 sim_vacuum(Sim *sim)
 {
 	int			rounds = 0;
+	uint64_t	before;
 
-	for (;;)
+	do
 	{
-		const uint64_t before = gpuir_merge_deleted(sim->seg, sim->n);
-
+		before = gpuir_merge_deleted(sim->seg, sim->n);
 		sim_merge(sim, GPUIR_POLICY_VACUUM);
 		rounds++;
-		if (rounds >= MAXSEG || !gpuir_merge_rewrites_wanted(sim->seg, sim->n) ||
-			gpuir_merge_deleted(sim->seg, sim->n) >= before)
-			return rounds;
-	}
+	} while (gpuir_merge_vacuum_again(sim->seg, sim->n, before, rounds, MAXSEG));
+	return rounds;
 }
 
 /*
