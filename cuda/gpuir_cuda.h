@@ -578,7 +578,8 @@ typedef struct gpuir_cuda_list
  *
  * gpuir_cuda_transit_create: a new, empty transit in *tr; GPUIR_CUDA_OK,
  * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
- * gpuir_cuda_transit_free: waits for its stream and frees it (NULL: nothing).
+ * gpuir_cuda_transit_free: waits for its stream and frees it (NULL: nothing);
+ * the lists kept with it must have been freed first.
  *
  * gpuir_cuda_transit_staging: *host = a pinned host buffer of at least
  * bytes (its former contents are lost when it grows), where the caller
@@ -593,12 +594,15 @@ typedef struct gpuir_cuda_list
  *
  * gpuir_cuda_list_keep: a copy of the image *src (on the device: in the
  * transit's device staging, or another kept list) in a device allocation of
- * its own, in *out; GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (a NULL
- * pointer, a list without blocks), GPUIR_CUDA_OOM when the device has no
- * room, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (then *out is zeroed).
- * Ordered after the transit's upload (same stream).
- * gpuir_cuda_list_free: frees a kept list (waits for the device first) and
- * zeroes it; a zeroed list is a no-op.
+ * its own (from the transit's memory pool, stream-ordered: no device-wide
+ * synchronisation), in *out; GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (a
+ * NULL pointer, a list without blocks), GPUIR_CUDA_OOM when the device has
+ * no room, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (then *out is zeroed).
+ * Ordered after the transit's upload (same stream).  A kept list is read
+ * only on the transit's stream (keep copies, assemblies).
+ * gpuir_cuda_list_free: frees a kept list of transit tr once the work queued
+ * on tr's stream is done (returns at once) and zeroes it; a zeroed list, or
+ * tr NULL, is a no-op.
  *
  * gpuir_cuda_transit_assemble: the segment *out that a search reads:
  * skeleton's per-document arrays (doclen, deleted, prior, prior_max, ndocs;
@@ -627,7 +631,7 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_upload(gpuir_cuda_tra
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_list_keep(gpuir_cuda_transit *tr,
 															 const gpuir_cuda_list *src,
 															 gpuir_cuda_list *out);
-extern GPUIR_CUDA_API void gpuir_cuda_list_free(gpuir_cuda_list *l);
+extern GPUIR_CUDA_API void gpuir_cuda_list_free(gpuir_cuda_transit *tr, gpuir_cuda_list *l);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr,
 																	const gpuir_cuda_segment *skeleton,
 																	const gpuir_cuda_list *lists,

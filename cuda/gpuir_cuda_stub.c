@@ -226,8 +226,9 @@ gpuir_cuda_list_keep(gpuir_cuda_transit *tr, const gpuir_cuda_list *src, gpuir_c
 }
 
 void
-gpuir_cuda_list_free(gpuir_cuda_list *l)
+gpuir_cuda_list_free(gpuir_cuda_transit *tr, gpuir_cuda_list *l)
 {
+	(void) tr;
 	if (l != NULL)
 		memset(l, 0, sizeof(*l));
 }

@@ -22,6 +22,8 @@
 struct gpuir_cuda_transit
 {
 	cudaStream_t stream;
+	cudaMemPool_t pool;			/* kept lists' memory: stream-ordered */
+	bool		has_pool;
 	void	   *host_stage;		/* pinned */
 	size_t		host_cap;
 	uint32_t   *dev_stage;
@@ -119,6 +121,43 @@ gpuir_cuda_transit_create(gpuir_cuda_transit **tr)
 		free(t);
 		return st;
 	}
+
+	/*
+	 * The kept lists' memory pool: lists are admitted and evicted in most
+	 * runs under a small budget, and cudaMalloc / cudaFree cost tens of
+	 * microseconds each, cudaFree waiting for every stream of the device
+	 * (the other search in flight too); stream-ordered allocations from a
+	 * pool that keeps what is freed (no release threshold) cost neither.
+	 * The pool holds at most the peak of the kept lists' bytes, which the
+	 * list cache's budget bounds.
+	 */
+	{
+		cudaMemPoolProps props;
+		uint64_t	keep = UINT64_MAX;
+		int			dev = 0;
+
+		memset(&props, 0, sizeof(props));
+		st = gpuir_cuda_check(cudaGetDevice(&dev));
+		if (st == GPUIR_CUDA_OK)
+		{
+			props.allocType = cudaMemAllocationTypePinned;
+			props.handleTypes = cudaMemHandleTypeNone;
+			props.location.type = cudaMemLocationTypeDevice;
+			props.location.id = dev;
+			st = gpuir_cuda_check(cudaMemPoolCreate(&t->pool, &props));
+		}
+		if (st == GPUIR_CUDA_OK)
+		{
+			t->has_pool = true;
+			st = gpuir_cuda_check(cudaMemPoolSetAttribute(t->pool, cudaMemPoolAttrReleaseThreshold,
+														  &keep));
+		}
+		if (st != GPUIR_CUDA_OK)
+		{
+			gpuir_cuda_transit_free(t);
+			return st;
+		}
+	}
 	*tr = t;
 	return GPUIR_CUDA_OK;
 }
@@ -140,6 +179,9 @@ gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 		if (dev[i] != NULL)
 			gpuir_cuda_ignore_error(cudaFree(dev[i]));
 	free(tr->h_zero);
+	/* its kept lists were freed before (contract): their frees are done now */
+	if (tr->has_pool)
+		gpuir_cuda_ignore_error(cudaMemPoolDestroy(tr->pool));
 	gpuir_cuda_ignore_error(cudaStreamDestroy(tr->stream));
 	free(tr);
 }
@@ -194,12 +236,13 @@ gpuir_cuda_list_keep(gpuir_cuda_transit *tr, const gpuir_cuda_list *src, gpuir_c
 	if (tr == NULL || src == NULL || src->base == NULL || src->nblocks == 0)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 	bytes = gpuir_cuda_list_image_bytes(src->nblocks, src->payload_bytes);
-	if ((st = gpuir_cuda_check(cudaMalloc(&p, bytes))) != GPUIR_CUDA_OK)
+	if ((st = gpuir_cuda_check(cudaMallocFromPoolAsync(&p, bytes, tr->pool,
+														tr->stream))) != GPUIR_CUDA_OK)
 		return st;
 	if ((st = gpuir_cuda_check(cudaMemcpyAsync(p, src->base, bytes, cudaMemcpyDeviceToDevice,
 											   tr->stream))) != GPUIR_CUDA_OK)
 	{
-		gpuir_cuda_ignore_error(cudaFree(p));
+		gpuir_cuda_ignore_error(cudaFreeAsync(p, tr->stream));
 		return st;
 	}
 	out->base = (const uint32_t *) p;
@@ -209,12 +252,12 @@ gpuir_cuda_list_keep(gpuir_cuda_transit *tr, const gpuir_cuda_list *src, gpuir_c
 }
 
 extern "C" void
-gpuir_cuda_list_free(gpuir_cuda_list *l)
+gpuir_cuda_list_free(gpuir_cuda_transit *tr, gpuir_cuda_list *l)
 {
-	if (l == NULL || l->base == NULL)
+	if (tr == NULL || l == NULL || l->base == NULL)
 		return;
-	/* cudaFree waits for the device's work that may still read it */
-	gpuir_cuda_ignore_error(cudaFree((void *) l->base));
+	/* ordered after its readers: the keep copies and assemblies, all on this stream */
+	gpuir_cuda_ignore_error(cudaFreeAsync((void *) l->base, tr->stream));
 	memset(l, 0, sizeof(*l));
 }
 

@@ -279,7 +279,7 @@ cache_remove(GpuirCacheEntry *e)
 	if (e->partial != NULL)
 	{
 		for (int32 i = 0; i < e->partial->nitems; i++)
-			gpuir_cuda_list_free(&e->partial->kept[i]);
+			gpuir_cuda_list_free(transit, &e->partial->kept[i]);
 		MemoryContextDelete(e->partial->cxt);
 	}
 	pfree(e);
@@ -971,7 +971,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	}
 	st = gpuir_cuda_transit_assemble(transit, &e->dev, lists, nd, &transit_seg);
 	for (int32 v = 0; v < ndrop; v++)
-		gpuir_cuda_list_free(&p->kept[drop[v]]);
+		gpuir_cuda_list_free(transit, &p->kept[drop[v]]);
 
 	/* the entry's bytes follow its kept lists */
 	cache_bytes -= e->bytes;

@@ -1618,7 +1618,7 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 		}
 		for (uint32_t l = 0; l < nl; l++)
 			if (l % 2 == 1)
-				gpuir_cuda_list_free(&kept[l]);
+				gpuir_cuda_list_free(tr, &kept[l]);
 		free(terms);
 		free(order);
 		free(lists);
