@@ -74,6 +74,7 @@
 #include "utils/rel.h"
 
 #include "gpuir.h"
+#include "gpuirservice.h"
 
 /* relocate a segment only when the free run at the end grows by at least this */
 #define GPUIR_COMPACT_MIN_PAGES		16
@@ -605,7 +606,10 @@ cut_free_tail(Relation index, const GpuirFreeMapData *fm, const GpuirFreeList *f
 		UnlockReleaseBuffer(fmbuf);
 		/* the map must not list pages past the end if the truncation survives a crash */
 		XLogFlush(lsn);
+		/* the GPU service's worker reads no page meanwhile (GpuirServiceTruncationLock) */
+		GpuirServiceTruncationLock(true);
 		RelationTruncate(index, tail);
+		GpuirServiceTruncationUnlock();
 		ereport(DEBUG1,
 				(errmsg("gpuir index \"%s\": truncated from %u to %u pages",
 						RelationGetRelationName(index), nblocks, tail)));

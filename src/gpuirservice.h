@@ -328,6 +328,8 @@ extern GpuirRequest *GpuirServiceRequestArea(Size size, dsm_segment **seg);
 extern bool GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen);
 extern void GpuirServiceCount(bool gpu, bool fallback);
 extern void GpuirServiceStage(GpuirStage stage, TimestampTz from, TimestampTz to);
+extern void GpuirServiceTruncationLock(bool truncate);
+extern void GpuirServiceTruncationUnlock(void);
 
 /*
  * gpuirclient.c: the backend side of the GPU service, one query's part of a

@@ -27,6 +27,10 @@
 
 GpuirServiceShared *GpuirService = NULL;
 
+/* GpuirServiceTruncationLock's LWLock; NULL without the GPU service */
+static LWLock *truncation_lock = NULL;
+#define GPUIR_TRUNCATION_TRANCHE "gpuir truncation"
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -58,6 +62,7 @@ gpuir_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(service_size());
+	RequestNamedLWLockTranche(GPUIR_TRUNCATION_TRANCHE, 1);
 }
 
 static void
@@ -68,6 +73,7 @@ gpuir_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	truncation_lock = &GetNamedLWLockTranche(GPUIR_TRUNCATION_TRANCHE)->lock;
 	GpuirService = ShmemInitStruct("gpuir gpu service", service_size(), &found);
 	if (!found)
 	{
@@ -118,6 +124,42 @@ gpuir_shmem_startup(void)
 			SpinLockInit(&GpuirService->slots[i].mutex);
 	}
 	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * GpuirServiceTruncationLock: keep the GPU service's page reads and the
+ * truncation of an index apart.  The worker reads a request's segment pages
+ * without a lock on the index, also after the request's backend has given
+ * it up (gpuircache.c), when nothing holds back the reuse of those pages
+ * any more: a page read between the truncation's drop of the buffers past
+ * the new end and the cut of the file would leave a buffer past the end,
+ * which the next extension of the index reports as "unexpected data beyond
+ * EOF" until the buffer is evicted.  So the worker holds this lock shared
+ * while ReadBuffer brings one page in and pins it (truncate false), and a
+ * truncation holds it exclusively around RelationTruncate (truncate true),
+ * whose drop of the buffers waits for a pin: a page read before the cut is
+ * dropped, one read after it fails as beyond the end of the file, and the
+ * worker fails that run (its requests' backends fall back to the CPU
+ * engine).  The worker takes the page's content lock only after releasing
+ * this one: the truncating backend holds the relation extension lock, for
+ * which an inserter holding a content lock may wait (no cycle of waits;
+ * the pages a truncation drops are free, and nobody else locks them).
+ * Without the GPU service (gpuir not in shared_preload_libraries) there is
+ * no worker and this does nothing.
+ */
+void
+GpuirServiceTruncationLock(bool truncate)
+{
+	if (truncation_lock != NULL)
+		LWLockAcquire(truncation_lock, truncate ? LW_EXCLUSIVE : LW_SHARED);
+}
+
+/* GpuirServiceTruncationUnlock: release GpuirServiceTruncationLock's lock */
+void
+GpuirServiceTruncationUnlock(void)
+{
+	if (truncation_lock != NULL)
+		LWLockRelease(truncation_lock);
 }
 
 /*
