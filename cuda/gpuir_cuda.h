@@ -580,6 +580,9 @@ typedef struct gpuir_cuda_list
  * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
  * gpuir_cuda_transit_free: waits for its stream and frees it (NULL: nothing);
  * the lists kept with it must have been freed first.
+ * gpuir_cuda_transit_trim: waits for its stream and gives the device the
+ * memory of freed kept lists that its pool keeps for later ones (after an
+ * out-of-memory, so that other allocations can use it; NULL: nothing).
  *
  * gpuir_cuda_transit_staging: *host = a pinned host buffer of at least
  * bytes (its former contents are lost when it grows), where the caller
@@ -623,6 +626,7 @@ typedef struct gpuir_cuda_transit gpuir_cuda_transit;
 
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_create(gpuir_cuda_transit **tr);
 extern GPUIR_CUDA_API void gpuir_cuda_transit_free(gpuir_cuda_transit *tr);
+extern GPUIR_CUDA_API void gpuir_cuda_transit_trim(gpuir_cuda_transit *tr);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_staging(gpuir_cuda_transit *tr,
 																   uint64_t bytes, void **host);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_upload(gpuir_cuda_transit *tr,

@@ -226,6 +226,12 @@ gpuir_cuda_list_keep(gpuir_cuda_transit *tr, const gpuir_cuda_list *src, gpuir_c
 }
 
 void
+gpuir_cuda_transit_trim(gpuir_cuda_transit *tr)
+{
+	(void) tr;
+}
+
+void
 gpuir_cuda_list_free(gpuir_cuda_transit *tr, gpuir_cuda_list *l)
 {
 	(void) tr;

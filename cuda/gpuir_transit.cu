@@ -129,7 +129,8 @@ gpuir_cuda_transit_create(gpuir_cuda_transit **tr)
 	 * (the other search in flight too); stream-ordered allocations from a
 	 * pool that keeps what is freed (no release threshold) cost neither.
 	 * The pool holds at most the peak of the kept lists' bytes, which the
-	 * list cache's budget bounds.
+	 * list cache's budget bounds; after an out-of-memory the worker gives
+	 * what it keeps unused back (gpuir_cuda_transit_trim).
 	 */
 	{
 		cudaMemPoolProps props;
@@ -184,6 +185,16 @@ gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 		gpuir_cuda_ignore_error(cudaMemPoolDestroy(tr->pool));
 	gpuir_cuda_ignore_error(cudaStreamDestroy(tr->stream));
 	free(tr);
+}
+
+extern "C" void
+gpuir_cuda_transit_trim(gpuir_cuda_transit *tr)
+{
+	if (tr == NULL || !tr->has_pool)
+		return;
+	/* the frees queued on the stream first, then what the pool keeps unused */
+	gpuir_cuda_ignore_error(cudaStreamSynchronize(tr->stream));
+	gpuir_cuda_ignore_error(cudaMemPoolTrimTo(tr->pool, 0));
 }
 
 extern "C" gpuir_cuda_status

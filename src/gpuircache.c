@@ -306,6 +306,8 @@ cache_evict_all(GpuirCacheEntry *keep)
 		if (e != keep)
 			cache_remove(e);
 	}
+	/* the freed lists' memory back to the device: an allocation failed */
+	gpuir_cuda_transit_trim(transit);
 }
 
 /*

@@ -1627,6 +1627,7 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 		batch_free(&b);
 	}
 	gpuir_cuda_segment_free(&skel);
+	gpuir_cuda_transit_trim(tr);	/* the pool's freed lists back to the device */
 	gpuir_cuda_transit_free(tr);
 }
 
