@@ -22,8 +22,8 @@
 struct gpuir_cuda_transit
 {
 	cudaStream_t stream;
-	cudaMemPool_t pool;			/* kept lists' memory: stream-ordered */
-	bool		has_pool;
+	cudaMemPool_t pool;			/* kept lists' memory: stream-ordered; NULL
+								 * until made */
 	void	   *host_stage;		/* pinned */
 	size_t		host_cap;
 	uint32_t   *dev_stage;
@@ -146,13 +146,12 @@ gpuir_cuda_transit_create(gpuir_cuda_transit **tr)
 			props.location.type = cudaMemLocationTypeDevice;
 			props.location.id = dev;
 			st = gpuir_cuda_check(cudaMemPoolCreate(&t->pool, &props));
+			if (st != GPUIR_CUDA_OK)
+				t->pool = NULL;
 		}
 		if (st == GPUIR_CUDA_OK)
-		{
-			t->has_pool = true;
 			st = gpuir_cuda_check(cudaMemPoolSetAttribute(t->pool, cudaMemPoolAttrReleaseThreshold,
 														  &keep));
-		}
 		if (st != GPUIR_CUDA_OK)
 		{
 			gpuir_cuda_transit_free(t);
@@ -181,7 +180,7 @@ gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 			gpuir_cuda_ignore_error(cudaFree(dev[i]));
 	free(tr->h_zero);
 	/* its kept lists were freed before (contract): their frees are done now */
-	if (tr->has_pool)
+	if (tr->pool != NULL)
 		gpuir_cuda_ignore_error(cudaMemPoolDestroy(tr->pool));
 	gpuir_cuda_ignore_error(cudaStreamDestroy(tr->stream));
 	free(tr);
@@ -190,7 +189,7 @@ gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 extern "C" void
 gpuir_cuda_transit_trim(gpuir_cuda_transit *tr)
 {
-	if (tr == NULL || !tr->has_pool)
+	if (tr == NULL || tr->pool == NULL)
 		return;
 	/* the frees queued on the stream first, then what the pool keeps unused */
 	gpuir_cuda_ignore_error(cudaStreamSynchronize(tr->stream));

@@ -441,10 +441,9 @@ partial_item(GpuirPartial *p, uint32 first_block)
  * segment's tag is corrupt, or was reused by a later merge, which is
  * possible once the backend that sent the request has given it up and no
  * longer holds back the reuse of the replaced segment's pages (src/README,
- * "Free space map").  For the same reason each page is read under
- * GpuirServiceTruncationLock, so that no truncation cuts the file while a
- * read brings a page into the buffer pool; a page past the new end then
- * fails to read (ERROR).
+ * "Free space map").  For the same reason each page is brought in and
+ * pinned under GpuirServiceTruncationLock (its contract says why), and its
+ * content lock taken after that lock is released.
  */
 static void
 read_stream_range(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
@@ -469,11 +468,7 @@ read_stream_range(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
 		uint16		flags = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		/*
-		 * not while a truncation cuts the file (GpuirServiceTruncationLock),
-		 * and only while the page comes in: then it is pinned, and a
-		 * truncation that drops it waits for the pin
-		 */
+		/* held only while the page comes in and is pinned (see above) */
 		GpuirServiceTruncationLock(false);
 		buf = ReadBufferWithoutRelcache(*node, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL, permanent);
 		GpuirServiceTruncationUnlock();
