@@ -588,12 +588,16 @@ typedef struct gpuir_cuda_list
  * bytes (its former contents are lost when it grows), where the caller
  * writes the list images of the lists that travel with the next search,
  * each at a multiple of 16 bytes.
- * gpuir_cuda_transit_upload: copies the first bytes of the staging buffer
- * to the device (asynchronously, on the transit's stream) and returns in
- * *dev_base the device address of its first byte: an image written at
- * staging offset o is then at dev_base + o / 4 (as gpuir_cuda_list.base).
- * The staging buffer must not be written again before the next
- * gpuir_cuda_transit_assemble has returned.
+ * gpuir_cuda_transit_upload: copies the first bytes of host (NULL: the
+ * staging buffer; else host memory of the caller's, at best page-locked by
+ * gpuir_cuda_host_register, 16-byte aligned) to the device
+ * (asynchronously, on the transit's stream) and returns in *dev_base the
+ * device address of its first byte: an image written at offset o is then
+ * at dev_base + o / 4 (as gpuir_cuda_list.base).  That host memory must
+ * not be written again before the next gpuir_cuda_transit_assemble,
+ * gpuir_cuda_transit_staging or gpuir_cuda_transit_sync has returned.
+ * gpuir_cuda_transit_sync: waits for the work queued on the transit's
+ * stream (its uploads have then read their host memory).
  *
  * gpuir_cuda_list_keep: a copy of the image *src (on the device: in the
  * transit's device staging, or another kept list) in a device allocation of
@@ -630,8 +634,10 @@ extern GPUIR_CUDA_API void gpuir_cuda_transit_trim(gpuir_cuda_transit *tr);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_staging(gpuir_cuda_transit *tr,
 																   uint64_t bytes, void **host);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_upload(gpuir_cuda_transit *tr,
+																  const void *host,
 																  uint64_t bytes,
 																  const uint32_t **dev_base);
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_sync(gpuir_cuda_transit *tr);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_list_keep(gpuir_cuda_transit *tr,
 															 const gpuir_cuda_list *src,
 															 gpuir_cuda_list *out);
@@ -641,6 +647,19 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_assemble(gpuir_cuda_t
 																	const gpuir_cuda_list *lists,
 																	uint32_t nlists,
 																	gpuir_cuda_segment *out);
+
+/*
+ * gpuir_cuda_host_register: page-locks host memory [p, p + bytes) that the
+ * caller allocated (a shared-memory segment that other processes write),
+ * so that gpuir_cuda_transit_upload copies from it by DMA, asynchronously;
+ * GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (p NULL or bytes 0),
+ * GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (the memory stays usable,
+ * unlocked).
+ * gpuir_cuda_host_unregister: undoes it (before the memory is unmapped);
+ * NULL is a no-op.
+ */
+extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_host_register(void *p, uint64_t bytes);
+extern GPUIR_CUDA_API void gpuir_cuda_host_unregister(void *p);
 
 /*
  * Debugging and testing only (src/ does not call it): counters of one

@@ -206,13 +206,36 @@ gpuir_cuda_transit_staging(gpuir_cuda_transit *tr, uint64_t bytes, void **host)
 }
 
 gpuir_cuda_status
-gpuir_cuda_transit_upload(gpuir_cuda_transit *tr, uint64_t bytes, const uint32_t **dev_base)
+gpuir_cuda_transit_upload(gpuir_cuda_transit *tr, const void *host, uint64_t bytes,
+						  const uint32_t **dev_base)
 {
 	(void) tr;
+	(void) host;
 	(void) bytes;
 	if (dev_base != NULL)
 		*dev_base = NULL;
 	return no_device();
+}
+
+gpuir_cuda_status
+gpuir_cuda_transit_sync(gpuir_cuda_transit *tr)
+{
+	(void) tr;
+	return no_device();
+}
+
+gpuir_cuda_status
+gpuir_cuda_host_register(void *p, uint64_t bytes)
+{
+	(void) p;
+	(void) bytes;
+	return no_device();
+}
+
+void
+gpuir_cuda_host_unregister(void *p)
+{
+	(void) p;
 }
 
 gpuir_cuda_status

@@ -215,22 +215,50 @@ gpuir_cuda_transit_staging(gpuir_cuda_transit *tr, uint64_t bytes, void **host)
 }
 
 extern "C" gpuir_cuda_status
-gpuir_cuda_transit_upload(gpuir_cuda_transit *tr, uint64_t bytes, const uint32_t **dev_base)
+gpuir_cuda_transit_upload(gpuir_cuda_transit *tr, const void *host, uint64_t bytes,
+						  const uint32_t **dev_base)
 {
 	gpuir_cuda_status st;
 
-	if (tr == NULL || dev_base == NULL || (bytes > 0 && bytes > tr->host_cap) || bytes % 16 != 0)
+	if (tr == NULL || dev_base == NULL || bytes % 16 != 0 ||
+		(host == NULL && bytes > 0 && bytes > tr->host_cap) ||
+		((uintptr_t) host) % 16 != 0)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
+	if (host == NULL)
+		host = tr->host_stage;
 	*dev_base = NULL;
 	if ((st = gpuir_cuda_grow((void **) &tr->dev_stage, &tr->dev_stage_cap,
 							  bytes / 4 + 4, 4, 1024, false)) != GPUIR_CUDA_OK)
 		return st;
 	if (bytes > 0 &&
-		(st = gpuir_cuda_check(cudaMemcpyAsync(tr->dev_stage, tr->host_stage, bytes,
+		(st = gpuir_cuda_check(cudaMemcpyAsync(tr->dev_stage, host, bytes,
 											   cudaMemcpyHostToDevice, tr->stream))) != GPUIR_CUDA_OK)
 		return st;
 	*dev_base = tr->dev_stage;
 	return GPUIR_CUDA_OK;
+}
+
+extern "C" gpuir_cuda_status
+gpuir_cuda_transit_sync(gpuir_cuda_transit *tr)
+{
+	if (tr == NULL)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	return gpuir_cuda_check(cudaStreamSynchronize(tr->stream));
+}
+
+extern "C" gpuir_cuda_status
+gpuir_cuda_host_register(void *p, uint64_t bytes)
+{
+	if (p == NULL || bytes == 0)
+		return GPUIR_CUDA_INVALID_ARGUMENT;
+	return gpuir_cuda_check(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+}
+
+extern "C" void
+gpuir_cuda_host_unregister(void *p)
+{
+	if (p != NULL)
+		gpuir_cuda_ignore_error(cudaHostUnregister(p));
 }
 
 extern "C" gpuir_cuda_status

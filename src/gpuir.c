@@ -184,6 +184,11 @@ _PG_init(void)
 								   "Each device gets a worker process of its own, with its own list cache of gpuir.device_memory.",
 								   &gpuir_devices, "all",
 								   PGC_POSTMASTER, 0, check_devices, NULL, NULL);
+		DefineCustomIntVariable("gpuir.list_readers",
+								"Processes that copy the posting lists a GPU batch sends to the device beside the GPU service's worker, for a segment larger than gpuir.device_memory.",
+								"Started by each device's worker when it first needs them, as background workers (counted against max_worker_processes); 0 leaves the copying to the worker alone.",
+								&gpuir_list_readers, 4, 0, GPUIR_MAX_LIST_READERS,
+								PGC_SIGHUP, 0, NULL, NULL, NULL);
 		DefineCustomEnumVariable("gpuir.debug_gpu_fault",
 								 "Developer option: a failure the GPU service makes up (none, upload_oom, upload_error, search_error, exit_upload).",
 								 "For testing that queries are answered on the CPU when the GPU fails; see gpuirservice.h.",

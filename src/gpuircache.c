@@ -429,7 +429,7 @@ partial_item(GpuirPartial *p, uint32 first_block)
 /* ---------- loading a segment ---------- */
 
 /*
- * read_stream_range: copy bytes [off, off + len) of a segment stream (on
+ * GpuirCacheReadStream: copy bytes [off, off + len) of a segment stream (on
  * consecutive pages from its start, GPUIR_PAGE_DATA bytes per page;
  * src/README, "Segments") of the index with relfilenode node into dst.
  * Each page is pinned and share-locked only while it is checked
@@ -445,17 +445,15 @@ partial_item(GpuirPartial *p, uint32 first_block)
  * pinned under GpuirServiceTruncationLock (its contract says why), and its
  * content lock taken after that lock is released.
  */
-static void
-read_stream_range(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
-				  const GpuirSegmentData *seg, GpuirStreamKind kind, uint64 off,
-				  uint64 len, char *dst)
+void
+GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmentData *seg,
+					 GpuirStreamKind kind, uint64 off, uint64 len, char *dst)
 {
 	GpuirStream stream = seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint64		end = off + len;
 
 	Assert(end <= stream.nbytes);
-	b->read_pages = true;
 	for (uint64 p = off / GPUIR_PAGE_DATA; p * GPUIR_PAGE_DATA < end; p++)
 	{
 		BlockNumber blkno = stream.start + (BlockNumber) p;
@@ -497,6 +495,16 @@ read_stream_range(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
 							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
 							bad, flags, blkno)));
 	}
+}
+
+/* read_stream_range: GpuirCacheReadStream, for batch b (which then closes its files) */
+static void
+read_stream_range(GpuirBatch *b, const GpuirRelFile *node, bool permanent,
+				  const GpuirSegmentData *seg, GpuirStreamKind kind, uint64 off,
+				  uint64 len, char *dst)
+{
+	b->read_pages = true;
+	GpuirCacheReadStream(node, permanent, seg, kind, off, len, dst);
 }
 
 /* read_stream: copy a whole segment stream into dst (read_stream_range) */
@@ -771,12 +779,12 @@ transit_read_headers(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData 
 }
 
 /*
- * transit_write_image: list l's image (gpuir_cuda.h, "lists in transit")
- * at dst: its block arrays from l->dir, its payload read from the pages
+ * transit_write_blocks: the block arrays of list l's image (gpuir_cuda.h,
+ * "lists in transit") at dst, from l->dir; its payload goes at
+ * dst + gpuir_cuda_list_image_payload(l->nblocks)
  */
 static void
-transit_write_image(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
-					const TransitList *l, uint32 *dst)
+transit_write_blocks(const TransitList *l, uint32 *dst)
 {
 	uint32		n = l->nblocks;
 	uint32	   *offsets = dst + gpuir_cuda_list_image_offsets(n);
@@ -794,9 +802,79 @@ transit_write_image(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *
 		}
 	}
 	offsets[n] = l->payload_bytes;
-	read_stream_range(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD,
-					  l->payload_off, l->payload_bytes,
-					  (char *) (dst + gpuir_cuda_list_image_payload(n)));
+}
+
+/*
+ * transit_stage: the images of the run's misses (tl[i] with a dir) at
+ * their stage_off in the staging (stage bytes in all): their block arrays
+ * here, their payloads copied from the pages by the list readers and this
+ * worker together (gpuirreader.c) where they can, else by this worker
+ * into the transit's own staging buffer.  Returns the host memory to
+ * upload from (NULL: the transit's staging buffer), or sets *failed (a
+ * CUDA status, GPUIR_CUDA_OK otherwise).  Raises the ERRORs of page reads.
+ */
+static const char *
+transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
+			  const TransitList *tl, uint32 nd, uint64 stage, gpuir_cuda_status *failed)
+{
+	uint32		ntasks = 0;
+	char	   *host = NULL;
+	GpuirReadTask *tasks;
+	gpuir_cuda_status st;
+
+	*failed = GPUIR_CUDA_OK;
+	for (uint32 i = 0; i < nd; i++)
+		if (tl[i].dir != NULL)
+			ntasks += (tl[i].payload_bytes + GPUIR_READ_CHUNK - 1) / GPUIR_READ_CHUNK;
+
+	/* the last upload has read the staging (the readers' or the transit's) */
+	if ((st = gpuir_cuda_transit_sync(transit)) != GPUIR_CUDA_OK)
+	{
+		*failed = st;
+		return NULL;
+	}
+	if (ntasks > 0 && GpuirReadersBegin(stage, ntasks, &host, &tasks))
+	{
+		uint32		k = 0;
+
+		for (uint32 i = 0; i < nd; i++)
+		{
+			uint64		dst;
+
+			if (tl[i].dir == NULL)
+				continue;
+			transit_write_blocks(&tl[i], (uint32 *) (host + tl[i].stage_off));
+			dst = tl[i].stage_off + sizeof(uint32) *
+				(uint64) gpuir_cuda_list_image_payload(tl[i].nblocks);
+			for (uint32 done = 0; done < tl[i].payload_bytes; done += GPUIR_READ_CHUNK)
+			{
+				tasks[k].src_off = (uint64) tl[i].payload_off + done;
+				tasks[k].dst_off = dst + done;
+				tasks[k].len = Min(GPUIR_READ_CHUNK, tl[i].payload_bytes - done);
+				k++;
+			}
+		}
+		Assert(k == ntasks);
+		GpuirReadersRun(&t->hdr.node, t->hdr.permanent, seg, ntasks);
+		return host;
+	}
+
+	if ((st = gpuir_cuda_transit_staging(transit, stage, (void **) &host)) != GPUIR_CUDA_OK)
+	{
+		*failed = st;
+		return NULL;
+	}
+	for (uint32 i = 0; i < nd; i++)
+		if (tl[i].dir != NULL)
+		{
+			uint32	   *dst = (uint32 *) (host + tl[i].stage_off);
+
+			transit_write_blocks(&tl[i], dst);
+			read_stream_range(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD,
+							  tl[i].payload_off, tl[i].payload_bytes,
+							  (char *) (dst + gpuir_cuda_list_image_payload(tl[i].nblocks)));
+		}
+	return NULL;
 }
 
 /*
@@ -829,11 +907,13 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	uint64		stage = 0;
 	uint64		others;
 	uint64		room;
-	char	   *host = NULL;
+	const char *host;
 	const uint32 *dev_base = NULL;
 	gpuir_cuda_status st;
 	uint64		shipped = 0;
 	uint64		hits = 0;
+	TimestampTz t_start = GetCurrentTimestamp();
+	TimestampTz t_read;
 
 	Assert(p != NULL);
 	if (transit == NULL)
@@ -884,16 +964,13 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 		tl[i].stage_off = stage;
 		stage += gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
 	}
-	if ((st = gpuir_cuda_transit_staging(transit, stage, (void **) &host)) != GPUIR_CUDA_OK)
+	host = transit_stage(b, t, seg, tl, nd, stage, &st);
+	t_read = GetCurrentTimestamp();
+	GpuirServiceStage(GPUIR_STAGE_TRANSIT_READ, t_start, t_read);
+	if (st != GPUIR_CUDA_OK ||
+		(st = gpuir_cuda_transit_upload(transit, host, stage, &dev_base)) != GPUIR_CUDA_OK)
 		goto cuda_fail;
-	for (uint32 i = 0; i < nd; i++)
-		if (tl[i].dir != NULL)
-		{
-			transit_write_image(b, t, seg, &tl[i], (uint32 *) (host + tl[i].stage_off));
-			shipped += gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
-		}
-	if ((st = gpuir_cuda_transit_upload(transit, stage, &dev_base)) != GPUIR_CUDA_OK)
-		goto cuda_fail;
+	shipped = stage;
 
 	/* where each list is now, the uses counted, and which misses stay */
 	lists = palloc_extended(Max(sizeof(gpuir_cuda_list) * (Size) nd, 1), MCXT_ALLOC_HUGE);
@@ -987,6 +1064,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	cache_publish();
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->bytes_shipped, shipped);
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->list_hits, hits);
+	GpuirServiceStage(GPUIR_STAGE_TRANSIT_SEND, t_read, GetCurrentTimestamp());
 	if (st != GPUIR_CUDA_OK)
 		goto cuda_fail;
 	return &transit_seg;

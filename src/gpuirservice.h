@@ -33,6 +33,7 @@
 #include "postgres.h"
 
 #include "port/atomics.h"
+#include "storage/condition_variable.h"
 #include "storage/dsm.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
@@ -178,6 +179,9 @@ typedef enum GpuirStage
 								 * copies, kernels, synchronisation) */
 	GPUIR_STAGE_ANSWER,			/* batch: results written, backends woken */
 	GPUIR_STAGE_ROUND_TRIP,		/* request, backend: submit until answered */
+	GPUIR_STAGE_TRANSIT_READ,	/* run, part of CACHE: missed lists read */
+	GPUIR_STAGE_TRANSIT_SEND,	/* run, part of CACHE: lists uploaded, kept,
+								 * assembled */
 	GPUIR_NSTAGES
 } GpuirStage;
 
@@ -198,6 +202,36 @@ typedef struct GpuirRouteCell
 	pg_atomic_uint64 decisions;		/* choices by the means (exploration) */
 } GpuirRouteCell;
 
+
+/*
+ * The list readers of one device's worker (gpuirreader.c): background
+ * workers that copy the pages of lists in transit into the worker's
+ * staging segment beside it.  A job is published through claim: the
+ * worker closes it (a new epoch, next task GPUIR_READ_CLOSED), writes the
+ * fields below, then opens it (next task 0); a reader claims task i by
+ * moving claim from (its epoch, i) to (its epoch, i + 1), so fields read
+ * before a successful claim are that epoch's.
+ */
+#define GPUIR_READ_CLOSED		PG_UINT32_MAX
+#define GPUIR_MAX_LIST_READERS	32
+
+typedef struct GpuirReaderJob
+{
+	ConditionVariable work_cv;	/* readers wait here for a job */
+	ConditionVariable done_cv;	/* the worker waits here for its end */
+	pg_atomic_uint64 claim;		/* epoch << 32 | next task to take */
+	pg_atomic_uint32 done;		/* tasks of the epoch finished (a hint) */
+	pg_atomic_uint32 active;	/* readers taking tasks now */
+	int			nwanted;		/* readers numbered from this one on exit */
+	dsm_handle	staging;		/* the worker's staging segment */
+	uint32		ntasks;
+	GpuirRelFile node;			/* whose PAYLOAD stream the tasks copy */
+	bool		permanent;
+	GpuirSegmentData seg;
+	slock_t		mutex;			/* protects the error below */
+	int			sqlerrcode;		/* 0, or the first task's error */
+	char		error[256];
+} GpuirReaderJob;
 
 /* one device of the service and its worker; the fields up to the counters under GpuirService->mutex */
 typedef struct GpuirServiceDevice
@@ -224,6 +258,7 @@ typedef struct GpuirServiceDevice
 	pg_atomic_uint64 batched_queries;
 	pg_atomic_uint64 queries;	/* queries it answered */
 	pg_atomic_uint64 errors;	/* requests it answered FAILED */
+	GpuirReaderJob readers;		/* its list readers (gpuirreader.c) */
 } GpuirServiceDevice;
 
 typedef struct GpuirServiceShared
@@ -353,6 +388,11 @@ extern bool GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 
 /* gpuirworker.c */
 extern PGDLLEXPORT void GpuirWorkerMain(Datum arg);
+
+/* gpuirreader.c */
+extern int	gpuir_list_readers;
+extern PGDLLEXPORT void GpuirReaderMain(Datum arg);
+extern void GpuirReaderJobInit(GpuirReaderJob *job);
 
 /* gpuirroute.c */
 extern bool GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings);

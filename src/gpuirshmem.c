@@ -94,6 +94,7 @@ gpuir_shmem_startup(void)
 			pg_atomic_init_u64(&dev->batched_queries, 0);
 			pg_atomic_init_u64(&dev->queries, 0);
 			pg_atomic_init_u64(&dev->errors, 0);
+			GpuirReaderJobInit(&dev->readers);
 		}
 		pg_atomic_init_u64(&GpuirService->cpu_queries, 0);
 		pg_atomic_init_u64(&GpuirService->fallbacks, 0);
@@ -709,6 +710,11 @@ PG_FUNCTION_INFO_V1(gpuir_gpu_stages);
  *				woken
  *	round_trip	per request answered, measured by the backend: submitted
  *				until it saw the answer
+ *	transit_read	per run of a segment larger than the budget (part of
+ *				cache): the missed lists' block headers and payloads read
+ *				from the pages into the staging (with the list readers)
+ *	transit_send	the same runs (part of cache): the upload, the cache's
+ *				admissions and evictions, the kept copies, the assembly
  * Times are wall clock (microsecond resolution).  Without gpuir in
  * shared_preload_libraries every row has 0 events.
  */
@@ -716,7 +722,8 @@ Datum
 gpuir_gpu_stages(PG_FUNCTION_ARGS)
 {
 	static const char *const names[GPUIR_NSTAGES] = {
-		"queue", "window", "prepare", "cache", "search", "answer", "round_trip"
+		"queue", "window", "prepare", "cache", "search", "answer", "round_trip",
+		"transit_read", "transit_send"
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 

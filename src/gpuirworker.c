@@ -268,6 +268,24 @@ GpuirWorkerCudaSuccess(void)
 }
 
 /*
+ * GpuirWorkerErrorCleanup: release what an ERROR inside ReadBuffer may leave
+ * behind (cf. bgwriter.c) in a process of the GPU service (a worker or a
+ * list reader) that goes on after catching it: LWLocks, a condition
+ * variable sleep, a buffer I/O, buffer locks, and the pins of owner
+ */
+void
+GpuirWorkerErrorCleanup(ResourceOwner owner)
+{
+	LWLockReleaseAll();
+	ConditionVariableCancelSleep();
+	pgstat_report_wait_end();
+	gpuir_abort_buffer_io();
+	UnlockBuffers();
+	if (owner != NULL)
+		ResourceOwnerRelease(owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
+}
+
+/*
  * GpuirWorkerCatchError: in a PG_CATCH block, undo what an ERROR left and
  * return its message (noted as a failure)
  */
@@ -279,14 +297,7 @@ GpuirWorkerCatchError(char *buf, size_t buflen)
 	MemoryContextSwitchTo(TopMemoryContext);	/* the copy is freed below */
 	edata = CopyErrorData();
 	FlushErrorState();
-
-	/* what an ERROR inside ReadBuffer may leave behind (cf. bgwriter.c) */
-	LWLockReleaseAll();
-	ConditionVariableCancelSleep();
-	pgstat_report_wait_end();
-	gpuir_abort_buffer_io();
-	UnlockBuffers();
-	ResourceOwnerRelease(worker_owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
+	GpuirWorkerErrorCleanup(worker_owner);
 
 	strlcpy(buf, edata->message ? edata->message : "unknown error", buflen);
 	GpuirWorkerNoteFailure(buf);
@@ -431,6 +442,7 @@ worker_exit(int code, Datum arg)
 	GpuirWorkerDevice->worker_latch = NULL;
 	GpuirWorkerDevice->device_state = GPUIR_DEVSTATE_STARTING;
 	SpinLockRelease(&GpuirService->mutex);
+	GpuirReadersStop();			/* they see worker_pid changed */
 	pg_atomic_write_u64(&GpuirWorkerDevice->bytes_cached, 0);
 	pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
 }

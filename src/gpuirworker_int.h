@@ -9,6 +9,8 @@
  *	  gpuirrequest.c	validation of a request (slot area or DSM segment)
  *	  gpuircache.c		the list cache: segments resident on the device,
  *						the budget of gpuir.device_memory
+ *	  gpuirreader.c		the list readers: processes that copy the pages
+ *						of lists in transit beside the worker
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +21,7 @@
 
 #include "lib/ilist.h"
 #include "storage/dsm.h"
+#include "utils/resowner.h"
 
 #include "gpuirservice.h"
 #include "../cuda/gpuir_cuda.h"
@@ -121,6 +124,7 @@ extern void GpuirWorkerCudaFailure(GpuirBatch *b, const char *what, gpuir_cuda_s
 								   char *buf, size_t buflen);
 extern void GpuirWorkerCudaSuccess(void);
 extern void GpuirWorkerCatchError(char *buf, size_t buflen);
+extern void GpuirWorkerErrorCleanup(ResourceOwner owner);
 extern void GpuirWorkerReleaseArea(GpuirTaken *t);
 
 /* gpuirrequest.c */
@@ -139,5 +143,31 @@ extern const gpuir_cuda_segment *GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntr
 												   const GpuirSegmentData *seg,
 												   gpuir_cuda_term *terms, uint64 nterms,
 												   char *why, size_t whylen);
+
+extern void GpuirCacheReadStream(const GpuirRelFile *node, bool permanent,
+								 const GpuirSegmentData *seg, GpuirStreamKind kind,
+								 uint64 off, uint64 len, char *dst);
+
+/*
+ * gpuirreader.c: one task of a list readers' job, in the worker's staging
+ * segment: copy bytes [src_off, src_off + len) of the job's PAYLOAD stream
+ * to staging offset dst_off
+ */
+#define GPUIR_READ_CHUNK		(256 * 1024)	/* bytes a task copies at most: a
+												 * long list is split over several */
+
+typedef struct GpuirReadTask
+{
+	uint64		src_off;
+	uint64		dst_off;
+	uint32		len;
+	pg_atomic_uint32 finished;	/* 1 once copied or failed */
+} GpuirReadTask;
+
+extern bool GpuirReadersBegin(uint64 bytes, uint32 ntasks, char **staging,
+							  GpuirReadTask **tasks);
+extern void GpuirReadersRun(const GpuirRelFile *node, bool permanent,
+							const GpuirSegmentData *seg, uint32 ntasks);
+extern void GpuirReadersStop(void);
 
 #endif							/* GPUIRWORKER_INT_H */

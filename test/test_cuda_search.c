@@ -1492,7 +1492,9 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
  * not the segment's), every other one also kept in an allocation of its own
  * (gpuir_cuda_list_keep) and taken from there, the terms renumbered to the
  * assembled blocks; the results must equal the reference's.  Twice, so
- * that the second assembly reuses (and grows) the first one's buffers.
+ * that the second assembly reuses (and grows) the first one's buffers; the
+ * second uploads the images from memory of the caller's, page-locked with
+ * gpuir_cuda_host_register (as the GPU service's list readers' staging).
  */
 static void
 test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
@@ -1522,6 +1524,7 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 		uint32_t	nl = 0;
 		char	   *host = NULL;
 		const uint32_t *dev = NULL;
+		char	   *ext = NULL;
 		gpuir_cuda_segment seg;
 
 		batch_make(&b, s, bs);
@@ -1573,7 +1576,25 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 			memcpy(img + gpuir_cuda_list_image_payload(n), s->payload + s->block_offset[f],
 				   lists[l].payload_bytes);
 		}
-		st = gpuir_cuda_transit_upload(tr, stage, &dev);
+		if (round == 0)
+			st = gpuir_cuda_transit_upload(tr, NULL, stage, &dev);
+		else
+		{
+			/* the second round from the caller's memory, page-locked as the workers' list readers' */
+			const size_t extsz = (stage / 4096 + 1) * 4096;
+
+			if (posix_memalign((void **) &ext, 4096, extsz) != 0)
+			{
+				fprintf(stderr, "out of memory\n");
+				exit(2);
+			}
+			memcpy(ext, host, stage);
+			st = gpuir_cuda_host_register(ext, extsz);
+			check(st == GPUIR_CUDA_OK, "transit: register the caller's host memory");
+			memset(host, 0xa5, stage);	/* not read any more */
+			if (st == GPUIR_CUDA_OK)
+				st = gpuir_cuda_transit_upload(tr, ext, stage, &dev);
+		}
 		check(st == GPUIR_CUDA_OK, "transit: upload");
 		for (uint32_t l = 0; l < nl && st == GPUIR_CUDA_OK; l++)
 		{
@@ -1619,6 +1640,12 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 		for (uint32_t l = 0; l < nl; l++)
 			if (l % 2 == 1)
 				gpuir_cuda_list_free(tr, &kept[l]);
+		if (ext != NULL)
+		{
+			check(gpuir_cuda_transit_sync(tr) == GPUIR_CUDA_OK, "transit: sync");
+			gpuir_cuda_host_unregister(ext);
+			free(ext);
+		}
 		free(terms);
 		free(order);
 		free(lists);
