@@ -611,22 +611,27 @@ typedef struct gpuir_cuda_list
  * on tr's stream is done (returns at once) and zeroes it; a zeroed list, or
  * tr NULL, is a no-op.
  *
- * gpuir_cuda_transit_assemble: the segment *out that a search reads:
+ * gpuir_cuda_transit_assemble: the segment *out that a search reads, in
+ * assembly slot slot (0 .. GPUIR_CUDA_TRANSIT_SLOTS - 1: a search of one
+ * slot's segment may still run while the other's is assembled; the caller
+ * makes sure that no search reads slot's former segment any more):
  * skeleton's per-document arrays (doclen, deleted, prior, prior_max, ndocs;
  * a segment uploaded with nblocks = 0) and the blocks of lists[0 ..
  * nlists), list i at blocks first_i = nblocks of the lists before it, in
  * that order: a query term whose list is lists[i] then names blocks
  * [first_i, first_i + lists[i].nblocks).  The lists are copied on the
- * device (one kernel; their block offsets rebased) into the transit's
+ * device (one kernel; their block offsets rebased) into the slot's
  * arrays; the call returns when the copies are complete, so that a search
  * on any stream may read *out, which stays valid until the next assemble
- * or the free of the transit.  *out's arrays belong to the transit (do
+ * in the same slot or the free of the transit.  *out's arrays belong to the transit (do
  * not pass it to gpuir_cuda_segment_free).  Returns GPUIR_CUDA_OK,
  * GPUIR_CUDA_INVALID_ARGUMENT (NULL pointers with nlists > 0, a list
  * without blocks, more than UINT32_MAX payload bytes or blocks in all),
  * GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR.
  */
 typedef struct gpuir_cuda_transit gpuir_cuda_transit;
+
+#define GPUIR_CUDA_TRANSIT_SLOTS	2
 
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_create(gpuir_cuda_transit **tr);
 extern GPUIR_CUDA_API void gpuir_cuda_transit_free(gpuir_cuda_transit *tr);
@@ -643,6 +648,7 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_list_keep(gpuir_cuda_transit 
 															 gpuir_cuda_list *out);
 extern GPUIR_CUDA_API void gpuir_cuda_list_free(gpuir_cuda_transit *tr, gpuir_cuda_list *l);
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr,
+																	uint32_t slot,
 																	const gpuir_cuda_segment *skeleton,
 																	const gpuir_cuda_list *lists,
 																	uint32_t nlists,

@@ -263,11 +263,13 @@ gpuir_cuda_list_free(gpuir_cuda_transit *tr, gpuir_cuda_list *l)
 }
 
 gpuir_cuda_status
-gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *skeleton,
+gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
+							const gpuir_cuda_segment *skeleton,
 							const gpuir_cuda_list *lists, uint32_t nlists,
 							gpuir_cuda_segment *out)
 {
 	(void) tr;
+	(void) slot;
 	(void) skeleton;
 	(void) lists;
 	(void) nlists;

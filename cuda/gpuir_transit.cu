@@ -28,16 +28,21 @@ struct gpuir_cuda_transit
 	size_t		host_cap;
 	uint32_t   *dev_stage;
 	size_t		dev_stage_cap;
-	uint32_t   *payload;		/* the assembled segment's arrays */
-	size_t		payload_cap;	/* bytes */
-	uint32_t   *blocks;			/* block_last | block_offset | impact_tf | impact_dl */
-	size_t		blocks_cap;		/* blocks */
+	struct
+	{
+		uint32_t   *payload;	/* the assembled segment's arrays */
+		size_t		payload_cap;	/* bytes */
+		uint32_t   *blocks;		/* block_last | block_offset | impact_tf |
+								 * impact_dl */
+		size_t		blocks_cap;	/* blocks */
+		uint32_t   *h_zero;		/* host zeros: the directory checks' prefix
+								 * counts */
+		uint64_t	h_zero_cap;	/* entries */
+	}			out[GPUIR_CUDA_TRANSIT_SLOTS];	/* one assembled segment a slot */
 	void	   *desc_host;		/* pinned: the kernel's list descriptors */
 	size_t		desc_cap;		/* descriptors */
 	void	   *desc_dev;
 	size_t		desc_dev_cap;
-	uint32_t   *h_zero;			/* host zeros: the directory checks' prefix counts */
-	uint64_t	h_zero_cap;		/* entries */
 };
 
 /* one list of an assemble call, as the kernel reads it */
@@ -166,8 +171,7 @@ extern "C" void
 gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 {
 	void	   *host[] = {tr ? tr->host_stage : NULL, tr ? tr->desc_host : NULL};
-	void	   *dev[] = {tr ? tr->dev_stage : NULL, tr ? tr->payload : NULL,
-						 tr ? tr->blocks : NULL, tr ? tr->desc_dev : NULL};
+	void	   *dev[] = {tr ? tr->dev_stage : NULL, tr ? tr->desc_dev : NULL};
 
 	if (tr == NULL)
 		return;
@@ -178,7 +182,14 @@ gpuir_cuda_transit_free(gpuir_cuda_transit *tr)
 	for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++)
 		if (dev[i] != NULL)
 			gpuir_cuda_ignore_error(cudaFree(dev[i]));
-	free(tr->h_zero);
+	for (int s = 0; s < GPUIR_CUDA_TRANSIT_SLOTS; s++)
+	{
+		if (tr->out[s].payload != NULL)
+			gpuir_cuda_ignore_error(cudaFree(tr->out[s].payload));
+		if (tr->out[s].blocks != NULL)
+			gpuir_cuda_ignore_error(cudaFree(tr->out[s].blocks));
+		free(tr->out[s].h_zero);
+	}
 	/* its kept lists were freed before (contract): their frees are done now */
 	if (tr->pool != NULL)
 		gpuir_cuda_ignore_error(cudaMemPoolDestroy(tr->pool));
@@ -300,7 +311,8 @@ gpuir_cuda_list_free(gpuir_cuda_transit *tr, gpuir_cuda_list *l)
 }
 
 extern "C" gpuir_cuda_status
-gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *skeleton,
+gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
+							const gpuir_cuda_segment *skeleton,
 							const gpuir_cuda_list *lists, uint32_t nlists,
 							gpuir_cuda_segment *out)
 {
@@ -312,7 +324,8 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
-	if (tr == NULL || skeleton == NULL || out == NULL || (nlists > 0 && lists == NULL))
+	if (tr == NULL || skeleton == NULL || out == NULL || (nlists > 0 && lists == NULL) ||
+		slot >= GPUIR_CUDA_TRANSIT_SLOTS)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 	for (uint32_t i = 0; i < nlists; i++)
 	{
@@ -329,12 +342,12 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 
 	/*
-	 * the arrays, grown when needed (no search reads them now: searches are
-	 * synchronous, and the last assembly ended with its stream idle)
+	 * the slot's arrays, grown when needed (no search reads them now: the
+	 * caller's contract, and the last assembly ended with its stream idle)
 	 */
-	if ((st = gpuir_cuda_grow((void **) &tr->payload, &tr->payload_cap,
+	if ((st = gpuir_cuda_grow((void **) &tr->out[slot].payload, &tr->out[slot].payload_cap,
 							  words * 4 + 4, 1, 1024, false)) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_grow((void **) &tr->blocks, &tr->blocks_cap, nblocks + 1,
+		(st = gpuir_cuda_grow((void **) &tr->out[slot].blocks, &tr->out[slot].blocks_cap, nblocks + 1,
 							  sizeof(uint32_t) * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS),
 							  1024, false)) != GPUIR_CUDA_OK ||
 		(st = gpuir_cuda_grow((void **) &tr->desc_host, &tr->desc_cap, nlists > 0 ? nlists : 1,
@@ -343,14 +356,14 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 	if ((st = gpuir_cuda_grow((void **) &tr->desc_dev, &tr->desc_dev_cap, tr->desc_cap,
 							  sizeof(transit_desc), 1024, false)) != GPUIR_CUDA_OK)
 		return st;
-	if (tr->h_zero == NULL || tr->h_zero_cap < nblocks + 1)
+	if (tr->out[slot].h_zero == NULL || tr->out[slot].h_zero_cap < nblocks + 1)
 	{
-		free(tr->h_zero);
-		tr->h_zero_cap = 0;
-		tr->h_zero = (uint32_t *) calloc(tr->blocks_cap + 1, sizeof(uint32_t));
-		if (tr->h_zero == NULL)
+		free(tr->out[slot].h_zero);
+		tr->out[slot].h_zero_cap = 0;
+		tr->out[slot].h_zero = (uint32_t *) calloc(tr->out[slot].blocks_cap + 1, sizeof(uint32_t));
+		if (tr->out[slot].h_zero == NULL)
 			return GPUIR_CUDA_OOM;
-		tr->h_zero_cap = tr->blocks_cap + 1;
+		tr->out[slot].h_zero_cap = tr->out[slot].blocks_cap + 1;
 	}
 
 	/* the descriptors */
@@ -372,8 +385,8 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 	}
 
 	{
-		const uint64_t cap = tr->blocks_cap;
-		uint32_t   *block_last = tr->blocks;
+		const uint64_t cap = tr->out[slot].blocks_cap;
+		uint32_t   *block_last = tr->out[slot].blocks;
 		uint32_t   *block_offset = block_last + cap;
 		uint32_t   *impact_tf = block_offset + cap;
 		uint32_t   *impact_dl = impact_tf + cap * GPUIR_CUDA_BLOCK_IMPACTS;
@@ -394,7 +407,7 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 				transit_copy_kernel<<<grid, 256, 0, tr->stream>>>((const transit_desc *) tr->desc_dev,
 																  l0, (uint32_t) nblocks,
 																  (uint32_t) (words * 4),
-																  tr->payload, block_last,
+																  tr->out[slot].payload, block_last,
 																  block_offset, impact_tf,
 																  impact_dl);
 				if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
@@ -408,15 +421,15 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, const gpuir_cuda_segment *sk
 			return st;
 
 		*out = *skeleton;
-		out->payload = (const uint8_t *) tr->payload;
+		out->payload = (const uint8_t *) tr->out[slot].payload;
 		out->payload_bytes = words * 4;
 		out->block_last = block_last;
 		out->block_offset = block_offset;
 		out->impact_tf = impact_tf;
 		out->impact_dl = impact_dl;
 		out->nblocks = (uint32_t) nblocks;
-		out->h_bad = tr->h_zero;
-		out->h_desc = tr->h_zero;
+		out->h_bad = tr->out[slot].h_zero;
+		out->h_desc = tr->out[slot].h_zero;
 		out->windowed = 0;
 		out->tile_first = 0;
 		out->tile_end = 0;

@@ -72,7 +72,7 @@ typedef struct GpuirPartialSlot
 
 /* the transit of this worker (cuda/gpuir_transit.cu), made when first used */
 static gpuir_cuda_transit *transit = NULL;
-static gpuir_cuda_segment transit_seg;
+static gpuir_cuda_segment transit_seg[GPUIR_CUDA_TRANSIT_SLOTS];	/* each slot's assembly */
 
 static MemoryContext cache_cxt;	/* cache entries */
 static dlist_head cache_lru = DLIST_STATIC_INIT(cache_lru);
@@ -886,15 +886,17 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
  * (gpuirlistcachepolicy.h) then decides which of those stay, within the
  * budget whole segments leave, evicting lists of lower priority; and the
  * lists are copied into one segment on the device
- * (gpuir_cuda_transit_assemble).  The terms' first blocks are rewritten to
- * that segment's.  Returns it (valid until the next call), or NULL with
+ * (gpuir_cuda_transit_assemble) in assembly slot slot, which no search may
+ * read any more (the worker's job: a search in flight on one job reads its
+ * own slot).  The terms' first blocks are rewritten to that segment's.
+ * Returns it (valid until the next call with the same slot), or NULL with
  * the reason in why on a CUDA failure.  Raises the ERRORs of page reads
  * and corrupt block headers.  In the current memory context (the run's).
  */
 const gpuir_cuda_segment *
 GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 				  const GpuirSegmentData *seg, gpuir_cuda_term *terms, uint64 nterms,
-				  char *why, size_t whylen)
+				  int slot, char *why, size_t whylen)
 {
 	GpuirPartial *p = e->partial;
 	TransitList *tl;
@@ -1053,7 +1055,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 		Assert(lo < nd && tl[lo].first_block == terms[i].first_block);
 		terms[i].first_block = tfirst[lo];
 	}
-	st = gpuir_cuda_transit_assemble(transit, &e->dev, lists, nd, &transit_seg);
+	st = gpuir_cuda_transit_assemble(transit, (uint32) slot, &e->dev, lists, nd, &transit_seg[slot]);
 	for (int32 v = 0; v < ndrop; v++)
 		gpuir_cuda_list_free(transit, &p->kept[drop[v]]);
 
@@ -1067,7 +1069,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	GpuirServiceStage(GPUIR_STAGE_TRANSIT_SEND, t_read, GetCurrentTimestamp());
 	if (st != GPUIR_CUDA_OK)
 		goto cuda_fail;
-	return &transit_seg;
+	return &transit_seg[slot];
 
 cuda_fail:
 	GpuirWorkerCudaFailure(b, "lists in transit", st, why, whylen);

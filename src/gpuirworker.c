@@ -134,6 +134,8 @@ typedef struct GpuirUnit
  * batch runs that way.
  */
 #define GPUIR_JOBS				2
+StaticAssertDecl(GPUIR_JOBS <= GPUIR_CUDA_TRANSIT_SLOTS,
+				 "a job's search reads the transit's assembly slot of its number");
 
 /* the in-flight search of a batch (GpuirBatch.flight) */
 typedef struct GpuirFlight
@@ -829,12 +831,12 @@ run_kernels(const gpuir_cuda_segment *seg, const GpuirUnit *u, GpuirRunArrays *r
  * segment key, constants and window), filled, and their segment made
  * resident (the cache stage), in *segp the segment to search (the entry's,
  * or for a segment larger than the budget the one GpuirCacheTransit
- * assembles from its lists, ra's terms then naming its blocks); *resident
- * receives when it was.  Returns the cache entry; NULL when there is nothing to search (ra->nq = 0, why
+ * assembles from its lists in assembly slot slot, ra's terms then naming
+ * its blocks); *resident receives when it was.  Returns the cache entry; NULL when there is nothing to search (ra->nq = 0, why
  * empty) or on a failure (why says it; the caller fails the run).
  */
 static GpuirCacheEntry *
-run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra,
+run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra, int slot,
 			const gpuir_cuda_segment **segp, TimestampTz *resident, char *why, size_t whylen)
 {
 	GpuirTaken *t0;
@@ -860,7 +862,7 @@ run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra,
 		if (e->partial != NULL)
 		{
 			/* a segment larger than the budget: its lists, kept or in transit */
-			*segp = GpuirCacheTransit(b, e, t0, seg0, ra->terms, ra->nterms, why, whylen);
+			*segp = GpuirCacheTransit(b, e, t0, seg0, ra->terms, ra->nterms, slot, why, whylen);
 			if (*segp == NULL)
 				e = NULL;
 		}
@@ -889,7 +891,8 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 				t_end;
 	char		why[sizeof(((GpuirRequest *) NULL)->detail)];
 
-	e = run_prepare(b, units, n, &ra, &seg, &t_start, why, sizeof(why));
+	/* no search is in flight (run_batch): any assembly slot is free */
+	e = run_prepare(b, units, n, &ra, 0, &seg, &t_start, why, sizeof(why));
 	if (e == NULL)
 	{
 		if (why[0] != '\0')
@@ -1099,7 +1102,8 @@ flight_start(GpuirBatch *b, GpuirUnit *units, int nunits, int j)
 		TimestampTz resident = 0;
 		char		why[sizeof(((GpuirRequest *) NULL)->detail)];
 
-		e = run_prepare(b, units, nunits, ra, &seg, &resident, why, sizeof(why));
+		/* job j's slot: its last search has been answered (job j is free) */
+		e = run_prepare(b, units, nunits, ra, j, &seg, &resident, why, sizeof(why));
 		if (e == NULL)
 		{
 			/* nothing to search, or the run failed: answer the batch */
@@ -1187,9 +1191,10 @@ flights_end(void)
 /*
  * run_batch: run batch b, taken into batch_cxts[j] (the current context):
  * started on job j and left in flight when it is one run over the segment
- * of any other batch in flight (none of its parts a docID window, and the
- * segment cached whole: the transit of a larger one serves one run at a
- * time); else,
+ * of any other batch in flight (none of its parts a docID window; a
+ * segment larger than the budget is assembled in job j's slot of the
+ * transit, so that the next batch's lists are read, sent and assembled
+ * while the device searches this one's); else,
  * once the batches in flight are answered, run by runs and answered.
  * Returns true when b is left in flight.
  */
@@ -1206,8 +1211,7 @@ run_batch(GpuirBatch *b, int j)
 		return false;
 	}
 	if (jobs[j] != NULL && run_end(units, nunits, 0) == nunits &&
-		units[0].nparts == 1 &&
-		GpuirCacheWhole(&b->taken[units[0].t].segs[units[0].s]))
+		units[0].nparts == 1)
 	{
 		bool		same = true;
 

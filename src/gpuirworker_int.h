@@ -142,7 +142,7 @@ extern const gpuir_cuda_segment *GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntr
 												   const GpuirTaken *t,
 												   const GpuirSegmentData *seg,
 												   gpuir_cuda_term *terms, uint64 nterms,
-												   char *why, size_t whylen);
+												   int slot, char *why, size_t whylen);
 
 extern void GpuirCacheReadStream(const GpuirRelFile *node, bool permanent,
 								 const GpuirSegmentData *seg, GpuirStreamKind kind,

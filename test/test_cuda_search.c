@@ -1491,10 +1491,11 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
  * in descending order of first block (so the assembled segment's order is
  * not the segment's), every other one also kept in an allocation of its own
  * (gpuir_cuda_list_keep) and taken from there, the terms renumbered to the
- * assembled blocks; the results must equal the reference's.  Twice, so
- * that the second assembly reuses (and grows) the first one's buffers; the
- * second uploads the images from memory of the caller's, page-locked with
- * gpuir_cuda_host_register (as the GPU service's list readers' staging).
+ * assembled blocks; the results must equal the reference's.  Three
+ * times, in assembly slots 0, 1, 0, so that the third assembly reuses (and
+ * grows) the first one's buffers; the second uploads the images from
+ * memory of the caller's, page-locked with gpuir_cuda_host_register (as
+ * the GPU service's list readers' staging).
  */
 static void
 test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
@@ -1511,7 +1512,7 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 	st = gpuir_cuda_segment_upload(NULL, 0, NULL, NULL, NULL, NULL, 0, s->doclen, s->deleted,
 								   s->prior, s->prior_max, s->ndocs, &skel);
 	check(st == GPUIR_CUDA_OK, "transit: the document arrays alone");
-	for (int round = 0; round < 2 && st == GPUIR_CUDA_OK; round++)
+	for (int round = 0; round < 3 && st == GPUIR_CUDA_OK; round++)
 	{
 		Batch		b;
 		Out			o;
@@ -1576,7 +1577,7 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 			memcpy(img + gpuir_cuda_list_image_payload(n), s->payload + s->block_offset[f],
 				   lists[l].payload_bytes);
 		}
-		if (round == 0)
+		if (round != 1)
 			st = gpuir_cuda_transit_upload(tr, NULL, stage, &dev);
 		else
 		{
@@ -1621,7 +1622,8 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 					b.t[i].first_block = first[terms[b.src[i]]];
 		}
 		if (st == GPUIR_CUDA_OK)
-			st = gpuir_cuda_transit_assemble(tr, &skel, lists, nl, &seg);
+			st = gpuir_cuda_transit_assemble(tr, (uint32_t) round % GPUIR_CUDA_TRANSIT_SLOTS,
+											 &skel, lists, nl, &seg);
 		snprintf(what, sizeof(what), "%s/transit %d: assemble %u lists (%s)", s->spec.name, round,
 				 nl, gpuir_cuda_status_string(st));
 		check(st == GPUIR_CUDA_OK, what);
