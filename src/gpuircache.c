@@ -881,8 +881,9 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
  * GpuirCacheTransit: the segment to search for a run over partial entry e
  * (segment seg of t's index), whose query terms are terms[0 .. nterms):
  * each distinct list of the run is either kept on the device already or
- * read from the pages (its headers checked) into the transit's pinned
- * staging buffer and uploaded with the run; the list cache's policy
+ * read from the pages (its headers checked) into a page-locked staging
+ * (transit_stage: the list readers' or the transit's) and uploaded with
+ * the run; the list cache's policy
  * (gpuirlistcachepolicy.h) then decides which of those stay, within the
  * budget whole segments leave, evicting lists of lower priority; and the
  * lists are copied into one segment on the device
