@@ -362,16 +362,6 @@ segment_device_bytes(const GpuirSegmentData *seg, bool lists)
 		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;	/* prior (0 or ndocs floats) */
 }
 
-/*
- * GpuirCacheWhole: whether segment seg is cached whole (its device arrays
- * fit the budget); otherwise it is searched from its lists
- */
-bool
-GpuirCacheWhole(const GpuirSegmentData *seg)
-{
-	return segment_device_bytes(seg, true) <= cache_budget;
-}
-
 /* partial_create: the (empty) list store of a new partial entry */
 static GpuirPartial *
 partial_create(void)
@@ -629,7 +619,7 @@ upload(const GpuirSegmentHost *h, const GpuirSegmentData *seg, bool whole, Gpuir
 /*
  * GpuirCacheGet: the resident segment for key (the request's segment seg
  * of index t->hdr.node), uploading it on a miss; for a segment larger than
- * the budget (GpuirCacheWhole false), a partial entry: its document arrays
+ * the budget (its device arrays do not fit it), a partial entry: its document arrays
  * resident, its lists searched through GpuirCacheTransit.  Returns NULL
  * with the reason in why when that cannot be made resident (document
  * arrays larger than the budget, CUDA failure).  Raises ERRORs of page reads, corrupt block
@@ -664,7 +654,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("gpuir index %u/%u/%u: segment stream sizes do not match the segment directory",
 						GPUIR_RELFILE_SPC(t->hdr.node), GPUIR_RELFILE_DB(t->hdr.node), GPUIR_RELFILE_REL(t->hdr.node))));
-	whole = GpuirCacheWhole(seg);
+	whole = segment_device_bytes(seg, true) <= cache_budget;
 	bytes = segment_device_bytes(seg, whole);
 	if (bytes > cache_budget)
 	{

@@ -75,6 +75,8 @@ static GpuirStagingHeader *staging_hdr;
 static bool staging_locked;		/* page-locked for the device */
 static BackgroundWorkerHandle *reader_handles[GPUIR_MAX_LIST_READERS];
 static bool readers_refused;	/* a registration failed: no more are tried */
+static bool staging_refused;	/* no staging segment could be made: the
+								 * worker copies alone from then on */
 
 /* GpuirReaderJobInit: a device's job at shared memory initialization */
 void
@@ -98,7 +100,9 @@ my_job(void)
 
 /*
  * start_readers: make readers 0 .. gpuir.list_readers - 1 run (those not
- * started yet, or that have exited); returns how many run or are starting
+ * started yet, or that have exited; the handles of readers that exited are
+ * forgotten, those past a lowered gpuir.list_readers exit between jobs);
+ * returns how many run or are starting
  */
 static int
 start_readers(void)
@@ -106,10 +110,13 @@ start_readers(void)
 	int			device = (int) (GpuirWorkerDevice - GpuirService->devices);
 	int			running = 0;
 
-	/* readers past a lowered gpuir.list_readers exit between jobs: forget them */
-	for (int i = Max(gpuir_list_readers, 0); i < GPUIR_MAX_LIST_READERS; i++)
+	for (int i = 0; i < GPUIR_MAX_LIST_READERS; i++)
 	{
+		BackgroundWorker worker;
+		char		name[BGW_MAXLEN];
 		pid_t		pid;
+		bool		ok;
+		MemoryContext old;
 
 		if (reader_handles[i] != NULL &&
 			GetBackgroundWorkerPid(reader_handles[i], &pid) == BGWH_STOPPED)
@@ -117,49 +124,31 @@ start_readers(void)
 			pfree(reader_handles[i]);
 			reader_handles[i] = NULL;
 		}
-	}
-	for (int i = 0; i < gpuir_list_readers; i++)
-	{
-		BackgroundWorker worker;
-		pid_t		pid;
-
-		if (reader_handles[i] != NULL &&
-			GetBackgroundWorkerPid(reader_handles[i], &pid) != BGWH_STOPPED)
+		if (i >= gpuir_list_readers)
+			continue;
+		if (reader_handles[i] != NULL)
 		{
 			running++;
 			continue;
 		}
-		if (reader_handles[i] != NULL)
-		{
-			pfree(reader_handles[i]);
-			reader_handles[i] = NULL;
-		}
 		if (readers_refused)
 			continue;
-		memset(&worker, 0, sizeof(worker));
-		worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-		worker.bgw_start_time = BgWorkerStart_ConsistentState;
-		worker.bgw_restart_time = BGW_NEVER_RESTART;
-		snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpuir");
-		snprintf(worker.bgw_function_name, BGW_MAXLEN, "GpuirReaderMain");
-		snprintf(worker.bgw_name, BGW_MAXLEN, "gpuir list reader %d.%d", device, i);
-		snprintf(worker.bgw_type, BGW_MAXLEN, "gpuir list reader");
-		worker.bgw_main_arg = Int32GetDatum(device * GPUIR_MAX_LIST_READERS + i);
+		snprintf(name, sizeof(name), "gpuir list reader %d.%d", device, i);
+		GpuirServiceWorkerInit(&worker, "GpuirReaderMain", "gpuir list reader", name,
+							   Int32GetDatum(device * GPUIR_MAX_LIST_READERS + i),
+							   BGW_NEVER_RESTART);
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		ok = RegisterDynamicBackgroundWorker(&worker, &reader_handles[i]);
+		MemoryContextSwitchTo(old);
+		if (!ok)
 		{
-			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-			bool		ok = RegisterDynamicBackgroundWorker(&worker, &reader_handles[i]);
-
-			MemoryContextSwitchTo(old);
-			if (!ok)
-			{
-				/* no slot left: copy with those there are, and say so once */
-				ereport(LOG,
-						(errmsg("gpuir gpu service could start only %d of %d list readers", i,
-								gpuir_list_readers),
-						 errhint("Raise max_worker_processes, or lower gpuir.list_readers.")));
-				readers_refused = true;
-				continue;
-			}
+			/* no slot left: copy with those there are, and say so once */
+			ereport(LOG,
+					(errmsg("gpuir gpu service could start only %d of %d list readers", running,
+							gpuir_list_readers),
+					 errhint("Raise max_worker_processes, or lower gpuir.list_readers.")));
+			readers_refused = true;
+			continue;
 		}
 		running++;
 	}
@@ -218,7 +207,7 @@ staging_make(uint64 bytes, uint32 ntasks)
 	if (staging_hdr != NULL)
 	{
 		cap = Max(cap, staging_hdr->staging_cap * 2);
-		tcap = Max(tcap, Min(staging_hdr->ntasks_cap * 2, PG_UINT32_MAX / 2));
+		tcap = Max(tcap, staging_hdr->ntasks_cap * 2);
 	}
 	off = TYPEALIGN(8192, MAXALIGN(sizeof(GpuirStagingHeader)) + (uint64) tcap * sizeof(GpuirReadTask));
 	if (staging_seg != NULL)
@@ -231,7 +220,10 @@ staging_make(uint64 bytes, uint32 ntasks)
 		staging_locked = false;
 	}
 	if ((seg = staging_create(off + cap)) == NULL)
+	{
+		staging_refused = true;
 		return false;
+	}
 	dsm_pin_mapping(seg);
 	staging_seg = seg;
 	staging_hdr = dsm_segment_address(seg);
@@ -254,13 +246,14 @@ staging_make(uint64 bytes, uint32 ntasks)
  * 16-byte aligned and page-locked where the device allows) and the tasks
  * to fill (*tasks[0 .. ntasks), then GpuirReadersRun).  False when the
  * list readers are off (gpuir.list_readers = 0), none can be started, or
- * no staging segment can be made: the caller copies alone.  The uploads
+ * no staging segment could be made (then never again: the LOG said why):
+ * the caller copies alone.  The uploads
  * from the former staging must have finished (gpuir_cuda_transit_sync).
  */
 bool
 GpuirReadersBegin(uint64 bytes, uint32 ntasks, char **staging, GpuirReadTask **tasks)
 {
-	if (gpuir_list_readers <= 0 || ntasks >= PG_UINT32_MAX / 2)
+	if (gpuir_list_readers <= 0 || staging_refused)
 		return false;
 	my_job()->nwanted = gpuir_list_readers;
 	if (start_readers() == 0)

@@ -33,6 +33,7 @@
 #include "postgres.h"
 
 #include "port/atomics.h"
+#include "postmaster/bgworker.h"
 #include "storage/condition_variable.h"
 #include "storage/dsm.h"
 #include "storage/latch.h"
@@ -355,6 +356,9 @@ typedef struct GpuirRequest
 
 /* gpuirshmem.c */
 extern void GpuirServiceInit(void);
+extern void GpuirServiceWorkerInit(BackgroundWorker *w, const char *function,
+								   const char *type, const char *name, Datum arg,
+								   int restart);
 extern bool GpuirServiceRegisterWorker(int index, bool dynamic);
 extern bool GpuirServiceReady(void);
 extern int	GpuirServiceDevicesUp(void);

@@ -164,6 +164,27 @@ GpuirServiceTruncationUnlock(void)
 }
 
 /*
+ * GpuirServiceWorkerInit: *w, a background worker of gpuir's with shared
+ * memory access (no database), started once the server is consistent:
+ * function (in this library), its type and name (bgw_type, bgw_name), its
+ * argument, and its restart time (seconds, or BGW_NEVER_RESTART)
+ */
+void
+GpuirServiceWorkerInit(BackgroundWorker *w, const char *function, const char *type,
+					   const char *name, Datum arg, int restart)
+{
+	memset(w, 0, sizeof(*w));
+	w->bgw_flags = BGWORKER_SHMEM_ACCESS;
+	w->bgw_start_time = BgWorkerStart_ConsistentState;
+	w->bgw_restart_time = restart;
+	snprintf(w->bgw_library_name, BGW_MAXLEN, "gpuir");
+	snprintf(w->bgw_function_name, BGW_MAXLEN, "%s", function);
+	snprintf(w->bgw_name, BGW_MAXLEN, "%s", name);
+	snprintf(w->bgw_type, BGW_MAXLEN, "%s", type);
+	w->bgw_main_arg = arg;
+}
+
+/*
  * GpuirServiceRegisterWorker: register the worker of device index
  * (GpuirService->devices[index]), "gpuir gpu service index", restarted 5 s
  * after it exits with status 1 or crashes.  Device 0's is registered at
@@ -175,16 +196,11 @@ bool
 GpuirServiceRegisterWorker(int index, bool dynamic)
 {
 	BackgroundWorker worker;
+	char		name[BGW_MAXLEN];
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = 5;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpuir");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "GpuirWorkerMain");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "gpuir gpu service %d", index);
-	snprintf(worker.bgw_type, BGW_MAXLEN, "gpuir gpu service");
-	worker.bgw_main_arg = Int32GetDatum(index);
+	snprintf(name, sizeof(name), "gpuir gpu service %d", index);
+	GpuirServiceWorkerInit(&worker, "GpuirWorkerMain", "gpuir gpu service", name,
+						   Int32GetDatum(index), 5);
 	if (!dynamic)
 	{
 		RegisterBackgroundWorker(&worker);

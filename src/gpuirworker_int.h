@@ -137,7 +137,6 @@ extern GpuirCacheEntry *GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key,
 									  const GpuirTaken *t, const GpuirSegmentData *seg,
 									  char *why, size_t whylen);
 extern bool GpuirCacheEvictOthers(GpuirCacheEntry *keep);
-extern bool GpuirCacheWhole(const GpuirSegmentData *seg);
 extern const gpuir_cuda_segment *GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e,
 												   const GpuirTaken *t,
 												   const GpuirSegmentData *seg,
