@@ -18,8 +18,8 @@
  *	cuda decode: skipped (no CUDA device: <detail>)
  * and exits 0, unless GPUIR_TEST_REQUIRE_GPU=1 is set (then it fails).
  * Otherwise prints "cuda decode: N passed, N failed", exit 1 on failure.
- * Usage: test_cuda_decode [--quick]  (--quick: small batches, e.g. for
- * compute-sanitizer).
+ * Usage: test_cuda_decode [--quick | --sanitize]  (--quick: small batches,
+ * for compute-sanitizer memcheck; --sanitize: smaller still, for racecheck).
  *
  *-------------------------------------------------------------------------
  */
@@ -519,7 +519,8 @@ test_arguments(void)
 int
 main(int argc, char **argv)
 {
-	int			quick = (argc > 1 && strcmp(argv[1], "--quick") == 0);
+	int			quick = (argc > 1 && strcmp(argv[1], "--quick") == 0) ? 1 :
+		(argc > 1 && strcmp(argv[1], "--sanitize") == 0) ? 2 : 0;
 	int			ndev = 0;
 	gpuir_cuda_status st = gpuir_cuda_device_count(&ndev);
 	const char *require = getenv("GPUIR_TEST_REQUIRE_GPU");
@@ -556,8 +557,8 @@ main(int argc, char **argv)
 	test_arguments();
 	test_edge_cases();
 	test_handmade();
-	test_random_lists(quick ? 4000 : 200000);
-	test_corruption(quick ? 2000 : 50000);
+	test_random_lists(quick == 2 ? 500 : quick ? 4000 : 200000);
+	test_corruption(quick == 2 ? 200 : quick ? 2000 : 50000);
 	test_payload_end();
 
 	printf("cuda decode: %d passed, %d failed\n", passed, failed);

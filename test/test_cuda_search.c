@@ -40,8 +40,10 @@
  *	cuda search: skipped (no CUDA device: <detail>)
  * and exits 0, unless GPUIR_TEST_REQUIRE_GPU=1 is set (then it fails).
  * Otherwise prints "cuda search: N passed, N failed", exit 1 on failure.
- * Usage: test_cuda_search [--quick]  (--quick: small segments and batches,
- * e.g. for compute-sanitizer).
+ * Usage: test_cuda_search [--quick | --sanitize]  (--quick: small segments
+ * and batches, for compute-sanitizer memcheck; --sanitize: smaller still,
+ * every kernel path on a few queries, for racecheck, which slows the
+ * kernels' shared-memory accesses by orders of magnitude).
  *
  *-------------------------------------------------------------------------
  */
@@ -59,7 +61,7 @@
 
 #define HOT_TERMS	8			/* the longest lists, picked often */
 
-static int	quick;
+static int	quick;			/* 0: full, 1: --quick, 2: --sanitize */
 
 static void *
 xmalloc(size_t n)
@@ -967,7 +969,7 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 static void
 test_bmw_fallback(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 {
-	BatchSpec	bs = {"BMW fallback", quick ? 20 : 60, 1, 6, GPUIR_CUDA_MODE_BMW, 0,
+	BatchSpec	bs = {"BMW fallback", quick == 2 ? 5 : quick ? 20 : 60, 1, 6, GPUIR_CUDA_MODE_BMW, 0,
 	GPUIR_CUDA_MAX_K, 1, 0};
 	TestSeg		noimp = *s;
 	Batch		b;
@@ -1668,7 +1670,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	Ref			r;
 	gpuir_cuda_status st;
 	char		what[256];
-	const uint32_t scale = quick ? 8 : 1;
+	const uint32_t scale = quick == 2 ? 40 : quick ? 8 : 1;
 	BatchSpec	mixed = {"mixed", 400 / scale, 1, 8, -1, 0, GPUIR_CUDA_MAX_K, 1, 0};
 	BatchSpec	kmax100 = {"kmax 100", 200 / scale, 1, 5, -1, 0, 100, 1, 0};
 	BatchSpec	single = {"one or two terms, k 1000", 100 / scale, 1, 2, GPUIR_CUDA_MODE_OR,
@@ -1794,7 +1796,10 @@ main(int argc, char **argv)
 				minor = 0;
 	gpuir_cuda_scoring sc = {1.2f, 0.75f, 0.0f, 0.0f};
 
-	quick = (argc > 1 && strcmp(argv[1], "--quick") == 0);
+	if (argc > 1 && strcmp(argv[1], "--quick") == 0)
+		quick = 1;
+	else if (argc > 1 && strcmp(argv[1], "--sanitize") == 0)
+		quick = 2;
 	st = gpuir_cuda_device_count(&ndev);
 	if (st != GPUIR_CUDA_OK)
 	{
@@ -1823,16 +1828,18 @@ main(int argc, char **argv)
 	rnd_seed(0xD1B54A32D192ED03ULL);
 	{
 		/* name, ndocs, nterms, maxlen, deleted, ties, skew, priors */
-		const SegSpec big = {"big", quick ? 60000 : 1000000, quick ? 150 : 1200,
-		quick ? 20000 : 100000, 1, 0, 0, 0};
-		const SegSpec ties = {"ties", quick ? 20000 : 200000, quick ? 100 : 500,
-		quick ? 10000 : 50000, 0, 1, 0, 0};
-		const SegSpec skew = {"skew", quick ? 60000 : 1000000, quick ? 100 : 400,
-		quick ? 20000 : 200000, 1, 0, 1, 0};
-		const SegSpec skew_priors = {"skew, priors", quick ? 60000 : 1000000, quick ? 100 : 400,
-		quick ? 20000 : 200000, 1, 0, 1, 1};
-		const SegSpec ties_priors = {"ties, priors", quick ? 20000 : 200000, quick ? 100 : 500,
-		quick ? 10000 : 50000, 1, 1, 0, 1};
+		/* --sanitize: the --quick sizes divided by d */
+		const uint32_t d = quick == 2 ? 3 : 1;
+		const SegSpec big = {"big", quick ? 60000 / d : 1000000, quick ? 150 / d : 1200,
+		quick ? 20000 / d : 100000, 1, 0, 0, 0};
+		const SegSpec ties = {"ties", quick ? 20000 / d : 200000, quick ? 100 / d : 500,
+		quick ? 10000 / d : 50000, 0, 1, 0, 0};
+		const SegSpec skew = {"skew", quick ? 60000 / d : 1000000, quick ? 100 / d : 400,
+		quick ? 20000 / d : 200000, 1, 0, 1, 0};
+		const SegSpec skew_priors = {"skew, priors", quick ? 60000 / d : 1000000, quick ? 100 / d : 400,
+		quick ? 20000 / d : 200000, 1, 0, 1, 1};
+		const SegSpec ties_priors = {"ties, priors", quick ? 20000 / d : 200000, quick ? 100 / d : 500,
+		quick ? 10000 / d : 50000, 1, 1, 0, 1};
 		static const uint32_t edge_ndocs[] = {1, 100, 8191, 8192, 8193, 16383, 16384, 16385, 20000};
 
 		for (size_t i = 0; i < sizeof(edge_ndocs) / sizeof(edge_ndocs[0]); i++)
@@ -1841,6 +1848,8 @@ main(int argc, char **argv)
 			SegSpec		e = {nm, edge_ndocs[i], 24, edge_ndocs[i], (int) (i % 2), (int) (i % 3 == 0),
 			(int) (i % 3 == 1), (int) (i % 4 == 3)};
 
+			if (quick == 2 && i % 2 == 1)
+				continue;		/* --sanitize: every other size */
 			snprintf(nm, sizeof(nm), "edge %u%s", edge_ndocs[i], e.priors ? ", priors" : "");
 			sc.avgdl = 400.0f + (float) i;
 			sc.prior_weight = 0.7f;
@@ -1851,14 +1860,14 @@ main(int argc, char **argv)
 		sc.k1 = 0.9f;
 		sc.b = 0.4f;
 		sc.avgdl = 1000.5f;
-		test_segment(&big, &sc, 2, 0, 0);
+		test_segment(&big, &sc, quick == 2 ? 0 : 2, 0, 0);
 		sc.k1 = 1.2f;
 		sc.b = 0.75f;
 		sc.avgdl = 1100.0f;
-		test_segment(&skew, &sc, 1, 0, 0);
+		test_segment(&skew, &sc, quick == 2 ? 0 : 1, 0, 0);
 		/* document priors: a weight that makes them matter, then one of 1 */
 		sc.prior_weight = 0.3f;
-		test_segment(&skew_priors, &sc, 1, 0, 0);
+		test_segment(&skew_priors, &sc, quick == 2 ? 0 : 1, 0, 0);
 		sc.prior_weight = 1.0f;
 		sc.avgdl = 731.25f;
 		test_segment(&ties_priors, &sc, 0, 0, 0);
