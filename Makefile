@@ -140,7 +140,7 @@ ifneq ($(wildcard test/test_cuda_decode.c),)
 test/cuda_decode_kernel.o: test/cuda_decode_kernel.cu test/cuda_decode_kernel.h \
 		$(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gpuirlist.h
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
-test/test_cuda_decode: test/test_cuda_decode.c test/test_util.h test/cuda_decode_kernel.h \
+test/test_cuda_decode: test/test_cuda_decode.c test/test_util.h test/test_size.h test/cuda_decode_kernel.h \
 		test/cuda_decode_kernel.o src/gpuircodec.c $(CUDA_OBJS)
 	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -o $@ test/test_cuda_decode.c src/gpuircodec.c \
 		cuda/gpuir_cuda_status.c test/cuda_decode_kernel.o $(CUDA_OBJS) $(CUDA_LIBS)
@@ -148,7 +148,7 @@ UNITTESTS += test/test_cuda_decode
 endif
 ifneq ($(wildcard test/test_cuda_search.c),)
 # -ffp-contract=off: the CPU reference's BM25 must round like GpuirBM25
-test/test_cuda_search: test/test_cuda_search.c test/test_util.h test/ref_topk.h src/gpuircodec.c \
+test/test_cuda_search: test/test_cuda_search.c test/test_util.h test/test_size.h test/ref_topk.h src/gpuircodec.c \
 		src/gpuirlist.c src/gpuirlist.h $(CUDA_OBJS)
 	$(CC) -O2 -Wall -Wextra -ffp-contract=off -Isrc -Icuda -o $@ test/test_cuda_search.c \
 		src/gpuircodec.c src/gpuirlist.c cuda/gpuir_cuda_status.c cuda/gpuir_cuda_window.c \

@@ -19,6 +19,17 @@
 
 #include "gpuir_cuda_internal.cuh"
 
+/* one assembly slot of a transit: the segment it assembled last */
+struct transit_slot
+{
+	uint32_t   *payload;		/* the assembled segment's arrays */
+	size_t		payload_cap;	/* bytes */
+	uint32_t   *blocks;			/* block_last | block_offset | impact_tf | impact_dl */
+	size_t		blocks_cap;		/* blocks */
+	uint32_t   *h_zero;			/* host zeros: the directory checks' prefix counts */
+	uint64_t	h_zero_cap;		/* entries */
+};
+
 struct gpuir_cuda_transit
 {
 	cudaStream_t stream;
@@ -28,17 +39,7 @@ struct gpuir_cuda_transit
 	size_t		host_cap;
 	uint32_t   *dev_stage;
 	size_t		dev_stage_cap;
-	struct
-	{
-		uint32_t   *payload;	/* the assembled segment's arrays */
-		size_t		payload_cap;	/* bytes */
-		uint32_t   *blocks;		/* block_last | block_offset | impact_tf |
-								 * impact_dl */
-		size_t		blocks_cap;	/* blocks */
-		uint32_t   *h_zero;		/* host zeros: the directory checks' prefix
-								 * counts */
-		uint64_t	h_zero_cap;	/* entries */
-	}			out[GPUIR_CUDA_TRANSIT_SLOTS];	/* one assembled segment a slot */
+	transit_slot out[GPUIR_CUDA_TRANSIT_SLOTS];	/* one assembled segment a slot */
 	void	   *desc_host;		/* pinned: the kernel's list descriptors */
 	size_t		desc_cap;		/* descriptors */
 	void	   *desc_dev;
@@ -320,6 +321,7 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 	uint64_t	words = 0;
 	uint64_t	max_words = 0;
 	transit_desc *desc;
+	transit_slot *o;
 	gpuir_cuda_status st;
 
 	if (out != NULL)
@@ -340,14 +342,15 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 	}
 	if (nblocks >= UINT32_MAX || words * 4 > UINT32_MAX)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
+	o = &tr->out[slot];
 
 	/*
 	 * the slot's arrays, grown when needed (no search reads them now: the
 	 * caller's contract, and the last assembly ended with its stream idle)
 	 */
-	if ((st = gpuir_cuda_grow((void **) &tr->out[slot].payload, &tr->out[slot].payload_cap,
+	if ((st = gpuir_cuda_grow((void **) &o->payload, &o->payload_cap,
 							  words * 4 + 4, 1, 1024, false)) != GPUIR_CUDA_OK ||
-		(st = gpuir_cuda_grow((void **) &tr->out[slot].blocks, &tr->out[slot].blocks_cap, nblocks + 1,
+		(st = gpuir_cuda_grow((void **) &o->blocks, &o->blocks_cap, nblocks + 1,
 							  sizeof(uint32_t) * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS),
 							  1024, false)) != GPUIR_CUDA_OK ||
 		(st = gpuir_cuda_grow((void **) &tr->desc_host, &tr->desc_cap, nlists > 0 ? nlists : 1,
@@ -356,14 +359,14 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 	if ((st = gpuir_cuda_grow((void **) &tr->desc_dev, &tr->desc_dev_cap, tr->desc_cap,
 							  sizeof(transit_desc), 1024, false)) != GPUIR_CUDA_OK)
 		return st;
-	if (tr->out[slot].h_zero == NULL || tr->out[slot].h_zero_cap < nblocks + 1)
+	if (o->h_zero == NULL || o->h_zero_cap < nblocks + 1)
 	{
-		free(tr->out[slot].h_zero);
-		tr->out[slot].h_zero_cap = 0;
-		tr->out[slot].h_zero = (uint32_t *) calloc(tr->out[slot].blocks_cap + 1, sizeof(uint32_t));
-		if (tr->out[slot].h_zero == NULL)
+		free(o->h_zero);
+		o->h_zero_cap = 0;
+		o->h_zero = (uint32_t *) calloc(o->blocks_cap + 1, sizeof(uint32_t));
+		if (o->h_zero == NULL)
 			return GPUIR_CUDA_OOM;
-		tr->out[slot].h_zero_cap = tr->out[slot].blocks_cap + 1;
+		o->h_zero_cap = o->blocks_cap + 1;
 	}
 
 	/* the descriptors */
@@ -385,8 +388,8 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 	}
 
 	{
-		const uint64_t cap = tr->out[slot].blocks_cap;
-		uint32_t   *block_last = tr->out[slot].blocks;
+		const uint64_t cap = o->blocks_cap;
+		uint32_t   *block_last = o->blocks;
 		uint32_t   *block_offset = block_last + cap;
 		uint32_t   *impact_tf = block_offset + cap;
 		uint32_t   *impact_dl = impact_tf + cap * GPUIR_CUDA_BLOCK_IMPACTS;
@@ -407,7 +410,7 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 				transit_copy_kernel<<<grid, 256, 0, tr->stream>>>((const transit_desc *) tr->desc_dev,
 																  l0, (uint32_t) nblocks,
 																  (uint32_t) (words * 4),
-																  tr->out[slot].payload, block_last,
+																  o->payload, block_last,
 																  block_offset, impact_tf,
 																  impact_dl);
 				if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
@@ -421,15 +424,15 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 			return st;
 
 		*out = *skeleton;
-		out->payload = (const uint8_t *) tr->out[slot].payload;
+		out->payload = (const uint8_t *) o->payload;
 		out->payload_bytes = words * 4;
 		out->block_last = block_last;
 		out->block_offset = block_offset;
 		out->impact_tf = impact_tf;
 		out->impact_dl = impact_dl;
 		out->nblocks = (uint32_t) nblocks;
-		out->h_bad = tr->out[slot].h_zero;
-		out->h_desc = tr->out[slot].h_zero;
+		out->h_bad = o->h_zero;
+		out->h_desc = o->h_zero;
 		out->windowed = 0;
 		out->tile_first = 0;
 		out->tile_end = 0;

@@ -809,8 +809,10 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 			  const TransitList *tl, uint32 nd, uint64 stage, gpuir_cuda_status *failed)
 {
 	uint32		ntasks = 0;
+	uint32		k = 0;
 	char	   *host = NULL;
-	GpuirReadTask *tasks;
+	GpuirReadTask *tasks = NULL;
+	bool		readers;
 	gpuir_cuda_status st;
 
 	*failed = GPUIR_CUDA_OK;
@@ -824,53 +826,47 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 		*failed = st;
 		return NULL;
 	}
+
 	/*
 	 * less than one task's worth is copied here: waking the readers costs
 	 * more (H200, 304k paragraphs at a 10% budget, about 5 kB a batch:
 	 * transit_read 18 us alone, 55 us with 4 readers)
 	 */
-	if (stage >= GPUIR_READ_CHUNK && GpuirReadersBegin(stage, ntasks, &host, &tasks))
-	{
-		uint32		k = 0;
-
-		for (uint32 i = 0; i < nd; i++)
-		{
-			uint64		dst;
-
-			if (tl[i].dir == NULL)
-				continue;
-			transit_write_blocks(&tl[i], (uint32 *) (host + tl[i].stage_off));
-			dst = tl[i].stage_off + sizeof(uint32) *
-				(uint64) gpuir_cuda_list_image_payload(tl[i].nblocks);
-			for (uint32 done = 0; done < tl[i].payload_bytes; done += GPUIR_READ_CHUNK)
-			{
-				tasks[k].src_off = (uint64) tl[i].payload_off + done;
-				tasks[k].dst_off = dst + done;
-				tasks[k].len = Min(GPUIR_READ_CHUNK, tl[i].payload_bytes - done);
-				k++;
-			}
-		}
-		Assert(k == ntasks);
-		GpuirReadersRun(&t->hdr.node, t->hdr.permanent, seg, ntasks);
-		return host;
-	}
-
-	if ((st = gpuir_cuda_transit_staging(transit, stage, (void **) &host)) != GPUIR_CUDA_OK)
+	readers = stage >= GPUIR_READ_CHUNK && GpuirReadersBegin(stage, ntasks, &host, &tasks);
+	if (!readers &&
+		(st = gpuir_cuda_transit_staging(transit, stage, (void **) &host)) != GPUIR_CUDA_OK)
 	{
 		*failed = st;
 		return NULL;
 	}
 	for (uint32 i = 0; i < nd; i++)
-		if (tl[i].dir != NULL)
-		{
-			uint32	   *dst = (uint32 *) (host + tl[i].stage_off);
+	{
+		uint64		dst;
 
-			transit_write_blocks(&tl[i], dst);
+		if (tl[i].dir == NULL)
+			continue;
+		transit_write_blocks(&tl[i], (uint32 *) (host + tl[i].stage_off));
+		dst = tl[i].stage_off + sizeof(uint32) *
+			(uint64) gpuir_cuda_list_image_payload(tl[i].nblocks);
+		if (!readers)
+		{
 			read_stream_range(b, &t->hdr.node, t->hdr.permanent, seg, GPUIR_S_PAYLOAD,
-							  tl[i].payload_off, tl[i].payload_bytes,
-							  (char *) (dst + gpuir_cuda_list_image_payload(tl[i].nblocks)));
+							  tl[i].payload_off, tl[i].payload_bytes, host + dst);
+			continue;
 		}
-	return NULL;
+		for (uint32 done = 0; done < tl[i].payload_bytes; done += GPUIR_READ_CHUNK)
+		{
+			tasks[k].src_off = (uint64) tl[i].payload_off + done;
+			tasks[k].dst_off = dst + done;
+			tasks[k].len = Min(GPUIR_READ_CHUNK, tl[i].payload_bytes - done);
+			k++;
+		}
+	}
+	if (!readers)
+		return NULL;
+	Assert(k == ntasks);
+	GpuirReadersRun(&t->hdr.node, t->hdr.permanent, seg, ntasks);
+	return host;
 }
 
 /*

@@ -18,8 +18,7 @@
  *	cuda decode: skipped (no CUDA device: <detail>)
  * and exits 0, unless GPUIR_TEST_REQUIRE_GPU=1 is set (then it fails).
  * Otherwise prints "cuda decode: N passed, N failed", exit 1 on failure.
- * Usage: test_cuda_decode [--quick | --sanitize]  (--quick: small batches,
- * for compute-sanitizer memcheck; --sanitize: smaller still, for racecheck).
+ * Usage: test_cuda_decode [--quick | --sanitize]  (run sizes: test_size.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +26,7 @@
 #include "../cuda/gpuir_cuda.h"
 #include "cuda_decode_kernel.h"
 #include "test_util.h"
+#include "test_size.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,8 +519,6 @@ test_arguments(void)
 int
 main(int argc, char **argv)
 {
-	int			quick = (argc > 1 && strcmp(argv[1], "--quick") == 0) ? 1 :
-		(argc > 1 && strcmp(argv[1], "--sanitize") == 0) ? 2 : 0;
 	int			ndev = 0;
 	gpuir_cuda_status st = gpuir_cuda_device_count(&ndev);
 	const char *require = getenv("GPUIR_TEST_REQUIRE_GPU");
@@ -529,6 +527,7 @@ main(int argc, char **argv)
 	int			major = 0,
 				minor = 0;
 
+	test_size_args(argc, argv);
 	if (st != GPUIR_CUDA_OK)
 	{
 		int			must = (require != NULL && strcmp(require, "1") == 0);
@@ -557,8 +556,8 @@ main(int argc, char **argv)
 	test_arguments();
 	test_edge_cases();
 	test_handmade();
-	test_random_lists(quick == 2 ? 500 : quick ? 4000 : 200000);
-	test_corruption(quick == 2 ? 200 : quick ? 2000 : 50000);
+	test_random_lists(sized(200000, 4000, 500));
+	test_corruption(sized(50000, 2000, 200));
 	test_payload_end();
 
 	printf("cuda decode: %d passed, %d failed\n", passed, failed);

@@ -40,10 +40,7 @@
  *	cuda search: skipped (no CUDA device: <detail>)
  * and exits 0, unless GPUIR_TEST_REQUIRE_GPU=1 is set (then it fails).
  * Otherwise prints "cuda search: N passed, N failed", exit 1 on failure.
- * Usage: test_cuda_search [--quick | --sanitize]  (--quick: small segments
- * and batches, for compute-sanitizer memcheck; --sanitize: smaller still,
- * every kernel path on a few queries, for racecheck, which slows the
- * kernels' shared-memory accesses by orders of magnitude).
+ * Usage: test_cuda_search [--quick | --sanitize]  (run sizes: test_size.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -51,6 +48,7 @@
 #include "../src/gpuirlist.h"
 #include "../cuda/gpuir_cuda.h"
 #include "test_util.h"
+#include "test_size.h"
 #include "ref_topk.h"
 
 #include <math.h>
@@ -60,8 +58,6 @@
 #include <time.h>
 
 #define HOT_TERMS	8			/* the longest lists, picked often */
-
-static int	quick;			/* 0: full, 1: --quick, 2: --sanitize */
 
 static void *
 xmalloc(size_t n)
@@ -969,7 +965,7 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 static void
 test_bmw_fallback(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 {
-	BatchSpec	bs = {"BMW fallback", quick == 2 ? 5 : quick ? 20 : 60, 1, 6, GPUIR_CUDA_MODE_BMW, 0,
+	BatchSpec	bs = {"BMW fallback", sized(60, 20, 5), 1, 6, GPUIR_CUDA_MODE_BMW, 0,
 	GPUIR_CUDA_MAX_K, 1, 0};
 	TestSeg		noimp = *s;
 	Batch		b;
@@ -1670,7 +1666,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	Ref			r;
 	gpuir_cuda_status st;
 	char		what[256];
-	const uint32_t scale = quick == 2 ? 40 : quick ? 8 : 1;
+	const uint32_t scale = sized(1, 8, 40);
 	BatchSpec	mixed = {"mixed", 400 / scale, 1, 8, -1, 0, GPUIR_CUDA_MAX_K, 1, 0};
 	BatchSpec	kmax100 = {"kmax 100", 200 / scale, 1, 5, -1, 0, 100, 1, 0};
 	BatchSpec	single = {"one or two terms, k 1000", 100 / scale, 1, 2, GPUIR_CUDA_MODE_OR,
@@ -1722,14 +1718,14 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_transit(&r, &s, sc, &bmw_mixed);
 	if (timing)
 	{
-		BatchSpec	or10 = {"OR k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
+		BatchSpec	or10 = {"OR k=10, 2-4 terms", sized(2000, 200, 200), 2, 4,
 		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0};
-		BatchSpec	or1000 = {"OR k=1000, 2-4 terms", quick ? 100 : 1000, 2, 4,
+		BatchSpec	or1000 = {"OR k=1000, 2-4 terms", sized(1000, 100, 100), 2, 4,
 		GPUIR_CUDA_MODE_OR, 1000, 1000, 0, 0};
-		BatchSpec	and10 = {"AND k=10, 2-4 terms", quick ? 200 : 2000, 2, 4,
+		BatchSpec	and10 = {"AND k=10, 2-4 terms", sized(2000, 200, 200), 2, 4,
 		GPUIR_CUDA_MODE_AND, 10, 10, 0, 0};
 
-		BatchSpec	or10_1 = {"k=10, 1-2 terms", quick ? 200 : 2000, 1, 2,
+		BatchSpec	or10_1 = {"k=10, 1-2 terms", sized(2000, 200, 200), 1, 2,
 		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0};
 
 		if (timing > 1)
@@ -1756,7 +1752,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
  * candidates, so that the final selection runs in two levels
  * (gpuir_search_partial_kernel: 32 slices, then the final kernel over
  * 32 x k); OR and BMW, checked against the reference like every batch.
- * Not in --quick runs (the reference scores millions of postings).
+ * Only in full runs (the reference scores millions of postings).
  */
 static void
 test_partial(const gpuir_cuda_scoring *sc)
@@ -1796,10 +1792,7 @@ main(int argc, char **argv)
 				minor = 0;
 	gpuir_cuda_scoring sc = {1.2f, 0.75f, 0.0f, 0.0f};
 
-	if (argc > 1 && strcmp(argv[1], "--quick") == 0)
-		quick = 1;
-	else if (argc > 1 && strcmp(argv[1], "--sanitize") == 0)
-		quick = 2;
+	test_size_args(argc, argv);
 	st = gpuir_cuda_device_count(&ndev);
 	if (st != GPUIR_CUDA_OK)
 	{
@@ -1828,18 +1821,16 @@ main(int argc, char **argv)
 	rnd_seed(0xD1B54A32D192ED03ULL);
 	{
 		/* name, ndocs, nterms, maxlen, deleted, ties, skew, priors */
-		/* --sanitize: the --quick sizes divided by d */
-		const uint32_t d = quick == 2 ? 3 : 1;
-		const SegSpec big = {"big", quick ? 60000 / d : 1000000, quick ? 150 / d : 1200,
-		quick ? 20000 / d : 100000, 1, 0, 0, 0};
-		const SegSpec ties = {"ties", quick ? 20000 / d : 200000, quick ? 100 / d : 500,
-		quick ? 10000 / d : 50000, 0, 1, 0, 0};
-		const SegSpec skew = {"skew", quick ? 60000 / d : 1000000, quick ? 100 / d : 400,
-		quick ? 20000 / d : 200000, 1, 0, 1, 0};
-		const SegSpec skew_priors = {"skew, priors", quick ? 60000 / d : 1000000, quick ? 100 / d : 400,
-		quick ? 20000 / d : 200000, 1, 0, 1, 1};
-		const SegSpec ties_priors = {"ties, priors", quick ? 20000 / d : 200000, quick ? 100 / d : 500,
-		quick ? 10000 / d : 50000, 1, 1, 0, 1};
+		const SegSpec big = {"big", sized(1000000, 60000, 20000), sized(1200, 150, 50),
+		sized(100000, 20000, 6666), 1, 0, 0, 0};
+		const SegSpec ties = {"ties", sized(200000, 20000, 6666), sized(500, 100, 33),
+		sized(50000, 10000, 3333), 0, 1, 0, 0};
+		const SegSpec skew = {"skew", sized(1000000, 60000, 20000), sized(400, 100, 33),
+		sized(200000, 20000, 6666), 1, 0, 1, 0};
+		const SegSpec skew_priors = {"skew, priors", sized(1000000, 60000, 20000), sized(400, 100, 33),
+		sized(200000, 20000, 6666), 1, 0, 1, 1};
+		const SegSpec ties_priors = {"ties, priors", sized(200000, 20000, 6666), sized(500, 100, 33),
+		sized(50000, 10000, 3333), 1, 1, 0, 1};
 		static const uint32_t edge_ndocs[] = {1, 100, 8191, 8192, 8193, 16383, 16384, 16385, 20000};
 
 		for (size_t i = 0; i < sizeof(edge_ndocs) / sizeof(edge_ndocs[0]); i++)
@@ -1848,7 +1839,7 @@ main(int argc, char **argv)
 			SegSpec		e = {nm, edge_ndocs[i], 24, edge_ndocs[i], (int) (i % 2), (int) (i % 3 == 0),
 			(int) (i % 3 == 1), (int) (i % 4 == 3)};
 
-			if (quick == 2 && i % 2 == 1)
+			if (test_size == TEST_SANITIZE && i % 2 == 1)
 				continue;		/* --sanitize: every other size */
 			snprintf(nm, sizeof(nm), "edge %u%s", edge_ndocs[i], e.priors ? ", priors" : "");
 			sc.avgdl = 400.0f + (float) i;
@@ -1860,18 +1851,18 @@ main(int argc, char **argv)
 		sc.k1 = 0.9f;
 		sc.b = 0.4f;
 		sc.avgdl = 1000.5f;
-		test_segment(&big, &sc, quick == 2 ? 0 : 2, 0, 0);
+		test_segment(&big, &sc, sized(2, 2, 0), 0, 0);
 		sc.k1 = 1.2f;
 		sc.b = 0.75f;
 		sc.avgdl = 1100.0f;
-		test_segment(&skew, &sc, quick == 2 ? 0 : 1, 0, 0);
+		test_segment(&skew, &sc, sized(1, 1, 0), 0, 0);
 		/* document priors: a weight that makes them matter, then one of 1 */
 		sc.prior_weight = 0.3f;
-		test_segment(&skew_priors, &sc, quick == 2 ? 0 : 1, 0, 0);
+		test_segment(&skew_priors, &sc, sized(1, 1, 0), 0, 0);
 		sc.prior_weight = 1.0f;
 		sc.avgdl = 731.25f;
 		test_segment(&ties_priors, &sc, 0, 0, 0);
-		if (!quick)
+		if (test_size == TEST_FULL)
 			test_partial(&sc);
 	}
 
