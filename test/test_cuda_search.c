@@ -1493,13 +1493,18 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
  * times, in assembly slots 0, 1, 0, so that the third assembly reuses (and
  * grows) the first one's buffers; the second uploads the images from
  * memory of the caller's, page-locked with gpuir_cuda_host_register (as
- * the GPU service's list readers' staging).
+ * the GPU service's list readers' staging), and is followed by a search of
+ * the first round's segment in slot 0 again, which the second's upload,
+ * keeps, frees and assembly must have left intact.
  */
 static void
 test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
 {
 	gpuir_cuda_transit *tr = NULL;
 	gpuir_cuda_segment skel;
+	gpuir_cuda_segment seg0;	/* round 0's assembly (slot 0) */
+	Batch		b0;				/* and its batch, until round 1 has assembled */
+	int			have0 = 0;
 	gpuir_cuda_status st;
 	char		what[256];
 
@@ -1637,6 +1642,28 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 				compare_batch(r, s, sc, &b, &o, "transit");
 			out_free(&o);
 		}
+
+		/*
+		 * slot 0's segment stays searchable while slot 1 is assembled (the
+		 * worker searches one job's slot while it assembles the other's)
+		 */
+		if (have0 && st == GPUIR_CUDA_OK)
+		{
+			out_alloc(&o, &b0);
+			st = gpuir_cuda_search_batch(&seg0, sc, b0.q, b0.nq, b0.t, b0.nt, b0.kmax, o.docids,
+										 o.scores, o.counts, NULL);
+			snprintf(what, sizeof(what), "%s/transit: slot 0 searched after slot 1 was assembled (%s)",
+					 s->spec.name, gpuir_cuda_status_string(st));
+			check(st == GPUIR_CUDA_OK, what);
+			if (st == GPUIR_CUDA_OK)
+				compare_batch(r, s, sc, &b0, &o, "transit slot 0 after slot 1");
+			out_free(&o);
+		}
+		if (have0)
+		{
+			batch_free(&b0);
+			have0 = 0;
+		}
 		for (uint32_t l = 0; l < nl; l++)
 			if (l % 2 == 1)
 				gpuir_cuda_list_free(tr, &kept[l]);
@@ -1651,8 +1678,17 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 		free(lists);
 		free(kept);
 		free(first);
-		batch_free(&b);
+		if (round == 0 && st == GPUIR_CUDA_OK)
+		{
+			b0 = b;				/* searched again after round 1's assembly */
+			seg0 = seg;
+			have0 = 1;
+		}
+		else
+			batch_free(&b);
 	}
+	if (have0)
+		batch_free(&b0);
 	gpuir_cuda_segment_free(&skel);
 	gpuir_cuda_transit_trim(tr);	/* the pool's freed lists back to the device */
 	gpuir_cuda_transit_free(tr);
