@@ -60,14 +60,14 @@ COMMENT ON FUNCTION gpuir_gpu_stages() IS
 ALTER FUNCTION gpuir_bm25_order(text, text) STABLE CALLED ON NULL INPUT COST 100;
 
 CREATE FUNCTION gpuir_route(
-	OUT mode text, OUT k text, OUT postings_from bigint,
+	OUT load text, OUT mode text, OUT k text, OUT postings_from bigint,
 	OUT cpu_mean_us float8, OUT cpu_samples bigint,
 	OUT gpu_mean_us float8, OUT gpu_samples bigint, OUT gpu_cpu_mean_us float8,
 	OUT routed_cpu bigint, OUT routed_gpu bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION gpuir_route() IS
-	'the cost model of gpuir.device = auto: per query class, the mean time on each device and the queries sent to each';
+	'the cost model of gpuir.device = auto: per load and query class, the mean time on each device and the queries sent to each';
 
 -- tsquery in ------------------------------------------------------------------
 

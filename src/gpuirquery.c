@@ -136,27 +136,32 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 }
 
 /*
- * run_cpu_observed: answer q on the CPU engine, its CPU time folded into
- * auto's cost model and the run counted among the CPU engine's (auto's
- * CPU slots; both exist only with the GPU service: without it, no clock
- * is read)
+ * run_cpu_observed: answer q on the CPU engine, counted among the CPU
+ * engine's runs (auto's CPU slots) and, under gpuir.device = auto, its CPU
+ * time folded into auto's cost model (which learns from the queries it
+ * routes).  Both exist only with the GPU service; without it, or under
+ * another device setting, no clock is read.
  */
 static void
 run_cpu_observed(GpuirQuery *q, GpuirMode mode)
 {
-	double		cpu0;
+	double		cpu0 = 0;
+	bool		observe = GpuirService != NULL && gpuir_device == GPUIR_DEVICE_AUTO;
 
 	if (GpuirService == NULL)
 	{
 		GpuirQueryRunCpu(q, mode);
 		return;
 	}
-	cpu0 = GpuirRouteCpuTime();
+	if (observe)
+		cpu0 = GpuirRouteCpuTime();
 	GpuirRouteCpuBegin();
 	GpuirQueryRunCpu(q, mode);
 	GpuirRouteCpuEnd();
 	GpuirServiceCount(false, false);
-	GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU, GpuirRouteCpuTime() - cpu0);
+	if (observe)
+		GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU,
+						  GpuirRouteCpuTime() - cpu0);
 }
 
 /*
@@ -172,8 +177,9 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	int			ng = 0;
 	bool		sent = false;
 	bool		answered = false;
-	TimestampTz t0;
-	double		cpu0;
+	bool		observe = gpuir_device == GPUIR_DEVICE_AUTO;
+	TimestampTz t0 = 0;
+	double		cpu0 = 0;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -187,8 +193,11 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	}
 	if (ng == 0)
 		return;
-	t0 = GetCurrentTimestamp();
-	cpu0 = GpuirRouteCpuTime();
+	if (observe)
+	{
+		t0 = GetCurrentTimestamp();
+		cpu0 = GpuirRouteCpuTime();
+	}
 
 	if (GpuirServiceReady())
 	{
@@ -236,11 +245,11 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	}
 
 	/*
-	 * the cost model's GPU times of each query sent to the service: the
-	 * request's share, the merges and any fallback (what choosing the GPU
-	 * cost), in wall time and in this backend's CPU time
+	 * under auto, the cost model's GPU times of each query sent to the
+	 * service: the request's share, the merges and any fallback (what
+	 * choosing the GPU cost), in wall time and in this backend's CPU time
 	 */
-	if (sent)
+	if (sent && observe)
 	{
 		double		us = (double) (GetCurrentTimestamp() - t0) / ng;
 		double		cpu_us = (GpuirRouteCpuTime() - cpu0) / ng;

@@ -7,13 +7,28 @@
  *	  load-balanced dispatch).
  *
  * The model is a table in the GPU service's shared memory, one cell per
- * (mode class, k class, postings class):
+ * (load class, mode class, k class, postings class):
+ *	load class		the backends in a gpuir search when the query's search
+ *					began (itself included) against the online processors:
+ *					light (at most a quarter of them, at least 1), busy (up to
+ *					GPUIR_ROUTE_SATURATED a processor), oversubscribed
+ *					(gpuir_route_load).  A GPU request's wall time depends on
+ *					it: a lone request waits for the worker to wake and runs
+ *					in a batch of its own, one under load waits in the queue
+ *					and shares a batch.  With one table for every load, means
+ *					last fed by 64 clients (or, 2,047 postings: GPU 5.9 ms,
+ *					CPU 0.13 ms) decided for one client, and the other way
+ *					round (bench/results/2026-11-29-h200-auto-one-client.md);
  *	mode class		and (and, and_or), or, pruned (wand, bmw)
  *	k class			k <= 100, k > 100
  *	postings class	floor(log2(postings + 1)) of the postings the query's
  *					lists hold, 0 .. GPUIR_ROUTE_BUCKETS - 1
  * Each cell keeps exponentially weighted means (weight 1/GPUIR_ROUTE_EWMA)
- * of what the queries of that class cost:
+ * of what the queries auto routed of that class cost (only those: with
+ * gpuir.device = gpu the worker is never idle between one client's
+ * requests, and one such query's wall time was half what the same class
+ * cost when auto sent it to the GPU now and then, whose means that
+ * underestimated; H200, bench/results/2026-11-29-h200-auto-learns.md):
  *	CPU		the CPU time of the CPU engine's run (the backend's own processor
  *			time, so a run that other processes preempted counts what it
  *			used, not how long it waited);
@@ -24,8 +39,7 @@
  *			costs the cores.
  *
  * The choice, for a query of a cell where both devices have samples:
- *	- the cores are oversubscribed (more backends in a gpuir search than
- *	  GPUIR_ROUTE_SATURATED times the online processors): the device that
+ *	- the cores are oversubscribed (load class oversubscribed): the device that
  *	  costs the cores less, CPU against GPU_CPU, whatever
  *	  gpuir.gpu_min_postings says and however many backends wait for the
  *	  GPU service.  Every query waits for a core then, the GPU service's
@@ -84,7 +98,24 @@
 #include "gpuirroutemodel.h"
 #include "gpuirservice.h"
 
-/* route_cell: the cell of a query, or NULL without the GPU service */
+/* the load class of this backend's current search (GpuirRouteActiveBegin) */
+static int	route_load = GPUIR_ROUTE_LIGHT;
+
+/* online_cores: the online processors, read once */
+static double
+online_cores(void)
+{
+	static double ncores = 0;
+
+	if (ncores <= 0)
+		ncores = Max(1, (double) sysconf(_SC_NPROCESSORS_ONLN));
+	return ncores;
+}
+
+/*
+ * route_cell: the cell of a query of this backend's current search (its
+ * load class), or NULL without the GPU service
+ */
 static GpuirRouteCell *
 route_cell(GpuirMode mode, int k, uint64 postings)
 {
@@ -98,7 +129,7 @@ route_cell(GpuirMode mode, int k, uint64 postings)
 		m = 1;
 	else
 		m = 2;
-	return &GpuirService->route[m][k > 100 ? 1 : 0][gpuir_route_bucket(postings)];
+	return &GpuirService->route[route_load][m][k > 100 ? 1 : 0][gpuir_route_bucket(postings)];
 }
 
 static float4
@@ -192,18 +223,14 @@ GpuirRouteCpuEnd(void)
 bool
 GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 {
-	static double ncores = 0;
 	GpuirRouteCell *c = route_cell(mode, k, postings);
 	GpuirRouteMeans m;
 	uint32		every;
 	bool		gpu;
-	bool		cores_full;
+	bool		cores_full = (route_load == GPUIR_ROUTE_OVERSUBSCRIBED);
 
 	if (c == NULL)
 		return false;
-	if (ncores <= 0)
-		ncores = Max(1, (double) sysconf(_SC_NPROCESSORS_ONLN));
-	cores_full = gpuir_route_cores_full(pg_atomic_read_u32(&GpuirService->active), ncores);
 	if (!cores_full && postings < (uint64) gpuir_gpu_min_postings)
 		return false;
 	m.cpu_us = read_mean(&c->mean_us[GPUIR_ROUTE_CPU]);
@@ -213,7 +240,7 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 	m.gpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
 	m.gpu_cpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]);
 	gpu = gpuir_route_choose(&m, cores_full, &every);
-	if (gpuir_route_spill(&m, cores_full, gpu) && cpu_slot_take(ncores))
+	if (gpuir_route_spill(&m, cores_full, gpu) && cpu_slot_take(online_cores()))
 		gpu = false;			/* a core is free for the CPU engine, which
 								 * answers first there */
 	/* explore: now and then the other device, to keep its mean current */
@@ -267,6 +294,8 @@ active_exit(int code, Datum arg)
 
 /*
  * GpuirRouteActiveBegin / End: a backend enters / leaves a gpuir search.
+ * Begin sets the search's load class from the count, this backend
+ * included.
  * End must follow Begin also on error; a backend that exits in between
  * (FATAL, which unwinds no try block) is uncounted by a before_shmem_exit
  * callback, so the count never keeps a backend that left.
@@ -283,7 +312,8 @@ GpuirRouteActiveBegin(void)
 		before_shmem_exit(active_exit, (Datum) 0);
 		callback = true;
 	}
-	pg_atomic_fetch_add_u32(&GpuirService->active, 1);
+	route_load = gpuir_route_load(pg_atomic_fetch_add_u32(&GpuirService->active, 1) + 1,
+								  online_cores());
 	active_counted = true;
 }
 
@@ -300,20 +330,21 @@ GpuirRouteActiveEnd(void)
 PG_FUNCTION_INFO_V1(gpuir_route);
 
 /*
- * gpuir_route() RETURNS SETOF record (mode text, k text, postings_from
- * bigint, cpu_mean_us float8, cpu_samples bigint, gpu_mean_us float8,
- * gpu_samples bigint, gpu_cpu_mean_us float8, routed_cpu bigint,
- * routed_gpu bigint): the cells of
- * gpuir.device = auto's cost model that have seen a query: mode class
- * (and, or, pruned), k class ('<=100', '>100'), the least postings of the
- * class (its postings reach up to twice that), each device's mean time and
- * samples, the backend's mean CPU time of a GPU query, and the queries
- * auto sent to each device.  No rows without the GPU
- * service.
+ * gpuir_route() RETURNS SETOF record (load text, mode text, k text,
+ * postings_from bigint, cpu_mean_us float8, cpu_samples bigint,
+ * gpu_mean_us float8, gpu_samples bigint, gpu_cpu_mean_us float8,
+ * routed_cpu bigint, routed_gpu bigint): the cells of gpuir.device =
+ * auto's cost model that have seen a query: load class (light, busy,
+ * oversubscribed), mode class (and, or, pruned), k class ('<=100',
+ * '>100'), the least postings of the class (its postings reach up to
+ * twice that), each device's mean time and samples, the backend's mean CPU
+ * time of a GPU query, and the queries auto sent to each device.  No rows
+ * without the GPU service.
  */
 Datum
 gpuir_route(PG_FUNCTION_ARGS)
 {
+	static const char *const loads[GPUIR_ROUTE_LOADS] = {"light", "busy", "oversubscribed"};
 	static const char *const modes[GPUIR_ROUTE_MODES] = {"and", "or", "pruned"};
 	static const char *const ks[GPUIR_ROUTE_KCLASSES] = {"<=100", ">100"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -321,34 +352,36 @@ gpuir_route(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (GpuirService == NULL)
 		return (Datum) 0;
-	for (int m = 0; m < GPUIR_ROUTE_MODES; m++)
-		for (int kc = 0; kc < GPUIR_ROUTE_KCLASSES; kc++)
-			for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)
-			{
-				GpuirRouteCell *c = &GpuirService->route[m][kc][b];
-				Datum		values[10];
-				bool		nulls[10] = {false};
-				uint32		nc = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
-				uint32		ng = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
-				uint64		rc = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
-				uint64		rg = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
+	for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
+		for (int m = 0; m < GPUIR_ROUTE_MODES; m++)
+			for (int kc = 0; kc < GPUIR_ROUTE_KCLASSES; kc++)
+				for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)
+				{
+					GpuirRouteCell *c = &GpuirService->route[l][m][kc][b];
+					Datum		values[11];
+					bool		nulls[11] = {false};
+					uint32		nc = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
+					uint32		ng = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
+					uint64		rc = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
+					uint64		rg = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
 
-				if (nc == 0 && ng == 0 && rc == 0 && rg == 0)
-					continue;
-				values[0] = CStringGetTextDatum(modes[m]);
-				values[1] = CStringGetTextDatum(ks[kc]);
-				values[2] = Int64GetDatum(b == 0 ? 0 : ((int64) 1 << b) - 1);
-				values[3] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_CPU]));
-				nulls[3] = (nc == 0);
-				values[4] = Int64GetDatum((int64) nc);
-				values[5] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU]));
-				nulls[5] = (ng == 0);
-				values[6] = Int64GetDatum((int64) ng);
-				values[7] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]));
-				nulls[7] = (pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) == 0);
-				values[8] = Int64GetDatum((int64) rc);
-				values[9] = Int64GetDatum((int64) rg);
-				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-			}
+					if (nc == 0 && ng == 0 && rc == 0 && rg == 0)
+						continue;
+					values[0] = CStringGetTextDatum(loads[l]);
+					values[1] = CStringGetTextDatum(modes[m]);
+					values[2] = CStringGetTextDatum(ks[kc]);
+					values[3] = Int64GetDatum(b == 0 ? 0 : ((int64) 1 << b) - 1);
+					values[4] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_CPU]));
+					nulls[4] = (nc == 0);
+					values[5] = Int64GetDatum((int64) nc);
+					values[6] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU]));
+					nulls[6] = (ng == 0);
+					values[7] = Int64GetDatum((int64) ng);
+					values[8] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]));
+					nulls[8] = (pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) == 0);
+					values[9] = Int64GetDatum((int64) rc);
+					values[10] = Int64GetDatum((int64) rg);
+					tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+				}
 	return (Datum) 0;
 }

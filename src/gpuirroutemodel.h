@@ -2,9 +2,9 @@
  *
  * gpuirroutemodel.h
  *	  The arithmetic of gpuir.device = auto's cost model as pure functions
- *	  (plain C, no PostgreSQL headers): the class of a query's postings, the
- *	  running means, the oversubscription test and the choice of a device
- *	  with its exploration.  src/gpuirroute.c keeps the cells in the GPU
+ *	  (plain C, no PostgreSQL headers): the class of a query's postings and
+ *	  of the load it runs under, the running means and the choice of a
+ *	  device with its exploration.  src/gpuirroute.c keeps the cells in the GPU
  *	  service's shared memory and calls these; test/test_route.c checks
  *	  them with simulated device costs.  The model itself is described at
  *	  the top of gpuirroute.c.
@@ -27,6 +27,13 @@
 #define GPUIR_ROUTE_SPILL_COST		2.0	/* CPU time at most this many times a GPU
 										 * query's backend CPU time to spill */
 #define GPUIR_ROUTE_BUCKETS			40	/* postings classes: floor(log2(postings + 1)) */
+#define GPUIR_ROUTE_CLAMP			8.0	/* a time counts at most this many times the mean */
+
+/* load classes (gpuir_route_load) */
+#define GPUIR_ROUTE_LIGHT			0	/* at most a quarter of the cores searching */
+#define GPUIR_ROUTE_BUSY			1	/* up to GPUIR_ROUTE_SATURATED a core */
+#define GPUIR_ROUTE_OVERSUBSCRIBED	2	/* more */
+#define GPUIR_ROUTE_LOADS			3
 
 /* what a cell knows: the means (microseconds) and how many times fed each */
 typedef struct GpuirRouteMeans
@@ -57,7 +64,14 @@ gpuir_route_bucket(uint64_t postings)
 /*
  * gpuir_route_fold: a mean fed n times so far, after one more time us: the
  * time itself first, then the average of the times while n < EWMA, then an
- * exponentially weighted mean (a new time weighs 1 / GPUIR_ROUTE_EWMA)
+ * exponentially weighted mean (a new time weighs 1 / GPUIR_ROUTE_EWMA).
+ * From GPUIR_ROUTE_MIN_SAMPLES times on, a time counts at most
+ * GPUIR_ROUTE_CLAMP times the mean: a run preempted on oversubscribed
+ * cores can take a thousand times its work in CPU time as the clock reads
+ * it (on the H200 machine the oversubscribed CPU means of 1-2 posting AND
+ * queries stood at 74 us against 4.8 us with free cores, and sent them to
+ * the GPU at 0.7 ms each), while a real change of cost still moves the
+ * mean by up to (CLAMP - 1) / EWMA of itself a query.
  */
 static inline float
 gpuir_route_fold(float mean, uint32_t n, double us)
@@ -66,14 +80,29 @@ gpuir_route_fold(float mean, uint32_t n, double us)
 
 	if (n == 0)
 		return (float) us;
+	if (n >= GPUIR_ROUTE_MIN_SAMPLES && us > GPUIR_ROUTE_CLAMP * mean)
+		us = GPUIR_ROUTE_CLAMP * mean;
 	return mean + ((float) us - mean) / (float) w;
 }
 
-/* are the cores oversubscribed with active backends in a search on ncores cores? */
-static inline bool
-gpuir_route_cores_full(uint32_t active, double ncores)
+/*
+ * gpuir_route_load: the load class of a query that starts with active
+ * backends in a gpuir search (itself included) on ncores cores:
+ * GPUIR_ROUTE_OVERSUBSCRIBED past GPUIR_ROUTE_SATURATED backends a core
+ * (every query waits for a core), GPUIR_ROUTE_LIGHT up to a quarter of
+ * the cores (at least one backend: a single client), GPUIR_ROUTE_BUSY in
+ * between.  A GPU request's wall time depends on it (a lone request
+ * waits for the worker to wake and runs alone; under load it waits in the
+ * queue and shares a batch), so each class keeps means of its own.
+ */
+static inline int
+gpuir_route_load(uint32_t active, double ncores)
 {
-	return (double) active > GPUIR_ROUTE_SATURATED * ncores;
+	double		light = ncores / 4.0 > 1.0 ? ncores / 4.0 : 1.0;
+
+	if ((double) active > GPUIR_ROUTE_SATURATED * ncores)
+		return GPUIR_ROUTE_OVERSUBSCRIBED;
+	return (double) active <= light ? GPUIR_ROUTE_LIGHT : GPUIR_ROUTE_BUSY;
 }
 
 /*

@@ -278,8 +278,8 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
 	pg_atomic_uint32 cpu_running;	/* backends in a CPU engine run now */
-	/* the auto cost model: mode class x k class x postings class */
-	GpuirRouteCell route[GPUIR_ROUTE_MODES][GPUIR_ROUTE_KCLASSES][GPUIR_ROUTE_BUCKETS];
+	/* the auto cost model: load class x mode class x k class x postings class */
+	GpuirRouteCell route[GPUIR_ROUTE_LOADS][GPUIR_ROUTE_MODES][GPUIR_ROUTE_KCLASSES][GPUIR_ROUTE_BUCKETS];
 	int			nslots;
 	GpuirServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } GpuirServiceShared;

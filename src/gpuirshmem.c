@@ -105,21 +105,19 @@ gpuir_shmem_startup(void)
 		}
 		pg_atomic_init_u32(&GpuirService->active, 0);
 		pg_atomic_init_u32(&GpuirService->cpu_running, 0);
-		for (int m = 0; m < GPUIR_ROUTE_MODES; m++)
-			for (int kc = 0; kc < GPUIR_ROUTE_KCLASSES; kc++)
-				for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)
-				{
-					GpuirRouteCell *c = &GpuirService->route[m][kc][b];
+		for (int i = 0; i < (int) (sizeof(GpuirService->route) / sizeof(GpuirRouteCell)); i++)
+		{
+			GpuirRouteCell *c = &GpuirService->route[0][0][0][0] + i;
 
-					for (int d = 0; d < GPUIR_ROUTE_MEASURES; d++)
-					{
-						pg_atomic_init_u32(&c->mean_us[d], 0);
-						pg_atomic_init_u32(&c->samples[d], 0);
-					}
-					for (int d = 0; d < GPUIR_ROUTE_DEVICES; d++)
-						pg_atomic_init_u64(&c->routed[d], 0);
-					pg_atomic_init_u64(&c->decisions, 0);
-				}
+			for (int d = 0; d < GPUIR_ROUTE_MEASURES; d++)
+			{
+				pg_atomic_init_u32(&c->mean_us[d], 0);
+				pg_atomic_init_u32(&c->samples[d], 0);
+			}
+			for (int d = 0; d < GPUIR_ROUTE_DEVICES; d++)
+				pg_atomic_init_u64(&c->routed[d], 0);
+			pg_atomic_init_u64(&c->decisions, 0);
+		}
 		GpuirService->nslots = MaxBackends;
 		for (int i = 0; i < MaxBackends; i++)
 			SpinLockInit(&GpuirService->slots[i].mutex);

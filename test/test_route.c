@@ -14,7 +14,9 @@
  *	  - a closed loop over many query classes: simulated CPU and GPU costs
  *	    fed back into the means, every class must send at least 95% of its
  *	    queries to the device that is cheaper for it, also after the costs
- *	    change.
+ *	    change;
+ *	  - the load classes: two loads with different GPU costs alternating,
+ *	    each with its own means, route right from each phase's start.
  *
  * Usage: test_route.  Prints one summary line; exit status 1 on a failure.
  *
@@ -67,6 +69,23 @@ test_fold(void)
 	check(m == 150.0f, "second time: the average");
 	m = gpuir_route_fold(m, 2, 300.0);
 	check(fabsf(m - 200.0f) < 1e-4f, "third time: the average");
+
+	/* a spike counts at most GPUIR_ROUTE_CLAMP times the mean */
+	m = gpuir_route_fold(200.0f, GPUIR_ROUTE_MIN_SAMPLES - 1, 5000.0);
+	check(m == 200.0f + (5000.0f - 200.0f) / GPUIR_ROUTE_MIN_SAMPLES,
+		  "below the minimum samples a time counts whole");
+	m = 5.0f;
+	m = gpuir_route_fold(m, 100, 5000.0);
+	snprintf(what, sizeof(what), "a preempted run of 1000x the mean moves it by (CLAMP - 1) / EWMA: %.3f", m);
+	check(fabsf(m - (float) (5.0 + 5.0 * (GPUIR_ROUTE_CLAMP - 1.0) / GPUIR_ROUTE_EWMA)) < 1e-4f, what);
+	{
+		/* rare spikes (one in 64 runs of 5 us takes 5 ms) keep the mean near the work */
+		m = 5.0f;
+		for (uint32_t n = 100; n < 10100; n++)
+			m = gpuir_route_fold(m, n, n % 64 == 0 ? 5000.0 : 5.0);
+		snprintf(what, sizeof(what), "one run in 64 preempted for 5 ms: mean %.2f us of 5 us runs", m);
+		check(m < 8.0f, what);
+	}
 
 	/* a constant time is a fixed point */
 	m = 50.0f;
@@ -178,12 +197,24 @@ test_choose(void)
 	check(!gpuir_route_spill(&m, true, true), "too few CPU samples: no spill");
 	m.cpu_samples = 100;
 
-	/* the oversubscription mark */
-	check(!gpuir_route_cores_full(16, 16.0), "16 backends on 16 cores: not oversubscribed");
-	check(gpuir_route_cores_full(17, 16.0), "17 backends on 16 cores: oversubscribed");
+	/* the load classes: the oversubscription mark, the light share */
+	check(gpuir_route_load(16, 16.0) == GPUIR_ROUTE_BUSY,
+		  "16 backends on 16 cores: busy, not oversubscribed");
+	check(gpuir_route_load(17, 16.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
+		  "17 backends on 16 cores: oversubscribed");
 	snprintf(what, sizeof(what), "mark at %.1f backends a core", GPUIR_ROUTE_SATURATED);
-	check(gpuir_route_cores_full((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0) + 1, 2.0) &&
-		  !gpuir_route_cores_full((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0), 2.0), what);
+	check(gpuir_route_load((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0) + 1, 2.0) == GPUIR_ROUTE_OVERSUBSCRIBED &&
+		  gpuir_route_load((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0), 2.0) != GPUIR_ROUTE_OVERSUBSCRIBED, what);
+	check(gpuir_route_load(1, 16.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(4, 16.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(5, 16.0) == GPUIR_ROUTE_BUSY,
+		  "16 cores: up to 4 backends light, 5 busy");
+	check(gpuir_route_load(1, 2.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(2, 2.0) == GPUIR_ROUTE_BUSY,
+		  "2 cores: one backend light (a single client), 2 busy");
+	check(gpuir_route_load(1, 1.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(2, 1.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
+		  "1 core: one backend light, 2 oversubscribed");
 }
 
 /*
@@ -294,6 +325,34 @@ test_closed_loop(void)
 	sim_check(cls, NB, 4.0, "GPU 4x slower");
 }
 
+/*
+ * Load classes: the same query classes under two loads that alternate
+ * every 1,000 queries (a light one, GPU as above; a busy one whose GPU
+ * wall time is 4x, the queue's wait), each load with its own means as
+ * GpuirRouteToGpu keeps them.  Counted from the first query of each phase
+ * after a warm-up of each, every class of each load must send 95% of its
+ * queries to that load's cheaper device: no phase begins on means the
+ * other load left.
+ */
+static void
+test_load_classes(void)
+{
+	enum
+	{
+	NB = 20};
+	static SimClass cls[2][GPUIR_ROUTE_BUCKETS];
+	static const double gpu_scale[2] = {1.0, 4.0};
+
+	memset(cls, 0, sizeof(cls));
+	rnd_seed(54321);
+	for (int l = 0; l < 2; l++)
+		sim_run(cls[l], NB, gpu_scale[l], 20000, false);
+	for (int phase = 0; phase < 200; phase++)
+		sim_run(cls[phase % 2], NB, gpu_scale[phase % 2], 1000, true);
+	sim_check(cls[0], NB, gpu_scale[0], "light load between busy phases");
+	sim_check(cls[1], NB, gpu_scale[1], "busy load between light phases");
+}
+
 int
 main(void)
 {
@@ -301,6 +360,7 @@ main(void)
 	test_fold();
 	test_choose();
 	test_closed_loop();
+	test_load_classes();
 	printf("route: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
