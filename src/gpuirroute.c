@@ -40,7 +40,9 @@
  *
  * The choice, for a query of a cell where both devices have samples:
  *	- the cores are oversubscribed (load class oversubscribed): the device that
- *	  costs the cores less, CPU against GPU_CPU, whatever
+ *	  costs the cores less, CPU against GPU_CPU (each the least of the
+ *	  query class's means over the load classes: preemptions lift a CPU
+ *	  time read on oversubscribed cores, gpuir_route_least), whatever
  *	  gpuir.gpu_min_postings says and however many backends wait for the
  *	  GPU service.  Every query waits for a core then, the GPU service's
  *	  worker too, so the cores' time is what throughput follows: long OR
@@ -116,20 +118,22 @@ online_cores(void)
  * route_cell: the cell of a query of this backend's current search (its
  * load class), or NULL without the GPU service
  */
+/* route_mode_class: a mode's class: and (and, and_or), or, pruned (wand, bmw) */
+static int
+route_mode_class(GpuirMode mode)
+{
+	if (mode == GPUIR_MODE_AND || mode == GPUIR_MODE_AND_OR)
+		return 0;
+	return mode == GPUIR_MODE_OR ? 1 : 2;
+}
+
 static GpuirRouteCell *
 route_cell(GpuirMode mode, int k, uint64 postings)
 {
-	int			m;
-
 	if (GpuirService == NULL)
 		return NULL;
-	if (mode == GPUIR_MODE_AND || mode == GPUIR_MODE_AND_OR)
-		m = 0;
-	else if (mode == GPUIR_MODE_OR)
-		m = 1;
-	else
-		m = 2;
-	return &GpuirService->route[route_load][m][k > 100 ? 1 : 0][gpuir_route_bucket(postings)];
+	return &GpuirService->route[route_load][route_mode_class(mode)][k > 100 ? 1 : 0]
+		[gpuir_route_bucket(postings)];
 }
 
 static float4
@@ -239,6 +243,28 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 	m.cpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
 	m.gpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
 	m.gpu_cpu_samples = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]);
+	if (cores_full)
+	{
+		/* the cores' cost: each measure's least over the load classes */
+		int			mi = route_mode_class(mode);
+		int			kc = k > 100 ? 1 : 0;
+		int			b = gpuir_route_bucket(postings);
+		float		mean[GPUIR_ROUTE_LOADS];
+		uint32		samples[GPUIR_ROUTE_LOADS];
+
+		for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
+		{
+			mean[l] = read_mean(&GpuirService->route[l][mi][kc][b].mean_us[GPUIR_ROUTE_CPU]);
+			samples[l] = pg_atomic_read_u32(&GpuirService->route[l][mi][kc][b].samples[GPUIR_ROUTE_CPU]);
+		}
+		m.cpu_us = gpuir_route_least(mean, samples, GPUIR_ROUTE_LOADS, m.cpu_us);
+		for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
+		{
+			mean[l] = read_mean(&GpuirService->route[l][mi][kc][b].mean_us[GPUIR_ROUTE_GPU_CPU]);
+			samples[l] = pg_atomic_read_u32(&GpuirService->route[l][mi][kc][b].samples[GPUIR_ROUTE_GPU_CPU]);
+		}
+		m.gpu_cpu_us = gpuir_route_least(mean, samples, GPUIR_ROUTE_LOADS, m.gpu_cpu_us);
+	}
 	gpu = gpuir_route_choose(&m, cores_full, &every);
 	if (gpuir_route_spill(&m, cores_full, gpu) && cpu_slot_take(online_cores()))
 		gpu = false;			/* a core is free for the CPU engine, which

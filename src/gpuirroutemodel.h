@@ -106,6 +106,33 @@ gpuir_route_load(uint32_t active, double ncores)
 }
 
 /*
+ * gpuir_route_least: the least of n load classes' means of one measure
+ * (mean[i] fed samples[i] times) among those fed GPUIR_ROUTE_MIN_SAMPLES
+ * times or more; fallback when none was.  With oversubscribed cores the
+ * router compares what a query costs the cores, and a CPU time read
+ * there counts the run's preemptions too (rarely, but without bound, and
+ * a cell whose CPU mean a few such runs lifted sent its short queries to
+ * the GPU until slow explorations brought it down: 3,000 queries of 1-14
+ * postings, H200, bench/results/2026-11-29-h200-auto-learns.md); the work
+ * itself does not grow with the load, and where the cores are free the
+ * clock reads it.
+ */
+static inline float
+gpuir_route_least(const float *mean, const uint32_t *samples, int n, float fallback)
+{
+	float		least = fallback;
+	bool		found = false;
+
+	for (int i = 0; i < n; i++)
+		if (samples[i] >= GPUIR_ROUTE_MIN_SAMPLES && (!found || mean[i] < least))
+		{
+			least = mean[i];
+			found = true;
+		}
+	return least;
+}
+
+/*
  * gpuir_route_choose: the device the cell's means choose for a query
  * (true: the GPU) and, in *every, how often the other device is tried
  * instead (gpuir_route_explore; 0 when the choice takes a device's first

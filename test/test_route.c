@@ -197,6 +197,29 @@ test_choose(void)
 	check(!gpuir_route_spill(&m, true, true), "too few CPU samples: no spill");
 	m.cpu_samples = 100;
 
+	/* the cores' cost under oversubscription: the least mean over the load classes */
+	{
+		float		cpu[GPUIR_ROUTE_LOADS] = {4.6f, 4.8f, 74.0f};
+		uint32_t	ncpu[GPUIR_ROUTE_LOADS] = {100, 100, 1162};
+		float		gcpu[GPUIR_ROUTE_LOADS] = {0.0f, 0.0f, 14.5f};
+		uint32_t	ngcpu[GPUIR_ROUTE_LOADS] = {0, 0, 4534};
+
+		m.cpu_us = gpuir_route_least(cpu, ncpu, GPUIR_ROUTE_LOADS, cpu[2]);
+		m.gpu_cpu_us = gpuir_route_least(gcpu, ngcpu, GPUIR_ROUTE_LOADS, gcpu[2]);
+		m.gpu_us = 758.0f;
+		m.cpu_samples = m.gpu_samples = m.gpu_cpu_samples = 1000;
+		check(m.cpu_us == 4.6f && m.gpu_cpu_us == 14.5f,
+			  "least over the loads: the light CPU mean, the only GPU_CPU mean");
+		check(!gpuir_route_choose(&m, true, &every),
+			  "1-2 posting AND, CPU 74 us when oversubscribed, 4.6 us light, GPU_CPU 14.5 us: the CPU");
+		ncpu[0] = ncpu[1] = GPUIR_ROUTE_MIN_SAMPLES - 1;
+		check(gpuir_route_least(cpu, ncpu, GPUIR_ROUTE_LOADS, cpu[2]) == 74.0f,
+			  "classes with too few samples do not count");
+		ncpu[2] = 0;
+		check(gpuir_route_least(cpu, ncpu, GPUIR_ROUTE_LOADS, 9.0f) == 9.0f,
+			  "none with enough samples: the fallback");
+	}
+
 	/* the load classes: the oversubscription mark, the light share */
 	check(gpuir_route_load(16, 16.0) == GPUIR_ROUTE_BUSY,
 		  "16 backends on 16 cores: busy, not oversubscribed");
