@@ -78,6 +78,14 @@ SELECT count(*) >= 1 AS has_rows, bool_and(device IS NOT NULL) AS has_device,
        count(DISTINCT device_id) = count(device_id) AS device_ids_distinct,
        bool_and((memory IS NULL) = (compute_capability IS NULL)) AS facts_together
 FROM gpuir_status();
+-- the service-wide columns: the queue, auto's routing and its predictions
+-- (none without a ready GPU), the same on every row
+SELECT bool_and(queue_depth >= 0 AND backends_searching >= 0) AS queue_ok,
+       bool_and(auto_to_cpu >= 0 AND auto_to_gpu >= 0) AS routed_ok,
+       bool_and((auto_predicted_us IS NULL) = (auto_observed_us IS NULL)) AS compared_together,
+       bool_and(auto_predicted_us IS NULL OR auto_to_cpu + auto_to_gpu > 0) AS compared_routed,
+       count(DISTINCT (queue_depth, auto_to_cpu, auto_to_gpu)) <= 1 AS service_wide
+FROM gpuir_status();
 SELECT coalesce(current_setting('gpuir.devices', true), 'all') AS devices;
 
 -- gpuir_query_terms: distinct lexemes in term order (idf descending: t7 is

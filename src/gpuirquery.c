@@ -53,11 +53,14 @@ query_postings(const GpuirQuery *q)
 static bool
 gpu_wanted(GpuirQuery *q, GpuirMode mode)
 {
+	q->route_what = -1;
 	if (gpuir_device == GPUIR_DEVICE_CPU || !q->ready || q->meta.nsegments == 0 ||
 		q->k > GPUIR_CUDA_MAX_K || q->after_set || RelationUsesLocalBuffers(q->index))
 		return false;
 	if (gpuir_device == GPUIR_DEVICE_AUTO)
-		return GpuirServiceReady() && GpuirRouteToGpu(mode, q->k, query_postings(q));
+		return GpuirServiceReady() &&
+			GpuirRouteToGpu(mode, q->k, query_postings(q), &q->route_what,
+							&q->route_predicted_us);
 	return true;
 }
 
@@ -160,8 +163,13 @@ run_cpu_observed(GpuirQuery *q, GpuirMode mode)
 	GpuirRouteCpuEnd();
 	GpuirServiceCount(false, false);
 	if (observe)
-		GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU,
-						  GpuirRouteCpuTime() - cpu0);
+	{
+		double		us = GpuirRouteCpuTime() - cpu0;
+
+		GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU, us);
+		if (q->route_what == GPUIR_ROUTE_CPU)
+			GpuirRouteCompare(q->route_predicted_us, us);
+	}
 }
 
 /*
@@ -260,6 +268,10 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 
 			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU, us);
 			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU_CPU, cpu_us);
+			if (gq[i]->route_what == GPUIR_ROUTE_GPU)
+				GpuirRouteCompare(gq[i]->route_predicted_us, us);
+			else if (gq[i]->route_what == GPUIR_ROUTE_GPU_CPU)
+				GpuirRouteCompare(gq[i]->route_predicted_us, cpu_us);
 		}
 	}
 }

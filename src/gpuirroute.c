@@ -222,10 +222,14 @@ GpuirRouteCpuEnd(void)
 /*
  * GpuirRouteToGpu: should a query of this mode, k and postings go to the
  * GPU service under gpuir.device = auto?  The caller has checked that the
- * service can take it.  Counts the choice in the cell.
+ * service can take it.  Counts the choice in the cell.  *what and
+ * *predicted_us receive the prediction for the device chosen: the measure
+ * the choice compared (GPUIR_ROUTE_CPU, or _GPU, or _GPU_CPU with
+ * oversubscribed cores) and the cell's mean of it; *what is -1 where no
+ * mean chose (too few samples, below gpuir.gpu_min_postings).
  */
 bool
-GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
+GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, int *what, float4 *predicted_us)
 {
 	GpuirRouteCell *c = route_cell(mode, k, postings);
 	GpuirRouteMeans m;
@@ -233,6 +237,8 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 	bool		gpu;
 	bool		cores_full = (route_load == GPUIR_ROUTE_OVERSUBSCRIBED);
 
+	*what = -1;
+	*predicted_us = 0;
 	if (c == NULL)
 		return false;
 	if (!cores_full && postings < (uint64) gpuir_gpu_min_postings)
@@ -273,7 +279,36 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
 	else if (every > 0)
 		gpu = gpuir_route_explore(gpu, every, pg_atomic_fetch_add_u64(&c->decisions, 1));
 	pg_atomic_fetch_add_u64(&c->routed[gpu ? GPUIR_ROUTE_GPU : GPUIR_ROUTE_CPU], 1);
+	if (!gpu && m.cpu_samples >= GPUIR_ROUTE_MIN_SAMPLES)
+	{
+		*what = GPUIR_ROUTE_CPU;
+		*predicted_us = m.cpu_us;
+	}
+	else if (gpu && m.gpu_samples >= GPUIR_ROUTE_MIN_SAMPLES)
+	{
+		bool		by_cores = cores_full && m.gpu_cpu_samples > 0;
+
+		*what = by_cores ? GPUIR_ROUTE_GPU_CPU : GPUIR_ROUTE_GPU;
+		*predicted_us = by_cores ? m.gpu_cpu_us : m.gpu_us;
+	}
 	return gpu;
+}
+
+/*
+ * GpuirRouteCompare: a query auto routed with a prediction of predicted_us
+ * took observed_us in the same measure: counted for gpuir_status()'s
+ * auto_predicted_us and auto_observed_us
+ */
+void
+GpuirRouteCompare(double predicted_us, double observed_us)
+{
+	if (GpuirService == NULL)
+		return;
+	pg_atomic_fetch_add_u64(&GpuirService->route_compared, 1);
+	pg_atomic_fetch_add_u64(&GpuirService->route_predicted_ns,
+							(uint64) Max(0.0, predicted_us * 1000.0));
+	pg_atomic_fetch_add_u64(&GpuirService->route_observed_ns,
+							(uint64) Max(0.0, observed_us * 1000.0));
 }
 
 /*

@@ -278,6 +278,10 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
 	pg_atomic_uint32 cpu_running;	/* backends in a CPU engine run now */
+	/* auto's predictions against what its routed queries then took */
+	pg_atomic_uint64 route_compared;	/* queries compared */
+	pg_atomic_uint64 route_predicted_ns;	/* the predictions' sum */
+	pg_atomic_uint64 route_observed_ns;	/* the observed times' sum */
 	/* the auto cost model: load class x mode class x k class x postings class */
 	GpuirRouteCell route[GPUIR_ROUTE_LOADS][GPUIR_ROUTE_MODES][GPUIR_ROUTE_KCLASSES][GPUIR_ROUTE_BUCKETS];
 	int			nslots;
@@ -399,7 +403,9 @@ extern PGDLLEXPORT void GpuirReaderMain(Datum arg);
 extern void GpuirReaderJobInit(GpuirReaderJob *job);
 
 /* gpuirroute.c */
-extern bool GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings);
+extern bool GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings,
+							int *what, float4 *predicted_us);
+extern void GpuirRouteCompare(double predicted_us, double observed_us);
 extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us);
 extern double GpuirRouteCpuTime(void);
 extern void GpuirRouteActiveBegin(void);

@@ -105,6 +105,9 @@ gpuir_shmem_startup(void)
 		}
 		pg_atomic_init_u32(&GpuirService->active, 0);
 		pg_atomic_init_u32(&GpuirService->cpu_running, 0);
+		pg_atomic_init_u64(&GpuirService->route_compared, 0);
+		pg_atomic_init_u64(&GpuirService->route_predicted_ns, 0);
+		pg_atomic_init_u64(&GpuirService->route_observed_ns, 0);
 		for (int i = 0; i < (int) (sizeof(GpuirService->route) / sizeof(GpuirRouteCell)); i++)
 		{
 			GpuirRouteCell *c = &GpuirService->route[0][0][0][0] + i;
@@ -576,7 +579,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 PG_FUNCTION_INFO_V1(gpuir_status);
 
-#define GPUIR_STATUS_COLS	18
+#define GPUIR_STATUS_COLS	24
 
 /*
  * gpuir_status() RETURNS SETOF record: the GPU service's state, one row per
@@ -602,6 +605,19 @@ PG_FUNCTION_INFO_V1(gpuir_status);
  *							CPU answered (a failure, a timeout, no device)
  *	errors				requests it answered as failed
  *	last_error			its worker's last failure, or NULL
+ * and, service-wide (the same on every row), the state of the queue and of
+ * gpuir.device = auto's cost model (gpuirroute.c; gpuir_route() shows its
+ * cells):
+ *	queue_depth			requests submitted and not yet taken by a worker now
+ *	backends_searching	backends in a gpuir search now, on either device
+ *						(what auto's load classes count)
+ *	auto_to_cpu, auto_to_gpu	queries auto sent to each device
+ *	auto_predicted_us, auto_observed_us	over the queries auto sent by its
+ *						means, the mean of the model's time for the device
+ *						chosen and of the time the query then took, in the
+ *						measure compared (CPU engine: CPU time; GPU: wall
+ *						time, or the backend's CPU time with oversubscribed
+ *						cores); NULL before any
  * Without gpuir in shared_preload_libraries, one row says so, every counter
  * 0.
  */
@@ -612,6 +628,12 @@ gpuir_status(PG_FUNCTION_ARGS)
 	Datum		values[GPUIR_STATUS_COLS];
 	bool		nulls[GPUIR_STATUS_COLS];
 	int			ndevices;
+	int64		queue_depth = 0;
+	uint64		to_cpu = 0,
+				to_gpu = 0,
+				compared,
+				predicted_ns,
+				observed_ns;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (GpuirService == NULL)
@@ -622,6 +644,8 @@ gpuir_status(PG_FUNCTION_ARGS)
 			values[i] = Int64GetDatum(0);
 		nulls[0] = nulls[2] = nulls[3] = nulls[4] = nulls[17] = true;
 		values[12] = Float8GetDatum(0.0);
+		values[19] = Int32GetDatum(0);
+		nulls[22] = nulls[23] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		return (Datum) 0;
 	}
@@ -629,6 +653,27 @@ gpuir_status(PG_FUNCTION_ARGS)
 	SpinLockAcquire(&GpuirService->mutex);
 	ndevices = GpuirService->ndevices;
 	SpinLockRelease(&GpuirService->mutex);
+
+	/* the service-wide columns */
+	for (int i = 0; i < GpuirService->nslots; i++)
+	{
+		GpuirServiceSlot *slot = &GpuirService->slots[i];
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->state == GPUIR_SLOT_READY)
+			queue_depth++;
+		SpinLockRelease(&slot->mutex);
+	}
+	for (int i = 0; i < (int) (sizeof(GpuirService->route) / sizeof(GpuirRouteCell)); i++)
+	{
+		GpuirRouteCell *c = &GpuirService->route[0][0][0][0] + i;
+
+		to_cpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
+		to_gpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
+	}
+	compared = pg_atomic_read_u64(&GpuirService->route_compared);
+	predicted_ns = pg_atomic_read_u64(&GpuirService->route_predicted_ns);
+	observed_ns = pg_atomic_read_u64(&GpuirService->route_observed_ns);
 
 	for (int d = 0; d < Max(ndevices, 1); d++)
 	{
@@ -700,6 +745,13 @@ gpuir_status(PG_FUNCTION_ARGS)
 			values[17] = CStringGetTextDatum(err);
 		else
 			nulls[17] = true;
+		values[18] = Int64GetDatum(queue_depth);
+		values[19] = Int32GetDatum((int32) pg_atomic_read_u32(&GpuirService->active));
+		values[20] = Int64GetDatum((int64) to_cpu);
+		values[21] = Int64GetDatum((int64) to_gpu);
+		values[22] = Float8GetDatum(compared ? (double) predicted_ns / 1000.0 / compared : 0.0);
+		values[23] = Float8GetDatum(compared ? (double) observed_ns / 1000.0 / compared : 0.0);
+		nulls[22] = nulls[23] = (compared == 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
