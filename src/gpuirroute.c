@@ -30,8 +30,9 @@
  * cost when auto sent it to the GPU now and then, whose means that
  * underestimated; H200, bench/results/2026-11-29-h200-auto-learns.md):
  *	CPU		the CPU time of the CPU engine's run (the backend's own processor
- *			time, so a run that other processes preempted counts what it
- *			used, not how long it waited);
+ *			time: what it used, not how long it waited, where the clock
+ *			counts so; in the device machine's sandbox a run preempted on
+ *			oversubscribed cores counted its wait too, see below);
  *	GPU		the wall time of a GPU request as the backend saw it: the round
  *			trip (queueing and batching included), the candidates' merge and
  *			any fallback, divided among the request's queries;
@@ -114,10 +115,6 @@ online_cores(void)
 	return ncores;
 }
 
-/*
- * route_cell: the cell of a query of this backend's current search (its
- * load class), or NULL without the GPU service
- */
 /* route_mode_class: a mode's class: and (and, and_or), or, pruned (wand, bmw) */
 static int
 route_mode_class(GpuirMode mode)
@@ -127,6 +124,10 @@ route_mode_class(GpuirMode mode)
 	return mode == GPUIR_MODE_OR ? 1 : 2;
 }
 
+/*
+ * route_cell: the cell of a query of this backend's current search (its
+ * load class), or NULL without the GPU service
+ */
 static GpuirRouteCell *
 route_cell(GpuirMode mode, int k, uint64 postings)
 {
@@ -220,6 +221,28 @@ GpuirRouteCpuEnd(void)
 }
 
 /*
+ * least_over_loads: gpuir_route_least of the means of what (GPUIR_ROUTE_*)
+ * of a query's class in every load class; fallback when none has enough
+ * samples
+ */
+static float
+least_over_loads(GpuirMode mode, int k, uint64 postings, int what, float fallback)
+{
+	float		mean[GPUIR_ROUTE_LOADS];
+	uint32		samples[GPUIR_ROUTE_LOADS];
+
+	for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
+	{
+		GpuirRouteCell *c = &GpuirService->route[l][route_mode_class(mode)][k > 100 ? 1 : 0]
+			[gpuir_route_bucket(postings)];
+
+		mean[l] = read_mean(&c->mean_us[what]);
+		samples[l] = pg_atomic_read_u32(&c->samples[what]);
+	}
+	return gpuir_route_least(mean, samples, GPUIR_ROUTE_LOADS, fallback);
+}
+
+/*
  * GpuirRouteToGpu: should a query of this mode, k and postings go to the
  * GPU service under gpuir.device = auto?  The caller has checked that the
  * service can take it.  Counts the choice in the cell.  *what and
@@ -252,24 +275,8 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, int *what, float4 *predi
 	if (cores_full)
 	{
 		/* the cores' cost: each measure's least over the load classes */
-		int			mi = route_mode_class(mode);
-		int			kc = k > 100 ? 1 : 0;
-		int			b = gpuir_route_bucket(postings);
-		float		mean[GPUIR_ROUTE_LOADS];
-		uint32		samples[GPUIR_ROUTE_LOADS];
-
-		for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
-		{
-			mean[l] = read_mean(&GpuirService->route[l][mi][kc][b].mean_us[GPUIR_ROUTE_CPU]);
-			samples[l] = pg_atomic_read_u32(&GpuirService->route[l][mi][kc][b].samples[GPUIR_ROUTE_CPU]);
-		}
-		m.cpu_us = gpuir_route_least(mean, samples, GPUIR_ROUTE_LOADS, m.cpu_us);
-		for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
-		{
-			mean[l] = read_mean(&GpuirService->route[l][mi][kc][b].mean_us[GPUIR_ROUTE_GPU_CPU]);
-			samples[l] = pg_atomic_read_u32(&GpuirService->route[l][mi][kc][b].samples[GPUIR_ROUTE_GPU_CPU]);
-		}
-		m.gpu_cpu_us = gpuir_route_least(mean, samples, GPUIR_ROUTE_LOADS, m.gpu_cpu_us);
+		m.cpu_us = least_over_loads(mode, k, postings, GPUIR_ROUTE_CPU, m.cpu_us);
+		m.gpu_cpu_us = least_over_loads(mode, k, postings, GPUIR_ROUTE_GPU_CPU, m.gpu_cpu_us);
 	}
 	gpu = gpuir_route_choose(&m, cores_full, &every);
 	if (gpuir_route_spill(&m, cores_full, gpu) && cpu_slot_take(online_cores()))
