@@ -1116,13 +1116,20 @@ GpuirServiceReady(void)
 
 /* auto's cost model (gpuirroute.c): no GPU service, nothing to learn */
 bool
-GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings)
+GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, int *what, float4 *predicted_us)
 {
+	*what = -1;
+	*predicted_us = 0;
 	return false;
 }
 
 void
 GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us)
+{
+}
+
+void
+GpuirRouteCompare(double predicted_us, double observed_us)
 {
 }
 
