@@ -95,11 +95,6 @@ typedef struct GpuirQuery
 	float4		after_score;	/* ranked after (after_score, after_tid) */
 	ItemPointerData after_tid;
 	bool		ready;			/* prepared, and something may match */
-	int			route_what;		/* gpuir.device = auto: the measure of the
-								 * prediction below (GPUIR_ROUTE_CPU, _GPU,
-								 * _GPU_CPU), -1: none */
-	float4		route_predicted_us;	/* the cost model's time for the query on
-									 * the device it was sent to */
 } GpuirQuery;
 
 /*

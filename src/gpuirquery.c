@@ -48,19 +48,18 @@ query_postings(const GpuirQuery *q)
  * (gpuirroute.c: the device expected to answer first, from the times of
  * recent queries of the same class on each).  k above GPUIR_CUDA_MAX_K, a
  * page after a cursor (GpuirQueryInput.after) and temporary indexes (local
- * buffers the worker cannot read) stay on the CPU.
+ * buffers the worker cannot read) stay on the CPU.  *pred receives auto's
+ * prediction for the device chosen (what -1: none).
  */
 static bool
-gpu_wanted(GpuirQuery *q, GpuirMode mode)
+gpu_wanted(GpuirQuery *q, GpuirMode mode, GpuirRoutePrediction *pred)
 {
-	q->route_what = -1;
+	pred->what = -1;
 	if (gpuir_device == GPUIR_DEVICE_CPU || !q->ready || q->meta.nsegments == 0 ||
 		q->k > GPUIR_CUDA_MAX_K || q->after_set || RelationUsesLocalBuffers(q->index))
 		return false;
 	if (gpuir_device == GPUIR_DEVICE_AUTO)
-		return GpuirServiceReady() &&
-			GpuirRouteToGpu(mode, q->k, query_postings(q), &q->route_what,
-							&q->route_predicted_us);
+		return GpuirServiceReady() && GpuirRouteToGpu(mode, q->k, query_postings(q), pred);
 	return true;
 }
 
@@ -142,11 +141,12 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
  * run_cpu_observed: answer q on the CPU engine, counted among the CPU
  * engine's runs (auto's CPU slots) and, under gpuir.device = auto, its CPU
  * time folded into auto's cost model (which learns from the queries it
- * routes).  Both exist only with the GPU service; without it, or under
- * another device setting, no clock is read.
+ * routes; pred: gpu_wanted's, compared with the time).  Both exist only
+ * with the GPU service; without it, or under another device setting, no
+ * clock is read.
  */
 static void
-run_cpu_observed(GpuirQuery *q, GpuirMode mode)
+run_cpu_observed(GpuirQuery *q, GpuirMode mode, const GpuirRoutePrediction *pred)
 {
 	double		cpu0 = 0;
 	bool		observe = GpuirService != NULL && gpuir_device == GPUIR_DEVICE_AUTO;
@@ -163,13 +163,8 @@ run_cpu_observed(GpuirQuery *q, GpuirMode mode)
 	GpuirRouteCpuEnd();
 	GpuirServiceCount(false, false);
 	if (observe)
-	{
-		double		us = GpuirRouteCpuTime() - cpu0;
-
-		GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU, us);
-		if (q->route_what == GPUIR_ROUTE_CPU)
-			GpuirRouteCompare(q->route_predicted_us, us);
-	}
+		GpuirRouteObserve(mode, q->k, query_postings(q), GPUIR_ROUTE_CPU,
+						  GpuirRouteCpuTime() - cpu0, pred);
 }
 
 /*
@@ -182,6 +177,7 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 {
 	GpuirGpuQuery *g = palloc0(sizeof(GpuirGpuQuery) * Max(n, 1));
 	GpuirQuery **gq = palloc(sizeof(GpuirQuery *) * Max(n, 1));
+	GpuirRoutePrediction *gpred = palloc(sizeof(GpuirRoutePrediction) * Max(n, 1));	/* auto's, of gq */
 	int			ng = 0;
 	bool		sent = false;
 	bool		answered = false;
@@ -189,15 +185,16 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	TimestampTz t0 = 0;
 	double		cpu0 = 0;
 
+	/* a query the CPU answers uses gpred[ng] only until the next one is routed */
 	for (int i = 0; i < n; i++)
 	{
-		if (gpu_wanted(qs[i], mode))
+		if (gpu_wanted(qs[i], mode, &gpred[ng]))
 		{
 			gpu_describe(qs[i], mode, &g[ng]);
 			gq[ng++] = qs[i];
 		}
 		else if (qs[i]->ready)
-			run_cpu_observed(qs[i], mode);
+			run_cpu_observed(qs[i], mode, &gpred[ng]);
 	}
 	if (ng == 0)
 		return;
@@ -266,12 +263,8 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 		{
 			uint64		postings = query_postings(gq[i]);
 
-			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU, us);
-			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU_CPU, cpu_us);
-			if (gq[i]->route_what == GPUIR_ROUTE_GPU)
-				GpuirRouteCompare(gq[i]->route_predicted_us, us);
-			else if (gq[i]->route_what == GPUIR_ROUTE_GPU_CPU)
-				GpuirRouteCompare(gq[i]->route_predicted_us, cpu_us);
+			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU, us, &gpred[i]);
+			GpuirRouteObserve(mode, gq[i]->k, postings, GPUIR_ROUTE_GPU_CPU, cpu_us, &gpred[i]);
 		}
 	}
 }

@@ -245,14 +245,14 @@ least_over_loads(GpuirMode mode, int k, uint64 postings, int what, float fallbac
 /*
  * GpuirRouteToGpu: should a query of this mode, k and postings go to the
  * GPU service under gpuir.device = auto?  The caller has checked that the
- * service can take it.  Counts the choice in the cell.  *what and
- * *predicted_us receive the prediction for the device chosen: the measure
- * the choice compared (GPUIR_ROUTE_CPU, or _GPU, or _GPU_CPU with
- * oversubscribed cores) and the cell's mean of it; *what is -1 where no
- * mean chose (too few samples, below gpuir.gpu_min_postings).
+ * service can take it.  Counts the choice in the cell.  *pred receives the
+ * prediction for the device chosen: the measure the choice compared
+ * (GPUIR_ROUTE_CPU, or _GPU, or _GPU_CPU with oversubscribed cores) and the
+ * mean it compared; what is -1 where no mean chose (too few samples, below
+ * gpuir.gpu_min_postings).  Pass it to GpuirRouteObserve.
  */
 bool
-GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, int *what, float4 *predicted_us)
+GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, GpuirRoutePrediction *pred)
 {
 	GpuirRouteCell *c = route_cell(mode, k, postings);
 	GpuirRouteMeans m;
@@ -260,8 +260,8 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, int *what, float4 *predi
 	bool		gpu;
 	bool		cores_full = (route_load == GPUIR_ROUTE_OVERSUBSCRIBED);
 
-	*what = -1;
-	*predicted_us = 0;
+	pred->what = -1;
+	pred->us = 0;
 	if (c == NULL)
 		return false;
 	if (!cores_full && postings < (uint64) gpuir_gpu_min_postings)
@@ -288,43 +288,28 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, int *what, float4 *predi
 	pg_atomic_fetch_add_u64(&c->routed[gpu ? GPUIR_ROUTE_GPU : GPUIR_ROUTE_CPU], 1);
 	if (!gpu && m.cpu_samples >= GPUIR_ROUTE_MIN_SAMPLES)
 	{
-		*what = GPUIR_ROUTE_CPU;
-		*predicted_us = m.cpu_us;
+		pred->what = GPUIR_ROUTE_CPU;
+		pred->us = m.cpu_us;
 	}
 	else if (gpu && m.gpu_samples >= GPUIR_ROUTE_MIN_SAMPLES)
 	{
 		bool		by_cores = cores_full && m.gpu_cpu_samples > 0;
 
-		*what = by_cores ? GPUIR_ROUTE_GPU_CPU : GPUIR_ROUTE_GPU;
-		*predicted_us = by_cores ? m.gpu_cpu_us : m.gpu_us;
+		pred->what = by_cores ? GPUIR_ROUTE_GPU_CPU : GPUIR_ROUTE_GPU;
+		pred->us = by_cores ? m.gpu_cpu_us : m.gpu_us;
 	}
 	return gpu;
 }
 
 /*
- * GpuirRouteCompare: a query auto routed with a prediction of predicted_us
- * took observed_us in the same measure: counted for gpuir_status()'s
- * auto_predicted_us and auto_observed_us
- */
-void
-GpuirRouteCompare(double predicted_us, double observed_us)
-{
-	if (GpuirService == NULL)
-		return;
-	pg_atomic_fetch_add_u64(&GpuirService->route_compared, 1);
-	pg_atomic_fetch_add_u64(&GpuirService->route_predicted_ns,
-							(uint64) Max(0.0, predicted_us * 1000.0));
-	pg_atomic_fetch_add_u64(&GpuirService->route_observed_ns,
-							(uint64) Max(0.0, observed_us * 1000.0));
-}
-
-/*
  * GpuirRouteObserve: a query of this mode, k and postings cost us
  * microseconds of what (GPUIR_ROUTE_CPU, _GPU or _GPU_CPU): fold it into
- * the cell's mean of that.
+ * the cell's mean of that; where pred (GpuirRouteToGpu's, or NULL) was in
+ * that measure, count the prediction against us for gpuir_status()
  */
 void
-GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us)
+GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us,
+				  const GpuirRoutePrediction *pred)
 {
 	GpuirRouteCell *c = route_cell(mode, k, postings);
 	uint32		n;
@@ -337,6 +322,78 @@ GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us)
 	write_mean(&c->mean_us[what], mean);
 	if (n < PG_UINT32_MAX)
 		pg_atomic_write_u32(&c->samples[what], n + 1);
+	if (pred != NULL && pred->what == what)
+	{
+		pg_atomic_fetch_add_u64(&GpuirService->route_compared, 1);
+		pg_atomic_fetch_add_u64(&GpuirService->route_predicted_ns,
+								(uint64) Max(0.0, pred->us * 1000.0));
+		pg_atomic_fetch_add_u64(&GpuirService->route_observed_ns,
+								(uint64) Max(0.0, us * 1000.0));
+	}
+}
+
+/* the cells of the table */
+#define GPUIR_ROUTE_CELLS \
+	(GPUIR_ROUTE_LOADS * GPUIR_ROUTE_MODES * GPUIR_ROUTE_KCLASSES * GPUIR_ROUTE_BUCKETS)
+
+/* route_cell_at: cell i of the table, 0 .. GPUIR_ROUTE_CELLS - 1 */
+static GpuirRouteCell *
+route_cell_at(int i)
+{
+	int			b = i % GPUIR_ROUTE_BUCKETS;
+	int			kc = (i / GPUIR_ROUTE_BUCKETS) % GPUIR_ROUTE_KCLASSES;
+	int			m = (i / (GPUIR_ROUTE_BUCKETS * GPUIR_ROUTE_KCLASSES)) % GPUIR_ROUTE_MODES;
+	int			l = i / (GPUIR_ROUTE_BUCKETS * GPUIR_ROUTE_KCLASSES * GPUIR_ROUTE_MODES);
+
+	return &GpuirService->route[l][m][kc][b];
+}
+
+/* GpuirRouteInit: the empty model, at shared memory initialization */
+void
+GpuirRouteInit(void)
+{
+	pg_atomic_init_u64(&GpuirService->route_compared, 0);
+	pg_atomic_init_u64(&GpuirService->route_predicted_ns, 0);
+	pg_atomic_init_u64(&GpuirService->route_observed_ns, 0);
+	for (int i = 0; i < GPUIR_ROUTE_CELLS; i++)
+	{
+		GpuirRouteCell *c = route_cell_at(i);
+
+		for (int d = 0; d < GPUIR_ROUTE_MEASURES; d++)
+		{
+			pg_atomic_init_u32(&c->mean_us[d], 0);
+			pg_atomic_init_u32(&c->samples[d], 0);
+		}
+		for (int d = 0; d < GPUIR_ROUTE_DEVICES; d++)
+			pg_atomic_init_u64(&c->routed[d], 0);
+		pg_atomic_init_u64(&c->decisions, 0);
+	}
+}
+
+/*
+ * GpuirRouteTotals: the queries auto sent to each device, and the mean
+ * prediction against the mean observed time of those compared (0 / 0 when
+ * none was), since the server started
+ */
+void
+GpuirRouteTotals(GpuirRouteTotalsData *totals)
+{
+	memset(totals, 0, sizeof(*totals));
+	for (int i = 0; i < GPUIR_ROUTE_CELLS; i++)
+	{
+		GpuirRouteCell *c = route_cell_at(i);
+
+		totals->to_cpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
+		totals->to_gpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
+	}
+	totals->compared = pg_atomic_read_u64(&GpuirService->route_compared);
+	if (totals->compared > 0)
+	{
+		totals->predicted_us = (double) pg_atomic_read_u64(&GpuirService->route_predicted_ns) /
+			1000.0 / totals->compared;
+		totals->observed_us = (double) pg_atomic_read_u64(&GpuirService->route_observed_ns) /
+			1000.0 / totals->compared;
+	}
 }
 
 /* GpuirRouteCpuTime: this process's CPU time in microseconds */

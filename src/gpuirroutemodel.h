@@ -68,10 +68,10 @@ gpuir_route_bucket(uint64_t postings)
  * From GPUIR_ROUTE_MIN_SAMPLES times on, a time counts at most
  * GPUIR_ROUTE_CLAMP times the mean: a run preempted on oversubscribed
  * cores can take a thousand times its work in CPU time as the clock reads
- * it (on the H200 machine the oversubscribed CPU means of 1-2 posting AND
- * queries stood at 74 us against 4.8 us with free cores, and sent them to
- * the GPU at 0.7 ms each), while a real change of cost still moves the
- * mean by up to (CLAMP - 1) / EWMA of itself a query.
+ * it in the device machine's sandbox, and one such time would lift the
+ * mean by some 60 times the work, while a real change of cost still moves
+ * the mean by up to (CLAMP - 1) / EWMA of itself a query.  (A cell whose
+ * first times were such is what gpuir_route_least is for.)
  */
 static inline float
 gpuir_route_fold(float mean, uint32_t n, double us)

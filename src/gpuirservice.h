@@ -403,10 +403,32 @@ extern PGDLLEXPORT void GpuirReaderMain(Datum arg);
 extern void GpuirReaderJobInit(GpuirReaderJob *job);
 
 /* gpuirroute.c */
-extern bool GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings,
-							int *what, float4 *predicted_us);
-extern void GpuirRouteCompare(double predicted_us, double observed_us);
-extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us);
+/*
+ * auto's prediction for one query (GpuirRouteToGpu): the measure its choice
+ * compared (GPUIR_ROUTE_CPU, _GPU, _GPU_CPU; -1: no mean chose) and the
+ * cell's mean of it, in microseconds
+ */
+typedef struct GpuirRoutePrediction
+{
+	int			what;
+	float4		us;
+} GpuirRoutePrediction;
+
+/* what gpuir_status() shows of auto's routing (GpuirRouteTotals) */
+typedef struct GpuirRouteTotalsData
+{
+	uint64		to_cpu;			/* queries auto sent to each device */
+	uint64		to_gpu;
+	uint64		compared;		/* queries whose prediction was compared */
+	double		predicted_us;	/* their mean prediction */
+	double		observed_us;	/* and what they took, in the same measure */
+} GpuirRouteTotalsData;
+
+extern void GpuirRouteInit(void);
+extern bool GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, GpuirRoutePrediction *pred);
+extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us,
+							  const GpuirRoutePrediction *pred);
+extern void GpuirRouteTotals(GpuirRouteTotalsData *totals);
 extern double GpuirRouteCpuTime(void);
 extern void GpuirRouteActiveBegin(void);
 extern void GpuirRouteActiveEnd(void);

@@ -105,22 +105,7 @@ gpuir_shmem_startup(void)
 		}
 		pg_atomic_init_u32(&GpuirService->active, 0);
 		pg_atomic_init_u32(&GpuirService->cpu_running, 0);
-		pg_atomic_init_u64(&GpuirService->route_compared, 0);
-		pg_atomic_init_u64(&GpuirService->route_predicted_ns, 0);
-		pg_atomic_init_u64(&GpuirService->route_observed_ns, 0);
-		for (int i = 0; i < (int) (sizeof(GpuirService->route) / sizeof(GpuirRouteCell)); i++)
-		{
-			GpuirRouteCell *c = &GpuirService->route[0][0][0][0] + i;
-
-			for (int d = 0; d < GPUIR_ROUTE_MEASURES; d++)
-			{
-				pg_atomic_init_u32(&c->mean_us[d], 0);
-				pg_atomic_init_u32(&c->samples[d], 0);
-			}
-			for (int d = 0; d < GPUIR_ROUTE_DEVICES; d++)
-				pg_atomic_init_u64(&c->routed[d], 0);
-			pg_atomic_init_u64(&c->decisions, 0);
-		}
+		GpuirRouteInit();
 		GpuirService->nslots = MaxBackends;
 		for (int i = 0; i < MaxBackends; i++)
 			SpinLockInit(&GpuirService->slots[i].mutex);
@@ -629,11 +614,7 @@ gpuir_status(PG_FUNCTION_ARGS)
 	bool		nulls[GPUIR_STATUS_COLS];
 	int			ndevices;
 	int64		queue_depth = 0;
-	uint64		to_cpu = 0,
-				to_gpu = 0,
-				compared,
-				predicted_ns,
-				observed_ns;
+	GpuirRouteTotalsData route;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (GpuirService == NULL)
@@ -664,16 +645,7 @@ gpuir_status(PG_FUNCTION_ARGS)
 			queue_depth++;
 		SpinLockRelease(&slot->mutex);
 	}
-	for (int i = 0; i < (int) (sizeof(GpuirService->route) / sizeof(GpuirRouteCell)); i++)
-	{
-		GpuirRouteCell *c = &GpuirService->route[0][0][0][0] + i;
-
-		to_cpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
-		to_gpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
-	}
-	compared = pg_atomic_read_u64(&GpuirService->route_compared);
-	predicted_ns = pg_atomic_read_u64(&GpuirService->route_predicted_ns);
-	observed_ns = pg_atomic_read_u64(&GpuirService->route_observed_ns);
+	GpuirRouteTotals(&route);
 
 	for (int d = 0; d < Max(ndevices, 1); d++)
 	{
@@ -747,11 +719,11 @@ gpuir_status(PG_FUNCTION_ARGS)
 			nulls[17] = true;
 		values[18] = Int64GetDatum(queue_depth);
 		values[19] = Int32GetDatum((int32) pg_atomic_read_u32(&GpuirService->active));
-		values[20] = Int64GetDatum((int64) to_cpu);
-		values[21] = Int64GetDatum((int64) to_gpu);
-		values[22] = Float8GetDatum(compared ? (double) predicted_ns / 1000.0 / compared : 0.0);
-		values[23] = Float8GetDatum(compared ? (double) observed_ns / 1000.0 / compared : 0.0);
-		nulls[22] = nulls[23] = (compared == 0);
+		values[20] = Int64GetDatum((int64) route.to_cpu);
+		values[21] = Int64GetDatum((int64) route.to_gpu);
+		values[22] = Float8GetDatum(route.predicted_us);
+		values[23] = Float8GetDatum(route.observed_us);
+		nulls[22] = nulls[23] = (route.compared == 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -1116,20 +1116,16 @@ GpuirServiceReady(void)
 
 /* auto's cost model (gpuirroute.c): no GPU service, nothing to learn */
 bool
-GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, int *what, float4 *predicted_us)
+GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, GpuirRoutePrediction *pred)
 {
-	*what = -1;
-	*predicted_us = 0;
+	pred->what = -1;
+	pred->us = 0;
 	return false;
 }
 
 void
-GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us)
-{
-}
-
-void
-GpuirRouteCompare(double predicted_us, double observed_us)
+GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us,
+				  const GpuirRoutePrediction *pred)
 {
 }
 
