@@ -6,11 +6,13 @@
  *	  simulated device costs: no GPU and no server needed.
  *	  - postings classes: floor(log2(postings + 1)), capped;
  *	  - the running means: the first time, then the average, then an
- *	    exponentially weighted mean that follows a change of cost;
+ *	    exponentially weighted mean that follows a change of cost; a spike
+ *	    counted at most GPUIR_ROUTE_CLAMP times the mean;
  *	  - the choice: each device's first samples, the faster device by wall
- *	    time, by the cores' cost when they are oversubscribed, and the
- *	    exploration of the other device at its exact rates; the spill of a
- *	    GPU query to a free CPU slot with oversubscribed cores;
+ *	    time, by the cores' cost when they are oversubscribed (each mean the
+ *	    least over the load classes), and the exploration of the other
+ *	    device at its exact rates; the spill of a GPU query to a free CPU
+ *	    slot with oversubscribed cores; the load classes' boundaries;
  *	  - a closed loop over many query classes: simulated CPU and GPU costs
  *	    fed back into the means, every class must send at least 95% of its
  *	    queries to the device that is cheaper for it, also after the costs
