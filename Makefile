@@ -66,7 +66,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_list_cache test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_list_cache test/test_prune test/test_cuda_decode test/test_cuda_search cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -131,8 +131,14 @@ test/test_merge_policy: test/test_merge_policy.c test/test_util.h src/gpuirmerge
 test/test_list_cache: test/test_list_cache.c test/test_util.h src/gpuirlistcachepolicy.h
 	$(CC) -O2 -Wall -Wextra -Isrc -o $@ test/test_list_cache.c -lm
 
+# pruned posting lists: selection, encoding, and the exactness check against a reference
+test/test_prune: test/test_prune.c test/test_util.h src/gpuirprune.c src/gpuirprune.h \
+		src/gpuirlist.c src/gpuirlist.h src/gpuircodec.c src/gpuircodec.h
+	$(CC) -O2 -Wall -Wextra -ffp-contract=off -Isrc -o $@ test/test_prune.c src/gpuirprune.c \
+		src/gpuirlist.c src/gpuircodec.c -lm
+
 UNITTESTS = test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route \
-	test/test_merge_policy test/test_list_cache
+	test/test_merge_policy test/test_list_cache test/test_prune
 ifdef HAVE_CUDA
 ifneq ($(wildcard test/test_cuda_decode.c),)
 # the decode kernel serves this test only: built here (with the flags of

@@ -84,7 +84,8 @@ SELECT bool_and(queue_depth >= 0 AND backends_searching >= 0) AS queue_ok,
        bool_and(auto_to_cpu >= 0 AND auto_to_gpu >= 0) AS routed_ok,
        bool_and((auto_predicted_us IS NULL) = (auto_observed_us IS NULL)) AS compared_together,
        bool_and(auto_predicted_us IS NULL OR auto_to_cpu + auto_to_gpu > 0) AS compared_routed,
-       count(DISTINCT (queue_depth, auto_to_cpu, auto_to_gpu)) <= 1 AS service_wide
+       count(DISTINCT (queue_depth, auto_to_cpu, auto_to_gpu)) <= 1 AS service_wide,
+       bool_and(pruned_decided >= 0 AND pruned_refused >= 0) AS pruned_ok
 FROM gpuir_status();
 SELECT coalesce(current_setting('gpuir.devices', true), 'all') AS devices;
 

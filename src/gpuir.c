@@ -189,6 +189,11 @@ _PG_init(void)
 								"Started by each device's worker when it first needs them, as background workers (counted against max_worker_processes); 0 leaves the copying to the worker alone.",
 								&gpuir_list_readers, 4, 0, GPUIR_MAX_LIST_READERS,
 								PGC_SIGHUP, 0, NULL, NULL, NULL);
+		DefineCustomBoolVariable("gpuir.pruned_lists",
+								 "Lets the GPU service keep the high-impact part of long posting lists of a segment larger than gpuir.device_memory, and answer or and bmw queries from it where it decides their top-k.",
+								 "A query whose pruned lists do not decide its top-k is answered by the CPU engine; results are the same either way.",
+								 &gpuir_pruned_lists, false,
+								 PGC_SIGHUP, 0, NULL, NULL, NULL);
 		DefineCustomEnumVariable("gpuir.debug_gpu_fault",
 								 "Developer option: a failure the GPU service makes up (none, upload_oom, upload_error, search_error, exit_upload).",
 								 "For testing that queries are answered on the CPU when the GPU fails; see gpuirservice.h.",

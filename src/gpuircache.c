@@ -36,6 +36,7 @@
 #include "postgres.h"
 
 #include <ctype.h>
+#include <math.h>
 
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -45,7 +46,21 @@
 #include "utils/hsearch.h"
 
 #include "gpuirlistcachepolicy.h"
+#include "gpuirprune.h"
 #include "gpuirworker_int.h"
+
+/* gpuir.pruned_lists */
+bool		gpuir_pruned_lists = false;
+
+/*
+ * Pruned lists (gpuirprune.h): a list of at least GPUIR_PRUNE_MIN_POSTINGS
+ * postings that a query of mode or/bmw and at most GPUIR_PRUNE_MAX_K
+ * candidates (gpuirquery.c's 2k + 16 for k <= 100) sends while it is not
+ * kept whole may be kept as its GPUIR_PRUNE_SHARE-th of highest impact.
+ */
+#define GPUIR_PRUNE_MIN_POSTINGS	8192
+#define GPUIR_PRUNE_SHARE			8
+#define GPUIR_PRUNE_MAX_K			216
 
 /*
  * The lists kept on the device for one partial entry (a segment larger
@@ -55,18 +70,30 @@
 typedef struct GpuirPartial
 {
 	MemoryContext cxt;
-	HTAB	   *index;			/* first block -> GpuirPartialSlot */
+	HTAB	   *index;			/* (first block, pruned) -> GpuirPartialSlot */
 	GpuirLcPolicy policy;		/* resident lists and their bytes */
 	GpuirLcItem *items;			/* [cap] */
 	int32	   *heap;			/* [cap] */
 	gpuir_cuda_list *kept;		/* [cap]: the device copy of a resident item */
+	GpuirPruneRest *rest;		/* [cap]: of a pruned item, what it left out */
+	uint32	   *npostings;		/* [cap]: a pruned item's postings */
 	int32		nitems;
 	int32		cap;
+	uint32	   *doclen;			/* [ndocs]: the segment's document lengths
+								 * (ranking the postings of pruned lists) */
+	uint32		ndocs;
 } GpuirPartial;
+
+/* an item's key: a list's first block, and whether it is its pruned list */
+typedef struct GpuirPartialKey
+{
+	uint32		first_block;
+	uint32		pruned;
+} GpuirPartialKey;
 
 typedef struct GpuirPartialSlot
 {
-	uint32		first_block;	/* key */
+	GpuirPartialKey key;
 	int32		item;
 } GpuirPartialSlot;
 
@@ -362,9 +389,12 @@ segment_device_bytes(const GpuirSegmentData *seg, bool lists)
 		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;	/* prior (0 or ndocs floats) */
 }
 
-/* partial_create: the (empty) list store of a new partial entry */
+/*
+ * partial_create: the (empty) list store of a new partial entry, with a
+ * copy of its segment's document lengths doclen[0 .. ndocs)
+ */
 static GpuirPartial *
-partial_create(void)
+partial_create(const uint32 *doclen, uint32 ndocs)
 {
 	MemoryContext cxt = AllocSetContextCreate(cache_cxt, "gpuir kept lists",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -373,7 +403,7 @@ partial_create(void)
 
 	p->cxt = cxt;
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(uint32);
+	ctl.keysize = sizeof(GpuirPartialKey);
 	ctl.entrysize = sizeof(GpuirPartialSlot);
 	ctl.hcxt = cxt;
 	p->index = hash_create("gpuir kept lists", 1024, &ctl,
@@ -382,24 +412,41 @@ partial_create(void)
 	p->items = MemoryContextAlloc(cxt, sizeof(GpuirLcItem) * p->cap);
 	p->heap = MemoryContextAlloc(cxt, sizeof(int32) * p->cap);
 	p->kept = MemoryContextAllocZero(cxt, sizeof(gpuir_cuda_list) * p->cap);
+	p->rest = MemoryContextAllocZero(cxt, sizeof(GpuirPruneRest) * p->cap);
+	p->npostings = MemoryContextAllocZero(cxt, sizeof(uint32) * p->cap);
 	gpuir_lc_init(&p->policy, p->heap);
+	p->doclen = MemoryContextAllocExtended(cxt, Max((Size) ndocs * sizeof(uint32), 1),
+										   MCXT_ALLOC_HUGE);
+	memcpy(p->doclen, doclen, (Size) ndocs * sizeof(uint32));
+	p->ndocs = ndocs;
 	return p;
 }
 
-/* partial_item: the item of the list at first_block, made when new */
+/* partial_find: the item of the list at first_block (its pruned list: pruned), or -1 */
 static int32
-partial_item(GpuirPartial *p, uint32 first_block)
+partial_find(GpuirPartial *p, uint32 first_block, bool pruned)
 {
+	GpuirPartialKey key = {first_block, pruned ? 1 : 0};
+	GpuirPartialSlot *slot = hash_search(p->index, &key, HASH_FIND, NULL);
+
+	return slot != NULL ? slot->item : -1;
+}
+
+/* partial_item: partial_find, the item made when new */
+static int32
+partial_item(GpuirPartial *p, uint32 first_block, bool pruned)
+{
+	GpuirPartialKey key = {first_block, pruned ? 1 : 0};
 	GpuirPartialSlot *slot;
 
-	slot = hash_search(p->index, &first_block, HASH_FIND, NULL);
+	slot = hash_search(p->index, &key, HASH_FIND, NULL);
 	if (slot != NULL)
 		return slot->item;
 	if (p->nitems == p->cap)
 	{
 		int32		cap = p->cap * 2;
 
-		if (cap > (int32) (MaxAllocSize / sizeof(GpuirLcItem)))
+		if (cap > (int32) (MaxAllocSize / sizeof(GpuirPruneRest)))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("gpuir: too many lists used from one segment on the device")));
@@ -407,10 +454,12 @@ partial_item(GpuirPartial *p, uint32 first_block)
 		p->heap = repalloc(p->heap, sizeof(int32) * cap);
 		p->kept = repalloc(p->kept, sizeof(gpuir_cuda_list) * cap);
 		memset(p->kept + p->cap, 0, sizeof(gpuir_cuda_list) * (cap - p->cap));
+		p->rest = repalloc(p->rest, sizeof(GpuirPruneRest) * cap);
+		p->npostings = repalloc(p->npostings, sizeof(uint32) * cap);
 		p->policy.heap = p->heap;
 		p->cap = cap;
 	}
-	slot = hash_search(p->index, &first_block, HASH_ENTER, NULL);
+	slot = hash_search(p->index, &key, HASH_ENTER, NULL);
 	slot->item = p->nitems;
 	gpuir_lc_new_item(&p->items[p->nitems], 0);	/* its size is set when first read */
 	return p->nitems++;
@@ -673,6 +722,8 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	e = MemoryContextAllocZero(cache_cxt, sizeof(GpuirCacheEntry));
 	e->key = *key;
 	e->bytes = bytes;
+	if (!whole)
+		e->partial = partial_create(h.doclen, seg->ndocs);
 
 	/* least recently used first, until the segment fits the budget */
 	while (cache_bytes + bytes > cache_budget && !dlist_is_empty(&cache_lru))
@@ -687,13 +738,13 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	MemoryContextDelete(load_cxt);
 	if (st != GPUIR_CUDA_OK)
 	{
+		if (e->partial != NULL)
+			MemoryContextDelete(e->partial->cxt);
 		pfree(e);
 		GpuirWorkerCudaFailure(b, "segment upload", st, why, whylen);
 		return NULL;
 	}
 	GpuirWorkerCudaSuccess();
-	if (!whole)
-		e->partial = partial_create();
 	dlist_push_head(&cache_lru, &e->lru);
 	cache_bytes += bytes;
 	cache_publish();
@@ -702,11 +753,14 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 
 /* ---------- lists in transit ---------- */
 
-/* one distinct list of a run */
+/* one distinct list of a run (a list and its pruned list are two) */
 typedef struct TransitList
 {
 	uint32		first_block;	/* in the segment */
-	uint32		nblocks;
+	bool		pruned;			/* the list's pruned list, kept here */
+	bool		prunable;		/* a query that may read a pruned list sent it */
+	uint32		nblocks;		/* its blocks (of the pruned list: those) */
+	uint32		npostings;
 	int32		item;			/* in the entry's GpuirPartial */
 	uint64		stage_off;		/* a miss: its image's offset in the staging buffer */
 	uint32		payload_off;	/* a miss: its first block's payload offset */
@@ -717,10 +771,12 @@ typedef struct TransitList
 static int
 transit_list_cmp(const void *a, const void *b)
 {
-	uint32		x = ((const TransitList *) a)->first_block;
-	uint32		y = ((const TransitList *) b)->first_block;
+	const TransitList *x = a;
+	const TransitList *y = b;
 
-	return (x > y) - (x < y);
+	if (x->first_block != y->first_block)
+		return (x->first_block > y->first_block) - (x->first_block < y->first_block);
+	return (int) x->pruned - (int) y->pruned;
 }
 
 /*
@@ -802,11 +858,14 @@ transit_write_blocks(const TransitList *l, uint32 *dst)
  * least GPUIR_READ_CHUNK bytes, else by this worker into the transit's own
  * staging buffer.  Returns the host memory to
  * upload from (NULL: the transit's staging buffer), or sets *failed (a
- * CUDA status, GPUIR_CUDA_OK otherwise).  Raises the ERRORs of page reads.
+ * CUDA status, GPUIR_CUDA_OK otherwise); *written receives the memory the
+ * images are in (the readers' staging or the transit's).  Raises the
+ * ERRORs of page reads.
  */
 static const char *
 transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
-			  const TransitList *tl, uint32 nd, uint64 stage, gpuir_cuda_status *failed)
+			  const TransitList *tl, uint32 nd, uint64 stage, gpuir_cuda_status *failed,
+			  const char **written)
 {
 	uint32		ntasks = 0;
 	uint32		k = 0;
@@ -816,6 +875,7 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 	gpuir_cuda_status st;
 
 	*failed = GPUIR_CUDA_OK;
+	*written = NULL;
 	for (uint32 i = 0; i < nd; i++)
 		if (tl[i].dir != NULL)
 			ntasks += (tl[i].payload_bytes + GPUIR_READ_CHUNK - 1) / GPUIR_READ_CHUNK;
@@ -839,6 +899,7 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 		*failed = st;
 		return NULL;
 	}
+	*written = host;
 	for (uint32 i = 0; i < nd; i++)
 	{
 		uint64		dst;
@@ -869,6 +930,231 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 	return host;
 }
 
+/* ---------- pruned lists ---------- */
+
+/*
+ * prune_terms: which terms of the run's queries read a pruned list kept in
+ * p (use[i]): the lists of at least GPUIR_PRUNE_MIN_POSTINGS postings not
+ * kept whole, of the queries that may (mode or/bmw, at most
+ * GPUIR_PRUNE_MAX_K candidates, every idf positive, a segment without
+ * priors, gpuir.pruned_lists on); rests[q] receives the sum of the rest
+ * bounds of query q's pruned lists, rounded up to a float (0: none); a
+ * term of such a query whose list has no pruned list kept is marked in
+ * prunable[i].
+ */
+static void
+prune_terms(GpuirPartial *p, const GpuirCacheEntry *e, const gpuir_cuda_query *queries,
+			uint32 nq, const gpuir_cuda_term *terms, const gpuir_cuda_scoring *sc,
+			bool *use, bool *prunable, float *rests)
+{
+	if (!gpuir_pruned_lists || e->dev.prior != NULL)
+		return;
+	for (uint32 qi = 0; qi < nq; qi++)
+	{
+		const gpuir_cuda_query *qq = &queries[qi];
+		bool		may = qq->mode != GPUIR_CUDA_MODE_AND && qq->k <= GPUIR_PRUNE_MAX_K;
+		double		rest = 0.0;
+
+		for (uint32 i = qq->first_term; may && i < qq->first_term + qq->nterms; i++)
+			if (terms[i].nblocks > 0 && !(terms[i].idf > 0.0f))
+				may = false;
+		if (!may)
+			continue;
+		for (uint32 i = qq->first_term; i < qq->first_term + qq->nterms; i++)
+		{
+			int32		whole,
+						pr;
+
+			if (terms[i].nblocks == 0 || terms[i].npostings < GPUIR_PRUNE_MIN_POSTINGS)
+				continue;
+			whole = partial_find(p, terms[i].first_block, false);
+			if (whole >= 0 && p->items[whole].heap >= 0)
+				continue;
+			pr = partial_find(p, terms[i].first_block, true);
+			if (pr >= 0 && p->items[pr].heap >= 0)
+			{
+				use[i] = true;
+				rest += GpuirPruneRestBound(&p->rest[pr], terms[i].idf, sc->k1, sc->b,
+											sc->avgdl);
+			}
+			else
+				prunable[i] = true;
+		}
+		if (rest > 0.0)
+			rests[qi] = nextafterf((float) rest, INFINITY);
+	}
+}
+
+/*
+ * prune_build: the image of the pruned list of list l (a miss of this run,
+ * whose image lies at image in host memory, its headers checked): every
+ * block decoded (the readers' checks, GpuirListDecodeBlock), the postings
+ * of highest BM25 tf part kept (GpuirPruneSelect, one in
+ * GPUIR_PRUNE_SHARE), re-encoded (GpuirPruneEncode) and laid out as a list
+ * image.  Returns it (16-byte aligned, palloc'd: free *mem), its bytes,
+ * blocks, payload bytes, postings and what it left out.  Raises ERRCODE_INDEX_CORRUPTED
+ * for a block that does not decode.
+ */
+static char *
+prune_build(GpuirPartial *p, const TransitList *l, const char *image,
+			const gpuir_cuda_scoring *sc, char **mem, uint64 *bytes, uint32 *nblocks,
+			uint32 *payload_bytes, uint32 *npostings, GpuirPruneRest *rest)
+{
+	uint32		n = l->npostings;
+	uint32		want = Max(n / GPUIR_PRUNE_SHARE, 1);
+	uint32	   *docs = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
+	uint32	   *tfs = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
+	uint32	   *dls = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
+	uint8	   *keep = palloc_extended(n, MCXT_ALLOC_HUGE);
+	float	   *scratch = palloc_extended(sizeof(float) * (Size) n, MCXT_ALLOC_HUGE);
+	uint32		(*pairs)[2] = palloc_extended(sizeof(uint32[2]) * (Size) n, MCXT_ALLOC_HUGE);
+	uint32		pb = GpuirListBlocks(want);
+	GpuirBlockHeader *dir = palloc_extended(sizeof(GpuirBlockHeader) * (Size) pb, MCXT_ALLOC_HUGE);
+	uint8	   *payload = palloc_extended((Size) pb * GPUIR_BLOCK_MAX_BYTES, MCXT_ALLOC_HUGE);
+	const uint8 *enc = (const uint8 *) image +
+		sizeof(uint32) * gpuir_cuda_list_image_payload(l->nblocks);
+	uint32		pos = 0;
+	uint32		pbytes;
+	TransitList pl;
+	char	   *img;
+
+	if (GpuirListBlocks(n) != l->nblocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuir: a list of %u postings has %u blocks", n, l->nblocks)));
+	for (uint32 blk = 0; blk < l->nblocks; blk++)
+	{
+		uint32		from = l->dir[blk].payload_off - l->payload_off;
+		uint32		to = blk + 1 < l->nblocks ?
+			l->dir[blk + 1].payload_off - l->payload_off : l->payload_bytes;
+		int			expect = GpuirListBlockPostings(n, blk);
+		const char *why;
+
+		why = GpuirListDecodeBlock(enc + from, to - from,
+								   blk > 0 ? l->dir[blk - 1].last_docid : GPUIR_FIRST_PREV_DOCID,
+								   &l->dir[blk], expect, docs + pos, tfs + pos);
+		if (why != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuir: block %u of a segment: %s", l->first_block + blk, why)));
+		pos += expect;
+	}
+	for (uint32 i = 0; i < n; i++)
+	{
+		if (docs[i] >= p->ndocs)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuir: docID %u past the end of a segment of %u documents",
+							docs[i], p->ndocs)));
+		dls[i] = p->doclen[docs[i]];
+	}
+	*npostings = GpuirPruneSelect(tfs, dls, n, want, sc->k1, sc->b, sc->avgdl, keep, rest,
+								  scratch, pairs);
+	pbytes = GpuirPruneEncode(docs, tfs, dls, keep, n, sc->k1, sc->b, sc->avgdl, dir, payload,
+							  &pb);
+	if (pbytes == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuir: the postings of a list at block %u of a segment are not in docID order",
+						l->first_block)));
+	memset(&pl, 0, sizeof(pl));
+	pl.nblocks = pb;
+	pl.dir = dir;
+	pl.payload_off = 0;
+	pl.payload_bytes = pbytes;
+	*bytes = gpuir_cuda_list_image_bytes(pb, pbytes);
+	*nblocks = pb;
+	*payload_bytes = pbytes;
+	*mem = palloc_extended(*bytes + 16, MCXT_ALLOC_HUGE);
+	img = (char *) TYPEALIGN(16, *mem);
+	transit_write_blocks(&pl, (uint32 *) img);
+	memcpy(img + sizeof(uint32) * gpuir_cuda_list_image_payload(pb), payload, pbytes);
+	pfree(docs);
+	pfree(tfs);
+	pfree(dls);
+	pfree(keep);
+	pfree(scratch);
+	pfree(pairs);
+	pfree(dir);
+	pfree(payload);
+	return img;
+}
+
+/*
+ * prune_admit: one more use, by a query that could have read its pruned
+ * list, of list l, a miss of this run that did not stay on the device
+ * (its image at image in host memory): its pruned list's item is touched,
+ * and at the first, second, fourth ... such use built (prune_build) and
+ * offered to the policy, as an item whose miss moves the whole list
+ * (gpuirlistcachepolicy.h); when admitted, it is uploaded and kept, and
+ * the lists it displaces are freed (the run's segment is assembled
+ * already).  Returns the CUDA status of the upload (GPUIR_CUDA_OK when
+ * nothing was uploaded).
+ */
+static gpuir_cuda_status
+prune_admit(GpuirPartial *p, const TransitList *l, const char *image,
+			const gpuir_cuda_scoring *sc, uint64 room)
+{
+	int32		pr = partial_item(p, l->first_block, true);
+	GpuirLcItem *it;
+	uint64		uses;
+	char	   *mem;
+	char	   *img;
+	uint64		bytes;
+	uint32		nblocks;
+	uint32		payload_bytes;
+	uint32		npostings;
+	GpuirPruneRest rest;
+	int32	   *victims;
+	int32		nvictims;
+	gpuir_cuda_list src;
+	const uint32 *dev_base;
+	gpuir_cuda_status st;
+
+	it = &p->items[pr];
+	if (it->heap >= 0)
+		return GPUIR_CUDA_OK;
+	gpuir_lc_touch(&p->policy, p->items, pr);
+	uses = (uint64) it->freq;
+	if ((uses & (uses - 1)) != 0)
+		return GPUIR_CUDA_OK;
+
+	img = prune_build(p, l, image, sc, &mem, &bytes, &nblocks, &payload_bytes, &npostings,
+					  &rest);
+	it = &p->items[pr];
+	it->size = bytes;
+	it->miss = gpuir_cuda_list_image_bytes(l->nblocks, l->payload_bytes);
+	victims = palloc(sizeof(int32) * (Size) p->cap);
+	if (!gpuir_lc_admit(&p->policy, p->items, pr, room, victims, &nvictims))
+	{
+		pfree(victims);
+		pfree(mem);
+		return GPUIR_CUDA_OK;
+	}
+	for (int32 v = 0; v < nvictims; v++)
+		gpuir_cuda_list_free(transit, &p->kept[victims[v]]);
+	pfree(victims);
+	p->rest[pr] = rest;
+	p->npostings[pr] = npostings;
+	st = gpuir_cuda_transit_upload(transit, img, bytes, &dev_base);
+	if (st == GPUIR_CUDA_OK)
+	{
+		src.base = dev_base;
+		src.nblocks = nblocks;
+		src.payload_bytes = payload_bytes;
+		st = gpuir_cuda_list_keep(transit, &src, &p->kept[pr]);
+	}
+	if (st == GPUIR_CUDA_OK)
+		st = gpuir_cuda_transit_sync(transit);	/* the upload has read img */
+	if (st != GPUIR_CUDA_OK)
+	{
+		gpuir_cuda_list_free(transit, &p->kept[pr]);	/* zeroed when not kept */
+		gpuir_lc_remove(&p->policy, p->items, pr);
+	}
+	pfree(mem);
+	return st;
+}
+
 /*
  * GpuirCacheTransit: the segment to search for a run over partial entry e
  * (segment seg of t's index), whose query terms are terms[0 .. nterms):
@@ -882,14 +1168,20 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
  * (gpuir_cuda_transit_assemble) in assembly slot slot, which no search may
  * read any more (the worker's job: a search in flight on one job reads its
  * own slot).  The terms' first blocks are rewritten to that segment's.
+ * A term of one of the run's queries (queries[0 .. nq), whose terms those
+ * are) may read its list's pruned list instead (gpuirprune.h; prune_terms
+ * says which): rests[q] then receives the bound of what query q's pruned
+ * lists left out (sc: the BM25 constants), else stays 0; and a pruned list
+ * may be kept for a list sent (prune_admit).
  * Returns it (valid until the next call with the same slot), or NULL with
  * the reason in why on a CUDA failure.  Raises the ERRORs of page reads
  * and corrupt block headers.  In the current memory context (the run's).
  */
 const gpuir_cuda_segment *
 GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
-				  const GpuirSegmentData *seg, gpuir_cuda_term *terms, uint64 nterms,
-				  int slot, char *why, size_t whylen)
+				  const GpuirSegmentData *seg, const gpuir_cuda_query *queries, uint32 nq,
+				  gpuir_cuda_term *terms, uint64 nterms, const gpuir_cuda_scoring *sc,
+				  float *rests, int slot, char *why, size_t whylen)
 {
 	GpuirPartial *p = e->partial;
 	TransitList *tl;
@@ -903,6 +1195,9 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	uint64		others;
 	uint64		room;
 	const char *host;
+	const char *written;
+	bool	   *use;
+	bool	   *prunable;
 	const uint32 *dev_base = NULL;
 	gpuir_cuda_status st;
 	uint64		shipped = 0;
@@ -918,14 +1213,25 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 			goto cuda_fail;
 	}
 
-	/* the run's distinct lists, by first block */
+	/* the terms that read a pruned list */
+	use = palloc_extended(Max(sizeof(bool) * (Size) nterms, 1),
+						  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	prunable = palloc_extended(Max(sizeof(bool) * (Size) nterms, 1),
+							   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	prune_terms(p, e, queries, nq, terms, sc, use, prunable, rests);
+
+	/* the run's distinct lists, by first block (a list before its pruned list) */
 	tl = palloc_extended(Max(sizeof(TransitList) * (Size) nterms, 1), MCXT_ALLOC_HUGE);
 	for (uint64 i = 0; i < nterms; i++)
 		if (terms[i].nblocks > 0)
 		{
 			tl[nd].first_block = terms[i].first_block;
-			tl[nd].nblocks = terms[i].nblocks;
+			tl[nd].pruned = use[i];
+			tl[nd].prunable = prunable[i];
+			tl[nd].npostings = terms[i].npostings;
 			tl[nd].dir = NULL;
+			tl[nd].item = use[i] ? partial_find(p, terms[i].first_block, true) : -1;
+			tl[nd].nblocks = use[i] ? p->kept[tl[nd].item].nblocks : terms[i].nblocks;
 			nd++;
 		}
 	qsort(tl, nd, sizeof(TransitList), transit_list_cmp);
@@ -934,9 +1240,12 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 
 		for (uint32 i = 0; i < nd; i++)
 		{
-			if (w > 0 && tl[w - 1].first_block == tl[i].first_block)
+			if (w > 0 && tl[w - 1].first_block == tl[i].first_block &&
+				tl[w - 1].pruned == tl[i].pruned)
 			{
-				if (tl[w - 1].nblocks != tl[i].nblocks)
+				tl[w - 1].prunable |= tl[i].prunable;
+				if (tl[w - 1].nblocks != tl[i].nblocks ||
+					tl[w - 1].npostings != tl[i].npostings)
 					ereport(ERROR,
 							(errcode(ERRCODE_INDEX_CORRUPTED),
 							 errmsg("gpuir index %u/%u/%u: two lists of different lengths start at block %u of a segment",
@@ -952,14 +1261,16 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	/* the misses: headers first (their sizes), then their images in the staging buffer */
 	for (uint32 i = 0; i < nd; i++)
 	{
-		tl[i].item = partial_item(p, tl[i].first_block);
+		if (tl[i].pruned)
+			continue;			/* kept (prune_terms) */
+		tl[i].item = partial_item(p, tl[i].first_block, false);
 		if (p->items[tl[i].item].heap >= 0)
 			continue;
 		transit_read_headers(b, t, seg, &tl[i]);
 		tl[i].stage_off = stage;
 		stage += gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
 	}
-	host = transit_stage(b, t, seg, tl, nd, stage, &st);
+	host = transit_stage(b, t, seg, tl, nd, stage, &st, &written);
 	t_read = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_TRANSIT_READ, t_start, t_read);
 	if (st != GPUIR_CUDA_OK ||
@@ -1040,17 +1351,29 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 		{
 			uint32		mid = lo + (hi - lo) / 2;
 
-			if (tl[mid].first_block < terms[i].first_block)
+			if (tl[mid].first_block < terms[i].first_block ||
+				(tl[mid].first_block == terms[i].first_block && tl[mid].pruned < use[i]))
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		Assert(lo < nd && tl[lo].first_block == terms[i].first_block);
+		Assert(lo < nd && tl[lo].first_block == terms[i].first_block &&
+			   tl[lo].pruned == use[i]);
 		terms[i].first_block = tfirst[lo];
+		if (use[i])
+		{
+			terms[i].nblocks = tl[lo].nblocks;
+			terms[i].npostings = p->npostings[tl[lo].item];
+		}
 	}
 	st = gpuir_cuda_transit_assemble(transit, (uint32) slot, &e->dev, lists, nd, &transit_seg[slot]);
 	for (int32 v = 0; v < ndrop; v++)
 		gpuir_cuda_list_free(transit, &p->kept[drop[v]]);
+
+	/* pruned lists for the lists sent that did not stay */
+	for (uint32 i = 0; i < nd && st == GPUIR_CUDA_OK; i++)
+		if (tl[i].dir != NULL && tl[i].prunable && p->items[tl[i].item].heap < 0)
+			st = prune_admit(p, &tl[i], written + tl[i].stage_off, sc, room);
 
 	/* the entry's bytes follow its kept lists */
 	cache_bytes -= e->bytes;

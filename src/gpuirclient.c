@@ -86,6 +86,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	size += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems * kmax);
 	size += MAXALIGN(sizeof(float4) * (Size) nparts * nitems * kmax);
 	size += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems);
+	size += MAXALIGN(sizeof(float4) * (Size) nparts * nitems);
 
 	req = GpuirServiceRequestArea(size, &seg);
 	if (req == NULL)
@@ -117,6 +118,9 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	req->scores_off = off;
 	off += MAXALIGN(sizeof(float4) * (Size) nparts * nitems * kmax);
 	req->counts_off = off;
+	off += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems);
+	req->rests_off = off;
+	memset(GpuirReqRests(req), 0, sizeof(float4) * (Size) nparts * nitems);
 
 	memcpy(GpuirReqSegments(req), meta->segments, sizeof(GpuirSegmentData) * nseg);
 	items = GpuirReqItems(req);
@@ -151,12 +155,14 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 		uint32	   *docids = GpuirReqDocids(req);
 		float4	   *scores = GpuirReqScores(req);
 		uint32	   *counts = GpuirReqCounts(req);
+		float4	   *rests = GpuirReqRests(req);
 
 		for (int q = 0; q < nq; q++)
 		{
 			qs[q].counts = palloc(sizeof(uint32) * Max(nseg, 1));
 			qs[q].docids = palloc(sizeof(uint32) * Max(nseg * qs[q].k, 1));
 			qs[q].scores = palloc(sizeof(float4) * Max(nseg * qs[q].k, 1));
+			qs[q].rests = palloc0(sizeof(float4) * Max(nseg, 1));
 			for (uint32 s = 0; s < nseg; s++)
 			{
 				const uint32 *pd[GPUIR_MAX_DEVICES];
@@ -172,6 +178,8 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 					pd[p] = &docids[from];
 					ps[p] = &scores[from];
 					pc[p] = Min(counts[(Size) p * nitems + item], qs[q].k);
+					/* the parts' merge keeps each part's cut: the largest rest bounds all */
+					qs[q].rests[s] = Max(qs[q].rests[s], rests[(Size) p * nitems + item]);
 				}
 				if (nparts == 1)
 				{

@@ -1623,6 +1623,96 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	pfree(cur);
 }
 
+static int
+uint32_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * GpuirQueryScoreDocs: consider docIDs docs[0 .. n) of segment s (distinct,
+ * any order; copied and sorted here) with their exact scores over q's
+ * whole lists there, as the CPU engine scores them (score_doc: BM25 in term
+ * order, the prior, the deleted bitmap), so that the heap takes those that
+ * belong in it.  For the candidates of a search the GPU ran over pruned
+ * lists (gpuirprune.h), whose scores were partial: each list is walked
+ * forward once, a block decoded only where a candidate falls in it.
+ */
+void
+GpuirQueryScoreDocs(GpuirQuery *q, int s, const uint32 *docs, int n)
+{
+	uint32	   *sorted;
+	Cursor	   *cursors;
+	Cursor	  **cur;
+	int			ncur;
+	bool		read_priors;
+	DocLens    *lens;
+
+	if (n <= 0)
+		return;
+	sorted = palloc(sizeof(uint32) * n);
+	memcpy(sorted, docs, sizeof(uint32) * n);
+	qsort(sorted, n, sizeof(uint32), uint32_cmp);
+	q->seg = &q->meta.segments[s];
+	lens = doclens_for(q);
+	q->prior_bound = segment_prior_bound(q, q->seg);
+	read_priors = q->prior_bound != 0.0 && lens == NULL;
+	cursors = palloc(sizeof(Cursor) * q->nterms);
+	cur = palloc(sizeof(Cursor *) * q->nterms);
+	/* AND's cursors: lazy, no block bounds; absent terms have none */
+	ncur = open_cursors(q, s, GPUIR_MODE_AND, false, cursors, cur);
+
+	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
+	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
+	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
+	if (read_priors)
+		GpuirStreamReaderInit(&q->pri, q->index, q->seg, GPUIR_S_PRIORS);
+	doclens_users++;
+	q->lens = lens;
+	PG_TRY();
+	{
+		for (int i = 0; i < n; i++)
+		{
+			uint32		d = sorted[i];
+			bool		any = false;
+
+			if (i > 0 && d == sorted[i - 1])
+				continue;
+			if (d >= q->seg->ndocs)
+				GpuirCorrupt(q->index, "docID past the end of its segment");
+			GpuirQueryTick(q);
+			for (int j = 0; j < ncur; j++)
+			{
+				cursor_next_geq(q, cur[j], d, false);
+				cursor_materialize(q, cur[j]);
+				any |= cur[j]->doc == d;
+			}
+			if (any)
+				score_doc(q, cur, ncur, d);
+		}
+	}
+	PG_FINALLY();
+	{
+		doclens_users--;
+		q->lens = NULL;
+	}
+	PG_END_TRY();
+	GpuirStreamReaderEnd(&q->tids);
+	GpuirStreamReaderEnd(&q->dls);
+	GpuirStreamReaderEnd(&q->del);
+	if (read_priors)
+		GpuirStreamReaderEnd(&q->pri);
+	q->prior_bound = 0.0;
+	for (int i = 0; i < ncur; i++)
+		cursor_close(cur[i]);
+	pfree(cursors);
+	pfree(cur);
+	pfree(sorted);
+}
+
 /*
  * run_mode: mode's loop over the cursors of the current segment, or
  * run_taat; the segment's copy of the lengths (lens, from doclens_for; may

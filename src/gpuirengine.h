@@ -127,6 +127,7 @@ extern void GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snap
 extern void GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode);
+extern void GpuirQueryScoreDocs(GpuirQuery *q, int s, const uint32 *docs, int n);
 extern void GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc,
 							   bool check_deleted);
 extern bool GpuirQueryCheckVisible(GpuirQuery *q);

@@ -12,11 +12,13 @@
  * Each list i (an item) has a size (device bytes of its image), a use count
  * freq and, while resident, a priority
  *
- *	H(i) = L + freq(i) * cost(i) / size(i),  cost(i) = GPUIR_LC_FIXED_BYTES + size(i)
+ *	H(i) = L + freq(i) * cost(i) / size(i),  cost(i) = GPUIR_LC_FIXED_BYTES + miss(i)
  *
  * where cost is what a miss costs in bytes moved (the list's bytes read
- * from the buffer pool and copied to the device, plus a fixed cost per list
- * for its page reads and its place in the batch, expressed in bytes), and
+ * from the buffer pool and copied to the device, miss(i), plus a fixed
+ * cost per list for its page reads and its place in the batch, expressed
+ * in bytes; miss(i) is size(i), except for a pruned list, gpuirprune.h,
+ * whose miss ships its whole list), and
  * L, the inflation, is the priority of the last list evicted: lists used
  * long ago fall below the new ones without their counts being aged.
  * A list not resident is admitted when it fits the room left, or when the
@@ -43,6 +45,7 @@
 typedef struct GpuirLcItem
 {
 	uint64_t	size;			/* device bytes of the list's image, > 0 */
+	uint64_t	miss;			/* bytes a miss moves; 0: size */
 	double		freq;			/* uses so far */
 	double		h;				/* priority while resident */
 	int32_t		heap;			/* place in the heap, -1 when not resident */
@@ -70,6 +73,7 @@ static inline void
 gpuir_lc_new_item(GpuirLcItem *it, uint64_t size)
 {
 	it->size = size > 0 ? size : 1;
+	it->miss = 0;
 	it->freq = 0.0;
 	it->h = 0.0;
 	it->heap = -1;
@@ -79,7 +83,9 @@ gpuir_lc_new_item(GpuirLcItem *it, uint64_t size)
 static inline double
 gpuir_lc_priority(const GpuirLcPolicy *p, const GpuirLcItem *it)
 {
-	return p->L + it->freq * (GPUIR_LC_FIXED_BYTES + (double) it->size) / (double) it->size;
+	double		miss = (double) (it->miss > 0 ? it->miss : it->size);
+
+	return p->L + it->freq * (GPUIR_LC_FIXED_BYTES + miss) / (double) it->size;
 }
 
 static inline void

@@ -19,6 +19,7 @@
 #include "utils/timestamp.h"
 
 #include "gpuirengine.h"
+#include "gpuirprune.h"
 #include "gpuirservice.h"
 #include "../cuda/gpuir_cuda.h"
 
@@ -89,7 +90,10 @@ gpu_describe(GpuirQuery *q, GpuirMode mode, GpuirGpuQuery *g)
  * against the deleted bitmaps and the snapshot by GpuirQueryConsider) and the insert
  * buffer.  Returns false when the result may not be exact: a segment whose
  * candidates were cut at g->k could hold a better visible document than the
- * k-th result (src/README, "GPU service").
+ * k-th result (src/README, "GPU service"), or a segment searched over
+ * pruned lists (g->rests[s] > 0; gpuirprune.h) whose candidates, rescored
+ * here over the whole lists (GpuirQueryScoreDocs), do not decide the top-k
+ * (GpuirPruneDecides: a document it did not return may still reach it).
  */
 static bool
 gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
@@ -101,8 +105,13 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 	q->nheap = 0;
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
 	{
-		q->seg = &q->meta.segments[s];
 		cut[s] = false;
+		if (g->rests[s] > 0.0f)
+		{
+			GpuirQueryScoreDocs(q, (int) s, &g->docids[s * g->k], (int) g->counts[s]);
+			continue;
+		}
+		q->seg = &q->meta.segments[s];
 		GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 		GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
 		for (uint32 i = 0; i < g->counts[s]; i++)
@@ -130,10 +139,26 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 	GpuirQueryRunBuffer(q, g->mode == GPUIR_CUDA_MODE_AND ? GPUIR_MODE_AND : GPUIR_MODE_OR);
 
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
+	{
 		if (cut[s] && (q->nheap < q->k ||
 					   GpuirResultBetter(cut_score[s], &cut_tid[s],
-									 q->topk[0].score, &q->topk[0].tid)))
+										 q->topk[0].score, &q->topk[0].tid)))
 			return false;
+		if (g->rests[s] > 0.0f &&
+			!GpuirPruneDecides(q->nheap == q->k, q->nheap > 0 ? q->topk[0].score : 0.0f,
+							   g->counts[s] == g->k ? g->scores[s * g->k + g->k - 1] : 0.0f,
+							   (double) g->rests[s], GPUIR_BOUND_SLACK))
+		{
+			GpuirServiceCountPruned(false);
+			return false;
+		}
+	}
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+		if (g->rests[s] > 0.0f)
+		{
+			GpuirServiceCountPruned(true);
+			break;
+		}
 	return true;
 }
 

@@ -139,7 +139,8 @@ check_header(GpuirTaken *t, Size size)
 		!range_ok(h->terms_off, h->nterms, sizeof(GpuirReqTerm), size) ||
 		!range_ok(h->docids_off, h->nparts * nitems * h->kmax, sizeof(uint32), size) ||
 		!range_ok(h->scores_off, h->nparts * nitems * h->kmax, sizeof(float4), size) ||
-		!range_ok(h->counts_off, h->nparts * nitems, sizeof(uint32), size))
+		!range_ok(h->counts_off, h->nparts * nitems, sizeof(uint32), size) ||
+		!range_ok(h->rests_off, h->nparts * nitems, sizeof(float4), size))
 	{
 		GpuirWorkerReject(t, "bad request: an array lies outside its %zu-byte segment", size);
 		return false;
@@ -273,6 +274,8 @@ prepare_request(GpuirTaken *t)
 	/* every item of this part starts with no result (other parts are not ours) */
 	memset(t->base + h->counts_off + (Size) t->part * nitems * sizeof(uint32), 0,
 		   nitems * sizeof(uint32));
+	memset(t->base + h->rests_off + (Size) t->part * nitems * sizeof(float4), 0,
+		   nitems * sizeof(float4));
 }
 
 /*

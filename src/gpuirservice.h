@@ -274,6 +274,8 @@ typedef struct GpuirServiceShared
 	/* service-wide counters, kept by the backends */
 	pg_atomic_uint64 cpu_queries;	/* answered by the CPU engine */
 	pg_atomic_uint64 fallbacks;	/* meant for the GPU, answered by the CPU */
+	pg_atomic_uint64 pruned_decided;	/* queries answered over pruned lists */
+	pg_atomic_uint64 pruned_refused;	/* ... whose pruned lists did not decide */
 	pg_atomic_uint64 stage_us[GPUIR_NSTAGES];	/* microseconds per stage */
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
@@ -323,8 +325,12 @@ typedef struct GpuirReqTerm
  * the header), by GpuirSegmentData[nsegments], GpuirReqItem[nqueries *
  * nsegments] (item q * nsegments + s), GpuirReqTerm[nterms], and the results
  * of each part p (0 .. nparts): uint32 docids[nparts * nitems * kmax], float4
- * scores[same] and uint32 counts[nparts * nitems] (part p's results of item
- * i at [(p * nitems + i) * kmax, ... + counts[p * nitems + i])).
+ * scores[same], uint32 counts[nparts * nitems] (part p's results of item
+ * i at [(p * nitems + i) * kmax, ... + counts[p * nitems + i])) and float4
+ * rests[nparts * nitems]: 0 when the item's scores are exact, else the item
+ * ran over pruned lists (gpuirprune.h), its scores are partial, and a
+ * document it did not return scores at most its last score (0 when it
+ * returned fewer than k) plus this bound.
  */
 typedef struct GpuirRequest
 {
@@ -346,6 +352,7 @@ typedef struct GpuirRequest
 	uint32		docids_off;
 	uint32		scores_off;
 	uint32		counts_off;
+	uint32		rests_off;
 	uint32		nparts;			/* 1 .. GPUIR_MAX_DEVICES: docID windows */
 	int32		status;			/* GPUIR_REQ_*, of the whole request */
 	char		detail[128];	/* why the worker failed */
@@ -357,6 +364,7 @@ typedef struct GpuirRequest
 #define GpuirReqDocids(r)	((uint32 *) ((char *) (r) + (r)->docids_off))
 #define GpuirReqScores(r)	((float4 *) ((char *) (r) + (r)->scores_off))
 #define GpuirReqCounts(r)	((uint32 *) ((char *) (r) + (r)->counts_off))
+#define GpuirReqRests(r)	((float4 *) ((char *) (r) + (r)->rests_off))
 
 /* gpuirshmem.c */
 extern void GpuirServiceInit(void);
@@ -370,6 +378,7 @@ extern char *GpuirServiceSlotArea(int slotno);
 extern GpuirRequest *GpuirServiceRequestArea(Size size, dsm_segment **seg);
 extern bool GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen);
 extern void GpuirServiceCount(bool gpu, bool fallback);
+extern void GpuirServiceCountPruned(bool decided);
 extern void GpuirServiceStage(GpuirStage stage, TimestampTz from, TimestampTz to);
 extern void GpuirServiceTruncationLock(bool truncate);
 extern void GpuirServiceTruncationUnlock(void);
@@ -388,6 +397,9 @@ typedef struct GpuirGpuQuery
 	uint32	   *counts;			/* out: [nsegments] */
 	uint32	   *docids;			/* out: [nsegments * k] */
 	float4	   *scores;			/* out: [nsegments * k] */
+	float4	   *rests;			/* out: [nsegments]: GpuirRequest's rests (0:
+								 * exact; else partial scores, rescored by the
+								 * caller, and the bound of the rest) */
 } GpuirGpuQuery;
 
 extern bool GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
@@ -396,6 +408,9 @@ extern bool GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 
 /* gpuirworker.c */
 extern PGDLLEXPORT void GpuirWorkerMain(Datum arg);
+
+/* gpuircache.c */
+extern bool gpuir_pruned_lists;
 
 /* gpuirreader.c */
 extern int	gpuir_list_readers;

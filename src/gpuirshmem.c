@@ -98,6 +98,8 @@ gpuir_shmem_startup(void)
 		}
 		pg_atomic_init_u64(&GpuirService->cpu_queries, 0);
 		pg_atomic_init_u64(&GpuirService->fallbacks, 0);
+		pg_atomic_init_u64(&GpuirService->pruned_decided, 0);
+		pg_atomic_init_u64(&GpuirService->pruned_refused, 0);
 		for (int i = 0; i < GPUIR_NSTAGES; i++)
 		{
 			pg_atomic_init_u64(&GpuirService->stage_us[i], 0);
@@ -377,6 +379,18 @@ GpuirServiceCount(bool gpu, bool fallback)
 }
 
 /*
+ * GpuirServiceCountPruned: count one query the GPU searched over pruned
+ * lists (gpuirprune.h): decided there, or refused (answered by the CPU)
+ */
+void
+GpuirServiceCountPruned(bool decided)
+{
+	if (GpuirService == NULL)
+		return;
+	pg_atomic_fetch_add_u64(decided ? &GpuirService->pruned_decided : &GpuirService->pruned_refused, 1);
+}
+
+/*
  * GpuirServiceStage: add one event of stage, from..to, to the service's
  * stage times (gpuir_gpu_stages)
  */
@@ -564,7 +578,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 PG_FUNCTION_INFO_V1(gpuir_status);
 
-#define GPUIR_STATUS_COLS	24
+#define GPUIR_STATUS_COLS	26
 
 /*
  * gpuir_status() RETURNS SETOF record: the GPU service's state, one row per
@@ -603,6 +617,9 @@ PG_FUNCTION_INFO_V1(gpuir_status);
  *						measure compared (CPU engine: CPU time; GPU: wall
  *						time, or the backend's CPU time with oversubscribed
  *						cores); NULL before any
+ *	pruned_decided, pruned_refused	queries the GPU searched over pruned
+ *						lists (gpuirprune.h) whose top-k those decided,
+ *						and those that the CPU engine then answered
  * Without gpuir in shared_preload_libraries, one row says so, every counter
  * 0.
  */
@@ -724,6 +741,8 @@ gpuir_status(PG_FUNCTION_ARGS)
 		values[22] = Float8GetDatum(route.predicted_us);
 		values[23] = Float8GetDatum(route.observed_us);
 		nulls[22] = nulls[23] = (route.compared == 0);
+		values[24] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->pruned_decided));
+		values[25] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->pruned_refused));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

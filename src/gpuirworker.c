@@ -674,6 +674,7 @@ typedef struct GpuirRunArrays
 	uint32	   *out_docids;		/* [nq * kmax] */
 	float	   *out_scores;		/* [nq * kmax] */
 	uint32	   *out_counts;		/* [nq] */
+	float	   *rests;			/* [nq]: GpuirRequest's rests (0: exact) */
 } GpuirRunArrays;
 
 /*
@@ -728,6 +729,8 @@ run_fill(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra)
 	ra->out_docids = palloc_extended(sizeof(uint32) * (Size) ra->nq * ra->kmax, MCXT_ALLOC_HUGE);
 	ra->out_scores = palloc_extended(sizeof(float) * (Size) ra->nq * ra->kmax, MCXT_ALLOC_HUGE);
 	ra->out_counts = palloc_extended(sizeof(uint32) * (Size) ra->nq, MCXT_ALLOC_HUGE);
+	ra->rests = palloc_extended(sizeof(float) * (Size) ra->nq,
+								MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
 	StaticAssertStmt(sizeof(GpuirReqTerm) == sizeof(gpuir_cuda_term),
 					 "GpuirReqTerm must have gpuir_cuda_term's layout");
@@ -796,6 +799,7 @@ run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *r
 			memcpy(t->base + h->scores_off + pidx * h->kmax * sizeof(float4),
 				   &ra->out_scores[(Size) qi * ra->kmax], count * sizeof(float4));
 			memcpy(t->base + h->counts_off + pidx * sizeof(uint32), &count, sizeof(uint32));
+			memcpy(t->base + h->rests_off + pidx * sizeof(float4), &ra->rests[qi], sizeof(float4));
 			qi++;
 		}
 	}
@@ -862,7 +866,8 @@ run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra, in
 		if (e->partial != NULL)
 		{
 			/* a segment larger than the budget: its lists, kept or in transit */
-			*segp = GpuirCacheTransit(b, e, t0, seg0, ra->terms, ra->nterms, slot, why, whylen);
+			*segp = GpuirCacheTransit(b, e, t0, seg0, ra->queries, ra->nq, ra->terms, ra->nterms,
+									  &units[0].sc, ra->rests, slot, why, whylen);
 			if (*segp == NULL)
 				e = NULL;
 		}

@@ -140,7 +140,9 @@ extern bool GpuirCacheEvictOthers(GpuirCacheEntry *keep);
 extern const gpuir_cuda_segment *GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e,
 												   const GpuirTaken *t,
 												   const GpuirSegmentData *seg,
+												   const gpuir_cuda_query *queries, uint32 nq,
 												   gpuir_cuda_term *terms, uint64 nterms,
+												   const gpuir_cuda_scoring *sc, float *rests,
 												   int slot, char *why, size_t whylen);
 
 extern void GpuirCacheReadStream(const GpuirRelFile *node, bool permanent,

@@ -1160,6 +1160,11 @@ GpuirServiceCount(bool gpu, bool fallback)
 {
 }
 
+void
+GpuirServiceCountPruned(bool decided)
+{
+}
+
 bool
 GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 			   const GpuirScoring *sc, GpuirGpuQuery *qs, int nq,
