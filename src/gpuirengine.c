@@ -1533,6 +1533,7 @@ run_wand(GpuirQuery *q, Cursor **cur, int ncur, bool block_max)
 
 static void run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat,
 					 DocLens *lens);
+static void run_cursors(GpuirQuery *q, int s, GpuirMode mode, bool taat, DocLens *lens);
 
 /*
  * open_cursors: a cursor in cursors[] on each list of segment s that q's
@@ -1574,12 +1575,8 @@ segment_prior_bound(GpuirQuery *q, const GpuirSegmentData *seg)
 static void
 run_segment(GpuirQuery *q, int s, GpuirMode mode)
 {
-	Cursor	   *cursors;
-	Cursor	  **cur;
-	int			ncur;
 	uint64		postings = 0;
 	bool		taat;
-	bool		read_priors;
 	DocLens    *lens;
 
 	q->seg = &q->meta.segments[s];
@@ -1596,14 +1593,26 @@ run_segment(GpuirQuery *q, int s, GpuirMode mode)
 	lens = doclens_for(q);		/* q->lens while run_mode holds it */
 	q->prior_bound = segment_prior_bound(q, q->seg);
 	/* term at a time scores BM25 alone: segments without priors */
-	read_priors = q->prior_bound != 0.0 && lens == NULL;	/* doc_prior's stream */
 	taat = lens != NULL && q->prior_bound == 0.0 &&
 		(mode == GPUIR_MODE_OR || mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW) &&
 		postings <= (uint64) gpuir_taat_max_postings;
 
-	cursors = palloc(sizeof(Cursor) * q->nterms);
-	cur = palloc(sizeof(Cursor *) * q->nterms);
-	ncur = open_cursors(q, s, mode, taat, cursors, cur);
+	run_cursors(q, s, mode, taat, lens);
+}
+
+/*
+ * run_cursors: run_mode over the cursors of q's lists in segment s (the
+ * current one, q->prior_bound set), opened here with the segment's
+ * streams (the priors' too where lens, doclens_for's copy, has none), and
+ * closed after
+ */
+static void
+run_cursors(GpuirQuery *q, int s, GpuirMode mode, bool taat, DocLens *lens)
+{
+	bool		read_priors = q->prior_bound != 0.0 && lens == NULL;	/* doc_prior's stream */
+	Cursor	   *cursors = palloc(sizeof(Cursor) * q->nterms);
+	Cursor	  **cur = palloc(sizeof(Cursor *) * q->nterms);
+	int			ncur = open_cursors(q, s, mode, taat, cursors, cur);
 
 	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
 	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
@@ -1645,72 +1654,52 @@ void
 GpuirQueryScoreDocs(GpuirQuery *q, int s, const uint32 *docs, int n)
 {
 	uint32	   *sorted;
-	Cursor	   *cursors;
-	Cursor	  **cur;
-	int			ncur;
-	bool		read_priors;
-	DocLens    *lens;
+	int			m = 0;
 
 	if (n <= 0)
 		return;
 	sorted = palloc(sizeof(uint32) * n);
 	memcpy(sorted, docs, sizeof(uint32) * n);
 	qsort(sorted, n, sizeof(uint32), uint32_cmp);
+	for (int i = 0; i < n; i++)
+		if (m == 0 || sorted[i] != sorted[m - 1])
+			sorted[m++] = sorted[i];
 	q->seg = &q->meta.segments[s];
-	lens = doclens_for(q);
 	q->prior_bound = segment_prior_bound(q, q->seg);
-	read_priors = q->prior_bound != 0.0 && lens == NULL;
-	cursors = palloc(sizeof(Cursor) * q->nterms);
-	cur = palloc(sizeof(Cursor *) * q->nterms);
+	q->score_docs = sorted;
+	q->nscore_docs = m;
 	/* AND's cursors: lazy, no block bounds; absent terms have none */
-	ncur = open_cursors(q, s, GPUIR_MODE_AND, false, cursors, cur);
-
-	GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
-	GpuirStreamReaderInit(&q->dls, q->index, q->seg, GPUIR_S_DOCLENS);
-	GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
-	if (read_priors)
-		GpuirStreamReaderInit(&q->pri, q->index, q->seg, GPUIR_S_PRIORS);
-	doclens_users++;
-	q->lens = lens;
-	PG_TRY();
-	{
-		for (int i = 0; i < n; i++)
-		{
-			uint32		d = sorted[i];
-			bool		any = false;
-
-			if (i > 0 && d == sorted[i - 1])
-				continue;
-			if (d >= q->seg->ndocs)
-				GpuirCorrupt(q->index, "docID past the end of its segment");
-			GpuirQueryTick(q);
-			for (int j = 0; j < ncur; j++)
-			{
-				cursor_next_geq(q, cur[j], d, false);
-				cursor_materialize(q, cur[j]);
-				any |= cur[j]->doc == d;
-			}
-			if (any)
-				score_doc(q, cur, ncur, d);
-		}
-	}
-	PG_FINALLY();
-	{
-		doclens_users--;
-		q->lens = NULL;
-	}
-	PG_END_TRY();
-	GpuirStreamReaderEnd(&q->tids);
-	GpuirStreamReaderEnd(&q->dls);
-	GpuirStreamReaderEnd(&q->del);
-	if (read_priors)
-		GpuirStreamReaderEnd(&q->pri);
-	q->prior_bound = 0.0;
-	for (int i = 0; i < ncur; i++)
-		cursor_close(cur[i]);
-	pfree(cursors);
-	pfree(cur);
+	run_cursors(q, s, GPUIR_MODE_AND, false, doclens_for(q));
+	q->score_docs = NULL;
+	q->nscore_docs = 0;
 	pfree(sorted);
+}
+
+/*
+ * run_docs: score q->score_docs (ascending docIDs of the current segment)
+ * over the cursors: each list walked forward once, a block decoded only
+ * where a docID falls in it (GpuirQueryScoreDocs)
+ */
+static void
+run_docs(GpuirQuery *q, Cursor **cur, int ncur)
+{
+	for (int i = 0; i < q->nscore_docs; i++)
+	{
+		uint32		d = q->score_docs[i];
+		bool		any = false;
+
+		if (d >= q->seg->ndocs)
+			GpuirCorrupt(q->index, "docID past the end of its segment");
+		GpuirQueryTick(q);
+		for (int j = 0; j < ncur; j++)
+		{
+			cursor_next_geq(q, cur[j], d, false);
+			cursor_materialize(q, cur[j]);
+			any |= cur[j]->doc == d;
+		}
+		if (any)
+			score_doc(q, cur, ncur, d);
+	}
 }
 
 /*
@@ -1726,7 +1715,9 @@ run_mode(GpuirQuery *q, Cursor **cur, int ncur, GpuirMode mode, bool taat, DocLe
 	q->lens = lens;
 	PG_TRY();
 	{
-		if (taat)
+		if (q->score_docs != NULL)
+			run_docs(q, cur, ncur);
+		else if (taat)
 			run_taat(q, cur, ncur);
 		else if (mode == GPUIR_MODE_AND)
 			run_and(q, cur, ncur);

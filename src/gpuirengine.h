@@ -86,6 +86,9 @@ typedef struct GpuirQuery
 								 * (GpuirPriorScore of its prior_max); 0:
 								 * no priors.  pri is open when it is not 0
 								 * and lens is NULL */
+	const uint32 *score_docs;	/* GpuirQueryScoreDocs's docIDs (ascending),
+								 * which run_mode then scores, or NULL */
+	int			nscore_docs;
 	uint64		iterations;
 	GpuirRowFilter filter;		/* GpuirQueryInput's, NULL: none */
 	void	   *filter_arg;
