@@ -541,6 +541,7 @@ extern void GpuirCheckPage(Relation index, Page page, BlockNumber blkno, uint16 
 extern void GpuirCopyPageContents(Relation index, BlockNumber blkno, uint16 type, void *dst,
 								  Size size);
 extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag);
+extern int	GpuirUint32Cmp(const void *a, const void *b);
 extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes,
 									uint32 tag, BlockNumber start);
 extern void GpuirUpdateStream(Relation index, const GpuirSegmentData *seg,

@@ -62,6 +62,13 @@ bool		gpuir_pruned_lists = false;
 #define GPUIR_PRUNE_SHARE			8
 #define GPUIR_PRUNE_MAX_K			216
 
+/* the postings of the pruned list of a list of n postings */
+static inline uint32
+prune_want(uint32 n)
+{
+	return Max(n / GPUIR_PRUNE_SHARE, 1);
+}
+
 /*
  * The lists kept on the device for one partial entry (a segment larger
  * than the budget), with the use counts of every list its runs used, in
@@ -76,7 +83,6 @@ typedef struct GpuirPartial
 	int32	   *heap;			/* [cap] */
 	gpuir_cuda_list *kept;		/* [cap]: the device copy of a resident item */
 	GpuirPruneRest *rest;		/* [cap]: of a pruned item, what it left out */
-	uint32	   *npostings;		/* [cap]: a pruned item's postings */
 	int32		nitems;
 	int32		cap;
 	uint32	   *doclen;			/* [ndocs]: the segment's document lengths
@@ -413,7 +419,6 @@ partial_create(const uint32 *doclen, uint32 ndocs)
 	p->heap = MemoryContextAlloc(cxt, sizeof(int32) * p->cap);
 	p->kept = MemoryContextAllocZero(cxt, sizeof(gpuir_cuda_list) * p->cap);
 	p->rest = MemoryContextAllocZero(cxt, sizeof(GpuirPruneRest) * p->cap);
-	p->npostings = MemoryContextAllocZero(cxt, sizeof(uint32) * p->cap);
 	gpuir_lc_init(&p->policy, p->heap);
 	p->doclen = MemoryContextAllocExtended(cxt, Max((Size) ndocs * sizeof(uint32), 1),
 										   MCXT_ALLOC_HUGE);
@@ -455,7 +460,6 @@ partial_item(GpuirPartial *p, uint32 first_block, bool pruned)
 		p->kept = repalloc(p->kept, sizeof(gpuir_cuda_list) * cap);
 		memset(p->kept + p->cap, 0, sizeof(gpuir_cuda_list) * (cap - p->cap));
 		p->rest = repalloc(p->rest, sizeof(GpuirPruneRest) * cap);
-		p->npostings = repalloc(p->npostings, sizeof(uint32) * cap);
 		p->policy.heap = p->heap;
 		p->cap = cap;
 	}
@@ -934,7 +938,7 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 
 /*
  * prune_terms: which terms of the run's queries read a pruned list kept in
- * p (use[i]): the lists of at least GPUIR_PRUNE_MIN_POSTINGS postings not
+ * p (pitem[i]: its item, else -1 as the caller set it): the lists of at least GPUIR_PRUNE_MIN_POSTINGS postings not
  * kept whole, of the queries that may (mode or/bmw, at most
  * GPUIR_PRUNE_MAX_K candidates, every idf positive, a segment without
  * priors, gpuir.pruned_lists on); rests[q] receives the sum of the rest
@@ -945,7 +949,7 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 static void
 prune_terms(GpuirPartial *p, const GpuirCacheEntry *e, const gpuir_cuda_query *queries,
 			uint32 nq, const gpuir_cuda_term *terms, const gpuir_cuda_scoring *sc,
-			bool *use, bool *prunable, float *rests)
+			int32 *pitem, bool *prunable, float *rests)
 {
 	if (!gpuir_pruned_lists || e->dev.prior != NULL)
 		return;
@@ -973,7 +977,7 @@ prune_terms(GpuirPartial *p, const GpuirCacheEntry *e, const gpuir_cuda_query *q
 			pr = partial_find(p, terms[i].first_block, true);
 			if (pr >= 0 && p->items[pr].heap >= 0)
 			{
-				use[i] = true;
+				pitem[i] = pr;
 				rest += GpuirPruneRestBound(&p->rest[pr], terms[i].idf, sc->k1, sc->b,
 											sc->avgdl);
 			}
@@ -992,16 +996,16 @@ prune_terms(GpuirPartial *p, const GpuirCacheEntry *e, const gpuir_cuda_query *q
  * of highest BM25 tf part kept (GpuirPruneSelect, one in
  * GPUIR_PRUNE_SHARE), re-encoded (GpuirPruneEncode) and laid out as a list
  * image.  Returns it (16-byte aligned, palloc'd: free *mem), its bytes,
- * blocks, payload bytes, postings and what it left out.  Raises ERRCODE_INDEX_CORRUPTED
+ * blocks, payload bytes and what it left out.  Raises ERRCODE_INDEX_CORRUPTED
  * for a block that does not decode.
  */
 static char *
 prune_build(GpuirPartial *p, const TransitList *l, const char *image,
 			const gpuir_cuda_scoring *sc, char **mem, uint64 *bytes, uint32 *nblocks,
-			uint32 *payload_bytes, uint32 *npostings, GpuirPruneRest *rest)
+			uint32 *payload_bytes, GpuirPruneRest *rest)
 {
 	uint32		n = l->npostings;
-	uint32		want = Max(n / GPUIR_PRUNE_SHARE, 1);
+	uint32		want = prune_want(n);
 	uint32	   *docs = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
 	uint32	   *tfs = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
 	uint32	   *dls = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
@@ -1048,8 +1052,8 @@ prune_build(GpuirPartial *p, const TransitList *l, const char *image,
 							docs[i], p->ndocs)));
 		dls[i] = p->doclen[docs[i]];
 	}
-	*npostings = GpuirPruneSelect(tfs, dls, n, want, sc->k1, sc->b, sc->avgdl, keep, rest,
-								  scratch, pairs);
+	(void) GpuirPruneSelect(tfs, dls, n, want, sc->k1, sc->b, sc->avgdl, keep, rest, scratch,
+							pairs);
 	pbytes = GpuirPruneEncode(docs, tfs, dls, keep, n, sc->k1, sc->b, sc->avgdl, dir, payload,
 							  &pb);
 	if (pbytes == 0)
@@ -1103,7 +1107,6 @@ prune_admit(GpuirPartial *p, const TransitList *l, const char *image,
 	uint64		bytes;
 	uint32		nblocks;
 	uint32		payload_bytes;
-	uint32		npostings;
 	GpuirPruneRest rest;
 	int32	   *victims;
 	int32		nvictims;
@@ -1119,8 +1122,7 @@ prune_admit(GpuirPartial *p, const TransitList *l, const char *image,
 	if ((uses & (uses - 1)) != 0)
 		return GPUIR_CUDA_OK;
 
-	img = prune_build(p, l, image, sc, &mem, &bytes, &nblocks, &payload_bytes, &npostings,
-					  &rest);
+	img = prune_build(p, l, image, sc, &mem, &bytes, &nblocks, &payload_bytes, &rest);
 	it = &p->items[pr];
 	it->size = bytes;
 	it->miss = gpuir_cuda_list_image_bytes(l->nblocks, l->payload_bytes);
@@ -1135,7 +1137,6 @@ prune_admit(GpuirPartial *p, const TransitList *l, const char *image,
 		gpuir_cuda_list_free(transit, &p->kept[victims[v]]);
 	pfree(victims);
 	p->rest[pr] = rest;
-	p->npostings[pr] = npostings;
 	st = gpuir_cuda_transit_upload(transit, img, bytes, &dev_base);
 	if (st == GPUIR_CUDA_OK)
 	{
@@ -1196,7 +1197,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	uint64		room;
 	const char *host;
 	const char *written;
-	bool	   *use;
+	int32	   *pitem;
 	bool	   *prunable;
 	const uint32 *dev_base = NULL;
 	gpuir_cuda_status st;
@@ -1214,11 +1215,12 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	}
 
 	/* the terms that read a pruned list */
-	use = palloc_extended(Max(sizeof(bool) * (Size) nterms, 1),
-						  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	pitem = palloc_extended(Max(sizeof(int32) * (Size) nterms, 1), MCXT_ALLOC_HUGE);
 	prunable = palloc_extended(Max(sizeof(bool) * (Size) nterms, 1),
 							   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	prune_terms(p, e, queries, nq, terms, sc, use, prunable, rests);
+	for (uint64 i = 0; i < nterms; i++)
+		pitem[i] = -1;
+	prune_terms(p, e, queries, nq, terms, sc, pitem, prunable, rests);
 
 	/* the run's distinct lists, by first block (a list before its pruned list) */
 	tl = palloc_extended(Max(sizeof(TransitList) * (Size) nterms, 1), MCXT_ALLOC_HUGE);
@@ -1226,12 +1228,12 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 		if (terms[i].nblocks > 0)
 		{
 			tl[nd].first_block = terms[i].first_block;
-			tl[nd].pruned = use[i];
+			tl[nd].pruned = pitem[i] >= 0;
 			tl[nd].prunable = prunable[i];
 			tl[nd].npostings = terms[i].npostings;
 			tl[nd].dir = NULL;
-			tl[nd].item = use[i] ? partial_find(p, terms[i].first_block, true) : -1;
-			tl[nd].nblocks = use[i] ? p->kept[tl[nd].item].nblocks : terms[i].nblocks;
+			tl[nd].item = pitem[i];
+			tl[nd].nblocks = pitem[i] >= 0 ? p->kept[pitem[i]].nblocks : terms[i].nblocks;
 			nd++;
 		}
 	qsort(tl, nd, sizeof(TransitList), transit_list_cmp);
@@ -1352,18 +1354,18 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 			uint32		mid = lo + (hi - lo) / 2;
 
 			if (tl[mid].first_block < terms[i].first_block ||
-				(tl[mid].first_block == terms[i].first_block && tl[mid].pruned < use[i]))
+				(tl[mid].first_block == terms[i].first_block && !tl[mid].pruned && pitem[i] >= 0))
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		Assert(lo < nd && tl[lo].first_block == terms[i].first_block &&
-			   tl[lo].pruned == use[i]);
+			   tl[lo].pruned == (pitem[i] >= 0));
 		terms[i].first_block = tfirst[lo];
-		if (use[i])
+		if (pitem[i] >= 0)
 		{
 			terms[i].nblocks = tl[lo].nblocks;
-			terms[i].npostings = p->npostings[tl[lo].item];
+			terms[i].npostings = prune_want(terms[i].npostings);
 		}
 	}
 	st = gpuir_cuda_transit_assemble(transit, (uint32) slot, &e->dev, lists, nd, &transit_seg[slot]);

@@ -45,6 +45,7 @@
 #include "catalog/pg_inherits.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "lib/qunique.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -1632,15 +1633,6 @@ run_cursors(GpuirQuery *q, int s, GpuirMode mode, bool taat, DocLens *lens)
 	pfree(cur);
 }
 
-static int
-uint32_cmp(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a;
-	uint32		y = *(const uint32 *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * GpuirQueryScoreDocs: consider docIDs docs[0 .. n) of segment s (distinct,
  * any order; copied and sorted here) with their exact scores over q's
@@ -1654,20 +1646,16 @@ void
 GpuirQueryScoreDocs(GpuirQuery *q, int s, const uint32 *docs, int n)
 {
 	uint32	   *sorted;
-	int			m = 0;
 
 	if (n <= 0)
 		return;
 	sorted = palloc(sizeof(uint32) * n);
 	memcpy(sorted, docs, sizeof(uint32) * n);
-	qsort(sorted, n, sizeof(uint32), uint32_cmp);
-	for (int i = 0; i < n; i++)
-		if (m == 0 || sorted[i] != sorted[m - 1])
-			sorted[m++] = sorted[i];
+	qsort(sorted, n, sizeof(uint32), GpuirUint32Cmp);
 	q->seg = &q->meta.segments[s];
 	q->prior_bound = segment_prior_bound(q, q->seg);
 	q->score_docs = sorted;
-	q->nscore_docs = m;
+	q->nscore_docs = (int) qunique(sorted, n, sizeof(uint32), GpuirUint32Cmp);
 	/* AND's cursors: lazy, no block bounds; absent terms have none */
 	run_cursors(q, s, GPUIR_MODE_AND, false, doclens_for(q));
 	q->score_docs = NULL;

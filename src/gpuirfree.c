@@ -302,15 +302,6 @@ GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
 	}
 }
 
-static int
-blockno_cmp(const void *a, const void *b)
-{
-	BlockNumber x = *(const BlockNumber *) a;
-	BlockNumber y = *(const BlockNumber *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * GpuirFreeListAddReusable: free the pages[0..n) (sorted here; runs of
  * consecutive ones become one extent each), reusable at once, as
@@ -325,7 +316,7 @@ GpuirFreeListAddReusable(GpuirFreeList *fl, BlockNumber *pages, int n)
 {
 	int			runs = 0;
 
-	qsort(pages, n, sizeof(BlockNumber), blockno_cmp);
+	qsort(pages, n, sizeof(BlockNumber), GpuirUint32Cmp);
 	for (int i = 0; i < n; i++)
 		if (i == 0 || pages[i] != pages[i - 1] + 1)
 			runs++;

@@ -15,8 +15,7 @@
 static float
 tf_part(uint32_t tf, uint32_t dl, double k1, double b, double avgdl)
 {
-	return (float) ((double) tf * (k1 + 1.0) /
-					((double) tf + k1 * ((1.0 - b) + b * ((double) dl / avgdl))));
+	return (float) GpuirPruneTfPart(tf, dl, k1, b, avgdl);
 }
 
 /*

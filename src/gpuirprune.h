@@ -80,6 +80,13 @@ extern uint32_t GpuirPruneEncode(const uint32_t *docs, const uint32_t *tfs, cons
 								 double avgdl, GpuirBlockHeader *dir, uint8_t *payload,
 								 uint32_t *nblocks);
 
+/* GpuirPruneTfPart: w(tf, dl) above, in double */
+static inline double
+GpuirPruneTfPart(uint32_t tf, uint32_t dl, double k1, double b, double avgdl)
+{
+	return (double) tf * (k1 + 1.0) / ((double) tf + k1 * ((1.0 - b) + b * ((double) dl / avgdl)));
+}
+
 /*
  * GpuirPruneRestBound: the most a posting left out of a pruned list can add
  * to a score: max over the rest's pairs of idf * w(tf, dl), in double (0
@@ -94,9 +101,7 @@ GpuirPruneRestBound(const GpuirPruneRest *r, double idf, double k1, double b, do
 
 	for (int i = 0; i < r->npairs; i++)
 	{
-		double		tf = (double) r->tf[i];
-		double		w = idf * (tf * (k1 + 1.0)) /
-			(tf + k1 * ((1.0 - b) + b * ((double) r->dl[i] / avgdl)));
+		double		w = idf * GpuirPruneTfPart(r->tf[i], r->dl[i], k1, b, avgdl);
 
 		if (w > best)
 			best = w;

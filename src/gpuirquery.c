@@ -101,6 +101,7 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 	float4		cut_score[GPUIR_MAX_SEGMENTS];
 	ItemPointerData cut_tid[GPUIR_MAX_SEGMENTS];
 	bool		cut[GPUIR_MAX_SEGMENTS];
+	bool		pruned = false;
 
 	q->nheap = 0;
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
@@ -144,21 +145,20 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 					   GpuirResultBetter(cut_score[s], &cut_tid[s],
 										 q->topk[0].score, &q->topk[0].tid)))
 			return false;
-		if (g->rests[s] > 0.0f &&
-			!GpuirPruneDecides(q->nheap == q->k, q->nheap > 0 ? q->topk[0].score : 0.0f,
-							   g->counts[s] == g->k ? g->scores[s * g->k + g->k - 1] : 0.0f,
-							   (double) g->rests[s], GPUIR_BOUND_SLACK))
-		{
-			GpuirServiceCountPruned(false);
-			return false;
-		}
-	}
-	for (uint32 s = 0; s < q->meta.nsegments; s++)
 		if (g->rests[s] > 0.0f)
 		{
-			GpuirServiceCountPruned(true);
-			break;
+			pruned = true;
+			if (!GpuirPruneDecides(q->nheap == q->k, q->nheap > 0 ? q->topk[0].score : 0.0f,
+								   g->counts[s] == g->k ? g->scores[s * g->k + g->k - 1] : 0.0f,
+								   (double) g->rests[s], GPUIR_BOUND_SLACK))
+			{
+				GpuirServiceCountPruned(false);
+				return false;
+			}
 		}
+	}
+	if (pruned)
+		GpuirServiceCountPruned(true);
 	return true;
 }
 

@@ -775,3 +775,16 @@ GpuirUpdateStreamChanged(Relation index, const GpuirSegmentData *seg, GpuirStrea
 			GpuirUpdateStream(index, seg, kind, off, newdata + off, len);
 	}
 }
+
+/*
+ * GpuirUint32Cmp: qsort's comparator of two uint32 (docIDs, block numbers),
+ * ascending
+ */
+int
+GpuirUint32Cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return (x > y) - (x < y);
+}
