@@ -1640,7 +1640,9 @@ run_cursors(GpuirQuery *q, int s, GpuirMode mode, bool taat, DocLens *lens)
  * order, the prior, the deleted bitmap), so that the heap takes those that
  * belong in it.  For the candidates of a search the GPU ran over pruned
  * lists (gpuirprune.h), whose scores were partial: each list is walked
- * forward once, a block decoded only where a candidate falls in it.
+ * forward once, a block decoded only where a candidate falls in it.  Raises
+ * ERRCODE_INDEX_CORRUPTED for a docID past the segment's end, and the
+ * list readers' errors.
  */
 void
 GpuirQueryScoreDocs(GpuirQuery *q, int s, const uint32 *docs, int n)

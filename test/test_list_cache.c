@@ -11,7 +11,9 @@
  *	    within 1.6x of a static oracle that knows the true frequencies;
  *	  - after the popularity changes, the cache follows: over the last
  *	    stretch, again within 1.6x of the oracle of the new frequencies;
- *	  - a list larger than the room is never admitted.
+ *	  - a list larger than the room is never admitted;
+ *	  - a pruned list (its miss moves its whole list) outranks a list of
+ *	    its own size used as often, and displaces it.
  *
  * Usage: test_list_cache.  Prints one summary line; exit status 1 on a
  * failure.
@@ -323,6 +325,27 @@ test_too_large(void)
 		  "a list used more evicts it, and L rises to its priority");
 }
 
+static void
+test_pruned_miss(void)
+{
+	GpuirLcPolicy p;
+	int32_t		nv;
+
+	gpuir_lc_init(&p, heap);
+	gpuir_lc_new_item(&items[0], 2000);
+	gpuir_lc_touch(&p, items, 0);
+	check(gpuir_lc_admit(&p, items, 0, 3000, victims, &nv) && nv == 0, "a list fits the room");
+	gpuir_lc_new_item(&items[1], 2000);
+	gpuir_lc_touch(&p, items, 1);
+	check(!gpuir_lc_admit(&p, items, 1, 3000, victims, &nv) && items[0].heap >= 0,
+		  "an equal list used as often does not displace it");
+	items[1].miss = 16000;		/* a pruned list: a miss ships the whole list */
+	check(gpuir_lc_priority(&p, &items[1]) > gpuir_lc_priority(&p, &items[0]),
+		  "a pruned list's priority counts the whole list its miss ships");
+	check(gpuir_lc_admit(&p, items, 1, 3000, victims, &nv) && nv == 1 && victims[0] == 0 &&
+		  p.bytes == 2000, "a pruned list displaces a list of its size used as often");
+}
+
 int
 main(void)
 {
@@ -330,6 +353,7 @@ main(void)
 	test_random_ops();
 	test_zipf();
 	test_too_large();
+	test_pruned_miss();
 	printf("list cache: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
