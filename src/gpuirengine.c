@@ -529,6 +529,78 @@ session_cache_reset(MemoryContext *cxt, const char *name, Size keysize, Size ent
 	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
+/*
+ * The indexes whose contents a session cache holds (OIDs), so that a
+ * relcache invalidation of one of them (DROP, REINDEX, TRUNCATE, VACUUM's
+ * pg_class update, ALTER) marks the cache stale: its entries are taken
+ * without reading the pages they came from, and a dropped index's
+ * relfilenode must not meet them again.  Every path to a new relation file
+ * sends such an invalidation (committed: to every backend, which takes it
+ * when it next locks a relation, before it can open the file's new index;
+ * aborted: to this backend at the abort), and a lost one (a full
+ * invalidation queue) calls back with InvalidOid.  Past
+ * CACHED_INDEXES_MAX indexes, any invalidation marks the cache stale.
+ */
+#define CACHED_INDEXES_MAX	16
+
+typedef struct CachedIndexes
+{
+	Oid			oids[CACHED_INDEXES_MAX];
+	int			n;
+	bool		overflow;
+	bool		stale;			/* the cache must be emptied before its next use */
+} CachedIndexes;
+
+static CachedIndexes term_pos_indexes;	/* term_pos's, below */
+static CachedIndexes doclens_indexes;	/* doclens's, below */
+
+/* cached_indexes_check: an invalidation of relid (InvalidOid: of all) reached set */
+static void
+cached_indexes_check(CachedIndexes *set, Oid relid)
+{
+	if (!OidIsValid(relid) || set->overflow)
+		set->stale = true;
+	for (int i = 0; i < set->n && !set->stale; i++)
+		set->stale = (set->oids[i] == relid);
+}
+
+/* cached_indexes_invalidate: relcache callback; each cache is emptied at its next use */
+static void
+cached_indexes_invalidate(Datum arg, Oid relid)
+{
+	cached_indexes_check(&term_pos_indexes, relid);
+	cached_indexes_check(&doclens_indexes, relid);
+}
+
+/* cached_indexes_note: set's cache is about to hold contents of index indexoid */
+static void
+cached_indexes_note(CachedIndexes *set, Oid indexoid)
+{
+	for (int i = 0; i < set->n; i++)
+		if (set->oids[i] == indexoid)
+			return;
+	if (set->n < CACHED_INDEXES_MAX)
+		set->oids[set->n++] = indexoid;
+	else
+		set->overflow = true;
+}
+
+/* cached_indexes_clear: set's cache was emptied (registers the callback once) */
+static void
+cached_indexes_clear(CachedIndexes *set)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		CacheRegisterRelcacheCallback(cached_indexes_invalidate, (Datum) 0);
+		registered = true;
+	}
+	set->n = 0;
+	set->overflow = false;
+	set->stale = false;
+}
+
 /* ---------- document lengths ---------- */
 
 /*
@@ -542,11 +614,14 @@ session_cache_reset(MemoryContext *cxt, const char *name, Size keysize, Size ent
  * (deletions go to its deleted bitmap; a merge writes a new segment with a
  * new generation), so a session keeps a copy of both once read (and a byte
  * of length code per document, below), keyed by the relation file, the
- * segment's generation, the lengths stream's first block and the LSN of
- * that block: a generation is unique within a relation file, and a new
- * relation file that reuses a number writes its pages at later LSNs.
- * Pages without an LSN (an index built without WAL) are not cached.  Past
- * the budget the copies are dropped and the next ones made again.
+ * segment's generation, the lengths stream's first block and the number of
+ * documents: a generation is unique within a relation file, and a relcache
+ * invalidation of an index whose copies are kept empties the cache before
+ * a new relation file can reuse that file's number (CachedIndexes).  A
+ * visit thus finds its copy without reading a page (it read the first
+ * lengths page's LSN before: one buffer lookup per segment and query, 4%
+ * of a query's instructions on a 22-segment index).  Past the budget the
+ * copies are dropped and the next ones made again.
  */
 typedef struct DocLenKey
 {
@@ -554,7 +629,6 @@ typedef struct DocLenKey
 	uint64		generation;
 	BlockNumber start;
 	uint32		ndocs;
-	XLogRecPtr	lsn;
 } DocLenKey;
 
 struct DocLens
@@ -625,7 +699,7 @@ static int	doclens_users = 0;	/* run_mode calls holding a copy */
 /*
  * doclens_for: the kept lengths (and length codes) of q's current segment,
  * read now when new; NULL (read the stream) when the budget cannot hold
- * them or the stream's first page has no LSN.
+ * them.
  */
 static DocLens *
 doclens_for(GpuirQuery *q)
@@ -636,7 +710,6 @@ doclens_for(GpuirQuery *q)
 	DocLenKey	key;
 	DocLens    *d;
 	bool		found;
-	Buffer		buf;
 
 	if (need == 0 || need > (uint64) gpuir_doclength_cache * 1024)
 		return NULL;
@@ -648,26 +721,23 @@ doclens_for(GpuirQuery *q)
 	key.generation = seg->generation;
 	key.start = seg->streams[GPUIR_S_DOCLENS].start;
 	key.ndocs = seg->ndocs;
-	buf = ReadBuffer(q->index, key.start);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	key.lsn = PageGetLSN(BufferGetPage(buf));
-	UnlockReleaseBuffer(buf);
-	if (key.lsn == InvalidXLogRecPtr)
-		return NULL;
-	if (doclens != NULL)
+	if (doclens != NULL && !doclens_indexes.stale)
 	{
 		d = hash_search(doclens, &key, HASH_FIND, NULL);
 		if (d != NULL)
 			return d;
 	}
-	if (doclens == NULL || doclens_bytes + need > (uint64) gpuir_doclength_cache * 1024)
+	if (doclens == NULL || doclens_indexes.stale ||
+		doclens_bytes + need > (uint64) gpuir_doclength_cache * 1024)
 	{
 		if (doclens_users > 0)
 			return NULL;		/* a copy is in use: start afresh later */
+		cached_indexes_clear(&doclens_indexes);
 		doclens = session_cache_reset(&doclens_cxt, "gpuir document lengths",
 									  sizeof(DocLenKey), sizeof(DocLens));
 		doclens_bytes = 0;
 	}
+	cached_indexes_note(&doclens_indexes, RelationGetRelid(q->index));
 	{
 		MemoryContext old = MemoryContextSwitchTo(doclens_cxt);
 		uint32	   *dl;
@@ -2078,7 +2148,7 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
  * it) and takes it, else searches.  An entry's df (live) changes only
  * under VACUUM's vacuum_pending, which it clears with a new generation;
  * the position never changes.  A relcache invalidation of a remembered
- * index empties the cache (term_pos_invalidate).  At most
+ * index empties the cache (CachedIndexes).  At most
  * TERM_POS_MAX_SLOTS slots and lexemes; past that the cache starts empty, and a
  * lexeme's slots are dropped when it has TERM_POS_MAX_SEGS (those of
  * segments merged away accumulate).
@@ -2131,61 +2201,16 @@ static Size term_pos_dir_bytes = 0; /* their headers' bytes */
  */
 static uint64 term_pos_epoch = 0;
 
-/*
- * The indexes whose lexemes term_pos holds (OIDs), so that a relcache
- * invalidation of one of them (DROP, REINDEX, VACUUM's pg_class update,
- * ALTER) empties it: its entries are then taken without reading the pages,
- * and a dropped index's relfilenode must not meet them again.  Past
- * TERM_POS_MAX_INDEXES indexes, any invalidation empties it.
- */
-#define TERM_POS_MAX_INDEXES	16
-static Oid	term_pos_indexes[TERM_POS_MAX_INDEXES];
-static int	term_pos_nindexes = 0;
-static bool term_pos_overflow = false;
-static bool term_pos_stale = false;
-
-/* term_pos_invalidate: relcache callback; the reset waits for the next lookup */
-static void
-term_pos_invalidate(Datum arg, Oid relid)
-{
-	if (!OidIsValid(relid) || term_pos_overflow)
-		term_pos_stale = true;
-	for (int i = 0; i < term_pos_nindexes && !term_pos_stale; i++)
-		term_pos_stale = (term_pos_indexes[i] == relid);
-}
-
-/* term_pos_note_index: term_pos is about to hold a lexeme of index */
-static void
-term_pos_note_index(Oid indexoid)
-{
-	for (int i = 0; i < term_pos_nindexes; i++)
-		if (term_pos_indexes[i] == indexoid)
-			return;
-	if (term_pos_nindexes < TERM_POS_MAX_INDEXES)
-		term_pos_indexes[term_pos_nindexes++] = indexoid;
-	else
-		term_pos_overflow = true;
-}
-
 /* term_pos_reset: an empty term_pos (made when first needed) */
 static void
 term_pos_reset(void)
 {
-	static bool registered = false;
-
-	if (!registered)
-	{
-		CacheRegisterRelcacheCallback(term_pos_invalidate, (Datum) 0);
-		registered = true;
-	}
+	cached_indexes_clear(&term_pos_indexes);
 	term_pos = session_cache_reset(&term_pos_cxt, "gpuir dictionary positions",
 								   sizeof(TermPosKey), sizeof(TermPos));
 	term_pos_nslots = 0;
 	term_pos_dir_bytes = 0;
 	term_pos_epoch++;
-	term_pos_nindexes = 0;
-	term_pos_overflow = false;
-	term_pos_stale = false;
 }
 
 /*
@@ -2207,7 +2232,7 @@ term_pos_for(Relation index, const char *lexeme, int len)
 	tp = hash_search(term_pos, &key, HASH_FIND, NULL);
 	if (tp != NULL)
 		return tp;
-	term_pos_note_index(RelationGetRelid(index));
+	cached_indexes_note(&term_pos_indexes, RelationGetRelid(index));
 	tp = hash_search(term_pos, &key, HASH_ENTER, NULL);
 	tp->nslots = 0;
 	tp->maxslots = 0;
@@ -2459,7 +2484,7 @@ index_lookup(Relation index, const GpuirMetaPageData *meta, QTerm *terms, int nt
 {
 	TermPos   **tps = palloc(sizeof(TermPos *) * Max(nterms, 1));
 
-	if (term_pos == NULL || term_pos_stale || term_pos_nslots >= TERM_POS_MAX_SLOTS ||
+	if (term_pos == NULL || term_pos_indexes.stale || term_pos_nslots >= TERM_POS_MAX_SLOTS ||
 		hash_get_num_entries(term_pos) >= TERM_POS_MAX_SLOTS)
 		term_pos_reset();
 	if (epoch != NULL)
