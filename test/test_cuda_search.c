@@ -493,6 +493,7 @@ typedef struct BatchSpec
 	int			hot;			/* every term list 3 (every docID) or one other
 								 * long list of the query's (0 or 1): the AND
 								 * holds that list's documents */
+	int			sweep;			/* the batch's i-th term is list i mod nterms */
 } BatchSpec;
 
 static void
@@ -562,7 +563,9 @@ batch_make(Batch *b, const TestSeg *s, const BatchSpec *bs)
 			{
 				int32_t		src;
 
-				if (bs->extras && rnd() % 25 == 0)
+				if (bs->sweep)
+					src = (int32_t) (b->nt % s->nterms);
+				else if (bs->extras && rnd() % 25 == 0)
 					src = -1;
 				else if (bs->extras && j > 0 && rnd() % 30 == 0)
 					src = b->src[b->nt - 1];	/* the same list twice */
@@ -966,7 +969,7 @@ static void
 test_bmw_fallback(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 {
 	BatchSpec	bs = {"BMW fallback", sized(60, 20, 5), 1, 6, GPUIR_CUDA_MODE_BMW, 0,
-	GPUIR_CUDA_MAX_K, 1, 0};
+	GPUIR_CUDA_MAX_K, 1, 0, 0};
 	TestSeg		noimp = *s;
 	Batch		b;
 	Out			o;
@@ -1694,6 +1697,35 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 	gpuir_cuda_transit_free(tr);
 }
 
+/*
+ * test_transit_many: a batch of more distinct lists than a grid's y
+ * dimension holds (65,535), whose assembly copies them in launches of
+ * 65,535 lists each (gpuir_cuda_transit_assemble); a segment of 70,000
+ * short lists, queries of 8 consecutive lists (modes mixed, k = 10)
+ * covering every one, the results equal to the reference's (test_transit)
+ */
+static void
+test_transit_many(const gpuir_cuda_scoring *sc)
+{
+	/* name, ndocs, nterms, maxlen, deleted, ties, skew, priors */
+	const SegSpec spec = {"many lists", 20000, 70000, 64, 1, 0, 0, 0};
+	BatchSpec	sweep = {"8 consecutive lists", 70000 / 8, 8, 8, -1, 10, 10, 0, 0, 1};
+	TestSeg		s;
+	Ref			r;
+	gpuir_cuda_status st;
+
+	seg_build(&s, &spec);
+	st = seg_upload(&s);
+	check(st == GPUIR_CUDA_OK, "many lists: upload");
+	if (st == GPUIR_CUDA_OK)
+	{
+		ref_init(&r, s.ndocs);
+		test_transit(&r, &s, sc, &sweep);
+		ref_free(&r);
+	}
+	seg_free(&s);
+}
+
 static void
 test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int corrupt,
 			 int args)
@@ -1703,11 +1735,11 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	gpuir_cuda_status st;
 	char		what[256];
 	const uint32_t scale = sized(1, 8, 40);
-	BatchSpec	mixed = {"mixed", 400 / scale, 1, 8, -1, 0, GPUIR_CUDA_MAX_K, 1, 0};
-	BatchSpec	kmax100 = {"kmax 100", 200 / scale, 1, 5, -1, 0, 100, 1, 0};
+	BatchSpec	mixed = {"mixed", 400 / scale, 1, 8, -1, 0, GPUIR_CUDA_MAX_K, 1, 0, 0};
+	BatchSpec	kmax100 = {"kmax 100", 200 / scale, 1, 5, -1, 0, 100, 1, 0, 0};
 	BatchSpec	single = {"one or two terms, k 1000", 100 / scale, 1, 2, GPUIR_CUDA_MODE_OR,
-	1000, 1000, 0, 0};
-	BatchSpec	and_long = {"AND of 2..8", 100 / scale, 2, 8, GPUIR_CUDA_MODE_AND, 0, 1000, 0, 0};
+	1000, 1000, 0, 0, 0};
+	BatchSpec	and_long = {"AND of 2..8", 100 / scale, 2, 8, GPUIR_CUDA_MODE_AND, 0, 1000, 0, 0, 0};
 
 	/*
 	 * more terms than the AND kernel keeps tfs of (GPUIR_AND_TF_ROWS): the
@@ -1715,11 +1747,11 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	 * documents hold every term
 	 */
 	BatchSpec	and_many = {"AND of 9..16 hot terms", 100 / scale, 9, 16, GPUIR_CUDA_MODE_AND,
-	0, 1000, 0, 1};
-	BatchSpec	bmw_mixed = {"BMW of 1..8", 200 / scale, 1, 8, GPUIR_CUDA_MODE_BMW, 0, 1000, 1, 0};
+	0, 1000, 0, 1, 0};
+	BatchSpec	bmw_mixed = {"BMW of 1..8", 200 / scale, 1, 8, GPUIR_CUDA_MODE_BMW, 0, 1000, 1, 0, 0};
 	BatchSpec	bmw_k1000 = {"BMW one or two terms, k 1000", 100 / scale, 1, 2,
-	GPUIR_CUDA_MODE_BMW, 1000, 1000, 0, 0};
-	BatchSpec	bmw_k1 = {"BMW k 1", 100 / scale, 1, 4, GPUIR_CUDA_MODE_BMW, 1, 1, 1, 0};
+	GPUIR_CUDA_MODE_BMW, 1000, 1000, 0, 0, 0};
+	BatchSpec	bmw_k1 = {"BMW k 1", 100 / scale, 1, 4, GPUIR_CUDA_MODE_BMW, 1, 1, 1, 0, 0};
 
 	seg_build(&s, spec);
 	st = seg_upload(&s);
@@ -1755,14 +1787,14 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", sized(2000, 200, 200), 2, 4,
-		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0};
+		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0, 0};
 		BatchSpec	or1000 = {"OR k=1000, 2-4 terms", sized(1000, 100, 100), 2, 4,
-		GPUIR_CUDA_MODE_OR, 1000, 1000, 0, 0};
+		GPUIR_CUDA_MODE_OR, 1000, 1000, 0, 0, 0};
 		BatchSpec	and10 = {"AND k=10, 2-4 terms", sized(2000, 200, 200), 2, 4,
-		GPUIR_CUDA_MODE_AND, 10, 10, 0, 0};
+		GPUIR_CUDA_MODE_AND, 10, 10, 0, 0, 0};
 
 		BatchSpec	or10_1 = {"k=10, 1-2 terms", sized(2000, 200, 200), 1, 2,
-		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0};
+		GPUIR_CUDA_MODE_OR, 10, 10, 0, 0, 0};
 
 		if (timing > 1)
 		{
@@ -1795,9 +1827,9 @@ test_partial(const gpuir_cuda_scoring *sc)
 {
 	const SegSpec spec = {"partial", 2200000, 12, 2200000, 1, 0, 0, 0};
 	BatchSpec	or_k1000 = {"partial: OR of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_OR,
-	1000, 1000, 0, 0};
+	1000, 1000, 0, 0, 0};
 	BatchSpec	bmw_k1000 = {"partial: BMW of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_BMW,
-	1000, 1000, 0, 0};
+	1000, 1000, 0, 0, 0};
 	TestSeg		s;
 	Ref			r;
 	gpuir_cuda_status st;
@@ -1900,6 +1932,8 @@ main(int argc, char **argv)
 		test_segment(&ties_priors, &sc, 0, 0, 0);
 		if (test_size == TEST_FULL)
 			test_partial(&sc);
+		if (test_size != TEST_SANITIZE)
+			test_transit_many(&sc);	/* not under racecheck: 70,000 lists' blocks */
 	}
 
 	/* the essential-list kernel must have answered some BMW queries */
