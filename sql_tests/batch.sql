@@ -58,6 +58,36 @@ SELECT count(*) AS queries, count(s.r) AS answered,
        count(*) FILTER (WHERE b.r IS DISTINCT FROM s.r) AS mismatches
 FROM s LEFT JOIN b ON b.query_no = s.qno;
 
+-- a chunk whose lexemes overflow the session's dictionary-position cache
+-- (65,536 lexeme x segment slots): 16 segments and two new lexemes a query,
+-- so the cache starts afresh about 2,000 queries into the first chunk of
+-- 4,096, freeing the kept list headers of the queries prepared before it;
+-- those run from the pages instead (GpuirQuery.dirs_epoch), each answered
+-- as by gpuir_search
+CREATE TABLE ba_many (id int, body text) WITH (autovacuum_enabled = off);
+INSERT INTO ba_many
+SELECT i, 'wa' || (i % 5000) || 'z wb' || ((i * 7) % 5000) || 'z common'
+FROM generate_series(1, 8000) i;
+CREATE INDEX ba_many_idx ON ba_many USING gpuir (body)
+  WITH (text_config = 'simple', max_segment_docs = 500);
+SELECT (gpuir_index_info('ba_many_idx')).segments;
+CREATE TEMP TABLE ba_many_q AS
+  SELECT g AS qno, 'wa' || g || 'z wb' || ((g * 7) % 5000) || 'z' AS q FROM generate_series(0, 4999) g;
+SELECT m.mode,
+       (WITH b AS (SELECT x.query_no, array_agg(x.ctid::text || '/' || x.score ORDER BY x.n) AS r
+                   FROM gpuir_search_batch('ba_many_idx', (SELECT array_agg(q ORDER BY qno) FROM ba_many_q),
+                                           3, m.mode) WITH ORDINALITY x(query_no, ctid, score, n)
+                   GROUP BY x.query_no),
+             s AS (SELECT bq.qno,
+                          (SELECT array_agg(y.ctid::text || '/' || y.score ORDER BY y.n)
+                           FROM gpuir_search('ba_many_idx', bq.q, 3, m.mode) WITH ORDINALITY y(ctid, score, n)) AS r
+                   FROM ba_many_q bq)
+        SELECT format('%s queries, %s answered, %s mismatches', count(*), count(s.r),
+                      count(*) FILTER (WHERE b.r IS DISTINCT FROM s.r))
+        FROM s LEFT JOIN b ON b.query_no = s.qno + 1) AS result
+FROM unnest(ARRAY['or', 'bmw', 'and']) m(mode);
+DROP TABLE ba_many;
+
 -- empty array, all-NULL array, errors
 SELECT count(*) FROM gpuir_search_batch('ba_idx', ARRAY[]::text[]);
 SELECT count(*) FROM gpuir_search_batch('ba_idx', ARRAY[NULL, NULL]::text[]);
