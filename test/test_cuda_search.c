@@ -1498,11 +1498,13 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
  * memory of the caller's, page-locked with gpuir_cuda_host_register (as
  * the GPU service's list readers' staging), and is followed by a search of
  * the first round's segment in slot 0 again, which the second's upload,
- * keeps, frees and assembly must have left intact.
+ * keeps, frees and assembly must have left intact.  Returns the most lists
+ * a round assembled.
  */
-static void
+static uint32_t
 test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
 {
+	uint32_t	most = 0;
 	gpuir_cuda_transit *tr = NULL;
 	gpuir_cuda_segment skel;
 	gpuir_cuda_segment seg0;	/* round 0's assembly (slot 0) */
@@ -1514,7 +1516,7 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 	st = gpuir_cuda_transit_create(&tr);
 	check(st == GPUIR_CUDA_OK, "transit: create");
 	if (st != GPUIR_CUDA_OK)
-		return;
+		return 0;
 	st = gpuir_cuda_segment_upload(NULL, 0, NULL, NULL, NULL, NULL, 0, s->doclen, s->deleted,
 								   s->prior, s->prior_max, s->ndocs, &skel);
 	check(st == GPUIR_CUDA_OK, "transit: the document arrays alone");
@@ -1633,6 +1635,8 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 		snprintf(what, sizeof(what), "%s/transit %d: assemble %u lists (%s)", s->spec.name, round,
 				 nl, gpuir_cuda_status_string(st));
 		check(st == GPUIR_CUDA_OK, what);
+		if (st == GPUIR_CUDA_OK && nl > most)
+			most = nl;
 		if (st == GPUIR_CUDA_OK)
 		{
 			out_alloc(&o, &b);
@@ -1695,6 +1699,7 @@ test_transit(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch
 	gpuir_cuda_segment_free(&skel);
 	gpuir_cuda_transit_trim(tr);	/* the pool's freed lists back to the device */
 	gpuir_cuda_transit_free(tr);
+	return most;
 }
 
 /*
@@ -1719,8 +1724,14 @@ test_transit_many(const gpuir_cuda_scoring *sc)
 	check(st == GPUIR_CUDA_OK, "many lists: upload");
 	if (st == GPUIR_CUDA_OK)
 	{
+		uint32_t	nl;
+		char		what[128];
+
 		ref_init(&r, s.ndocs);
-		test_transit(&r, &s, sc, &sweep);
+		nl = test_transit(&r, &s, sc, &sweep);
+		snprintf(what, sizeof(what), "many lists: %u lists in one assembly (more than 65,535)", nl);
+		check(nl > 65535, what);
+		printf("cuda search: %s, %u queries a round against the reference\n", what, sweep.nq);
 		ref_free(&r);
 	}
 	seg_free(&s);
