@@ -1,3 +1,5 @@
+#!/bin/bash
+# sum.sh TAG: per-query inclusive instructions by function (2 runs minus 1, / 600), soaked then fresh
 python3 - "$1" <<'PY'
 import re,sys
 tag=sys.argv[1]
