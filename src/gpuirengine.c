@@ -619,7 +619,7 @@ cached_indexes_clear(CachedIndexes *set)
  * invalidation of an index whose copies are kept empties the cache before
  * a new relation file can reuse that file's number (CachedIndexes).  A
  * visit thus finds its copy without reading a page (it read the first
- * lengths page's LSN before: one buffer lookup per segment and query, 4%
+ * lengths page's LSN before: one buffer lookup per segment and query, 3%
  * of a query's instructions on a 22-segment index).  Past the budget the
  * copies are dropped and the next ones made again.
  */
