@@ -452,12 +452,15 @@ static uint64 term_pos_epoch;	/* of the session's dictionary cache, below */
  * (number s), on its first posting, for mode's loop or, with taat,
  * run_taat's.  For run_wand (WAND, BMW, AND_OR) the block-max bound of every
  * block is computed from the headers with the query's N, avgdl and idf.
- * For run_taat the first block's tfs are decoded with it, for run_or its
- * docIDs.  For run_wand and run_and the first block is not decoded: the
- * cursor is lazy on it with doc 0, a lower bound (cursor_next_geq), so a
- * list whose first blocks the bounds or the other lists skip, or a segment
- * whose lists' bounds cannot reach the threshold at all, decodes nothing
- * there.
+ * For run_or the first block's docIDs are decoded with it.  For run_wand
+ * and run_and the first block is not decoded: the cursor is lazy on it with
+ * doc 0, a lower bound (cursor_next_geq), so a list whose first blocks the
+ * bounds or the other lists skip, or a segment whose lists' bounds cannot
+ * reach the threshold at all, decodes nothing there.  For run_taat neither:
+ * doc 0 is a lower bound too, and taat_list decodes a block when it first
+ * adds from it, so a non-essential list (MaxScore) whose first block holds
+ * no document an essential list touched decodes nothing there; in an index
+ * of capped segments most lists are a block or two long.
  */
 static void
 cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de,
@@ -483,12 +486,12 @@ cursor_open(GpuirQuery *q, Cursor *c, int s, int term, const GpuirDictEntry *de,
 	c->sblk = 0;
 	c->pos = 0;
 	c->lazy = !taat && mode != GPUIR_MODE_OR;
-	if (c->lazy)
+	if (c->lazy || taat)
 	{
-		c->doc = 0;
+		c->doc = 0;				/* run_taat's: in block 0, not decoded */
 		return;
 	}
-	cursor_decode(c, 0, taat);
+	cursor_decode(c, 0, false);
 	c->doc = c->list.docs[0];
 }
 
