@@ -59,7 +59,9 @@ bool		gpuir_pruned_lists = false;
  * kept whole may be kept as its GPUIR_PRUNE_SHARE-th of highest impact.
  */
 #define GPUIR_PRUNE_MIN_POSTINGS	8192
+#ifndef GPUIR_PRUNE_SHARE		/* -DGPUIR_PRUNE_SHARE=N: another share, to measure */
 #define GPUIR_PRUNE_SHARE			8
+#endif
 #define GPUIR_PRUNE_MAX_K			216
 
 /* the postings of the pruned list of a list of n postings */
