@@ -445,10 +445,10 @@ partial_item(GpuirPartial *p, uint32 first_block, bool pruned)
 {
 	GpuirPartialKey key = {first_block, pruned ? 1 : 0};
 	GpuirPartialSlot *slot;
+	int32		found = partial_find(p, first_block, pruned);
 
-	slot = hash_search(p->index, &key, HASH_FIND, NULL);
-	if (slot != NULL)
-		return slot->item;
+	if (found >= 0)
+		return found;
 	if (p->nitems == p->cap)
 	{
 		int32		cap = p->cap * 2;
@@ -1012,7 +1012,7 @@ prune_build(GpuirPartial *p, const TransitList *l, const char *image,
 	uint32	   *tfs = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
 	uint32	   *dls = palloc_extended(sizeof(uint32) * (Size) n, MCXT_ALLOC_HUGE);
 	uint8	   *keep = palloc_extended(n, MCXT_ALLOC_HUGE);
-	float	   *scratch = palloc_extended(sizeof(float) * (Size) n, MCXT_ALLOC_HUGE);
+	float	   *scratch = palloc_extended(sizeof(float) * 2 * (Size) n, MCXT_ALLOC_HUGE);
 	uint32		(*pairs)[2] = palloc_extended(sizeof(uint32[2]) * (Size) n, MCXT_ALLOC_HUGE);
 	uint32		pb = GpuirListBlocks(want);
 	GpuirBlockHeader *dir = palloc_extended(sizeof(GpuirBlockHeader) * (Size) pb, MCXT_ALLOC_HUGE);

@@ -119,8 +119,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	off += MAXALIGN(sizeof(float4) * (Size) nparts * nitems * kmax);
 	req->counts_off = off;
 	off += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems);
-	req->rests_off = off;
-	memset(GpuirReqRests(req), 0, sizeof(float4) * (Size) nparts * nitems);
+	req->rests_off = off;		/* zeroed by each part's worker (prepare_request) */
 
 	memcpy(GpuirReqSegments(req), meta->segments, sizeof(GpuirSegmentData) * nseg);
 	items = GpuirReqItems(req);

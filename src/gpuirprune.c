@@ -64,6 +64,8 @@ GpuirPruneSelect(const uint32_t *tfs, const uint32_t *dls, uint32_t n, uint32_t 
 				 double k1, double b, double avgdl, uint8_t *keep, GpuirPruneRest *rest,
 				 float *scratch, uint32_t (*pairs)[2])
 {
+	float	   *w = scratch;	/* [n]: each posting's tf part */
+	float	   *sel = scratch + n;	/* [n]: the same, reordered by the selection */
 	float		cut;
 	uint32_t	above = 0;
 	uint32_t	at_cut;
@@ -73,22 +75,23 @@ GpuirPruneSelect(const uint32_t *tfs, const uint32_t *dls, uint32_t n, uint32_t 
 	if (want > n)
 		want = n;
 	for (uint32_t i = 0; i < n; i++)
-		scratch[i] = tf_part(tfs[i], dls[i], k1, b, avgdl);
-	cut = want > 0 ? select_kth(scratch, (int64_t) n, (int64_t) want - 1) : 0.0f;
+	{
+		w[i] = tf_part(tfs[i], dls[i], k1, b, avgdl);
+		sel[i] = w[i];
+	}
+	cut = want > 0 ? select_kth(sel, (int64_t) n, (int64_t) want - 1) : 0.0f;
 
 	/* every posting above the cut, then those at it in docID order */
 	for (uint32_t i = 0; i < n; i++)
-		if (want > 0 && tf_part(tfs[i], dls[i], k1, b, avgdl) > cut)
+		if (want > 0 && w[i] > cut)
 			above++;
 	at_cut = want - above;
 	for (uint32_t i = 0; i < n; i++)
 	{
-		float		w = tf_part(tfs[i], dls[i], k1, b, avgdl);
-
 		keep[i] = 0;
-		if (want > 0 && w > cut)
+		if (want > 0 && w[i] > cut)
 			keep[i] = 1;
-		else if (want > 0 && w == cut && at_cut > 0)
+		else if (want > 0 && w[i] == cut && at_cut > 0)
 		{
 			keep[i] = 1;
 			at_cut--;

@@ -59,7 +59,7 @@ typedef struct GpuirPruneRest
  * first in docID order among equal w at the cut), 0 for the others; *rest
  * receives pairs that dominate every posting left out.  k1, b and avgdl
  * (> 0) rank the postings; the rest bound holds for any constants.
- * scratch has room for n floats and pairs for n (tf, dl) pairs.  Returns
+ * scratch has room for 2n floats and pairs for n (tf, dl) pairs.  Returns
  * the postings kept (want).
  */
 extern uint32_t GpuirPruneSelect(const uint32_t *tfs, const uint32_t *dls, uint32_t n,

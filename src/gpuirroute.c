@@ -124,6 +124,14 @@ route_mode_class(GpuirMode mode)
 	return mode == GPUIR_MODE_OR ? 1 : 2;
 }
 
+/* route_cell_in: the cell of a query of this mode, k and postings in load class load */
+static GpuirRouteCell *
+route_cell_in(int load, GpuirMode mode, int k, uint64 postings)
+{
+	return &GpuirService->route[load][route_mode_class(mode)][k > 100 ? 1 : 0]
+		[gpuir_route_bucket(postings)];
+}
+
 /*
  * route_cell: the cell of a query of this backend's current search (its
  * load class), or NULL without the GPU service
@@ -133,8 +141,7 @@ route_cell(GpuirMode mode, int k, uint64 postings)
 {
 	if (GpuirService == NULL)
 		return NULL;
-	return &GpuirService->route[route_load][route_mode_class(mode)][k > 100 ? 1 : 0]
-		[gpuir_route_bucket(postings)];
+	return route_cell_in(route_load, mode, k, postings);
 }
 
 static float4
@@ -233,8 +240,7 @@ least_over_loads(GpuirMode mode, int k, uint64 postings, int what, float fallbac
 
 	for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
 	{
-		GpuirRouteCell *c = &GpuirService->route[l][route_mode_class(mode)][k > 100 ? 1 : 0]
-			[gpuir_route_bucket(postings)];
+		GpuirRouteCell *c = route_cell_in(l, mode, k, postings);
 
 		mean[l] = read_mean(&c->mean_us[what]);
 		samples[l] = pg_atomic_read_u32(&c->samples[what]);
@@ -336,15 +342,34 @@ GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us,
 #define GPUIR_ROUTE_CELLS \
 	(GPUIR_ROUTE_LOADS * GPUIR_ROUTE_MODES * GPUIR_ROUTE_KCLASSES * GPUIR_ROUTE_BUCKETS)
 
-/* route_cell_at: cell i of the table, 0 .. GPUIR_ROUTE_CELLS - 1 */
+/* where a cell lies in the table: load, mode and k classes, postings class */
+typedef struct RouteCellAt
+{
+	int			load;
+	int			mode;
+	int			kclass;
+	int			bucket;
+} RouteCellAt;
+
+/*
+ * route_cell_at: cell i of the table, 0 .. GPUIR_ROUTE_CELLS - 1 (its
+ * classes in *at when not NULL)
+ */
 static GpuirRouteCell *
-route_cell_at(int i)
+route_cell_at(int i, RouteCellAt *at)
 {
 	int			b = i % GPUIR_ROUTE_BUCKETS;
 	int			kc = (i / GPUIR_ROUTE_BUCKETS) % GPUIR_ROUTE_KCLASSES;
 	int			m = (i / (GPUIR_ROUTE_BUCKETS * GPUIR_ROUTE_KCLASSES)) % GPUIR_ROUTE_MODES;
 	int			l = i / (GPUIR_ROUTE_BUCKETS * GPUIR_ROUTE_KCLASSES * GPUIR_ROUTE_MODES);
 
+	if (at != NULL)
+	{
+		at->load = l;
+		at->mode = m;
+		at->kclass = kc;
+		at->bucket = b;
+	}
 	return &GpuirService->route[l][m][kc][b];
 }
 
@@ -357,7 +382,7 @@ GpuirRouteInit(void)
 	pg_atomic_init_u64(&GpuirService->route_observed_ns, 0);
 	for (int i = 0; i < GPUIR_ROUTE_CELLS; i++)
 	{
-		GpuirRouteCell *c = route_cell_at(i);
+		GpuirRouteCell *c = route_cell_at(i, NULL);
 
 		for (int d = 0; d < GPUIR_ROUTE_MEASURES; d++)
 		{
@@ -381,7 +406,7 @@ GpuirRouteTotals(GpuirRouteTotalsData *totals)
 	memset(totals, 0, sizeof(*totals));
 	for (int i = 0; i < GPUIR_ROUTE_CELLS; i++)
 	{
-		GpuirRouteCell *c = route_cell_at(i);
+		GpuirRouteCell *c = route_cell_at(i, NULL);
 
 		totals->to_cpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
 		totals->to_gpu += pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
@@ -477,36 +502,34 @@ gpuir_route(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (GpuirService == NULL)
 		return (Datum) 0;
-	for (int l = 0; l < GPUIR_ROUTE_LOADS; l++)
-		for (int m = 0; m < GPUIR_ROUTE_MODES; m++)
-			for (int kc = 0; kc < GPUIR_ROUTE_KCLASSES; kc++)
-				for (int b = 0; b < GPUIR_ROUTE_BUCKETS; b++)
-				{
-					GpuirRouteCell *c = &GpuirService->route[l][m][kc][b];
-					Datum		values[11];
-					bool		nulls[11] = {false};
-					uint32		nc = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
-					uint32		ng = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
-					uint64		rc = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
-					uint64		rg = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
+	for (int i = 0; i < GPUIR_ROUTE_CELLS; i++)
+	{
+		RouteCellAt at;
+		GpuirRouteCell *c = route_cell_at(i, &at);
+		Datum		values[11];
+		bool		nulls[11] = {false};
+		uint32		nc = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_CPU]);
+		uint32		ng = pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU]);
+		uint64		rc = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_CPU]);
+		uint64		rg = pg_atomic_read_u64(&c->routed[GPUIR_ROUTE_GPU]);
 
-					if (nc == 0 && ng == 0 && rc == 0 && rg == 0)
-						continue;
-					values[0] = CStringGetTextDatum(loads[l]);
-					values[1] = CStringGetTextDatum(modes[m]);
-					values[2] = CStringGetTextDatum(ks[kc]);
-					values[3] = Int64GetDatum(b == 0 ? 0 : ((int64) 1 << b) - 1);
-					values[4] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_CPU]));
-					nulls[4] = (nc == 0);
-					values[5] = Int64GetDatum((int64) nc);
-					values[6] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU]));
-					nulls[6] = (ng == 0);
-					values[7] = Int64GetDatum((int64) ng);
-					values[8] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]));
-					nulls[8] = (pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) == 0);
-					values[9] = Int64GetDatum((int64) rc);
-					values[10] = Int64GetDatum((int64) rg);
-					tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-				}
+		if (nc == 0 && ng == 0 && rc == 0 && rg == 0)
+			continue;
+		values[0] = CStringGetTextDatum(loads[at.load]);
+		values[1] = CStringGetTextDatum(modes[at.mode]);
+		values[2] = CStringGetTextDatum(ks[at.kclass]);
+		values[3] = Int64GetDatum(at.bucket == 0 ? 0 : ((int64) 1 << at.bucket) - 1);
+		values[4] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_CPU]));
+		nulls[4] = (nc == 0);
+		values[5] = Int64GetDatum((int64) nc);
+		values[6] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU]));
+		nulls[6] = (ng == 0);
+		values[7] = Int64GetDatum((int64) ng);
+		values[8] = Float8GetDatum(read_mean(&c->mean_us[GPUIR_ROUTE_GPU_CPU]));
+		nulls[8] = (pg_atomic_read_u32(&c->samples[GPUIR_ROUTE_GPU_CPU]) == 0);
+		values[9] = Int64GetDatum((int64) rc);
+		values[10] = Int64GetDatum((int64) rg);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }

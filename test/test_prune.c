@@ -65,7 +65,7 @@ test_select(void)
 		uint32_t   *dls = malloc(sizeof(uint32_t) * n);
 		uint32_t   *docs = malloc(sizeof(uint32_t) * n);
 		uint8_t    *keep = malloc(n);
-		float	   *scratch = malloc(sizeof(float) * n);
+		float	   *scratch = malloc(sizeof(float) * 2 * n);
 		uint32_t	(*pairs)[2] = malloc(sizeof(uint32_t[2]) * n);
 		GpuirBlockHeader *dir = malloc(sizeof(GpuirBlockHeader) * GpuirListBlocks(n));
 		uint8_t    *payload = malloc((size_t) GpuirListBlocks(n) * GPUIR_BLOCK_MAX_BYTES);
@@ -325,7 +325,7 @@ test_protocol(void)
 		if (c < 1000)
 			continue;			/* short lists stay whole */
 		l->keep = malloc(c);
-		scratch = malloc(sizeof(float) * c);
+		scratch = malloc(sizeof(float) * 2 * c);
 		pairs = malloc(sizeof(uint32_t[2]) * c);
 		dls = malloc(sizeof(uint32_t) * c);
 		for (uint32_t i = 0; i < c; i++)
