@@ -119,7 +119,13 @@ SELECT * FROM pr_check(0.7, ARRAY[10, 100]);
 -- deletes, VACUUM, a merge of every segment and the buffer
 DELETE FROM pr WHERE id % 7 = 3;
 VACUUM pr;
+-- gpuir.debug_rescore: each CPU search in or/wand/bmw also scores every
+-- document again through the rescoring of a GPU search over pruned lists
+-- (GpuirQueryScoreDocs), which must give the same top-k (else an error):
+-- here with priors, VACUUM's deleted bitmaps and the rows inserted since the build
+SET gpuir.debug_rescore = on;
 SELECT * FROM pr_check(0.7, ARRAY[10]);
+RESET gpuir.debug_rescore;
 SELECT gpuir_merge('pr_prior');
 SELECT gpuir_merge('pr_plain');
 SELECT * FROM pr_check(0.7, ARRAY[10, 100]);

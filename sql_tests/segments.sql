@@ -74,7 +74,11 @@ VACUUM sg_docs;
 SELECT gpuir_verify('sg_cap');
 SELECT s.docs = o.docs AS docs, s.segments BETWEEN 7 AND 12 AS segments
 FROM gpuir_index_info('sg_cap') s, gpuir_index_info('sg_one') o;
+-- with each or/bmw search checked against every document rescored
+-- (gpuir.debug_rescore: the rescoring of a GPU search over pruned lists)
+SET gpuir.debug_rescore = on;
 SELECT * FROM sg_compare('sg_cap');
+RESET gpuir.debug_rescore;
 
 -- a full merge cuts every document into ceil(N / cap) pieces
 SELECT gpuir_merge('sg_cap');

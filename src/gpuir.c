@@ -26,6 +26,7 @@ bool		gpuir_rank_under_rls = true;
 int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
 int			gpuir_doclength_cache = GPUIR_DEFAULT_DOCLENGTH_CACHE;
 int			gpuir_taat_max_postings = GPUIR_DEFAULT_TAAT_MAX_POSTINGS;
+bool		gpuir_debug_rescore = false;
 int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
@@ -135,6 +136,11 @@ _PG_init(void)
 							"In modes or, wand and bmw, lists this short are scored term at a time into score accumulators (with MaxScore's skipping of the non-essential lists once there is a threshold), which costs less than document-at-a-time skipping when there is little to skip; results are the same. It needs the segment's document lengths to fit in gpuir.doclength_cache. 0 always uses the mode's own algorithm.",
 							&gpuir_taat_max_postings, GPUIR_DEFAULT_TAAT_MAX_POSTINGS, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuir.debug_rescore",
+							 "Developer option: check the CPU engine's rescoring of given documents against its own searches.",
+							 "After each CPU-engine query in modes or, wand and bmw, every document of every segment is scored again through the path that rescores a GPU search over pruned lists, and the top-k must be the same (else an error). It scores the whole index: for tests only.",
+							 &gpuir_debug_rescore, false,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",
 							 "Where gpuir queries run: auto, gpu or cpu.",
 							 "auto sends each query to the device a cost model of recent query times expects to answer it first (queries whose lists hold fewer than gpuir.gpu_min_postings postings stay on the CPU while the cores are not oversubscribed).",

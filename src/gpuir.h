@@ -519,6 +519,7 @@ typedef struct GpuirFreeList
 extern int	gpuir_insert_buffer_limit;
 extern int	gpuir_doclength_cache;
 extern int	gpuir_taat_max_postings;
+extern bool gpuir_debug_rescore;
 extern bool gpuir_rank_under_rls;
 extern bool GpuirIsGpuirIndex(Relation rel);
 extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);

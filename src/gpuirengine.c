@@ -1713,7 +1713,8 @@ run_cursors(GpuirQuery *q, int s, GpuirMode mode, bool taat, DocLens *lens)
  * order, the prior, the deleted bitmap), so that the heap takes those that
  * belong in it.  For the candidates of a search the GPU ran over pruned
  * lists (gpuirprune.h), whose scores were partial: each list is walked
- * forward once, a block decoded only where a candidate falls in it.  Raises
+ * forward once, a block decoded only where a candidate falls in it
+ * (checked without a GPU by gpuir.debug_rescore, rescore_check).  Raises
  * ERRCODE_INDEX_CORRUPTED for a docID past the segment's end, and the
  * list readers' errors.
  */
@@ -2646,6 +2647,64 @@ segment_order_cmp(const void *a, const void *b)
 }
 
 /*
+ * rescore_check: gpuir.debug_rescore's check of a query that mode (or,
+ * wand, bmw) has just answered: every document of every segment is scored
+ * again through GpuirQueryScoreDocs (run_docs, the path that rescores the
+ * candidates of a GPU search over pruned lists, which only a GPU otherwise
+ * takes), the insert buffer as before; that top-k, an exhaustive
+ * document-at-a-time reference, must hold the same TIDs and score bits.
+ * Raises XX000 when it does not; q's heap is left as the mode made it.
+ */
+static void
+rescore_check(GpuirQuery *q, GpuirMode mode)
+{
+	int			n = q->nheap;
+	GpuirResult *made = palloc(sizeof(GpuirResult) * Max(n, 1));
+	GpuirResult *want = palloc(sizeof(GpuirResult) * Max(n, 1));
+	GpuirResult *got;
+	int			ngot;
+
+	memcpy(made, q->topk, sizeof(GpuirResult) * n);
+	memcpy(want, made, sizeof(GpuirResult) * n);
+	sort_results(want, n);
+	q->nheap = 0;
+	for (uint32 s = 0; s < q->meta.nsegments; s++)
+	{
+		uint32		ndocs = q->meta.segments[s].ndocs;
+		uint32	   *all = palloc_extended(sizeof(uint32) * Max(ndocs, 1), MCXT_ALLOC_HUGE);
+
+		for (uint32 d = 0; d < ndocs; d++)
+			all[d] = d;
+		GpuirQueryScoreDocs(q, (int) s, all, (int) ndocs);
+		pfree(all);
+	}
+	GpuirQueryRunBuffer(q, mode);
+	ngot = q->nheap;
+	got = palloc(sizeof(GpuirResult) * Max(ngot, 1));
+	memcpy(got, q->topk, sizeof(GpuirResult) * ngot);
+	sort_results(got, ngot);
+	for (int i = 0; i < Max(n, ngot); i++)
+		if (i >= n || i >= ngot || got[i].score != want[i].score ||
+			!ItemPointerEquals(&got[i].tid, &want[i].tid))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("gpuir: rescoring every document gave another top-k than the search (gpuir.debug_rescore)"),
+					 errdetail("Result %d of %d / %d: (%u,%u) %.9g against (%u,%u) %.9g.",
+							   i + 1, ngot, n,
+							   i < ngot ? ItemPointerGetBlockNumberNoCheck(&got[i].tid) : 0,
+							   i < ngot ? ItemPointerGetOffsetNumberNoCheck(&got[i].tid) : 0,
+							   i < ngot ? (double) got[i].score : 0.0,
+							   i < n ? ItemPointerGetBlockNumberNoCheck(&want[i].tid) : 0,
+							   i < n ? ItemPointerGetOffsetNumberNoCheck(&want[i].tid) : 0,
+							   i < n ? (double) want[i].score : 0.0)));
+	memcpy(q->topk, made, sizeof(GpuirResult) * n);
+	q->nheap = n;
+	pfree(made);
+	pfree(want);
+	pfree(got);
+}
+
+/*
  * GpuirQueryRunAll: the CPU engine in mode over every segment and the
  * buffer.  The pruning modes (AND, WAND, BMW) visit the segments in
  * descending order of their bound (segment_bound with the segment's
@@ -2695,6 +2754,9 @@ GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode)
 		pfree(order);
 	}
 	GpuirQueryRunBuffer(q, mode);
+	if (gpuir_debug_rescore &&
+		(mode == GPUIR_MODE_OR || mode == GPUIR_MODE_WAND || mode == GPUIR_MODE_BMW))
+		rescore_check(q, mode);
 }
 
 /* ---------- query words: tokenized text, or lexemes with prefixes expanded ---------- */

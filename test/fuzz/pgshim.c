@@ -930,6 +930,7 @@ int			gpuir_device = GPUIR_DEVICE_CPU;
 int			gpuir_gpu_min_postings = 0;
 int			gpuir_doclength_cache = 0;	/* the page readers read every length from pages */
 int			gpuir_taat_max_postings = 0;	/* document at a time (run_taat needs the lengths' copy) */
+bool		gpuir_debug_rescore = false;	/* no check of the rescoring */
 GpuirServiceShared *GpuirService = NULL;
 
 #define NOT_EMULATED(what) shim_fail("%s called: not emulated for the page readers", what)
