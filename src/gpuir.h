@@ -495,7 +495,8 @@ typedef struct GpuirListCursor
 	uint32		ndecoded;		/* blocks decoded so far */
 	uint32		docs[GPUIR_BLOCK_SIZE];
 	uint32		tfs[GPUIR_BLOCK_SIZE];
-	uint8		enc[GPUIR_BLOCK_MAX_BYTES];
+	/* the block's bytes, then GpuirCodecDecodePadded's slop */
+	uint8		enc[GPUIR_BLOCK_MAX_BYTES + GPUIR_CODEC_SLOP];
 	GpuirCodecTfReader tfr;		/* enc's tf section */
 	GpuirStreamReader payload;
 } GpuirListCursor;

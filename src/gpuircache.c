@@ -1038,7 +1038,7 @@ prune_build(GpuirPartial *p, const TransitList *l, const char *image,
 
 		why = GpuirListDecodeBlock(enc + from, to - from,
 								   blk > 0 ? l->dir[blk - 1].last_docid : GPUIR_FIRST_PREV_DOCID,
-								   &l->dir[blk], expect, docs + pos, tfs + pos);
+								   &l->dir[blk], expect, docs + pos, tfs + pos, 0);
 		if (why != NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),

@@ -20,6 +20,15 @@
 #define GPUIR_CODEC_SSE2 1
 #include <emmintrin.h>
 #endif
+/*
+ * AVX2 unpackers on x86-64 with GCC or clang, compiled for AVX2 whatever
+ * -march the server was built with and chosen at run time (unpack_avx2);
+ * not with GPUIR_CODEC_NO_SIMD
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GPUIR_CODEC_NO_SIMD)
+#define GPUIR_CODEC_AVX2 1
+#include <immintrin.h>
+#endif
 
 /* bytes of a section of n values of width w with e exceptions of width h */
 static inline size_t
@@ -208,7 +217,7 @@ GpuirCodecBlockBytes(const uint8_t *in, size_t len)
  * and a mask (the scalar unpackers of Lemire & Boytsov, "Decoding billions
  * of integers per second through vectorization", 2015, section 4).  Every
  * load reads 8 bytes from value i's first byte: the caller passes only groups
- * whose loads stay inside the section's words.
+ * whose loads stay inside readable bytes (UNPACK_REACH).
  */
 #define UNPACK_ONE(W, i) \
 	do { \
@@ -242,25 +251,114 @@ static void (*const unpack_groups[33]) (const uint8_t *words, int groups, uint32
 	unpack_w22, unpack_w23, unpack_w24, unpack_w25, unpack_w26, unpack_w27, unpack_w28,
 	unpack_w29, unpack_w30, unpack_w31, unpack_w32
 };
+
+/* the bytes from a group's start that its scalar loads reach: (7 w) / 8 + 8 */
+#define UNPACK_REACH_SCALAR(w)	((size_t) (7 * (w)) / 8 + 8)
+
+#ifdef GPUIR_CODEC_AVX2
+/*
+ * AVX2 unpacking of the values up to UNPACK_AVX2_MAX_W bits wide, 8 values
+ * (one group, w bytes) an iteration: the 16 bytes from the group's start
+ * and the 16 from its byte w / 2 (where value 4 starts) are the two
+ * 128-bit lanes; one byte shuffle puts each value's 4 bytes into its 32-bit
+ * lane (value j starts at byte (j w) / 8 at bit (j w) % 8, and with w <= 25
+ * its bits lie within those 4 bytes), a shift by lane and a mask finish it.
+ * The horizontal layout's counterpart of Lemire & Boytsov's SIMD unpackers
+ * (section 5), as in Willhalm et al., "SIMD-scan" (VLDB 2009).  The
+ * shuffles and shifts by width are compile-time tables.  Runs only where
+ * the CPU has AVX2 (__builtin_cpu_supports, checked at each call: a load
+ * and a test).
+ */
+#define UNPACK_AVX2_MAX_W	25
+/* the bytes from a group's start that its AVX2 loads reach: w / 2 + 16 */
+#define UNPACK_REACH_AVX2(w)	((size_t) (w) / 2 + 16)
+
+/* byte k (0..3) of value j's 32-bit lane: its offset in j's 128-bit lane */
+#define AVX2_SB(w, j, k)	((uint8_t) (((j) * (w)) / 8 - ((j) / 4) * ((w) / 2) + (k)))
+#define AVX2_SV(w, j)		AVX2_SB(w, j, 0), AVX2_SB(w, j, 1), AVX2_SB(w, j, 2), AVX2_SB(w, j, 3)
+#define AVX2_SHUF(w) \
+	{ AVX2_SV(w, 0), AVX2_SV(w, 1), AVX2_SV(w, 2), AVX2_SV(w, 3), \
+	  AVX2_SV(w, 4), AVX2_SV(w, 5), AVX2_SV(w, 6), AVX2_SV(w, 7) }
+#define AVX2_SHIFT(w) \
+	{ 0, (w) % 8, (2 * (w)) % 8, (3 * (w)) % 8, (4 * (w)) % 8, (5 * (w)) % 8, \
+	  (6 * (w)) % 8, (7 * (w)) % 8 }
+#define AVX2_ROWS(X) \
+	X(0), X(1), X(2), X(3), X(4), X(5), X(6), X(7), X(8), X(9), X(10), X(11), X(12), \
+	X(13), X(14), X(15), X(16), X(17), X(18), X(19), X(20), X(21), X(22), X(23), X(24), X(25)
+
+static const uint8_t avx2_shuf[UNPACK_AVX2_MAX_W + 1][32] __attribute__((aligned(32))) = {
+	AVX2_ROWS(AVX2_SHUF)
+};
+static const uint32_t avx2_shift[UNPACK_AVX2_MAX_W + 1][8] __attribute__((aligned(32))) = {
+	AVX2_ROWS(AVX2_SHIFT)
+};
+
+__attribute__((target("avx2")))
+static void
+unpack_avx2(const uint8_t *words, int groups, uint32_t *vals, int w)
+{
+	const __m256i shuf = _mm256_load_si256((const __m256i *) avx2_shuf[w]);
+	const __m256i shift = _mm256_load_si256((const __m256i *) avx2_shift[w]);
+	const __m256i mask = _mm256_set1_epi32((int) ((1u << w) - 1));
+	const size_t half = (size_t) w / 2;
+
+	for (int g = 0; g < groups; g++)
+	{
+		const uint8_t *p = words + (size_t) g * w;
+		__m256i		v;
+
+		v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) p)),
+									_mm_loadu_si128((const __m128i *) (p + half)), 1);
+		v = _mm256_shuffle_epi8(v, shuf);
+		v = _mm256_srlv_epi32(v, shift);
+		_mm256_storeu_si256((__m256i *) (vals + 8 * g), _mm256_and_si256(v, mask));
+	}
+}
+
+/* whether w bits wide values are unpacked with AVX2 here */
+static inline int
+use_avx2(int w)
+{
+	return w <= UNPACK_AVX2_MAX_W && __builtin_cpu_supports("avx2");
+}
+#endif							/* GPUIR_CODEC_AVX2 */
+
+/* the first groups 8-value groups of words, w bits each, into vals */
+static inline void
+unpack_some(const uint8_t *words, int groups, uint32_t *vals, int w, int avx2)
+{
+#ifdef GPUIR_CODEC_AVX2
+	if (avx2)
+	{
+		unpack_avx2(words, groups, vals, w);
+		return;
+	}
+#endif
+	(void) avx2;
+	unpack_groups[w] (words, groups, vals);
+}
 #endif
 
 /*
  * unpack: the n values (n <= GPUIR_BLOCK_SIZE) of a section's words, w bits
  * each, into vals.  On a little-endian machine (the format's byte order)
- * each value is one unaligned 64-bit load, shift and mask: value i starts
- * at bit i w, so its bits lie within the 8 bytes from byte (i w) / 8.  The
- * groups of 8 values whose loads stay inside the section's words are
- * unpacked in place (unpack_w<w>); the rest from a zero-padded copy of the
- * words' tail, the last partial group into a scratch array.  Elsewhere,
- * value by value (GpuirCodecUnpackOne).
+ * groups of 8 values are unpacked with wide unaligned loads (unpack_avx2 or
+ * unpack_w<w>), which read up to UNPACK_REACH bytes from a group's start.
+ * With padded, GPUIR_CODEC_SLOP readable bytes follow the words (whatever
+ * comes after them in the block, then the caller's slop), and every group
+ * is unpacked in place, the last one writing up to vals[8 ceil(n / 8) - 1].
+ * Otherwise the groups whose loads stay inside the words are unpacked in
+ * place and the rest from a zero-padded copy of the words' tail, the last
+ * partial group into a scratch array.  Elsewhere, value by value
+ * (GpuirCodecUnpackOne).
  */
 static inline void
-unpack(const uint8_t *words, int n, int w, uint32_t *vals)
+unpack(const uint8_t *words, int n, int w, uint32_t *vals, int padded)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	const size_t wbytes = 4 * (((size_t) n * w + 31) / 32);
-	/* group g's last load ends at g w + (7 w) / 8 + 8 <= wbytes */
-	const size_t glast = (size_t) (7 * w) / 8 + 8;
+	int			avx2 = 0;
+	size_t		reach;
 	int			groups;
 	int			i;
 
@@ -269,16 +367,36 @@ unpack(const uint8_t *words, int n, int w, uint32_t *vals)
 		memset(vals, 0, sizeof(uint32_t) * n);
 		return;
 	}
-	groups = wbytes < glast ? 0 : (int) ((wbytes - glast) / (size_t) w + 1);
+#ifdef GPUIR_CODEC_AVX2
+	avx2 = use_avx2(w);
+#endif
+	/*
+	 * padded: the last group starts at most (n - 1) w / 8 bytes in and
+	 * reaches at most (7 w) / 8 + 8 or w / 2 + 16 bytes further, so at most
+	 * 6 w / 8 + 8 <= 32 bytes after byte n w / 8 <= wbytes
+	 */
+	if (padded)
+	{
+		unpack_some(words, (n + 7) / 8, vals, w, avx2);
+		return;
+	}
+	reach = UNPACK_REACH_SCALAR(w);
+#ifdef GPUIR_CODEC_AVX2
+	if (avx2 && UNPACK_REACH_AVX2(w) > reach)
+		reach = UNPACK_REACH_AVX2(w);
+#endif
+	/* group g's loads end at g w + reach <= wbytes */
+	groups = wbytes < reach ? 0 : (int) ((wbytes - reach) / (size_t) w + 1);
 	if (groups > n / 8)
 		groups = n / 8;
-	unpack_groups[w] (words, groups, vals);
+	unpack_some(words, groups, vals, w, avx2);
 	i = 8 * groups;
 	if (i < n)
 	{
 		/*
-		 * fewer than glast (<= 36) bytes are left, and a group reads at
-		 * most glast bytes from its start: all inside tail
+		 * fewer than reach (<= 36) bytes are left after group groups - 1's
+		 * start + w, and a group reads at most reach bytes from its start:
+		 * all inside tail
 		 */
 		const size_t first = (size_t) groups * w;
 		const int	whole = (n - i) / 8;
@@ -286,29 +404,30 @@ unpack(const uint8_t *words, int n, int w, uint32_t *vals)
 		uint32_t	last[8];
 
 		memcpy(tail, words + first, wbytes - first);
-		unpack_groups[w] (tail, whole, vals + i);
+		unpack_some(tail, whole, vals + i, w, avx2);
 		i += 8 * whole;
 		if (i < n)
 		{
-			unpack_groups[w] (tail + (size_t) whole * w, 1, last);
+			unpack_some(tail + (size_t) whole * w, 1, last, w, avx2);
 			memcpy(vals + i, last, sizeof(uint32_t) * (n - i));
 		}
 	}
 #else
+	(void) padded;
 	for (int i = 0; i < n; i++)
 		vals[i] = GpuirCodecUnpackOne(words, i, w);
 #endif
 }
 
 /* unpack and patch one validated section into vals[0..n) */
-static int
-decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals)
+static inline int
+decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals, int padded)
 {
 	const uint8_t *pos = sec + 4 * (((size_t) n * w + 31) / 32);
 	const uint8_t *high = pos + (((size_t) e + 3) & ~(size_t) 3);
 	int			last = -1;
 
-	unpack(sec, n, w, vals);
+	unpack(sec, n, w, vals, padded);
 	for (int j = 0; j < e; j++)
 	{
 		if (pos[j] >= n || (int) pos[j] <= last)
@@ -321,16 +440,20 @@ decode_section(const uint8_t *sec, int n, int w, int e, int h, uint32_t *vals)
 
 /*
  * gaps_to_docids: turn the n d-gaps (each docID minus its predecessor,
- * minus 1) in vals into docIDs after prev_docid (GPUIR_FIRST_PREV_DOCID: the
- * first docID is its gap).  GPUIR_CODEC_CORRUPT when a docID would reach
- * GPUIR_FIRST_PREV_DOCID: the gaps' sum is taken in 64 bits, so the 32-bit
- * prefix sums (four at a time with SSE2: two shifted adds, then the carry)
- * cannot have wrapped when it passes.
+ * minus 1) in vals, each below 2^bits, into docIDs after prev_docid
+ * (GPUIR_FIRST_PREV_DOCID: the first docID is its gap).
+ * GPUIR_CODEC_CORRUPT when a docID would reach GPUIR_FIRST_PREV_DOCID.
+ * When even n gaps of 2^bits - 1 cannot get there (the common case: a
+ * segment's docIDs are far below 2^32 and gaps far below 2^32 / 128), the
+ * 32-bit prefix sums (four at a time with SSE2: two shifted adds, then the
+ * carry) cannot wrap; otherwise the gaps' sum is taken in 64 bits beside
+ * them, so that when it passes they have not wrapped.
  */
-static int
-gaps_to_docids(uint32_t *vals, int n, uint32_t prev_docid)
+static inline int
+gaps_to_docids(uint32_t *vals, int n, uint32_t prev_docid, int bits)
 {
 	int64_t		start = (prev_docid == GPUIR_FIRST_PREV_DOCID) ? -1 : (int64_t) prev_docid;
+	const int	checked = start + ((int64_t) n << bits) < (int64_t) GPUIR_FIRST_PREV_DOCID;
 	uint64_t	gaps = 0;
 	uint32_t	cur = prev_docid;	/* mod 2^32: FIRST_PREV + gap + 1 = gap */
 	int			i = 0;
@@ -347,8 +470,11 @@ gaps_to_docids(uint32_t *vals, int n, uint32_t prev_docid)
 			__m128i		g = _mm_loadu_si128((const __m128i *) (vals + i));
 			__m128i		v = _mm_add_epi32(g, one);
 
-			sum = _mm_add_epi64(sum, _mm_unpacklo_epi32(g, zero));
-			sum = _mm_add_epi64(sum, _mm_unpackhi_epi32(g, zero));
+			if (!checked)
+			{
+				sum = _mm_add_epi64(sum, _mm_unpacklo_epi32(g, zero));
+				sum = _mm_add_epi64(sum, _mm_unpackhi_epi32(g, zero));
+			}
 			v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
 			v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
 			v = _mm_add_epi32(v, carry);
@@ -371,15 +497,18 @@ gaps_to_docids(uint32_t *vals, int n, uint32_t prev_docid)
 		cur += vals[i] + 1;
 		vals[i] = cur;
 	}
+	if (checked)
+		return GPUIR_CODEC_OK;
 	/* docIDs rise, so the last is checked for all (no 64-bit overflow) */
 	if (start + (int64_t) gaps + n >= (int64_t) GPUIR_FIRST_PREV_DOCID)
 		return GPUIR_CODEC_CORRUPT;
 	return GPUIR_CODEC_OK;
 }
 
-int
-GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
-				 uint32_t *docids, uint32_t *tfs)
+/* GpuirCodecDecode and GpuirCodecDecodePadded (padded: GPUIR_CODEC_SLOP) */
+static inline int
+decode_block(const uint8_t *in, size_t len, uint32_t prev_docid,
+			 uint32_t *docids, uint32_t *tfs, int padded)
 {
 	long		total = GpuirCodecBlockBytes(in, len);
 	int			n;
@@ -394,9 +523,12 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 
 	if (docids)
 	{
-		if (decode_section(gsec, n, in[1], in[2], in[3], docids) != GPUIR_CODEC_OK)
+		/* a gap is below 2^(w + h) with exceptions (w + h <= 32), else 2^w */
+		int			bits = in[1] + (in[2] > 0 ? in[3] : 0);
+
+		if (decode_section(gsec, n, in[1], in[2], in[3], docids, padded) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
-		if (gaps_to_docids(docids, n, prev_docid) != GPUIR_CODEC_OK)
+		if (gaps_to_docids(docids, n, prev_docid, bits) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
 	}
 	if (tfs)
@@ -404,7 +536,7 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 		uint32_t	wrapped = 0;
 		int			i = 0;
 
-		if (decode_section(tsec, n, in[4], in[5], in[6], tfs) != GPUIR_CODEC_OK)
+		if (decode_section(tsec, n, in[4], in[5], in[6], tfs, padded) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
 #ifdef GPUIR_CODEC_SSE2
 		for (; i + 4 <= n; i += 4)
@@ -426,6 +558,19 @@ GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 	return n;
 }
 
+int
+GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
+				 uint32_t *docids, uint32_t *tfs)
+{
+	return decode_block(in, len, prev_docid, docids, tfs, 0);
+}
+
+int
+GpuirCodecDecodePadded(const uint8_t *in, size_t len, uint32_t prev_docid,
+					   uint32_t *docids, uint32_t *tfs)
+{
+	return decode_block(in, len, prev_docid, docids, tfs, 1);
+}
 void
 GpuirCodecTfReaderInit(const uint8_t *in, GpuirCodecTfReader *r)
 {
@@ -469,7 +614,7 @@ GpuirCodecCheckTf(const uint8_t *in)
 	{
 		uint32_t	tfs[GPUIR_BLOCK_SIZE];
 
-		if (decode_section(tsec, n, w, e, h, tfs) != GPUIR_CODEC_OK)
+		if (decode_section(tsec, n, w, e, h, tfs, 0) != GPUIR_CODEC_OK)
 			return GPUIR_CODEC_CORRUPT;
 		for (int i = 0; i < n; i++)
 			if (tfs[i] == UINT32_MAX)

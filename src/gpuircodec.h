@@ -81,6 +81,24 @@ extern int	GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 							 uint32_t *docids, uint32_t *tfs);
 
 /*
+ * GPUIR_CODEC_SLOP: the bytes after a block that GpuirCodecDecodePadded may
+ * load.  Its unpackers load whole groups of 8 values with wide unaligned
+ * loads (a group's loads end at most 32 bytes after the words of its
+ * section); none of those bytes reaches an output.
+ */
+#define GPUIR_CODEC_SLOP		32
+
+/*
+ * GpuirCodecDecodePadded: GpuirCodecDecode for a block whose buffer holds
+ * GPUIR_CODEC_SLOP readable bytes after in[len - 1] (their values do not
+ * matter), so that no section's last values are unpacked from a copy.  The
+ * same checks and the same outputs; docids[n..128) and tfs[n..128) may be
+ * overwritten.  The query cursors' decoder (gpuirlistread.c).
+ */
+extern int	GpuirCodecDecodePadded(const uint8_t *in, size_t len, uint32_t prev_docid,
+								   uint32_t *docids, uint32_t *tfs);
+
+/*
  * GpuirCodecBlockBytes: the encoded length of the block at in[0..len), from
  * its header, or GPUIR_CODEC_CORRUPT.
  */

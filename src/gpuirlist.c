@@ -100,7 +100,7 @@ GpuirListCheckEncoded(const uint8_t *out, size_t len, uint32_t prev_docid,
 
 	if (len % 4 != 0 || len > GPUIR_BLOCK_MAX_BYTES)
 		return "block length is not a multiple of 4 within the maximum";
-	why = GpuirListDecodeBlock(out, (uint32_t) len, prev_docid, bh, n, d, t);
+	why = GpuirListDecodeBlock(out, (uint32_t) len, prev_docid, bh, n, d, t, 0);
 	if (why != NULL)
 		return why;
 	for (int j = 0; j < n; j++)
@@ -146,13 +146,15 @@ GpuirListCheckHeader(const GpuirBlockHeader *bh, const GpuirBlockHeader *prev,
 
 const char *
 GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32_t prev_docid,
-					 const GpuirBlockHeader *bh, int expect, uint32_t *docs, uint32_t *tfs)
+					 const GpuirBlockHeader *bh, int expect, uint32_t *docs, uint32_t *tfs,
+					 int padded)
 {
 	int			n;
 
 	if (GpuirCodecBlockBytes(enc, len) != (long) len)
 		return "block length differs from the block directory's";
-	n = GpuirCodecDecode(enc, len, prev_docid, docs, tfs);
+	n = padded ? GpuirCodecDecodePadded(enc, len, prev_docid, docs, tfs) :
+		GpuirCodecDecode(enc, len, prev_docid, docs, tfs);
 	if (n < 0 || (tfs == NULL && GpuirCodecCheckTf(enc) != GPUIR_CODEC_OK))
 		return "posting block does not decode";
 	if (n != expect)

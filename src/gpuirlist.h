@@ -186,11 +186,14 @@ extern const char *GpuirListCheckHeader(const GpuirBlockHeader *bh, const GpuirB
  * own header gives exactly len bytes, it decodes to expect postings whose
  * last docID is bh's, and its tf section is sound (so GpuirCodecTf may read
  * it).  docs (room for 128) receives the docIDs; tfs, when not NULL, the
- * tfs.  Returns NULL or what is wrong.
+ * tfs.  With padded, enc has GPUIR_CODEC_SLOP readable bytes after the
+ * block and docs and tfs room for 128 each (GpuirCodecDecodePadded, the
+ * faster decoder); without, docs and tfs need room for expect postings
+ * only.  Returns NULL or what is wrong.
  */
 extern const char *GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32_t prev_docid,
 										const GpuirBlockHeader *bh, int expect,
-										uint32_t *docs, uint32_t *tfs);
+										uint32_t *docs, uint32_t *tfs, int padded);
 
 /* ---------- scoring ---------- */
 

@@ -132,7 +132,8 @@ GpuirListOpen(GpuirListCursor *c, Relation index, const GpuirSegmentData *seg,
  * GpuirListDecode: decode block blk (0-based within the list) into c->docs,
  * and into c->tfs when with_tfs (else its tfs are read one at a time with
  * GpuirListTf); returns its number of postings.  The block's bytes stay in
- * c->enc.  A block already decoded is not decoded again.
+ * c->enc, which has GPUIR_CODEC_SLOP bytes after them for
+ * GpuirCodecDecodePadded.  A block already decoded is not decoded again.
  */
 int
 GpuirListDecode(GpuirListCursor *c, uint32 blk, bool with_tfs)
@@ -150,7 +151,7 @@ GpuirListDecode(GpuirListCursor *c, uint32 blk, bool with_tfs)
 	why = GpuirListDecodeBlock(c->enc, len,
 							   blk > 0 ? c->dir[blk - 1].last_docid : GPUIR_FIRST_PREV_DOCID,
 							   &c->dir[blk], GpuirListBlockPostings(c->npostings, blk),
-							   c->docs, with_tfs ? c->tfs : NULL);
+							   c->docs, with_tfs ? c->tfs : NULL, 1);
 	if (why != NULL)
 		list_corrupt(c, blk, why);
 	if (!with_tfs)

@@ -19,6 +19,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * padded_same: GpuirCodecDecodePadded on a heap copy of buf[0..len) followed
+ * by GPUIR_CODEC_SLOP bytes of noise (valgrind or ASan catch a read past
+ * them) returns what GpuirCodecDecode on buf does, with the same postings,
+ * decoding both sections or either alone, and for every truncation; returns
+ * 1 when it does
+ */
+static int
+padded_same(const uint8_t *buf, size_t len, uint32_t prev)
+{
+	uint8_t    *pad = malloc(len + GPUIR_CODEC_SLOP);
+	int			ok = 1;
+
+	memcpy(pad, buf, len);
+	for (int i = 0; i < GPUIR_CODEC_SLOP; i++)
+		pad[len + i] = (uint8_t) rnd();
+	for (size_t cut = len + 1; ok && cut-- > 0;)
+		for (int what = 0; ok && what < 3; what++)
+		{
+			uint32_t	d1[GPUIR_BLOCK_SIZE],
+						t1[GPUIR_BLOCK_SIZE],
+						d2[GPUIR_BLOCK_SIZE],
+						t2[GPUIR_BLOCK_SIZE];
+			int			r1 = GpuirCodecDecode(buf, cut, prev, what != 2 ? d1 : NULL,
+											  what != 1 ? t1 : NULL);
+			int			r2 = GpuirCodecDecodePadded(pad, cut, prev, what != 2 ? d2 : NULL,
+													what != 1 ? t2 : NULL);
+
+			if (r1 != r2)
+				ok = 0;
+			for (int i = 0; ok && i < r1; i++)
+				if ((what != 2 && d1[i] != d2[i]) || (what != 1 && t1[i] != t2[i]))
+					ok = 0;
+		}
+	free(pad);
+	return ok;
+}
+
 /* round-trip one block; returns 1 on success */
 static int
 roundtrip(const uint32_t *docids, const uint32_t *tfs, int n, uint32_t prev)
@@ -41,7 +79,7 @@ roundtrip(const uint32_t *docids, const uint32_t *tfs, int n, uint32_t prev)
 	for (size_t cut = 0; cut < len; cut++)
 		if (GpuirCodecDecode(buf, cut, prev, d, t) != GPUIR_CODEC_CORRUPT)
 			return 0;
-	return 1;
+	return padded_same(buf, len, prev);
 }
 
 /*
@@ -179,6 +217,8 @@ main(void)
 		r = GpuirCodecDecode(buf, len, GPUIR_FIRST_PREV_DOCID, d, t);
 		if (r != GPUIR_CODEC_CORRUPT && (r < 1 || r > GPUIR_BLOCK_SIZE))
 			check(0, "corrupt block decoded to an impossible count");
+		else if (iter % 8 == 0 && !padded_same(buf, len, GPUIR_FIRST_PREV_DOCID))
+			check(0, "the padded decoder differs on a corrupt block");
 		else
 			passed++;
 	}
@@ -245,7 +285,40 @@ main(void)
 		}
 		check(GpuirCodecDecode(blk, GPUIR_BLOCK_HEADER + 4 * n, prev, d, NULL) == GPUIR_CODEC_CORRUPT,
 			  "a d-gap of 2^32 - 1 rejected");
+		check(padded_same(blk, GPUIR_BLOCK_HEADER + 4 * n, prev),
+			  "the padded decoder rejects it too");
 	}
+
+	/*
+	 * every width of packed values (the unpackers by width: AVX2 up to 25
+	 * bits where the CPU has it, 8-byte loads) at every group boundary, each
+	 * value the largest of its width or random, docIDs near 2^32 and low
+	 */
+	for (int w = 1; w <= 32; w++)
+		for (int n = 1; n <= GPUIR_BLOCK_SIZE; n += (n < 20 || n > 120) ? 1 : 7)
+		{
+			uint32_t	top = w == 32 ? UINT32_MAX : (1u << w) - 1;
+			uint32_t	prev = (w % 2) ? GPUIR_FIRST_PREV_DOCID : 3;
+			uint64_t	cur = prev == GPUIR_FIRST_PREV_DOCID ? 0 : prev + 1;
+			int			ok;
+
+			/* the gaps' sum must stay below 2^32 - 1: at most 2^32 / n each */
+			if (w > 24)
+				top >>= 7;
+			for (int i = 0; i < n; i++)
+			{
+				uint32_t	g = (rnd() & 1) ? top : (uint32_t) rnd() & top;
+
+				if (i > 0)
+					cur += (uint64_t) g + 1;
+				docids[i] = (uint32_t) cur;
+				tfs[i] = 1 + ((rnd() & 1) ? (w == 32 ? UINT32_MAX - 1 : (1u << w) - 1) :
+							  (uint32_t) rnd() % (w == 32 ? UINT32_MAX - 1 : (1u << w)));
+			}
+			ok = roundtrip(docids, tfs, n, prev);
+			snprintf(what, sizeof(what), "values %d bits wide, n = %d", w, n);
+			check(ok, what);
+		}
 
 	/* every encoded block passes GpuirCodecCheckTf */
 	for (int iter = 0; iter < 2000; iter++)

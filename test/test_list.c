@@ -107,7 +107,7 @@ read_list(uint32_t ndocs)
 		why = GpuirListDecodeBlock(list.payload + list.dir[b].payload_off,
 								   end - list.dir[b].payload_off,
 								   b > 0 ? list.dir[b - 1].last_docid : GPUIR_FIRST_PREV_DOCID,
-								   &list.dir[b], expect, docs, tfs);
+								   &list.dir[b], expect, docs, tfs, 0);
 		if (why != NULL)
 			return why;
 		for (int j = 0; j < expect; j++, got++)

@@ -148,7 +148,7 @@ test_select(void)
 			if (why == NULL)
 				why = GpuirListDecodeBlock(payload + dir[blk].payload_off,
 										   end - dir[blk].payload_off, prev, &dir[blk],
-										   expect, out_docs, out_tfs);
+										   expect, out_docs, out_tfs, 0);
 			if (why != NULL)
 			{
 				decoded_ok = 0;
