@@ -534,6 +534,7 @@ extern char *GpuirVerify(Relation index, Relation heap, bool *vacuum_pending);
 extern void GpuirInitPage(Page page, uint16 type);
 extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
 extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);
+extern Buffer GpuirReadBuffer(Relation index, BlockNumber blkno);
 extern void GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta);
 extern void GpuirCheckOptions(Relation index, const GpuirMetaPageData *meta);
 extern void GpuirIndexWeights(Relation index, uint16 *weights);
