@@ -372,8 +372,9 @@ unpack(const uint8_t *words, int n, int w, uint32_t *vals, int padded)
 #endif
 	/*
 	 * padded: the last group starts at most (n - 1) w / 8 bytes in and
-	 * reaches at most (7 w) / 8 + 8 or w / 2 + 16 bytes further, so at most
-	 * 6 w / 8 + 8 <= 32 bytes after byte n w / 8 <= wbytes
+	 * reaches at most (7 w) / 8 + 8 bytes further (scalar), or w / 2 + 16
+	 * (AVX2, w <= 25), so at most 6 w / 8 + 8 <= 32, or 3 w / 8 + 16 < 26,
+	 * bytes after byte n w / 8 <= wbytes
 	 */
 	if (padded)
 	{

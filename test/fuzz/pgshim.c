@@ -15,6 +15,8 @@
  *				block number past the end of the relation (or P_NEW) is a
  *				finding: the readers must range-check first (md.c would fail
  *				with an unrelated error, and P_NEW would extend the index).
+ *				ReadRecentBuffer never finds a buffer (each read is a
+ *				fresh copy), so GpuirReadBuffer's hints always miss.
  *	errors		ereport/elog at ERROR record the SQLSTATE and message and
  *				siglongjmp to PG_exception_stack, as elog.c does; lower
  *				levels are dropped.
@@ -578,6 +580,21 @@ Buffer
 ReadBuffer(Relation reln, BlockNumber blockNum)
 {
 	return ReadBufferExtended(reln, MAIN_FORKNUM, blockNum, RBM_NORMAL, NULL);
+}
+
+/* no buffer is ever still valid: each read is a fresh copy (GpuirReadBuffer's hints miss) */
+bool
+ReadRecentBuffer(RelFileNode rnode, ForkNumber forkNum, BlockNumber blockNum,
+				 Buffer recent_buffer)
+{
+	return false;
+}
+
+/* reached only after a hinted read, which never happens here */
+void
+pgstat_assoc_relation(Relation rel)
+{
+	shim_fail("pgstat_assoc_relation");
 }
 
 static BlockNumber
