@@ -16,6 +16,7 @@
  * (GpuirCodecDecode).  Every round's output is checked against the input.
  */
 #include "../src/gpuircodec.h"
+#include "../test/test_util.h"	/* rnd(): the tests' xorshift64 */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,17 +24,6 @@
 #include <time.h>
 
 #define NDOCS (1u << 20)
-
-static uint64_t rng = 88172645463325252ull;
-
-static uint32_t
-xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t) rng;
-}
 
 static double
 now_ns(void)
@@ -87,14 +77,14 @@ main(int argc, char **argv)
 
 		for (uint32_t d = 0; d <= NDOCS; d++)
 		{
-			if (d < NDOCS && xorshift() < threshold)
+			if (d < NDOCS && rnd() < threshold)
 			{
 				uint32_t	tf = 1;
 
-				while (xorshift() & 1 && (xorshift() % 3) == 0)
+				while (rnd() & 1 && (rnd() % 3) == 0)
 					tf++;
-				if (xorshift() % 200 == 0)
-					tf += xorshift() % 1000;
+				if (rnd() % 200 == 0)
+					tf += rnd() % 1000;
 				docs[n] = d;
 				tfs[n++] = tf;
 			}
