@@ -30,6 +30,7 @@ bool		gpuir_debug_rescore = false;
 int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
+int			gpuir_worker_spin = 200;
 char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
 int			gpuir_auto_cpu_slots = -1;
@@ -178,6 +179,11 @@ _PG_init(void)
 							 "0 runs every batch as soon as the service is free, with the queries that have arrived.",
 							 &gpuir_batch_window, 0.0, 0.0, 1000.0,
 							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.worker_spin",
+							"Microseconds the GPU service polls for the next request before it sleeps, while few backends search.",
+							"0 sleeps at once; a sleeping worker takes about 10 us to wake.",
+							&gpuir_worker_spin, 200, 0, 10000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	/* the GPU service exists only when gpuir is preloaded */
 	if (process_shared_preload_libraries_in_progress)
 	{

@@ -75,6 +75,7 @@ typedef enum GpuirDeviceChoice
 extern int	gpuir_device;
 extern int	gpuir_max_batch;
 extern double gpuir_batch_window;
+extern int	gpuir_worker_spin;
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_auto_cpu_slots;

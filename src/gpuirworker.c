@@ -39,6 +39,9 @@
  *				may join (Huang et al. 2017 and Wang et al. 2017: batches
  *				of queries per launch; the scan of the slots starts where
  *				the last full batch stopped, so no backend starves).
+ *				With nothing to do it polls the slots for
+ *				gpuir.worker_spin us while few backends search, then
+ *				sleeps on its latch (idle_spin).
  *	requests	each request is mapped (its slot's area, which the worker
  *				holds until it answers, or its DSM segment), its header
  *				and arrays are validated and copied to local memory
@@ -77,6 +80,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -1332,6 +1337,42 @@ any_ready(void)
 }
 
 /*
+ * idle_spin: before the worker sleeps with nothing to do, poll the slots
+ * for up to gpuir.worker_spin microseconds, while at most half the online
+ * processors have a backend in a gpuir search (GpuirService->active): one
+ * client's next request then comes within the statement's round trip, and
+ * a sleeping worker takes a latch wake to start it (the queue stage of a
+ * lone request, 11.4 us on an H200: bench/results/2026-11-29-h200-s36.md).
+ * Under load the worker seldom runs out of work, and the cores belong to
+ * the backends.  Returns true when a request became READY.
+ */
+static bool
+idle_spin(void)
+{
+	static long ncores = 0;
+	TimestampTz deadline;
+
+	if (gpuir_worker_spin <= 0)
+		return false;
+	if (ncores <= 0)
+		ncores = Max(1, sysconf(_SC_NPROCESSORS_ONLN));
+	if (2 * (long) pg_atomic_read_u32(&GpuirService->active) > ncores)
+		return false;
+	deadline = GetCurrentTimestamp() + gpuir_worker_spin;
+	do
+	{
+		for (int i = 0; i < 32; i++)
+		{
+			if (any_ready())
+				return true;
+			pg_spin_delay();
+		}
+		CHECK_FOR_INTERRUPTS();
+	} while (GetCurrentTimestamp() < deadline);
+	return false;
+}
+
+/*
  * gather_batch: take what is READY now (continuous batching: the worker is
  * free, so the batch runs at once with what has arrived).  Under load, when
  * fewer queries are ready than the last batch held (its backends are
@@ -1512,6 +1553,9 @@ GpuirWorkerMain(Datum arg)
 					CHECK_FOR_INTERRUPTS();
 					continue;
 				}
+				/* idle: a while longer busy, polling, before the latch */
+				if (idle_spin())
+					continue;
 				pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
 				/* a request set READY while busy was still 1: its backend set our latch */
 				break;
