@@ -250,7 +250,9 @@ typedef struct GpuirServiceDevice
 	uint64		budget;			/* bytes its list cache may use */
 	char		last_error[256];
 	/* counters */
-	pg_atomic_uint32 busy;		/* 1 while its worker runs a batch */
+	pg_atomic_uint32 busy;		/* 1 while its worker runs a batch, 2 while
+								 * it polls with nothing to do (idle_spin),
+								 * 0 asleep */
 	pg_atomic_uint64 bytes_cached;
 	pg_atomic_uint64 cache_hits;	/* segment lookups served from the GPU */
 	pg_atomic_uint64 cache_misses;	/* segment uploads */

@@ -288,7 +288,8 @@ device_up(const GpuirServiceDevice *d)
 
 /*
  * wake_workers: set the latch of one worker that serves requests: the first
- * idle one in device order (so that under light load one device answers
+ * idle one (asleep, or polling in idle_spin) in device order (so that under
+ * light load one device answers
  * everything, with its context and caches warm, and the next device joins
  * only while the first is busy), else the first busy one; with all, of
  * every one.  A busy worker looks at the slots again when its batch is
@@ -312,7 +313,7 @@ wake_workers(bool all)
 			continue;
 		if (all)
 			latches[nl++] = d->worker_latch;
-		else if (pg_atomic_read_u32(&d->busy) == 0)
+		else if (pg_atomic_read_u32(&d->busy) != 1)	/* asleep or polling */
 		{
 			idle = d->worker_latch;
 			break;

@@ -1344,7 +1344,11 @@ any_ready(void)
  * a sleeping worker takes a latch wake to start it (the queue stage of a
  * lone request, 11.4 us on an H200: bench/results/2026-11-29-h200-s36.md).
  * Under load the worker seldom runs out of work, and the cores belong to
- * the backends.  Returns true when a request became READY.
+ * the backends.  Meanwhile its device's busy is 2: idle to the backends'
+ * wake_workers, which set this worker's latch (no signal: it is not
+ * sleeping) rather than wake another device's.  Returns true when a
+ * request became READY, busy 1 again; the caller sets 0 before it sleeps
+ * otherwise.
  */
 static bool
 idle_spin(void)
@@ -1358,13 +1362,17 @@ idle_spin(void)
 		ncores = Max(1, sysconf(_SC_NPROCESSORS_ONLN));
 	if (2 * (long) pg_atomic_read_u32(&GpuirService->active) > ncores)
 		return false;
+	pg_atomic_write_u32(&GpuirWorkerDevice->busy, 2);
 	deadline = GetCurrentTimestamp() + gpuir_worker_spin;
 	do
 	{
 		for (int i = 0; i < 32; i++)
 		{
 			if (any_ready())
+			{
+				pg_atomic_write_u32(&GpuirWorkerDevice->busy, 1);
 				return true;
+			}
 			pg_spin_delay();
 		}
 		CHECK_FOR_INTERRUPTS();
