@@ -289,9 +289,9 @@ device_up(const GpuirServiceDevice *d)
 /*
  * wake_workers: set the latch of one worker that serves requests: the first
  * idle one (asleep, or polling in idle_spin) in device order (so that under
- * light load one device answers
- * everything, with its context and caches warm, and the next device joins
- * only while the first is busy), else the first busy one; with all, of
+ * light load one device answers everything, with its context and caches
+ * warm, and the next device joins only while the first is busy), else the
+ * first busy one; with all, of
  * every one.  A busy worker looks at the slots again when its batch is
  * done, so a request is never left for a sleeping worker while another
  * runs.

@@ -1561,7 +1561,7 @@ GpuirWorkerMain(Datum arg)
 					CHECK_FOR_INTERRUPTS();
 					continue;
 				}
-				/* idle: a while longer busy, polling, before the latch */
+				/* idle: a while polling (busy 2) before the latch */
 				if (idle_spin())
 					continue;
 				pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
