@@ -443,6 +443,18 @@ active_exit(int code, Datum arg)
 }
 
 /*
+ * GpuirRouteLoadNow: the load class (gpuir_route_load) of the backends in a
+ * gpuir search now; GPUIR_ROUTE_LIGHT without the GPU service
+ */
+int
+GpuirRouteLoadNow(void)
+{
+	if (GpuirService == NULL)
+		return GPUIR_ROUTE_LIGHT;
+	return gpuir_route_load(pg_atomic_read_u32(&GpuirService->active), online_cores());
+}
+
+/*
  * GpuirRouteActiveBegin / End: a backend enters / leaves a gpuir search.
  * Begin sets the search's load class from the count, this backend
  * included.

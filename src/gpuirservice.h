@@ -448,6 +448,7 @@ extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, 
 							  const GpuirRoutePrediction *pred);
 extern void GpuirRouteTotals(GpuirRouteTotalsData *totals);
 extern double GpuirRouteCpuTime(void);
+extern int	GpuirRouteLoadNow(void);
 extern void GpuirRouteActiveBegin(void);
 extern void GpuirRouteActiveEnd(void);
 extern void GpuirRouteCpuBegin(void);

@@ -81,8 +81,6 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
-
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -1338,8 +1336,9 @@ any_ready(void)
 
 /*
  * idle_spin: before the worker sleeps with nothing to do, poll the slots
- * for up to gpuir.worker_spin microseconds, while at most half the online
- * processors have a backend in a gpuir search (GpuirService->active): one
+ * for up to gpuir.worker_spin microseconds, while the backends in a gpuir
+ * search are a light load (GpuirRouteLoadNow: at most a quarter of the
+ * online processors, as auto's router counts them): one
  * client's next request then comes within the statement's round trip, and
  * a sleeping worker takes a latch wake to start it (the queue stage of a
  * lone request, 11.4 us on an H200: bench/results/2026-11-29-h200-s36.md).
@@ -1353,14 +1352,9 @@ any_ready(void)
 static bool
 idle_spin(void)
 {
-	static long ncores = 0;
 	TimestampTz deadline;
 
-	if (gpuir_worker_spin <= 0)
-		return false;
-	if (ncores <= 0)
-		ncores = Max(1, sysconf(_SC_NPROCESSORS_ONLN));
-	if (2 * (long) pg_atomic_read_u32(&GpuirService->active) > ncores)
+	if (gpuir_worker_spin <= 0 || GpuirRouteLoadNow() != GPUIR_ROUTE_LIGHT)
 		return false;
 	pg_atomic_write_u32(&GpuirWorkerDevice->busy, 2);
 	deadline = GetCurrentTimestamp() + gpuir_worker_spin;
