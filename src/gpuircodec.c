@@ -506,7 +506,10 @@ gaps_to_docids(uint32_t *vals, int n, uint32_t prev_docid, int bits)
 	return GPUIR_CODEC_OK;
 }
 
-/* GpuirCodecDecode and GpuirCodecDecodePadded (padded: GPUIR_CODEC_SLOP) */
+/*
+ * GpuirCodecDecode and GpuirCodecDecodePadded (padded: GPUIR_CODEC_SLOP
+ * bytes after the block, which is exactly in[0..len))
+ */
 static inline int
 decode_block(const uint8_t *in, size_t len, uint32_t prev_docid,
 			 uint32_t *docids, uint32_t *tfs, int padded)
@@ -516,7 +519,7 @@ decode_block(const uint8_t *in, size_t len, uint32_t prev_docid,
 	const uint8_t *gsec;
 	const uint8_t *tsec;
 
-	if (total < 0)
+	if (total < 0 || (padded && (size_t) total != len))
 		return GPUIR_CODEC_CORRUPT;
 	n = in[0] + 1;
 	gsec = in + GPUIR_BLOCK_HEADER;

@@ -89,11 +89,15 @@ extern int	GpuirCodecDecode(const uint8_t *in, size_t len, uint32_t prev_docid,
 #define GPUIR_CODEC_SLOP		32
 
 /*
- * GpuirCodecDecodePadded: GpuirCodecDecode for a block whose buffer holds
- * GPUIR_CODEC_SLOP readable bytes after in[len - 1] (their values do not
- * matter), so that no section's last values are unpacked from a copy.  The
- * same checks and the same outputs; docids[n..128) and tfs[n..128) may be
- * overwritten.  The query cursors' decoder (gpuirlistread.c).
+ * GpuirCodecDecodePadded: GpuirCodecDecode for a block that is exactly
+ * in[0..len) (the list readers know each block's length from the block
+ * directory) and whose buffer holds GPUIR_CODEC_SLOP readable bytes after
+ * in[len - 1] (their values do not matter), so that no section's last
+ * values are unpacked from a copy.  The same checks and the same outputs
+ * as GpuirCodecDecode, and GPUIR_CODEC_CORRUPT also when the block's header
+ * gives another length than len (GpuirCodecBlockBytes); docids[n..128) and
+ * tfs[n..128) may be overwritten.  The query cursors' decoder
+ * (gpuirlistread.c).
  */
 extern int	GpuirCodecDecodePadded(const uint8_t *in, size_t len, uint32_t prev_docid,
 								   uint32_t *docids, uint32_t *tfs);

@@ -151,10 +151,13 @@ GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32_t prev_docid,
 {
 	int			n;
 
-	if (GpuirCodecBlockBytes(enc, len) != (long) len)
+	/* the padded decoder checks the length itself: the header read once */
+	if (!padded && GpuirCodecBlockBytes(enc, len) != (long) len)
 		return "block length differs from the block directory's";
 	n = padded ? GpuirCodecDecodePadded(enc, len, prev_docid, docs, tfs) :
 		GpuirCodecDecode(enc, len, prev_docid, docs, tfs);
+	if (n < 0 && padded && GpuirCodecBlockBytes(enc, len) != (long) len)
+		return "block length differs from the block directory's";
 	if (n < 0 || (tfs == NULL && GpuirCodecCheckTf(enc) != GPUIR_CODEC_OK))
 		return "posting block does not decode";
 	if (n != expect)

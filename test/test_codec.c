@@ -23,8 +23,10 @@
  * padded_same: GpuirCodecDecodePadded on a heap copy of buf[0..len) followed
  * by GPUIR_CODEC_SLOP bytes of noise (valgrind or ASan catch a read past
  * them) returns what GpuirCodecDecode on buf does, with the same postings,
- * decoding both sections or either alone, and for every truncation; returns
- * 1 when it does
+ * decoding both sections or either alone, and for every truncation, where
+ * the header's length is the length given (GpuirCodecBlockBytes), and
+ * GPUIR_CODEC_CORRUPT where it is not (the padded decoder takes exactly one
+ * block); returns 1 when it does
  */
 static int
 padded_same(const uint8_t *buf, size_t len, uint32_t prev)
@@ -47,6 +49,8 @@ padded_same(const uint8_t *buf, size_t len, uint32_t prev)
 			int			r2 = GpuirCodecDecodePadded(pad, cut, prev, what != 2 ? d2 : NULL,
 													what != 1 ? t2 : NULL);
 
+			if (GpuirCodecBlockBytes(buf, cut) != (long) cut)
+				r1 = GPUIR_CODEC_CORRUPT;
 			if (r1 != r2)
 				ok = 0;
 			for (int i = 0; ok && i < r1; i++)

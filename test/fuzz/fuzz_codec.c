@@ -53,8 +53,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		/*
 		 * the query cursors' decoder, given GPUIR_CODEC_SLOP bytes after the
-		 * block (ASan catches a read past them), answers the same
+		 * block (ASan catches a read past them), answers the same where the
+		 * header's length is the length given, and rejects the bytes
+		 * otherwise (it takes exactly one block); given the header's length,
+		 * it decodes what the plain decoder decodes
 		 */
+		int			exact = total >= 0 && (size_t) total == len;
 		uint8_t    *pad = malloc(len + GPUIR_CODEC_SLOP);
 		uint32_t	d3[GPUIR_BLOCK_SIZE];
 		uint32_t	t3[GPUIR_BLOCK_SIZE];
@@ -62,12 +66,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len)
 			memcpy(pad, in, len);
 		memset(pad + len, 0xA5, GPUIR_CODEC_SLOP);
-		FUZZ_CHECK(GpuirCodecDecodePadded(pad, len, prev, d3, t3) == n);
-		if (n > 0)
+		FUZZ_CHECK(GpuirCodecDecodePadded(pad, len, prev, d3, t3) ==
+				   (exact ? n : GPUIR_CODEC_CORRUPT));
+		if (exact && n > 0)
 			FUZZ_CHECK(memcmp(d3, docids, n * sizeof(uint32_t)) == 0 &&
 					   memcmp(t3, tfs, n * sizeof(uint32_t)) == 0);
-		FUZZ_CHECK(GpuirCodecDecodePadded(pad, len, prev, d3, NULL) == nd);
-		FUZZ_CHECK(GpuirCodecDecodePadded(pad, len, prev, NULL, t3) == nt);
+		FUZZ_CHECK(GpuirCodecDecodePadded(pad, len, prev, d3, NULL) ==
+				   (exact ? nd : GPUIR_CODEC_CORRUPT));
+		FUZZ_CHECK(GpuirCodecDecodePadded(pad, len, prev, NULL, t3) ==
+				   (exact ? nt : GPUIR_CODEC_CORRUPT));
+		if (total >= 0)
+		{
+			FUZZ_CHECK(GpuirCodecDecodePadded(pad, (size_t) total, prev, d3, t3) == n);
+			if (n > 0)
+				FUZZ_CHECK(memcmp(d3, docids, n * sizeof(uint32_t)) == 0 &&
+						   memcmp(t3, tfs, n * sizeof(uint32_t)) == 0);
+		}
 		free(pad);
 	}
 	if (total < 0)
