@@ -73,13 +73,34 @@ typedef struct Cursor
 	GpuirListCursor list;		/* the list's headers and decoded block */
 } Cursor;
 
-/* ---------- top-k heap ---------- */
+/* ---------- top-k: a heap below GPUIR_SELECT_MIN_K, an array cut by selection from it ---------- */
+
+/*
+ * From this k the top-k is an array of 2k cut by selection (gpuirengine.h):
+ * at k = 1000 the heap's sift-downs were 43% of a <@> LIMIT 1000 search's
+ * instructions (callgrind, 455k rows).  Below it the heap, whose k-th is
+ * exact after every candidate, keeps the tightest threshold for pruning.
+ */
+#define GPUIR_SELECT_MIN_K	128
 
 static inline bool
 heap_worse(const GpuirResult *a, const GpuirResult *b)
 {
 	return GpuirResultBetter(b->score, (ItemPointer) &b->tid, a->score, (ItemPointer) &a->tid);
 }
+
+static inline bool
+result_better(void *arg, const GpuirResult *a, const GpuirResult *b)
+{
+	return GpuirResultBetter(a->score, (ItemPointer) &a->tid, b->score, (ItemPointer) &b->tid);
+}
+
+/* result_select(NULL, c, n, k): c's best k to c[0, k) (gpuirselect.h) */
+#define SEL_NAME result_select
+#define SEL_ELEMENT_TYPE GpuirResult
+#define SEL_ARG_TYPE void *
+#define SEL_BETTER(arg, a, b) result_better(arg, a, b)
+#include "gpuirselect.h"
 
 static void
 heap_sift_down(GpuirResult *h, int n, int i)
@@ -125,13 +146,71 @@ heap_push(GpuirQuery *q, const GpuirResult *r)
 		q->topk[0] = *r;
 		heap_sift_down(q->topk, q->nheap, 0);
 	}
+	if (q->nheap == q->k)
+	{
+		q->full = true;
+		q->kth = q->topk[0];
+	}
 }
 
-/* the score a candidate must reach to be considered (0 while the heap is not full) */
+/* select_cut: cut the array to its best k; kth becomes the exact k-th of what was kept */
+static void
+select_cut(GpuirQuery *q)
+{
+	if (q->nheap <= q->k)
+		return;
+	result_select(NULL, q->topk, q->nheap, q->k);
+	q->nheap = q->k;
+	q->kth = q->topk[q->k - 1];
+}
+
+/*
+ * select_push: append r; a full array (2k) is cut to its best k, and the
+ * first k kept make the first threshold, their worst
+ */
+static void
+select_push(GpuirQuery *q, const GpuirResult *r)
+{
+	q->topk[q->nheap++] = *r;
+	if (q->nheap == 2 * q->k)
+		select_cut(q);
+	else if (!q->full && q->nheap == q->k)
+	{
+		int			w = 0;
+
+		for (int i = 1; i < q->k; i++)
+			if (heap_worse(&q->topk[i], &q->topk[w]))
+				w = i;
+		q->full = true;
+		q->kth = q->topk[w];
+	}
+}
+
+/*
+ * GpuirQuerySettle: cut q's top-k to its k best, so that topk[0, nheap)
+ * are the exact top-k so far (unordered) and kth, when full, the exact
+ * k-th.  Nothing to do for a heap.
+ */
+void
+GpuirQuerySettle(GpuirQuery *q)
+{
+	if (q->select)
+		select_cut(q);
+}
+
+/* GpuirQueryResetTopk: empty q's top-k */
+void
+GpuirQueryResetTopk(GpuirQuery *q)
+{
+	q->nheap = 0;
+	q->full = false;
+}
+
+/* the score a candidate must reach to be considered (0 while the top-k is not full) */
 static inline float4
 threshold(GpuirQuery *q)
 {
-	return q->nheap < q->k ? 0.0f : q->topk[0].score;
+	return q->full ? q->kth.score : 0.0f;
 }
 
 /*
@@ -211,8 +290,7 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 {
 	GpuirResult r;
 
-	if (q->nheap == q->k &&
-		!GpuirResultBetter(score, tid, q->topk[0].score, &q->topk[0].tid))
+	if (q->full && !GpuirResultBetter(score, tid, q->kth.score, &q->kth.tid))
 		return;
 	/* the next page: only what ranks after the last result of the previous one */
 	if (!after_cursor_passes(q, score, tid))
@@ -239,7 +317,10 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 		if (!pass)
 			return;
 	}
-	heap_push(q, &r);
+	if (q->select)
+		select_push(q, &r);
+	else
+		heap_push(q, &r);
 }
 
 /*
@@ -257,6 +338,7 @@ GpuirQueryCheckVisible(GpuirQuery *q)
 {
 	if (!q->ready || !q->defer_visibility || q->visible_by_caller)
 		return true;
+	GpuirQuerySettle(q);
 	for (int i = 0; i < q->nheap; i++)
 	{
 		bool		visible = fetch_visible(q, &q->topk[i].tid, &q->topk[i].heap_tid);
@@ -265,7 +347,7 @@ GpuirQueryCheckVisible(GpuirQuery *q)
 		if (!visible)
 		{
 			q->defer_visibility = false;
-			q->nheap = 0;
+			GpuirQueryResetTopk(q);
 			return false;
 		}
 	}
@@ -865,7 +947,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	 * GpuirBM25Bound's formula with the query's constants taken out
 	 * (bcoef, norm_a, norm_b): one division per term.
 	 */
-	if (q->nheap == q->k)
+	if (q->full)
 	{
 		double		bound = 0.0;
 		uint32		dl_low = sum_tf;
@@ -897,7 +979,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		if (cur[i]->doc == doc)
 			score += GpuirBM25(cur[i]->idf, cur[i]->tf, dl, &q->sc);
 	score += have_prior ? prior : doc_prior(q, doc);
-	if (q->nheap == q->k && score < q->topk[0].score)
+	if (q->full && score < q->kth.score)
 		return;
 	if (q->lens != NULL)
 		tid = q->lens->tids[doc];
@@ -1016,57 +1098,12 @@ cand_better(const TaatTopk *t, const TaatCand *a, const TaatCand *b)
 							 b->score, (ItemPointer) &t->tids[b->doc]);
 }
 
-/*
- * cand_select: reorder c[0, n) so that its k best (cand_better, a strict
- * total order: TIDs differ) are c[0, k), c[k - 1] the worst of them:
- * Hoare's FIND with a median-of-three pivot.
- */
-static void
-cand_select(const TaatTopk *t, TaatCand *c, int n, int k)
-{
-	int			lo = 0;
-	int			hi = n - 1;
-
-	Assert(k >= 1 && k <= n);
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		int			i = lo;
-		int			j = hi;
-		TaatCand	pivot;
-		TaatCand	tmp;
-
-#define CAND_SWAP(x, y) (tmp = c[x], c[x] = c[y], c[y] = tmp)
-		if (cand_better(t, &c[mid], &c[lo]))
-			CAND_SWAP(mid, lo);
-		if (cand_better(t, &c[hi], &c[lo]))
-			CAND_SWAP(hi, lo);
-		if (cand_better(t, &c[hi], &c[mid]))
-			CAND_SWAP(hi, mid);
-		pivot = c[mid];
-		/* after this: c[lo, j] rank before or at the pivot, c[i, hi] at or after it */
-		while (i <= j)
-		{
-			while (cand_better(t, &c[i], &pivot))
-				i++;
-			while (cand_better(t, &pivot, &c[j]))
-				j--;
-			if (i <= j)
-			{
-				CAND_SWAP(i, j);
-				i++;
-				j--;
-			}
-		}
-#undef CAND_SWAP
-		if (k - 1 <= j)
-			hi = j;
-		else if (k - 1 >= i)
-			lo = i;
-		else
-			break;				/* c[k - 1] is the pivot, in place */
-	}
-}
+/* cand_select(t, c, n, k): c's best k (cand_better) to c[0, k) (gpuirselect.h) */
+#define SEL_NAME cand_select
+#define SEL_ELEMENT_TYPE TaatCand
+#define SEL_ARG_TYPE const TaatTopk *
+#define SEL_BETTER(t, a, b) cand_better(t, a, b)
+#include "gpuirselect.h"
 
 /* taat_cut: keep t's best k candidates; the threshold becomes the worst of them */
 static void
@@ -1374,7 +1411,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		 * threshold is the heap's worst once it is full, and the TaatTopk's
 		 * cut-off.
 		 */
-		theta = (q->nheap == q->k) ? q->topk[0].score : -INFINITY;
+		theta = q->full ? q->kth.score : -INFINITY;
 		if (t != NULL)
 			theta = Max(theta, t->threshold);
 		if (theta > split_theta && theta > 0.0f)
@@ -1421,7 +1458,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		 * thr is the heap's worst score once it is full (GpuirQueryConsider
 		 * decides ties), kept in a local as only Consider changes it
 		 */
-		thr = (q->nheap == q->k) ? q->topk[0].score : -INFINITY;
+		thr = q->full ? q->kth.score : -INFINITY;
 		for (uint32 wi = wlo; wi < whi; wi++)
 		{
 			uint64		bits = seen[wi];
@@ -1441,8 +1478,8 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 				if (t == NULL)
 				{
 					GpuirQueryConsider(q, &q->lens->tids[d], score, d, false);
-					if (q->nheap == q->k)
-						thr = q->topk[0].score;
+					if (q->full)
+						thr = q->kth.score;
 					continue;
 				}
 				/* GpuirQueryConsider's tests but the heap's, which cut does */
@@ -2653,21 +2690,29 @@ segment_order_cmp(const void *a, const void *b)
  * candidates of a GPU search over pruned lists, which only a GPU otherwise
  * takes), the insert buffer as before; that top-k, an exhaustive
  * document-at-a-time reference, must hold the same TIDs and score bits.
- * Raises XX000 when it does not; q's heap is left as the mode made it.
+ * Raises XX000 when it does not; q's top-k is left as the mode made it.
  */
 static void
 rescore_check(GpuirQuery *q, GpuirMode mode)
 {
-	int			n = q->nheap;
-	GpuirResult *made = palloc(sizeof(GpuirResult) * Max(n, 1));
-	GpuirResult *want = palloc(sizeof(GpuirResult) * Max(n, 1));
+	int			n;
+	GpuirResult *made;
+	GpuirResult *want;
 	GpuirResult *got;
 	int			ngot;
+	bool		made_full;
+	GpuirResult made_kth;
 
+	GpuirQuerySettle(q);
+	n = q->nheap;
+	made_full = q->full;
+	made_kth = q->kth;
+	made = palloc(sizeof(GpuirResult) * Max(n, 1));
+	want = palloc(sizeof(GpuirResult) * Max(n, 1));
 	memcpy(made, q->topk, sizeof(GpuirResult) * n);
 	memcpy(want, made, sizeof(GpuirResult) * n);
 	sort_results(want, n);
-	q->nheap = 0;
+	GpuirQueryResetTopk(q);
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
 	{
 		uint32		ndocs = q->meta.segments[s].ndocs;
@@ -2679,6 +2724,7 @@ rescore_check(GpuirQuery *q, GpuirMode mode)
 		pfree(all);
 	}
 	GpuirQueryRunBuffer(q, mode);
+	GpuirQuerySettle(q);
 	ngot = q->nheap;
 	got = palloc(sizeof(GpuirResult) * Max(ngot, 1));
 	memcpy(got, q->topk, sizeof(GpuirResult) * ngot);
@@ -2699,6 +2745,8 @@ rescore_check(GpuirQuery *q, GpuirMode mode)
 							   i < n ? (double) want[i].score : 0.0)));
 	memcpy(q->topk, made, sizeof(GpuirResult) * n);
 	q->nheap = n;
+	q->full = made_full;
+	q->kth = made_kth;
 	pfree(made);
 	pfree(want);
 	pfree(got);
@@ -2722,7 +2770,7 @@ GpuirQueryRunAll(GpuirQuery *q, GpuirMode mode)
 {
 	const uint32 nseg = q->meta.nsegments;
 
-	q->nheap = 0;
+	GpuirQueryResetTopk(q);
 	if (mode == GPUIR_MODE_OR || nseg <= 1)
 	{
 		for (uint32 s = 0; s < nseg; s++)
@@ -3087,7 +3135,9 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 		q->terms[t].idf = GpuirIdf(q->sc.N, Min(q->terms[t].df, q->sc.N));
 	order_terms(q);
 
-	q->topk = palloc(sizeof(GpuirResult) * k);
+	q->select = k >= GPUIR_SELECT_MIN_K;
+	q->topk = palloc(sizeof(GpuirResult) * (q->select ? 2 * (Size) k : (Size) k));
+	GpuirQueryResetTopk(q);
 	q->heap_nblocks = RelationGetNumberOfBlocks(heap);
 	q->fetch = table_index_fetch_begin(heap);
 	q->slot = table_slot_create(heap, NULL);
@@ -3101,7 +3151,7 @@ GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode)
 	if (mode == GPUIR_MODE_AND_OR)
 	{
 		GpuirQueryRunAll(q, GPUIR_MODE_AND);
-		if (q->nheap < q->k)
+		if (!q->full)
 			GpuirQueryRunAll(q, GPUIR_MODE_BMW);
 	}
 	else
@@ -3115,8 +3165,11 @@ GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode)
 int
 GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results)
 {
-	int			n = q->ready ? q->nheap : 0;
+	int			n;
 
+	if (q->ready)
+		GpuirQuerySettle(q);
+	n = q->ready ? q->nheap : 0;
 	if (q->ready)
 	{
 		table_index_fetch_end(q->fetch);

@@ -69,10 +69,24 @@ typedef struct GpuirQuery
 	BufDoc	   *bufdocs;
 	int			nbufdocs;
 	int			bufcap;
-	/* top-k heap: heap[0] is the worst kept result */
+	/*
+	 * The top-k (GpuirQueryConsider).  Below GPUIR_SELECT_MIN_K a heap of k,
+	 * topk[0] the worst kept; from it an array of 2k cut to its best k by
+	 * selection when it fills (q->select), O(1) a candidate amortised where a
+	 * heap of 1000 costs a sift-down of ten levels.  Either way, once k
+	 * results are kept (full), kth is the worst of the best k at the last
+	 * update: in a heap the k-th best, in the array a lower bound of it (the
+	 * cut's), which prunes less but never drops a document of the top-k.
+	 * nheap may exceed k in the array: GpuirQuerySettle cuts it to the
+	 * exact top-k (kth then the exact k-th), which every reader of the
+	 * results or of the exact k-th calls first.
+	 */
 	GpuirResult *topk;
-	int			nheap;
+	int			nheap;			/* entries in topk */
 	int			k;
+	bool		select;			/* topk is the array of 2k */
+	bool		full;			/* k results kept: kth is set */
+	GpuirResult kth;
 	/* per-segment readers */
 	GpuirSegmentData *seg;
 	GpuirStreamReader tids;
@@ -133,6 +147,8 @@ extern void GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode);
 extern void GpuirQueryScoreDocs(GpuirQuery *q, int s, const uint32 *docs, int n);
 extern void GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc,
 							   bool check_deleted);
+extern void GpuirQuerySettle(GpuirQuery *q);
+extern void GpuirQueryResetTopk(GpuirQuery *q);
 extern bool GpuirQueryCheckVisible(GpuirQuery *q);
 extern int	GpuirQueryFinish(GpuirQuery *q, MemoryContext target, GpuirResult **results);
 

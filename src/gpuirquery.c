@@ -103,7 +103,7 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 	bool		cut[GPUIR_MAX_SEGMENTS];
 	bool		pruned = false;
 
-	q->nheap = 0;
+	GpuirQueryResetTopk(q);
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
 	{
 		cut[s] = false;
@@ -138,17 +138,19 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 		GpuirStreamReaderEnd(&q->del);
 	}
 	GpuirQueryRunBuffer(q, g->mode == GPUIR_CUDA_MODE_AND ? GPUIR_MODE_AND : GPUIR_MODE_OR);
+	/* the tests below take the exact k-th */
+	GpuirQuerySettle(q);
 
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
 	{
-		if (cut[s] && (q->nheap < q->k ||
+		if (cut[s] && (!q->full ||
 					   GpuirResultBetter(cut_score[s], &cut_tid[s],
-										 q->topk[0].score, &q->topk[0].tid)))
+										 q->kth.score, &q->kth.tid)))
 			return false;
 		if (g->rests[s] > 0.0f)
 		{
 			pruned = true;
-			if (!GpuirPruneDecides(q->nheap == q->k, q->nheap > 0 ? q->topk[0].score : 0.0f,
+			if (!GpuirPruneDecides(q->full, q->full ? q->kth.score : 0.0f,
 								   g->counts[s] == g->k ? g->scores[s * g->k + g->k - 1] : 0.0f,
 								   (double) g->rests[s], GPUIR_BOUND_SLACK))
 			{
@@ -262,7 +264,7 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 		if (answered && gpu_merge(q, &g[i], mode))
 		{
 			/* and_or: the disjunction when the conjunction is short */
-			if (mode == GPUIR_MODE_AND_OR && q->nheap < q->k)
+			if (mode == GPUIR_MODE_AND_OR && !q->full)
 				GpuirQueryRunAll(q, GPUIR_MODE_BMW);
 			GpuirServiceCount(true, false);
 			GpuirLastQueryStats.gpu_queries++;
