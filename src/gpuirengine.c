@@ -17,7 +17,8 @@
  *	- Turtle & Flood, "Query evaluation: strategies and optimizations", IP&M
  *	  1995 (term-at-a-time evaluation into accumulators, section 3.1;
  *	  MaxScore's essential and non-essential lists, section 3.2): run_taat.
- *	- Hoare, "Algorithm 65: Find", CACM 1961 (selection): TaatTopk's cut.
+ *	- Hoare, "Algorithm 65: Find", CACM 1961 (selection): the cut of the
+ *	  top-k of a large k and of TaatTopk (gpuirselect.h).
  *
  * Exactness: one float32 formula (GpuirBM25), each document's score summed
  * in the query's term order whatever the mode, then its document prior
@@ -25,9 +26,9 @@
  * in double, including the segment's largest prior, and inflated by
  * GPUIR_BOUND_SLACK, pruning only when a bound is strictly below the k-th
  * score, and a total order (score descending, heap TID ascending) in the
- * top-k heap: OR, WAND, BMW and term at a time (used only in segments
+ * top-k: OR, WAND, BMW and term at a time (used only in segments
  * without priors) return the same rows and scores.
- * Candidates enter the heap only if not deleted by VACUUM and visible to the
+ * Candidates enter the top-k only if not deleted by VACUUM and visible to the
  * snapshot (checked for the final top-k only when the query has no row
  * filter, and the query run again with a check per candidate should one of
  * them be invisible), so k visible rows come back when dead entries exist.
@@ -271,7 +272,7 @@ segdoc_deleted(GpuirQuery *q, uint32 segdoc)
 }
 
 /*
- * GpuirQueryConsider: offer a scored candidate; it enters the heap when it
+ * GpuirQueryConsider: offer a scored candidate; it enters the top-k when it
  * beats the worst kept result, ranks after the query's after cursor (if
  * any), is not marked deleted (check_deleted: look segdoc up in the
  * segment's deleted bitmap; false where the caller filtered already: buffer
@@ -281,7 +282,7 @@ segdoc_deleted(GpuirQuery *q, uint32 segdoc)
  * its k-th score is a true threshold for WAND and BMW.
  *
  * Without a row filter the snapshot check is deferred (q->defer_visibility):
- * candidates enter the heap unchecked and GpuirQueryCheckVisible checks the
+ * candidates enter the top-k unchecked and GpuirQueryCheckVisible checks the
  * final top-k only, k table fetches instead of one per candidate; or none
  * at all when the caller checks (q->visible_by_caller: an index scan).
  */
@@ -328,9 +329,9 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
  * the snapshot check (GpuirQueryConsider) and set their heap_tid.  When
  * every one is visible, they are the top-k of the visible rows: every
  * document left out or pruned ranked below all of them.  When one is not
- * (a row deleted or updated, not yet vacuumed), the heap's threshold was
+ * (a row deleted or updated, not yet vacuumed), the top-k's threshold was
  * too high to prune by, so q is reset to check each candidate as it comes
- * (the heap emptied) and false is returned: the caller runs q again.
+ * (the top-k emptied) and false is returned: the caller runs q again.
  * Nothing to check (true) for a query whose caller checks visibility.
  */
 bool
@@ -940,7 +941,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		GpuirCorrupt(q->index, "docID past the end of its segment");
 
 	/*
-	 * With the heap full, a bound at a lower bound of the length rejects
+	 * With the top-k full, a bound at a lower bound of the length rejects
 	 * most documents before their length is read (a random access): the
 	 * length code's floor, and in any case the sum of the query terms' tfs
 	 * (dl counts every lexeme occurrence, GpuirTokenize).  The bound is
@@ -1062,9 +1063,10 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
 }
 
 /*
- * TaatTopk: run_taat's candidates for a large k.  A heap of k results costs
- * log k steps for each document that beats its worst (at k = 1000, most of
- * the documents of the first windows), so for k >= TAAT_SELECT_MIN_K, when
+ * TaatTopk: run_taat's candidates for a large k, by docID within the
+ * segment (so that a candidate's TID is read only when a comparison needs
+ * it), as the query's own top-k is kept for such a k (GpuirQueryConsider):
+ * for k >= GPUIR_SELECT_MIN_K, when
  * the query may check visibility after selecting (q->defer_visibility), the
  * candidates that reach the threshold are appended to an array of 2k, and
  * a full array is cut to its best k by selection (Hoare's FIND, 1961): O(1)
@@ -1072,9 +1074,8 @@ run_or(GpuirQuery *q, Cursor **cur, int ncur)
  * cut (a lower bound of the true k-th best, so nothing that may enter the
  * top-k is dropped); the best k go to GpuirQueryConsider as the segment
  * ends.  Candidates are ranked as GpuirResultBetter ranks results (score,
- * then TID), so the k kept are the heap's k.
+ * then TID), so the k kept are the top-k's k.
  */
-#define TAAT_SELECT_MIN_K	128
 
 typedef struct TaatCand
 {
@@ -1360,7 +1361,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 	 * check per candidate a rejected one must not count, so each goes to
 	 * GpuirQueryConsider
 	 */
-	if (q->k >= TAAT_SELECT_MIN_K && q->defer_visibility)
+	if (q->k >= GPUIR_SELECT_MIN_K && q->defer_visibility)
 	{
 		t = &topk;
 		t->k = q->k;
@@ -1408,7 +1409,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		 * whose bounds sum below it are non-essential, as a document on
 		 * them alone cannot enter the top-k.  They come after the essential
 		 * ones in term order, so a document's sum keeps its order.  The
-		 * threshold is the heap's worst once it is full, and the TaatTopk's
+		 * threshold is the top-k's kth once it is full, and the TaatTopk's
 		 * cut-off.
 		 */
 		theta = q->full ? q->kth.score : -INFINITY;
@@ -1455,7 +1456,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 
 		/*
 		 * offer the window's documents in docID order, clearing as we go;
-		 * thr is the heap's worst score once it is full (GpuirQueryConsider
+		 * thr is the top-k's kth score once it is full (GpuirQueryConsider
 		 * decides ties), kept in a local as only Consider changes it
 		 */
 		thr = q->full ? q->kth.score : -INFINITY;
@@ -1482,7 +1483,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 						thr = q->kth.score;
 					continue;
 				}
-				/* GpuirQueryConsider's tests but the heap's, which cut does */
+				/* GpuirQueryConsider's tests but the top-k's, which cut does */
 				if (score < t->threshold || !after_cursor_passes(q, score, &q->lens->tids[d]))
 					continue;
 				t->c[t->n].score = score;
@@ -1747,7 +1748,7 @@ run_cursors(GpuirQuery *q, int s, GpuirMode mode, bool taat, DocLens *lens)
  * GpuirQueryScoreDocs: consider docIDs docs[0 .. n) of segment s (distinct,
  * any order; copied and sorted here) with their exact scores over q's
  * whole lists there, as the CPU engine scores them (score_doc: BM25 in term
- * order, the prior, the deleted bitmap), so that the heap takes those that
+ * order, the prior, the deleted bitmap), so that the top-k takes those that
  * belong in it.  For the candidates of a search the GPU ran over pruned
  * lists (gpuirprune.h), whose scores were partial: each list is walked
  * forward once, a block decoded only where a candidate falls in it
@@ -1907,7 +1908,7 @@ collect_bufdoc(const GpuirBufferRecord *rec, const GpuirDocTerms *doc,
 /*
  * GpuirQueryRunBuffer: score the insert buffer's documents that hold a query
  * term (collected by GpuirQueryPrepare) in mode's sense (AND: all terms)
- * and offer them to the top-k heap.
+ * and offer them to the top-k.
  */
 void
 GpuirQueryRunBuffer(GpuirQuery *q, GpuirMode mode)

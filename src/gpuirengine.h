@@ -42,7 +42,7 @@ typedef struct BufDoc
 /*
  * One query being answered: its terms with global df and idf, the metapage
  * and insert buffer as of its start, every segment's dictionary entries of
- * its terms, and the top-k heap.
+ * its terms, and the top-k.
  */
 typedef struct GpuirQuery
 {
