@@ -273,13 +273,13 @@ segdoc_deleted(GpuirQuery *q, uint32 segdoc)
 
 /*
  * GpuirQueryConsider: offer a scored candidate; it enters the top-k when it
- * beats the worst kept result, ranks after the query's after cursor (if
+ * beats kth (once k are kept), ranks after the query's after cursor (if
  * any), is not marked deleted (check_deleted: look segdoc up in the
  * segment's deleted bitmap; false where the caller filtered already: buffer
  * documents, and term at a time, which reads a window's bits at once), is
  * visible to the query's snapshot and passes the query's row
- * filter (a tsquery's operators).  The heap holds only rows that pass, so
- * its k-th score is a true threshold for WAND and BMW.
+ * filter (a tsquery's operators).  The top-k holds only rows that pass, so
+ * kth is a true threshold for WAND and BMW.
  *
  * Without a row filter the snapshot check is deferred (q->defer_visibility):
  * candidates enter the top-k unchecked and GpuirQueryCheckVisible checks the
