@@ -14,16 +14,17 @@ REVOKE ALL ON FUNCTION gpuir_verify(regclass) FROM PUBLIC;
 
 -- Size ---------------------------------------------------------------------
 
--- 0.2.0 adds free_pages (the free space map's pages).
+-- 0.2.0 adds free_pages (the free space map's pages) and segment_maps
+-- (segments whose streams are in pieces).
 DROP FUNCTION gpuir_index_info(regclass);
 CREATE FUNCTION gpuir_index_info(index regclass,
 	OUT docs bigint, OUT deleted_docs bigint, OUT terms bigint, OUT postings bigint,
 	OUT segments integer, OUT buffer_docs bigint, OUT pages bigint,
-	OUT bytes_per_posting float8, OUT free_pages bigint)
+	OUT bytes_per_posting float8, OUT free_pages bigint, OUT segment_maps integer)
 	RETURNS record
 	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION gpuir_index_info(regclass) IS
-	'size and content statistics of a gpuir index, free space map pages included';
+	'size and content statistics of a gpuir index, free space map pages and segments in pieces included';
 
 -- GPU service observability ------------------------------------------------
 

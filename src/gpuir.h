@@ -39,9 +39,14 @@
 /* ---------- constants ---------- */
 
 #define GPUIR_MAGIC				0x47505552	/* "GPUR" */
-#define GPUIR_VERSION			3	/* 2: document priors (GPUIR_S_PRIORS); 3: the
+#define GPUIR_VERSION			4	/* 2: document priors (GPUIR_S_PRIORS); 3: the
 									 * free space map on its own page, 64
-									 * segments */
+									 * segments; 4: segment maps (streams in
+									 * pieces) */
+#define GPUIR_MIN_VERSION		3	/* read as well: a version 3 index has no
+									 * segment map (every map 0); its first
+									 * merge that writes one makes it 4 */
+#define GpuirVersionReadable(v)	((v) >= GPUIR_MIN_VERSION && (v) <= GPUIR_VERSION)
 #define GPUIR_PAGE_ID			0xFF86		/* in every page's special space */
 #define GPUIR_METAPAGE_BLKNO	0
 #define GPUIR_FREEMAP_BLKNO		1	/* the free space map (GpuirFreeMapData) */
@@ -166,19 +171,72 @@ typedef struct GpuirSegmentData
 	uint64		generation;		/* index generation that wrote it */
 	float4		prior_max;		/* the largest prior of its documents (0 with
 								 * an empty PRIORS stream) */
-	uint32		reserved;
-	GpuirStream streams[GPUIR_NSTREAMS];
+	BlockNumber map;			/* the segment map's page (GpuirSegmentMapData),
+								 * 0: none, every stream on consecutive pages
+								 * from its start */
+	GpuirStream streams[GPUIR_NSTREAMS];	/* with a map, start is the first
+											 * extent's */
 } GpuirSegmentData;
 
-/* GpuirSegmentPages: the pages of all of seg's streams */
+/* GpuirSegmentPages: the pages of all of seg's streams, and its map page */
 static inline uint64
 GpuirSegmentPages(const GpuirSegmentData *seg)
 {
-	uint64		pages = 0;
+	uint64		pages = seg->map != 0 ? 1 : 0;
 
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 		pages += GpuirStreamPages(&seg->streams[k]);
 	return pages;
+}
+
+/*
+ * A run of pages [start, start + npages) of a stream.  A stream is on one
+ * extent, from its start, unless its segment has a map: then on up to
+ * GPUIR_STREAM_MAX_EXTENTS, its bytes in their order (src/README, "Segment
+ * maps").
+ */
+typedef struct GpuirExtent
+{
+	BlockNumber start;
+	uint32		npages;
+} GpuirExtent;
+
+#define GPUIR_STREAM_MAX_EXTENTS	16
+
+/* the extents of one stream */
+typedef struct GpuirStreamExtents
+{
+	int			n;
+	GpuirExtent ext[GPUIR_STREAM_MAX_EXTENTS];
+} GpuirStreamExtents;
+
+/* the contents of a segment map page: each stream's extents */
+typedef struct GpuirSegmentMapData
+{
+	uint32		nextents[GPUIR_NSTREAMS];
+	GpuirExtent ext[GPUIR_NSTREAMS][GPUIR_STREAM_MAX_EXTENTS];
+} GpuirSegmentMapData;
+
+/* where a segment's pages are: its map page (0: none) and each stream's extents */
+typedef struct GpuirSegmentLayout
+{
+	BlockNumber map;
+	GpuirStreamExtents streams[GPUIR_NSTREAMS];
+} GpuirSegmentLayout;
+
+/* GpuirExtentsBlock: the block of page number page of a stream on extents e (inside it) */
+static inline BlockNumber
+GpuirExtentsBlock(const GpuirStreamExtents *e, uint64 page)
+{
+	if (likely(e->n == 1))
+		return e->ext[0].start + (BlockNumber) page;
+	for (int i = 0; i < e->n; i++)
+	{
+		if (page < e->ext[i].npages)
+			return e->ext[i].start + (BlockNumber) page;
+		page -= e->ext[i].npages;
+	}
+	return InvalidBlockNumber;
 }
 
 /* GpuirDictEntry, GpuirBlockHeader and GPUIR_BLOCK_IMPACTS: gpuirlist.h */
@@ -464,6 +522,7 @@ typedef struct GpuirStreamReader
 {
 	Relation	index;
 	GpuirStream stream;
+	GpuirStreamExtents ext;		/* where its pages are */
 	uint32		tag;			/* GpuirSegmentTag of the stream's segment */
 	Buffer		buf;
 	BlockNumber blkno;			/* the pinned page */
@@ -506,11 +565,15 @@ typedef struct GpuirListCursor
  * take pages from (reusable, their safexid passed the horizon when the merge
  * started), extents still waiting for the horizon, and those it frees.
  */
+/* the map's extents, and room for every page of 64 segments a merge may free */
+#define GPUIR_FREE_LIST_EXTENTS \
+	(GPUIR_MAX_FREE_EXTENTS + GPUIR_MAX_SEGMENTS * (GPUIR_NSTREAMS * GPUIR_STREAM_MAX_EXTENTS + 1))
+
 typedef struct GpuirFreeList
 {
 	int			n;
-	GpuirFreeExtent ext[GPUIR_MAX_FREE_EXTENTS + GPUIR_MAX_SEGMENTS * GPUIR_NSTREAMS];
-	bool		reusable[GPUIR_MAX_FREE_EXTENTS + GPUIR_MAX_SEGMENTS * GPUIR_NSTREAMS];
+	GpuirFreeExtent ext[GPUIR_FREE_LIST_EXTENTS];
+	bool		reusable[GPUIR_FREE_LIST_EXTENTS];
 	uint64		dropped_pages;	/* pages left out when the map overflowed */
 } GpuirFreeList;
 
@@ -547,6 +610,17 @@ extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, ui
 extern int	GpuirUint32Cmp(const void *a, const void *b);
 extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes,
 									uint32 tag, BlockNumber start);
+extern void GpuirWriteStreamPages(Relation index, const char *data, uint32 len, uint32 tag,
+								  const GpuirStreamExtents *e, uint64 first_page);
+extern const char *GpuirSegmentMapCheck(const GpuirSegmentData *seg,
+										const GpuirSegmentMapData *map);
+extern void GpuirSegmentLayoutFromMap(const GpuirSegmentData *seg,
+									  const GpuirSegmentMapData *map,
+									  GpuirSegmentLayout *lay);
+extern void GpuirSegmentLayoutOf(Relation index, const GpuirSegmentData *seg,
+								 GpuirSegmentLayout *lay);
+extern void GpuirWriteSegmentMap(Relation index, GpuirSegmentData *seg,
+								 const GpuirSegmentLayout *lay, BlockNumber blkno);
 extern void GpuirUpdateStream(Relation index, const GpuirSegmentData *seg,
 							  GpuirStreamKind kind, uint32 offset,
 							  const char *data, uint32 nbytes);
@@ -610,10 +684,13 @@ extern void GpuirFreeListInit(GpuirFreeList *fl, Relation index, const GpuirFree
 extern BlockNumber GpuirFreeListTake(GpuirFreeList *fl, uint32 npages);
 extern BlockNumber GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages);
 extern BlockNumber GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages);
-extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
+extern bool GpuirFreeListAllocateExtents(GpuirFreeList *fl, Relation index, uint32 npages,
+										 bool lowest, BlockNumber limit, bool extend,
+										 GpuirStreamExtents *out);
+extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentLayout *lay,
 									FullTransactionId safexid);
 extern bool GpuirFreeListAddReusable(GpuirFreeList *fl, BlockNumber *pages, int n);
-extern bool GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentData *seg);
+extern bool GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentLayout *lay);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm);
 extern void GpuirFreeListReportDropped(Relation index, const GpuirFreeList *fl);
 extern void GpuirFreeListPages(const GpuirFreeList *fl, uint64 *all, uint64 *reusable);

@@ -539,7 +539,7 @@ GpuirBufferSnapshot(Relation index, GpuirMetaPageData *meta, GpuirBufferView *vi
 	page = BufferGetPage(metabuf);
 	GpuirCheckPage(index, page, GPUIR_METAPAGE_BLKNO, GPUIR_PAGE_META);
 	memcpy(meta, GpuirPageGetMeta(page), sizeof(GpuirMetaPageData));
-	if (meta->magic != GPUIR_MAGIC || meta->version != GPUIR_VERSION ||
+	if (meta->magic != GPUIR_MAGIC || !GpuirVersionReadable(meta->version) ||
 		meta->nsegments > GPUIR_MAX_SEGMENTS)
 	{
 		UnlockReleaseBuffer(metabuf);

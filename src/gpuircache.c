@@ -474,34 +474,19 @@ partial_item(GpuirPartial *p, uint32 first_block, bool pruned)
 /* ---------- loading a segment ---------- */
 
 /*
- * GpuirCacheReadStream: copy bytes [off, off + len) of a segment stream (on
- * consecutive pages from its start, GPUIR_PAGE_DATA bytes per page;
- * src/README, "Segments") of the index with relfilenode node into dst.
- * Each page is pinned and share-locked only while it is checked
- * (GpuirCheckPage's checks) and copied; errors are raised after the page
- * is released.  The range lies inside the stream (the caller checks it).
- * Raises ERRCODE_INDEX_CORRUPTED for a page that is not a stream page of
- * seg, and the buffer manager's errors for unreadable blocks.  A stream
- * page carries its segment's tag (GpuirCheckStreamTag): one with another
- * segment's tag is corrupt, or was reused by a later merge, which is
- * possible once the backend that sent the request has given it up and no
- * longer holds back the reuse of the replaced segment's pages (src/README,
- * "Free space map").  For the same reason each page is brought in and
- * pinned under GpuirServiceTruncationLock (its contract says why), and its
- * content lock taken after that lock is released.
+ * read_pages: bytes [off, off + len) of a stream of a segment with tag,
+ * on extents e, into dst (GpuirCacheReadStream's page loop and checks:
+ * see there)
  */
-void
-GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmentData *seg,
-					 GpuirStreamKind kind, uint64 off, uint64 len, char *dst)
+static void
+read_pages(const GpuirRelFile *node, bool permanent, uint32 tag, const GpuirStreamExtents *e,
+		   uint64 off, uint64 len, char *dst)
 {
-	GpuirStream stream = seg->streams[kind];
-	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint64		end = off + len;
 
-	Assert(end <= stream.nbytes);
 	for (uint64 p = off / GPUIR_PAGE_DATA; p * GPUIR_PAGE_DATA < end; p++)
 	{
-		BlockNumber blkno = stream.start + (BlockNumber) p;
+		BlockNumber blkno = GpuirExtentsBlock(e, p);
 		uint64		pstart = p * GPUIR_PAGE_DATA;
 		uint64		from = Max(pstart, off);
 		uint64		to = Min(pstart + GPUIR_PAGE_DATA, end);
@@ -511,6 +496,12 @@ GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmen
 		uint16		flags = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		if (!BlockNumberIsValid(blkno))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuir index %u/%u/%u: a stream's page %llu is past its extents",
+							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
+							(unsigned long long) p)));
 		/* held only while the page comes in and is pinned (see above) */
 		GpuirServiceTruncationLock(false);
 		buf = ReadBufferWithoutRelcache(*node, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL, permanent);
@@ -540,6 +531,81 @@ GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmen
 							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
 							bad, flags, blkno)));
 	}
+}
+
+/* the map page the worker read last: its segment (file, generation) and contents */
+static struct
+{
+	bool		valid;
+	GpuirRelFile node;
+	uint64		generation;
+	BlockNumber map;
+	GpuirSegmentMapData data;
+}			last_map;
+
+/*
+ * GpuirCacheReadStream: copy bytes [off, off + len) of a segment stream (on
+ * consecutive pages from its start, or on the extents its segment's map
+ * page lists, GPUIR_PAGE_DATA bytes per page; src/README, "Segments" and
+ * "Segment maps") of the index with relfilenode node into dst.
+ * Each page is pinned and share-locked only while it is checked
+ * (GpuirCheckPage's checks) and copied; errors are raised after the page
+ * is released.  The range lies inside the stream (the caller checks it).
+ * Raises ERRCODE_INDEX_CORRUPTED for a page that is not a stream page of
+ * seg, and the buffer manager's errors for unreadable blocks.  A stream
+ * page carries its segment's tag (GpuirCheckStreamTag): one with another
+ * segment's tag is corrupt, or was reused by a later merge, which is
+ * possible once the backend that sent the request has given it up and no
+ * longer holds back the reuse of the replaced segment's pages (src/README,
+ * "Free space map").  For the same reason each page is brought in and
+ * pinned under GpuirServiceTruncationLock (its contract says why), and its
+ * content lock taken after that lock is released.
+ */
+void
+GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmentData *seg,
+					 GpuirStreamKind kind, uint64 off, uint64 len, char *dst)
+{
+	uint32		tag = GpuirSegmentTag(seg->generation);
+	GpuirStreamExtents e;
+
+	Assert(off + len <= seg->streams[kind].nbytes);
+	if (seg->map == 0)
+	{
+		e.n = 1;
+		e.ext[0].start = seg->streams[kind].start;
+		e.ext[0].npages = (uint32) GpuirStreamPages(&seg->streams[kind]);
+	}
+	else
+	{
+		/* a segment's map never changes: its pages carry the segment's tag */
+		if (!last_map.valid || last_map.generation != seg->generation ||
+			last_map.map != seg->map ||
+			memcmp(&last_map.node, node, sizeof(GpuirRelFile)) != 0)
+		{
+			GpuirStreamExtents m;
+			const char *why;
+
+			last_map.valid = false;
+			m.n = 1;
+			m.ext[0].start = seg->map;
+			m.ext[0].npages = 1;
+			read_pages(node, permanent, tag, &m, 0, sizeof(GpuirSegmentMapData),
+					   (char *) &last_map.data);
+			if ((why = GpuirSegmentMapCheck(seg, &last_map.data)) != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("gpuir index %u/%u/%u: %s (map page %u)",
+								GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node),
+								GPUIR_RELFILE_REL(*node), why, seg->map)));
+			last_map.node = *node;
+			last_map.generation = seg->generation;
+			last_map.map = seg->map;
+			last_map.valid = true;
+		}
+		e.n = (int) last_map.data.nextents[kind];
+		memcpy(e.ext, last_map.data.ext[kind], sizeof(GpuirExtent) * e.n);
+	}
+	read_pages(node, permanent, tag, &e, off, len, dst);
 }
 
 /* read_stream_range: GpuirCacheReadStream, for batch b (which then closes its files) */

@@ -112,20 +112,56 @@ free_tail_start(const GpuirFreeExtent *ext, int n, const bool *reusable,
 	return end;
 }
 
-/* the segment of meta that has a stream page at blkno, or -1 */
+/* the segment of meta (lays: their layouts) that has a stream or map page at blkno, or -1 */
 static int
-segment_at(const GpuirMetaPageData *meta, BlockNumber blkno)
+segment_at(const GpuirMetaPageData *meta, const GpuirSegmentLayout *lays, BlockNumber blkno)
 {
 	for (uint32 s = 0; s < meta->nsegments; s++)
+	{
+		if (lays[s].map != 0 && lays[s].map == blkno)
+			return (int) s;
 		for (int k = 0; k < GPUIR_NSTREAMS; k++)
-		{
-			const GpuirStream *st = &meta->segments[s].streams[k];
+			for (int i = 0; i < lays[s].streams[k].n; i++)
+			{
+				const GpuirExtent *e = &lays[s].streams[k].ext[i];
 
-			if (st->nbytes > 0 && blkno >= st->start &&
-				(uint64) blkno < st->start + GpuirStreamPages(st))
-				return (int) s;
-		}
+				if (blkno >= e->start && (uint64) blkno < (uint64) e->start + e->npages)
+					return (int) s;
+			}
+	}
 	return -1;
+}
+
+/*
+ * place_segment: allocate from fl the pages of a copy of a segment laid out
+ * as lay, below limit (GpuirFreeListAllocateExtents, lowest first, into
+ * *to; a map page when a stream is in pieces); with extend what the free
+ * pages below limit cannot hold goes at the end, else false is returned
+ * when they cannot (fl then partly taken: for plans on a copy)
+ */
+static bool
+place_segment(GpuirFreeList *fl, Relation index, const GpuirSegmentData *seg,
+			  BlockNumber limit, bool extend, GpuirSegmentLayout *to)
+{
+	bool		pieces = false;
+
+	to->map = 0;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		if (!GpuirFreeListAllocateExtents(fl, index, (uint32) GpuirStreamPages(&seg->streams[k]),
+										  true, limit, extend, &to->streams[k]))
+			return false;
+		pieces |= to->streams[k].n > 1;
+	}
+	if (pieces)
+	{
+		GpuirStreamExtents m;
+
+		if (!GpuirFreeListAllocateExtents(fl, index, 1, true, limit, extend, &m))
+			return false;
+		to->map = m.ext[0].start;
+	}
+	return true;
 }
 
 /*
@@ -303,21 +339,26 @@ out:
 
 /*
  * move_segment: copy the streams of segment s of meta (the caller's copy of
- * the directory) to pages of fl (GpuirFreeListAllocate: the lowest reusable
- * extent that holds each, else the end) under a new generation, hence a new
- * tag on every page, and swap the directory entry in one WAL record that
- * frees the old pages as of now, as a merge's swap does.  The caller holds
- * the merge lock.
+ * the directory; lay: where its pages are) to pages of fl below limit
+ * (place_segment: the lowest reusable extent that holds each stream, else
+ * pieces of them, else the end) under a new generation, hence a new tag on
+ * every page, and swap the directory entry in one WAL record that frees
+ * the old pages as of now, as a merge's swap does.  The caller holds the
+ * merge lock.
  */
 static void
-move_segment(Relation index, const GpuirMetaPageData *meta, int s, GpuirFreeList *fl)
+move_segment(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegmentLayout *lay,
+			 GpuirFreeList *fl, BlockNumber limit)
 {
 	const GpuirSegmentData *seg = &meta->segments[s];
 	GpuirSegmentData moved;
+	GpuirSegmentLayout to;
 
 	/* the copy: the same bytes under a new generation, hence a new tag */
 	moved = *seg;
 	moved.generation = meta->generation + 1;
+	moved.map = 0;
+	(void) place_segment(fl, index, seg, limit, true, &to);
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 	{
 		char	   *data;
@@ -325,12 +366,13 @@ move_segment(Relation index, const GpuirMetaPageData *meta, int s, GpuirFreeList
 		if (seg->streams[k].nbytes == 0)
 			continue;
 		data = GpuirStreamReadAll(index, seg, (GpuirStreamKind) k);
-		moved.streams[k] = GpuirWriteStream(index, data, seg->streams[k].nbytes,
-											GpuirSegmentTag(moved.generation),
-											GpuirFreeListAllocate(fl, index,
-																  (uint32) GpuirStreamPages(&seg->streams[k])));
+		GpuirWriteStreamPages(index, data, seg->streams[k].nbytes,
+							  GpuirSegmentTag(moved.generation), &to.streams[k], 0);
+		moved.streams[k].start = to.streams[k].ext[0].start;
 		pfree(data);
 	}
+	if (to.map != 0)
+		GpuirWriteSegmentMap(index, &moved, &to, to.map);
 
 	/* the swap, as a merge's: directory entry and free space map, one record */
 	{
@@ -355,8 +397,10 @@ move_segment(Relation index, const GpuirMetaPageData *meta, int s, GpuirFreeList
 		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
 		m = GpuirPageGetMeta(metapage);
 		m->segments[s] = moved;
+		if (moved.map != 0)
+			m->version = GPUIR_VERSION;
 		/* every reader of the old directory has an xmin <= this */
-		GpuirFreeListAddSegment(fl, seg, ReadNextFullTransactionId());
+		GpuirFreeListAddSegment(fl, lay, ReadNextFullTransactionId());
 		GpuirFreeListStore(fl, GpuirPageGetFreeMap(fmpage));
 		GpuirSetFreeMapLower(fmpage);
 		m->generation++;
@@ -374,33 +418,16 @@ move_segment(Relation index, const GpuirMetaPageData *meta, int s, GpuirFreeList
  * reusable extent (as relocate_top takes them); sim is scratch space
  */
 static bool
-room_after_moving(const GpuirMetaPageData *meta, const GpuirFreeList *fl, int x, int top,
-				  BlockNumber tail, GpuirFreeList *sim)
+room_after_moving(const GpuirMetaPageData *meta, const GpuirSegmentLayout *lays,
+				  const GpuirFreeList *fl, int x, int top, BlockNumber tail, GpuirFreeList *sim)
 {
-	const GpuirSegmentData *xs = &meta->segments[x];
+	GpuirSegmentLayout to;
 
 	*sim = *fl;
-	for (int k = 0; k < GPUIR_NSTREAMS; k++)
-	{
-		uint64		np = GpuirStreamPages(&xs->streams[k]);
-		BlockNumber to;
-
-		if (np == 0)
-			continue;
-		to = GpuirFreeListTake(sim, (uint32) np);
-		if (!BlockNumberIsValid(to) || (uint64) to + np > tail)
-			return false;
-	}
-	if (!GpuirFreeListPlanFree(sim, xs))
+	if (!place_segment(sim, NULL, &meta->segments[x], tail, false, &to) ||
+		!GpuirFreeListPlanFree(sim, &lays[x]))
 		return false;
-	for (int k = 0; k < GPUIR_NSTREAMS; k++)
-	{
-		uint64		np = GpuirStreamPages(&meta->segments[top].streams[k]);
-
-		if (np > 0 && !BlockNumberIsValid(GpuirFreeListTake(sim, (uint32) np)))
-			return false;
-	}
-	return true;
+	return place_segment(sim, NULL, &meta->segments[top], tail, false, &to);
 }
 
 /*
@@ -418,8 +445,8 @@ room_after_moving(const GpuirMetaPageData *meta, const GpuirFreeList *fl, int x,
  * and then moves top; without waiting, a later compaction does.
  */
 static bool
-make_room(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *fl, int top,
-		  BlockNumber tail)
+make_room(Relation index, const GpuirMetaPageData *meta, const GpuirSegmentLayout *lays,
+		  GpuirFreeList *fl, int top, BlockNumber tail)
 {
 	GpuirFreeList *sim = palloc(sizeof(GpuirFreeList));
 	const uint64 toppages = GpuirSegmentPages(&meta->segments[top]);
@@ -433,7 +460,7 @@ make_room(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *fl, int 
 		if ((int) x == top || xpages == 0 || xpages > toppages ||
 			(best >= 0 && xpages >= bestpages))
 			continue;
-		if (room_after_moving(meta, fl, (int) x, top, tail, sim))
+		if (room_after_moving(meta, lays, fl, (int) x, top, tail, sim))
 		{
 			best = (int) x;
 			bestpages = xpages;
@@ -442,7 +469,7 @@ make_room(Relation index, const GpuirMetaPageData *meta, GpuirFreeList *fl, int 
 	pfree(sim);
 	if (best < 0)
 		return false;
-	move_segment(index, meta, best, fl);
+	move_segment(index, meta, best, &lays[best], fl, tail);
 	ereport(DEBUG1,
 			(errmsg("gpuir index \"%s\": moved a segment of %llu pages to make room for the last one (%llu pages)",
 					RelationGetRelationName(index), (unsigned long long) bestpages,
@@ -471,6 +498,8 @@ relocate_top(Relation index, bool *may_make_room)
 	BlockNumber tail;
 	BlockNumber newtail;
 	GpuirSegmentData seg;
+	GpuirSegmentLayout *lays;
+	GpuirSegmentLayout to;
 	uint64		segpages = 0;
 	int			s;
 	bool		done = false;
@@ -478,8 +507,11 @@ relocate_top(Relation index, bool *may_make_room)
 	GpuirReadMeta(index, meta);
 	GpuirReadFreeMap(index, fm);
 	GpuirFreeListInit(fl, index, fm);
+	lays = palloc(sizeof(GpuirSegmentLayout) * Max(meta->nsegments, 1));
+	for (uint32 i = 0; i < meta->nsegments; i++)
+		GpuirSegmentLayoutOf(index, &meta->segments[i], &lays[i]);
 	tail = free_tail_start(fl->ext, fl->n, NULL, nblocks);
-	s = (tail > GPUIR_FIRST_DATA_BLKNO) ? segment_at(meta, tail - 1) : -1;
+	s = (tail > GPUIR_FIRST_DATA_BLKNO) ? segment_at(meta, lays, tail - 1) : -1;
 	if (s < 0)
 	{
 		/* an insert buffer page, most likely */
@@ -489,36 +521,29 @@ relocate_top(Relation index, bool *may_make_room)
 	}
 	seg = meta->segments[s];
 
-	/* where the copy would go: every stream in reusable pages, none appended */
+	/* where the copy would go: every page in reusable pages below the tail, none appended */
 	*sim = *fl;
-	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	segpages = GpuirSegmentPages(&seg);
+	if (!place_segment(sim, NULL, &seg, tail, false, &to))
 	{
-		uint64		np = GpuirStreamPages(&seg.streams[k]);
+		uint64		all;
+		uint64		reusable;
 
-		if (np == 0)
-			continue;
-		segpages += np;
-		if (!BlockNumberIsValid(GpuirFreeListTake(sim, (uint32) np)))
+		if (*may_make_room && make_room(index, meta, lays, fl, s, tail))
 		{
-			uint64		all;
-			uint64		reusable;
-
-			if (*may_make_room && make_room(index, meta, fl, s, tail))
-			{
-				*may_make_room = false;
-				done = true;
-				goto out;
-			}
-			GpuirFreeListPages(fl, &all, &reusable);
-			ereport(DEBUG2,
-					(errmsg("gpuir index \"%s\": no segment moved: a stream of %llu pages of the last segment fits in no reusable free extent (%llu of %llu free pages reusable)%s",
-							RelationGetRelationName(index), (unsigned long long) np,
-							(unsigned long long) reusable, (unsigned long long) all,
-							*may_make_room ? ", and moving no other segment would make room" : "")));
+			*may_make_room = false;
+			done = true;
 			goto out;
 		}
+		GpuirFreeListPages(fl, &all, &reusable);
+		ereport(DEBUG2,
+				(errmsg("gpuir index \"%s\": no segment moved: the reusable free pages below the end do not hold the last segment (%llu pages; %llu of %llu free pages reusable)%s",
+						RelationGetRelationName(index), (unsigned long long) segpages,
+						(unsigned long long) reusable, (unsigned long long) all,
+						*may_make_room ? ", and moving no other segment would make room" : "")));
+		goto out;
 	}
-	GpuirFreeListAddSegment(sim, &seg, InvalidFullTransactionId);
+	GpuirFreeListAddSegment(sim, &lays[s], InvalidFullTransactionId);
 	GpuirFreeListStore(sim, scratch);
 	newtail = free_tail_start(scratch->free, (int) scratch->nfree, NULL, nblocks);
 	if (newtail >= tail ||
@@ -531,13 +556,14 @@ relocate_top(Relation index, bool *may_make_room)
 		goto out;
 	}
 
-	move_segment(index, meta, s, fl);
+	move_segment(index, meta, s, &lays[s], fl, tail);
 	ereport(DEBUG1,
 			(errmsg("gpuir index \"%s\": moved a segment of %llu pages toward the start: the last %u of %u pages are free",
 					RelationGetRelationName(index), (unsigned long long) segpages,
 					nblocks - newtail, nblocks)));
 	done = true;
 out:
+	pfree(lays);
 	pfree(meta);
 	pfree(fm);
 	pfree(scratch);

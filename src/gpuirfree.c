@@ -282,23 +282,138 @@ GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages)
 	return start;
 }
 
-/* GpuirFreeListAddSegment: free the pages of seg's streams as of safexid */
+/*
+ * The smallest piece of a reusable extent that GpuirFreeListAllocateExtents
+ * cuts a stream into: smaller holes are left to whole small streams (a
+ * segment's deleted bitmap is one page), so that a stream is not strewn
+ * over pages one by one.
+ */
+#define GPUIR_MIN_PIECE_PAGES	4
+
+/*
+ * GpuirFreeListAllocateExtents: npages free pages of index for one stream,
+ * as extents (out), taken from fl (NULL: none, a new index):
+ *	- one reusable extent that holds them all: the smallest such (best fit,
+ *	  GpuirFreeListTakeBestFit), or with lowest the lowest (compaction);
+ *	- else pieces of reusable extents of at least GPUIR_MIN_PIECE_PAGES
+ *	  pages, when together they hold npages in at most
+ *	  GPUIR_STREAM_MAX_EXTENTS: whole extents, the largest first (the lowest
+ *	  first with lowest), until one holds the rest, which is taken from the
+ *	  smallest (lowest) that does.  A stream that fits in no hole still fills
+ *	  holes: without pieces, a soaked index kept 8-12% of its pages free in
+ *	  holes smaller than each stream of the segments merges wrote, while
+ *	  those merges extended the file (bench/results, the soaks);
+ *	- else, with extend, the pieces that there are and the rest at the end
+ *	  (GpuirFreeListAllocate) as the last extent.
+ * Only extents that end at or below limit count (InvalidBlockNumber: all).
+ * Returns false, taking nothing, when !extend and the reusable pages do not
+ * hold npages.
+ */
+bool
+GpuirFreeListAllocateExtents(GpuirFreeList *fl, Relation index, uint32 npages, bool lowest,
+							 BlockNumber limit, bool extend, GpuirStreamExtents *out)
+{
+	int			pick[GPUIR_STREAM_MAX_EXTENTS];
+	uint32		take[GPUIR_STREAM_MAX_EXTENTS];
+	int			npick = 0;
+	uint32		rest = npages;
+
+	out->n = 0;
+	if (npages == 0)
+		return true;
+	while (fl != NULL && npick < GPUIR_STREAM_MAX_EXTENTS)
+	{
+		int			fit = -1;		/* takes the rest */
+		int			big = -1;		/* else taken whole */
+
+		for (int i = 0; i < fl->n; i++)
+		{
+			const GpuirFreeExtent *e = &fl->ext[i];
+			bool		used = false;
+
+			if (!fl->reusable[i] || e->npages == 0 ||
+				(uint64) e->start + e->npages > (uint64) limit)
+				continue;
+			for (int j = 0; j < npick; j++)
+				used |= (pick[j] == i);
+			if (used)
+				continue;
+			if (e->npages >= rest)
+			{
+				if (fit < 0 ||
+					(lowest ? e->start < fl->ext[fit].start
+					 : (e->npages < fl->ext[fit].npages ||
+						(e->npages == fl->ext[fit].npages && e->start < fl->ext[fit].start))))
+					fit = i;
+			}
+			else if (e->npages >= GPUIR_MIN_PIECE_PAGES &&
+					 (big < 0 ||
+					  (lowest ? e->start < fl->ext[big].start
+					   : e->npages > fl->ext[big].npages)))
+				big = i;
+		}
+		if (fit >= 0)
+		{
+			pick[npick] = fit;
+			take[npick++] = rest;
+			rest = 0;
+			break;
+		}
+		if (big < 0 || npick == GPUIR_STREAM_MAX_EXTENTS - 1)
+			break;
+		pick[npick] = big;
+		take[npick++] = fl->ext[big].npages;
+		rest -= fl->ext[big].npages;
+	}
+	if (rest > 0 && !extend)
+		return false;
+	for (int j = 0; j < npick; j++)
+	{
+		GpuirFreeExtent *e = &fl->ext[pick[j]];
+
+		out->ext[j].start = e->start;
+		out->ext[j].npages = take[j];
+		e->start += take[j];
+		e->npages -= take[j];
+	}
+	out->n = npick;
+	if (rest > 0)
+	{
+		/* the loop left room for this last extent */
+		out->ext[out->n].start = GpuirFreeListAllocate(fl, index, rest);
+		out->ext[out->n].npages = rest;
+		out->n++;
+	}
+	return true;
+}
+
+/* GpuirFreeListAddSegment: free the pages of a segment (lay: its streams and map page) as of safexid */
 void
-GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg,
+GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentLayout *lay,
 						FullTransactionId safexid)
 {
-	for (int s = 0; s < GPUIR_NSTREAMS; s++)
+	for (int s = 0; s <= GPUIR_NSTREAMS; s++)
 	{
-		const GpuirStream *st = &seg->streams[s];
+		GpuirStreamExtents map;
+		const GpuirStreamExtents *e = &map;
 
-		if (st->nbytes == 0)
-			continue;
-		Assert(fl->n < lengthof(fl->ext));
-		fl->ext[fl->n].start = st->start;
-		fl->ext[fl->n].npages = (uint32) GpuirStreamPages(st);
-		fl->ext[fl->n].safexid = safexid;
-		fl->reusable[fl->n] = false;
-		fl->n++;
+		if (s < GPUIR_NSTREAMS)
+			e = &lay->streams[s];
+		else
+		{
+			map.n = lay->map != 0 ? 1 : 0;
+			map.ext[0].start = lay->map;
+			map.ext[0].npages = 1;
+		}
+		for (int i = 0; i < e->n; i++)
+		{
+			Assert(fl->n < lengthof(fl->ext));
+			fl->ext[fl->n].start = e->ext[i].start;
+			fl->ext[fl->n].npages = e->ext[i].npages;
+			fl->ext[fl->n].safexid = safexid;
+			fl->reusable[fl->n] = false;
+			fl->n++;
+		}
 	}
 }
 
@@ -356,38 +471,42 @@ extent_flag_cmp(const void *a, const void *b)
 
 /*
  * GpuirFreeListPlanFree: for plans on a copy of a free list, never stored:
- * seg's pages freed as if no reader were left, and the list sorted by start
- * with adjacent reusable extents joined (append_joined), as
- * GpuirFreeListInit joins them once the map holds them and they are
- * reusable (compaction's make_room asks what a move would free next to the
- * holes).  Returns false, adding nothing, when the list has no room for
- * seg's streams.
+ * the pages of a segment (lay) freed as if no reader were left, and the
+ * list sorted by start with adjacent reusable extents joined
+ * (append_joined), as GpuirFreeListInit joins them once the map holds them
+ * and they are reusable (compaction's make_room asks what a move would
+ * free next to the holes).  Returns false, adding nothing, when the list
+ * has no room for the segment's extents.
  */
 bool
-GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentData *seg)
+GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentLayout *lay)
 {
 	ExtentFlag *a;
 	int			n = 0;
+	int			add = lay->map != 0 ? 1 : 0;
 
-	if (fl->n + GPUIR_NSTREAMS > (int) lengthof(fl->ext))
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+		add += lay->streams[k].n;
+	if (fl->n + add > (int) lengthof(fl->ext))
 		return false;
-	a = palloc(sizeof(ExtentFlag) * (fl->n + GPUIR_NSTREAMS));
+	a = palloc(sizeof(ExtentFlag) * (fl->n + add));
 	for (int i = 0; i < fl->n; i++)
 		if (fl->ext[i].npages > 0)
 		{
 			a[n].e = fl->ext[i];
 			a[n++].reusable = fl->reusable[i];
 		}
-	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	for (int k = 0; k <= GPUIR_NSTREAMS; k++)
 	{
-		const GpuirStream *st = &seg->streams[k];
+		int			ne = k < GPUIR_NSTREAMS ? lay->streams[k].n : (lay->map != 0 ? 1 : 0);
 
-		if (st->nbytes == 0)
-			continue;
-		a[n].e.start = st->start;
-		a[n].e.npages = (uint32) GpuirStreamPages(st);
-		a[n].e.safexid = FirstNormalFullTransactionId;
-		a[n++].reusable = true;
+		for (int i = 0; i < ne; i++)
+		{
+			a[n].e.start = k < GPUIR_NSTREAMS ? lay->streams[k].ext[i].start : lay->map;
+			a[n].e.npages = k < GPUIR_NSTREAMS ? lay->streams[k].ext[i].npages : 1;
+			a[n].e.safexid = FirstNormalFullTransactionId;
+			a[n++].reusable = true;
+		}
 	}
 	qsort(a, n, sizeof(ExtentFlag), extent_flag_cmp);
 	fl->n = 0;

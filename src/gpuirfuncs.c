@@ -594,7 +594,8 @@ PG_FUNCTION_INFO_V1(gpuir_index_info);
 
 /*
  * gpuir_index_info(index regclass) RETURNS record (docs, deleted_docs, terms,
- * postings, segments, buffer_docs, pages, bytes_per_posting, free_pages)
+ * postings, segments, buffer_docs, pages, bytes_per_posting, free_pages,
+ * segment_maps)
  *
  * docs: N, the live indexed rows; deleted_docs: rows VACUUM removed that a
  * merge has not dropped yet; terms: dictionary entries summed over segments;
@@ -602,8 +603,10 @@ PG_FUNCTION_INFO_V1(gpuir_index_info);
  * insert buffer; pages: index pages; bytes_per_posting: bytes of compressed
  * blocks and block headers per segment posting (NULL without postings);
  * free_pages: pages of replaced segments on the free space map, which later
- * merges reuse (pgstatindex's deleted_pages; not in 0.1.0's definition,
- * whose eight columns are returned alone).
+ * merges reuse (pgstatindex's deleted_pages); segment_maps: segments with
+ * a stream in pieces, on the extents their map page lists (src/README,
+ * "Segment maps").  The last two are not in 0.1.0's definition, whose eight
+ * columns are returned alone.
  */
 Datum
 gpuir_index_info(PG_FUNCTION_ARGS)
@@ -613,8 +616,9 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 	Relation	index;
 	GpuirMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {false};
+	Datum		values[10];
+	bool		nulls[10] = {false};
+	int32		maps = 0;
 	InfoState	st = {0, 0};
 	int64		terms = 0,
 				postings = 0,
@@ -634,6 +638,7 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 		deleted += meta.segments[s].ndeleted;
 		bytes += meta.segments[s].streams[GPUIR_S_PAYLOAD].nbytes +
 			meta.segments[s].streams[GPUIR_S_BLOCKDIR].nbytes;
+		maps += meta.segments[s].map != 0;
 	}
 	values[0] = Int64GetDatum((int64) meta.ndocs);
 	values[1] = Int64GetDatum(deleted + st.deleted);
@@ -653,6 +658,8 @@ gpuir_index_info(PG_FUNCTION_ARGS)
 		GpuirFreePages(index, &free_pages, NULL);
 		values[8] = Int64GetDatum((int64) free_pages);
 	}
+	if (tupdesc->natts > 9)
+		values[9] = Int32GetDatum(maps);
 	close_search(heap, index);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -306,6 +306,8 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	GpuirBufferView *view;
 	char	   *bufdata;
 	bool		fold[GPUIR_MAX_SEGMENTS];
+	GpuirSegmentLayout *folded;
+	bool		maps = false;
 	uint64		consumed[GPUIR_INSERT_LANES];
 	uint64		consumed_rec[GPUIR_INSERT_LANES];
 
@@ -340,6 +342,13 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	nnew = GpuirBuilderWrite(b, index, meta.generation + 1, meta.k1, meta.b, fl, cap,
 							 GPUIR_MAX_SEGMENTS - (int) (meta.nsegments - nfold),
 							 kind != GPUIR_POLICY_FULL, segs);
+	/* where the folded segments' pages are (their map pages read before the swap's locks) */
+	folded = palloc(sizeof(GpuirSegmentLayout) * Max(meta.nsegments, 1));
+	for (uint32 s = 0; s < meta.nsegments; s++)
+		if (fold[s])
+			GpuirSegmentLayoutOf(index, &meta.segments[s], &folded[s]);
+	for (int r = 0; r < nnew; r++)
+		maps |= segs[r].map != 0;
 
 	/*
 	 * The swap: replace the folded segments by the new one, mark every lane
@@ -383,8 +392,11 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 			if (!fold[s])
 				m->segments[m->nsegments++] = meta.segments[s];
 			else
-				GpuirFreeListAddSegment(fl, &meta.segments[s], safexid);
+				GpuirFreeListAddSegment(fl, &folded[s], safexid);
 		}
+		/* a version 3 index that gets its first segment map */
+		if (maps)
+			m->version = GPUIR_VERSION;
 		for (int r = 0; r < nnew; r++)
 			m->segments[m->nsegments++] = segs[r];
 		for (int p = 1; p < view->nparts; p++)

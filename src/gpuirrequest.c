@@ -231,7 +231,8 @@ check_segment(GpuirTaken *t, uint32 s)
 		 seg->ndocs > 0xFFFFFFFEu ||
 		 !stream_ok(seg->streams[GPUIR_S_PAYLOAD]) ||
 		 !stream_ok(seg->streams[GPUIR_S_BLOCKDIR]) ||
-		 !stream_ok(seg->streams[GPUIR_S_DOCLENS])))
+		 !stream_ok(seg->streams[GPUIR_S_DOCLENS]) ||
+		 (seg->map != 0 && (seg->map < GPUIR_FIRST_DATA_BLKNO || seg->map == InvalidBlockNumber))))
 	{
 		GpuirWorkerReject(t, "bad request: segment %u has inconsistent streams", s);
 		return false;

@@ -817,18 +817,24 @@ spill_run(GpuirBuilder *b)
 #define WRITE_CHUNK_BYTES	(64 * GPUIR_PAGE_DATA)
 
 /*
- * write_stream: GpuirWriteStream of bb's bytes at start; a stream spilled to
- * a temporary file is read back and written in pieces of whole pages.
+ * write_stream: bb's bytes to the pages of extents e (GpuirWriteStreamPages);
+ * a stream spilled to a temporary file is read back and written in pieces
+ * of whole pages.
  */
 static GpuirStream
-write_stream(Relation index, ByteBuf *bb, uint32 tag, BlockNumber start)
+write_stream(Relation index, ByteBuf *bb, uint32 tag, const GpuirStreamExtents *e)
 {
 	GpuirStream s;
 	char	   *chunk;
 	uint64		total;
 
 	if (bb->spill == NULL)
-		return GpuirWriteStream(index, bb->data, (uint32) bb->len, tag, start);
+	{
+		GpuirWriteStreamPages(index, bb->data, (uint32) bb->len, tag, e, 0);
+		s.start = bb->len > 0 ? e->ext[0].start : InvalidBlockNumber;
+		s.nbytes = (uint32) bb->len;
+		return s;
+	}
 	bb_flush(bb, true);
 	total = bb->flushed;
 	if (BufFileSeek(bb->spill, 0, 0, SEEK_SET) != 0)
@@ -841,12 +847,12 @@ write_stream(Relation index, ByteBuf *bb, uint32 tag, BlockNumber start)
 		uint32		n = (uint32) Min(WRITE_CHUNK_BYTES, total - done);
 
 		gpuir_buffile_read(bb->spill, chunk, n);
-		(void) GpuirWriteStream(index, chunk, n, tag, start + (BlockNumber) (done / GPUIR_PAGE_DATA));
+		GpuirWriteStreamPages(index, chunk, n, tag, e, done / GPUIR_PAGE_DATA);
 	}
 	pfree(chunk);
 	BufFileClose(bb->spill);
 	bb->spill = NULL;
-	s.start = total > 0 ? start : InvalidBlockNumber;
+	s.start = total > 0 ? e->ext[0].start : InvalidBlockNumber;
 	s.nbytes = (uint32) total;
 	return s;
 }
@@ -1134,7 +1140,9 @@ list_end(GpuirBuilder *b)
  * in one run of pages, the smallest reusable extent of the free space map
  * fl that holds them all (fl NULL: new pages); when none does, each
  * stream, the largest first, takes the smallest reusable extent that holds
- * it, else pages at the end (GpuirFreeListAllocate).  Measured under a
+ * it, else pieces of reusable extents and, for what they cannot hold, pages
+ * at the end (GpuirFreeListAllocateExtents); a segment with a stream in
+ * pieces gets a map page (src/README, "Segment maps").  Measured under a
  * 16-client soak (2-core machine, max_segment_docs 66000): placing
  * segments only whole left 36% of the index's pages free in holes smaller
  * than the segments while each rewrite extended the file
@@ -1152,7 +1160,8 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	uint64		nbitmap = ((uint64) ndocs + 7) / 8;
 	char	   *zeros = palloc_extended(Max(nbitmap, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	BlockNumber at;
-	BlockNumber starts[GPUIR_NSTREAMS];	/* each stream's reusable extent */
+	GpuirSegmentLayout lay;		/* n = 0: placed at the end when written */
+	bool		pieces = false;
 
 	bb_append(&bb[GPUIR_S_DELETED], zeros, nbitmap);
 	pfree(zeros);
@@ -1178,27 +1187,54 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 		: fl != NULL ? GpuirFreeListTakeBestFit(fl, (uint32) npages)
 		: GpuirFreeListAllocate(NULL, index, (uint32) npages);
 	/*
-	 * Else the streams take the smallest reusable extent that holds them
-	 * (GpuirFreeListTakeBestFit), the largest stream first, so that the
-	 * small ones do not cut up the hole the payload needs; what no extent
-	 * holds goes at the end (GpuirFreeListAllocate, in stream order, below).
+	 * Else the streams take the smallest reusable extent that holds them,
+	 * or pieces of reusable extents (GpuirFreeListAllocateExtents), the
+	 * largest stream first, so that the small ones do not cut up the holes
+	 * the payload needs; what they cannot hold goes at the end, the last
+	 * extent of a stream in pieces, a whole stream in stream order below.
 	 */
+	lay.map = 0;
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
-		starts[s] = InvalidBlockNumber;
-	if (!BlockNumberIsValid(at) && fl != NULL)
+		lay.streams[s].n = 0;
+	if (BlockNumberIsValid(at))
+	{
+		for (int s = 0; s < GPUIR_NSTREAMS; s++)
+		{
+			uint64		pages = GpuirPagesFor(bb_size(&bb[s]));
+
+			lay.streams[s].n = pages > 0 ? 1 : 0;
+			lay.streams[s].ext[0].start = at;
+			lay.streams[s].ext[0].npages = (uint32) pages;
+			at += pages;
+		}
+	}
+	else if (fl != NULL)
 	{
 		bool		placed[GPUIR_NSTREAMS] = {false};
 
 		for (int i = 0; i < GPUIR_NSTREAMS; i++)
 		{
 			int			largest = -1;
+			uint32		pages;
+			GpuirStreamExtents *e;
 
 			for (int s = 0; s < GPUIR_NSTREAMS; s++)
 				if (!placed[s] && (largest < 0 || bb_size(&bb[s]) > bb_size(&bb[largest])))
 					largest = s;
 			placed[largest] = true;
-			if (bb_size(&bb[largest]) > 0)
-				starts[largest] = GpuirFreeListTakeBestFit(fl, (uint32) GpuirPagesFor(bb_size(&bb[largest])));
+			pages = (uint32) GpuirPagesFor(bb_size(&bb[largest]));
+			e = &lay.streams[largest];
+			if (pages > 0)
+				(void) GpuirFreeListAllocateExtents(fl, index, pages, false, InvalidBlockNumber,
+													true, e);
+			pieces |= e->n > 1;
+		}
+		if (pieces)
+		{
+			GpuirStreamExtents m;
+
+			(void) GpuirFreeListAllocateExtents(fl, index, 1, false, InvalidBlockNumber, true, &m);
+			lay.map = m.ext[0].start;
 		}
 	}
 	report(on, PROGRESS_CREATEIDX_SUBPHASE, GPUIR_BUILD_PHASE_WRITE);
@@ -1207,18 +1243,21 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 	for (int s = 0; s < GPUIR_NSTREAMS; s++)
 	{
 		uint64		pages = GpuirPagesFor(bb_size(&bb[s]));
-		BlockNumber start = BlockNumberIsValid(at) ? at : starts[s];
 
-		if (!BlockNumberIsValid(start) && pages > 0)
-			start = GpuirFreeListAllocate(fl, index, (uint32) pages);
-		seg->streams[s] = write_stream(index, &bb[s], GpuirSegmentTag(generation), start);
-		if (BlockNumberIsValid(at))
-			at += pages;
+		if (lay.streams[s].n == 0 && pages > 0)
+		{
+			lay.streams[s].n = 1;
+			lay.streams[s].ext[0].start = GpuirFreeListAllocate(fl, index, (uint32) pages);
+			lay.streams[s].ext[0].npages = (uint32) pages;
+		}
+		seg->streams[s] = write_stream(index, &bb[s], GpuirSegmentTag(generation), &lay.streams[s]);
 		written += pages;
 		report(on, PROGRESS_SCAN_BLOCKS_DONE, (int64) written);
 		if (bb[s].data)
 			pfree(bb[s].data);
 	}
+	if (lay.map != 0)
+		GpuirWriteSegmentMap(index, seg, &lay, lay.map);
 }
 
 /*

@@ -191,14 +191,14 @@ GpuirReadMeta(Relation index, GpuirMetaPageData *meta)
 void
 GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 {
-	if (meta->magic == GPUIR_MAGIC && meta->version >= 1 && meta->version < GPUIR_VERSION)
+	if (meta->magic == GPUIR_MAGIC && meta->version >= 1 && meta->version < GPUIR_MIN_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("gpuir index \"%s\" has on-disk format version %u, this gpuir reads version %u",
-						RelationGetRelationName(index), meta->version, GPUIR_VERSION),
+				 errmsg("gpuir index \"%s\" has on-disk format version %u, this gpuir reads versions %u to %u",
+						RelationGetRelationName(index), meta->version, GPUIR_MIN_VERSION, GPUIR_VERSION),
 				 errdetail("Version 2 added document priors to the segment directory; version 3 moved the free space map to a page of its own and doubled the segment directory."),
 				 errhint("REINDEX the index.")));
-	if (meta->magic != GPUIR_MAGIC || meta->version != GPUIR_VERSION ||
+	if (meta->magic != GPUIR_MAGIC || !GpuirVersionReadable(meta->version) ||
 		meta->nsegments > GPUIR_MAX_SEGMENTS)
 		GpuirCorrupt(index, "bad metapage magic, version or segment count");
 	if (meta->buf_head_off >= GPUIR_PAGE_DATA)
@@ -220,6 +220,9 @@ GpuirCheckMeta(Relation index, const GpuirMetaPageData *meta)
 		if (!GpuirPriorValid(seg->prior_max) ||
 			((seg->prior_max != 0.0f || seg->streams[GPUIR_S_PRIORS].nbytes != 0) && !meta->has_prior))
 			GpuirCorrupt(index, "segment's largest prior out of range, or priors in an index without a prior column");
+		if (seg->map != 0 && (meta->version < 4 || seg->map < GPUIR_FIRST_DATA_BLKNO ||
+							  !BlockNumberIsValid(seg->map)))
+			GpuirCorrupt(index, "segment map page out of range");
 	}
 	if (!SearchSysCacheExists1(TSCONFIGOID, ObjectIdGetDatum(meta->cfg_id)))
 		GpuirCorrupt(index, "the metapage's text search configuration does not exist");
@@ -499,6 +502,150 @@ GpuirWriteStream(Relation index, const char *data, uint32 nbytes, uint32 tag,
 	return s;
 }
 
+static bool index_holds(Relation index, uint64 nblocks);
+
+/*
+ * GpuirWriteStreamPages: write data[0..len) to the pages of a stream on
+ * extents e from its page number first_page on (a stream written in pieces:
+ * len is whole pages but for its last piece), as GpuirWriteStream writes
+ * one extent.
+ */
+void
+GpuirWriteStreamPages(Relation index, const char *data, uint32 len, uint32 tag,
+					  const GpuirStreamExtents *e, uint64 first_page)
+{
+	uint64		page = first_page;
+	uint32		done = 0;
+
+	for (int i = 0; i < e->n && done < len; i++)
+	{
+		uint64		n;
+
+		if (page >= e->ext[i].npages)
+		{
+			page -= e->ext[i].npages;
+			continue;
+		}
+		n = Min((uint64) (e->ext[i].npages - page) * GPUIR_PAGE_DATA, (uint64) (len - done));
+		(void) GpuirWriteStream(index, data + done, (uint32) n, tag,
+								e->ext[i].start + (BlockNumber) page);
+		done += (uint32) n;
+		page = 0;
+	}
+	if (done < len)
+		elog(ERROR, "gpuir stream write past its extents");
+}
+
+/*
+ * GpuirSegmentMapCheck: NULL when map (the contents of seg's map page) is
+ * consistent with seg's directory entry: each stream on 1 to
+ * GPUIR_STREAM_MAX_EXTENTS extents (none when empty) of pages past the
+ * free space map, which together hold exactly its pages, the first at the
+ * stream's start; else what is wrong.  Pure: the GPU worker checks the map
+ * pages it reads with it too.
+ */
+const char *
+GpuirSegmentMapCheck(const GpuirSegmentData *seg, const GpuirSegmentMapData *map)
+{
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		uint64		pages = 0;
+		uint32		n = map->nextents[k];
+
+		if (n > GPUIR_STREAM_MAX_EXTENTS || (n == 0) != (seg->streams[k].nbytes == 0))
+			return "segment map with a bad number of extents for a stream";
+		for (uint32 i = 0; i < n; i++)
+		{
+			const GpuirExtent *e = &map->ext[k][i];
+
+			if (e->npages == 0 || e->start < GPUIR_FIRST_DATA_BLKNO ||
+				(uint64) e->start + e->npages - 1 > MaxBlockNumber)
+				return "segment map extent out of range";
+			pages += e->npages;
+		}
+		if (pages != GpuirStreamPages(&seg->streams[k]) ||
+			(n > 0 && map->ext[k][0].start != seg->streams[k].start))
+			return "segment map extents do not match their stream";
+	}
+	return NULL;
+}
+
+/* GpuirSegmentLayoutFromMap: seg's layout from its checked map page contents */
+void
+GpuirSegmentLayoutFromMap(const GpuirSegmentData *seg, const GpuirSegmentMapData *map,
+						  GpuirSegmentLayout *lay)
+{
+	lay->map = seg->map;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		lay->streams[k].n = (int) map->nextents[k];
+		memcpy(lay->streams[k].ext, map->ext[k], sizeof(GpuirExtent) * map->nextents[k]);
+	}
+}
+
+/*
+ * GpuirSegmentLayoutOf: where seg's pages are.  Without a map, each stream
+ * on one extent from its start; with one, its map page is read (its type
+ * and tag checked) and checked (GpuirSegmentMapCheck); raises
+ * ERRCODE_INDEX_CORRUPTED when either check fails.
+ */
+void
+GpuirSegmentLayoutOf(Relation index, const GpuirSegmentData *seg, GpuirSegmentLayout *lay)
+{
+	GpuirSegmentMapData map;
+	Buffer		buf;
+	Page		page;
+	const char *why;
+
+	if (seg->map == 0)
+	{
+		lay->map = 0;
+		for (int k = 0; k < GPUIR_NSTREAMS; k++)
+		{
+			lay->streams[k].n = seg->streams[k].nbytes > 0 ? 1 : 0;
+			lay->streams[k].ext[0].start = seg->streams[k].start;
+			lay->streams[k].ext[0].npages = (uint32) GpuirStreamPages(&seg->streams[k]);
+		}
+		return;
+	}
+	if (seg->map < GPUIR_FIRST_DATA_BLKNO || !BlockNumberIsValid(seg->map) ||
+		!index_holds(index, (uint64) seg->map + 1))
+		GpuirCorrupt(index, "segment map page outside the index");
+	buf = GpuirReadBuffer(index, seg->map);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	GpuirCheckPage(index, page, seg->map, GPUIR_PAGE_STREAM);
+	GpuirCheckStreamTag(index, page, seg->map, GpuirSegmentTag(seg->generation));
+	memcpy(&map, PageGetContents(page), sizeof(map));
+	UnlockReleaseBuffer(buf);
+	why = GpuirSegmentMapCheck(seg, &map);
+	if (why != NULL)
+		GpuirCorrupt(index, why);
+	GpuirSegmentLayoutFromMap(seg, &map, lay);
+}
+
+/*
+ * GpuirWriteSegmentMap: write the map page of seg, whose streams are on
+ * lay's extents, at blkno (a free page the caller allocated), and name it
+ * in seg.
+ */
+void
+GpuirWriteSegmentMap(Relation index, GpuirSegmentData *seg, const GpuirSegmentLayout *lay,
+					 BlockNumber blkno)
+{
+	GpuirSegmentMapData map;
+
+	memset(&map, 0, sizeof(map));
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		map.nextents[k] = (uint32) lay->streams[k].n;
+		memcpy(map.ext[k], lay->streams[k].ext, sizeof(GpuirExtent) * lay->streams[k].n);
+	}
+	(void) GpuirWriteStream(index, (const char *) &map, sizeof(map),
+							GpuirSegmentTag(seg->generation), blkno);
+	seg->map = blkno;
+}
+
 /*
  * GpuirCheckStreamTag: raise an error unless the stream page at blkno (its
  * type already checked) belongs to the segment with tag.  Pages written
@@ -540,9 +687,11 @@ GpuirUpdateStream(Relation index, const GpuirSegmentData *seg, GpuirStreamKind k
 	GpuirStream stream = seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint32		done = 0;
+	GpuirSegmentLayout lay;
 
 	if ((uint64) offset + nbytes > stream.nbytes)
 		elog(ERROR, "gpuir stream update out of range");
+	GpuirSegmentLayoutOf(index, seg, &lay);
 	while (done < nbytes)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
@@ -552,7 +701,7 @@ GpuirUpdateStream(Relation index, const GpuirSegmentData *seg, GpuirStreamKind k
 		while (nb < MAX_GENERIC_XLOG_PAGES && done < nbytes)
 		{
 			uint32		off = offset + done;
-			BlockNumber blk = stream.start + off / GPUIR_PAGE_DATA;
+			BlockNumber blk = GpuirExtentsBlock(&lay.streams[kind], off / GPUIR_PAGE_DATA);
 			uint32		pageoff = off % GPUIR_PAGE_DATA;
 			uint32		len = Min(GPUIR_PAGE_DATA - pageoff, nbytes - done);
 			Page		page;
@@ -605,14 +754,24 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 {
 	GpuirStream stream = seg->streams[kind];
 
-	if (stream.nbytes > 0)
+	if (seg->map != 0)
 	{
-		uint64		npages = GpuirStreamPages(&stream);
+		GpuirSegmentLayout lay;
 
-		if (!BlockNumberIsValid(stream.start) || stream.start < GPUIR_FIRST_DATA_BLKNO ||
-			!index_holds(index, (uint64) stream.start + npages))
-			GpuirCorrupt(index, "segment stream pages are outside the index");
+		GpuirSegmentLayoutOf(index, seg, &lay);
+		r->ext = lay.streams[kind];
 	}
+	else
+	{
+		r->ext.n = stream.nbytes > 0 ? 1 : 0;
+		r->ext.ext[0].start = stream.start;
+		r->ext.ext[0].npages = (uint32) GpuirStreamPages(&stream);
+	}
+	for (int i = 0; i < r->ext.n; i++)
+		if (!BlockNumberIsValid(r->ext.ext[i].start) ||
+			r->ext.ext[i].start < GPUIR_FIRST_DATA_BLKNO ||
+			!index_holds(index, (uint64) r->ext.ext[i].start + r->ext.ext[i].npages))
+			GpuirCorrupt(index, "segment stream pages are outside the index");
 	r->index = index;
 	r->stream = stream;
 	r->tag = GpuirSegmentTag(seg->generation);
@@ -649,7 +808,7 @@ GpuirStreamRead(GpuirStreamReader *r, uint32 offset, void *dst, uint32 len)
 		GpuirCorrupt(r->index, "read past the end of a segment stream");
 	while (len > 0)
 	{
-		BlockNumber blk = r->stream.start + offset / GPUIR_PAGE_DATA;
+		BlockNumber blk = GpuirExtentsBlock(&r->ext, offset / GPUIR_PAGE_DATA);
 		uint32		pageoff = offset % GPUIR_PAGE_DATA;
 		uint32		n = Min(GPUIR_PAGE_DATA - pageoff, len);
 		Page		page;

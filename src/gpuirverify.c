@@ -386,9 +386,9 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta, GpuirFreeMapDat
 	if (meta->magic != GPUIR_MAGIC)
 		verify_error(vs, "metapage (block 0) has magic 0x%08x, expected 0x%08x",
 					 meta->magic, GPUIR_MAGIC);
-	if (meta->version != GPUIR_VERSION)
-		verify_error(vs, "metapage (block 0) has version %u, expected %u",
-					 meta->version, GPUIR_VERSION);
+	if (!GpuirVersionReadable(meta->version))
+		verify_error(vs, "metapage (block 0) has version %u, expected %u to %u",
+					 meta->version, GPUIR_MIN_VERSION, GPUIR_VERSION);
 	if (meta->nsegments > GPUIR_MAX_SEGMENTS)
 		verify_error(vs, "metapage (block 0) lists %u segments, at most %d allowed",
 					 meta->nsegments, GPUIR_MAX_SEGMENTS);
@@ -470,27 +470,30 @@ verify_meta_and_buffer(VerifyState *vs, GpuirMetaPageData *meta, GpuirFreeMapDat
 
 /* ---------- segments ---------- */
 
-/* check the pages of one stream: type, page_id, pd_lower; claim them */
+/*
+ * check the pages of one stream of nbytes on extents e (a segment map page:
+ * where names it): type, page_id, tag, pd_lower; claim them
+ */
 static void
-verify_stream_pages(VerifyState *vs, const GpuirSegmentData *seg, int kind)
+verify_stream_pages(VerifyState *vs, const GpuirSegmentData *seg, const char *where,
+					const GpuirStreamExtents *e, uint32 nbytes)
 {
-	const GpuirStream *st = &seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
-	uint32		npages = (uint32) GpuirStreamPages(st);
-	char		where[64];
+	uint32		npages = (uint32) GpuirPagesFor(nbytes);
 
-	snprintf(where, sizeof(where), "segment %u, %s stream", vs->seg, stream_names[kind]);
 	if (npages == 0)
 		return;
-	if (!BlockNumberIsValid(st->start) || st->start < GPUIR_FIRST_DATA_BLKNO ||
-		(uint64) st->start + npages > vs->index_nblocks)
-		verify_error(vs, "%s: pages [%u, %llu) are outside the index (%u blocks)",
-					 where, st->start, (unsigned long long) st->start + npages,
-					 vs->index_nblocks);
+	for (int i = 0; i < e->n; i++)
+		if (!BlockNumberIsValid(e->ext[i].start) || e->ext[i].start < GPUIR_FIRST_DATA_BLKNO ||
+			(uint64) e->ext[i].start + e->ext[i].npages > vs->index_nblocks)
+			verify_error(vs, "%s: pages [%u, %llu) are outside the index (%u blocks)",
+						 where, e->ext[i].start,
+						 (unsigned long long) e->ext[i].start + e->ext[i].npages,
+						 vs->index_nblocks);
 	for (uint32 p = 0; p < npages; p++)
 	{
-		BlockNumber blk = st->start + p;
-		uint32		len = Min(GPUIR_PAGE_DATA, st->nbytes - p * GPUIR_PAGE_DATA);
+		BlockNumber blk = GpuirExtentsBlock(e, p);
+		uint32		len = Min(GPUIR_PAGE_DATA, nbytes - p * GPUIR_PAGE_DATA);
 		Buffer		buf;
 		Page		page;
 		GpuirPageOpaque opaque;
@@ -608,6 +611,8 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 	uint32		next_block = 0;
 	uint32		next_lex = 0;
 	const char *why;
+	GpuirSegmentLayout lay;
+	char		where[64];
 
 	/* stream sizes against the segment directory */
 	{
@@ -640,8 +645,23 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 		verify_error(vs, "segment %u has no documents", s);
 	if (seg->ndeleted > seg->ndocs)
 		verify_error(vs, "segment %u: %u deleted documents of %u", s, seg->ndeleted, seg->ndocs);
+	/* where its pages are: its map page is read and checked (GpuirSegmentMapCheck) */
+	GpuirSegmentLayoutOf(index, seg, &lay);
+	if (seg->map != 0)
+	{
+		GpuirStreamExtents m;
+
+		m.n = 1;
+		m.ext[0].start = seg->map;
+		m.ext[0].npages = 1;
+		snprintf(where, sizeof(where), "segment %u, map page", s);
+		verify_stream_pages(vs, seg, where, &m, sizeof(GpuirSegmentMapData));
+	}
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
-		verify_stream_pages(vs, seg, k);
+	{
+		snprintf(where, sizeof(where), "segment %u, %s stream", s, stream_names[k]);
+		verify_stream_pages(vs, seg, where, &lay.streams[k], seg->streams[k].nbytes);
+	}
 
 	tids = (ItemPointerData *) GpuirStreamReadAll(index, seg, GPUIR_S_TIDS);
 	dls = (uint32 *) GpuirStreamReadAll(index, seg, GPUIR_S_DOCLENS);

@@ -1036,6 +1036,13 @@ GpuirFreeListTakeBestFit(GpuirFreeList *fl, uint32 npages)
 	NOT_EMULATED("GpuirFreeListTakeBestFit");
 }
 
+bool
+GpuirFreeListAllocateExtents(GpuirFreeList *fl, Relation index, uint32 npages, bool lowest,
+							 BlockNumber limit, bool extend, GpuirStreamExtents *out)
+{
+	NOT_EMULATED("GpuirFreeListAllocateExtents");
+}
+
 void
 GpuirReadFreeMap(Relation index, GpuirFreeMapData *fm)
 {
@@ -1085,7 +1092,7 @@ GpuirMaxSegmentDocs(Relation index)
 }
 
 void
-GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentData *seg, FullTransactionId safexid)
+GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentLayout *lay, FullTransactionId safexid)
 {
 	NOT_EMULATED("GpuirFreeListAddSegment");
 }
