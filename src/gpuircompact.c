@@ -5,25 +5,27 @@
  *	  truncating the free pages that end it, so that the file shrinks after
  *	  merges.
  *
- * A stream needs consecutive pages, and a merge that rewrites a segment
- * must keep the old copy readable until its swap, so rewriting a large
- * segment appends the streams of its new copy that no free extent holds
- * (GpuirBuilderWrite) to the end of the index; the old copy's pages go to
- * the free space map and the file keeps its peak size.  VACUUM and
+ * A merge that rewrites a segment must keep the old copy readable until
+ * its swap, so rewriting a large segment appends what of its new copy the
+ * reusable free extents cannot hold (GpuirBuilderWrite) to the end of the
+ * index; the old copy's pages go to the free space map and the file keeps
+ * its peak size.  VACUUM and
  * gpuir_merge() then compact (GpuirCompact), and so does an insert's merge
  * that replaced segments (GpuirCompactLocked, without waiting):
  *
  *	1. relocation: while the highest page in use belongs to a segment whose
- *	   streams fit into reusable free extents (gpuirfree.c) so that the run
- *	   of free pages at the end grows by at least a quarter of the segment's
+ *	   pages fit into the reusable free extents (gpuirfree.c) below the run
+ *	   of free pages at the end (whole streams, else in pieces: a segment
+ *	   map) so that that run grows by at least a quarter of the segment's
  *	   pages (a segment may have streams lower down, under other pages),
  *	   the segment's streams are copied there, byte for byte, under a new
  *	   generation (so a new tag on every page, and the GPU's list cache sees
  *	   a new segment), and the directory entry is swapped in one WAL record
- *	   that frees the old pages, exactly as a merge's swap does; when a
- *	   stream of that segment fits in no reusable extent, once a compaction
- *	   another, smaller segment is moved instead if its old pages, joined
- *	   to the holes beside them, would make room for it (make_room);
+ *	   that frees the old pages, exactly as a merge's swap does; when the
+ *	   reusable extents below the end cannot hold that segment, once a
+ *	   compaction another, smaller segment is moved instead if its old
+ *	   pages, joined to the holes beside them, would make room for it
+ *	   (make_room);
  *	2. truncation: the run of reusable free pages at the end is truncated.
  *	   No reader of this primary can read a reusable page (gpuirfree.c: no
  *	   query that copied a directory listing it is left), so unlike a heap
@@ -412,10 +414,11 @@ move_segment(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSe
 }
 
 /*
- * room_after_moving: whether, once segment x of meta has moved to
- * reusable free pages of fl below tail (where move_segment would put it)
- * and its old pages are reusable, every stream of segment top fits in a
- * reusable extent (as relocate_top takes them); sim is scratch space
+ * room_after_moving: whether, once segment x of meta (lays: the segments'
+ * layouts) has moved to reusable free pages of fl below tail (where
+ * move_segment would put it) and its old pages are reusable, the reusable
+ * extents below tail hold segment top (place_segment, as relocate_top
+ * takes them); sim is scratch space
  */
 static bool
 room_after_moving(const GpuirMetaPageData *meta, const GpuirSegmentLayout *lays,
@@ -431,8 +434,8 @@ room_after_moving(const GpuirMetaPageData *meta, const GpuirSegmentLayout *lays,
 }
 
 /*
- * make_room: when a stream of segment top, which holds the highest page in
- * use, fits in no reusable free extent, move the smallest other segment
+ * make_room: when the reusable free extents below tail cannot hold segment
+ * top, which holds the highest page in use, move the smallest other segment
  * (at most as large as top) whose move, into reusable free pages below
  * tail, frees pages next to holes so that top's streams would all fit
  * (room_after_moving); returns whether it moved one.  The free space
@@ -440,7 +443,8 @@ room_after_moving(const GpuirMetaPageData *meta, const GpuirSegmentLayout *lays,
  * smallest hole that holds it, and small segments end up between the holes
  * that a full segment's largest stream would need together (a 30-minute
  * soak ended with 2,117 free pages, 13% of the index, in holes smaller than
- * every stream of the last segment).  The moved segment's old pages become
+ * every stream of the last segment; segment maps now let streams fill
+ * holes in pieces of at least 4 pages).  The moved segment's old pages become
  * reusable once no query can read them: VACUUM's compaction waits for that
  * and then moves top; without waiting, a later compaction does.
  */
@@ -481,8 +485,9 @@ make_room(Relation index, const GpuirMetaPageData *meta, const GpuirSegmentLayou
  * relocate_top: move the segment holding the highest page in use to
  * reusable free pages lower down, if that grows the free run at the end
  * enough (file header), or the insert lane whose chain holds it
- * (relocate_top_lane), or, when one of that segment's streams fits in no
- * reusable extent and *may_make_room, another segment whose move makes
+ * (relocate_top_lane), or, when the reusable extents below the free run
+ * at the end cannot hold that segment and *may_make_room, another segment
+ * whose move makes
  * room for it (make_room; *may_make_room is then cleared); returns whether
  * it moved anything.  The caller holds the merge lock.
  */
