@@ -619,6 +619,9 @@ extern void GpuirSegmentLayoutFromMap(const GpuirSegmentData *seg,
 									  GpuirSegmentLayout *lay);
 extern void GpuirSegmentLayoutOf(Relation index, const GpuirSegmentData *seg,
 								 GpuirSegmentLayout *lay);
+/* gpuirengine.c: GpuirSegmentLayoutOf through the session's cache */
+extern const GpuirSegmentLayout *GpuirSegmentLayoutCached(Relation index,
+														  const GpuirSegmentData *seg);
 extern void GpuirWriteSegmentMap(Relation index, GpuirSegmentData *seg,
 								 const GpuirSegmentLayout *lay, BlockNumber blkno);
 extern void GpuirUpdateStream(Relation index, const GpuirSegmentData *seg,

@@ -639,6 +639,7 @@ typedef struct CachedIndexes
 
 static CachedIndexes term_pos_indexes;	/* term_pos's, below */
 static CachedIndexes doclens_indexes;	/* doclens's, below */
+static CachedIndexes layout_indexes;	/* layouts', below */
 
 /* cached_indexes_check: an invalidation of relid (InvalidOid: of all) reached set */
 static void
@@ -656,6 +657,7 @@ cached_indexes_invalidate(Datum arg, Oid relid)
 {
 	cached_indexes_check(&term_pos_indexes, relid);
 	cached_indexes_check(&doclens_indexes, relid);
+	cached_indexes_check(&layout_indexes, relid);
 }
 
 /* cached_indexes_note: set's cache is about to hold contents of index indexoid */
@@ -685,6 +687,74 @@ cached_indexes_clear(CachedIndexes *set)
 	set->n = 0;
 	set->overflow = false;
 	set->stale = false;
+}
+
+/* ---------- segment layouts ---------- */
+
+/*
+ * The layouts (map page contents) of the segments in pieces that this
+ * session read, keyed by the relation file, the segment's generation and
+ * its map page, as the document lengths below (a generation is unique
+ * within a relation file, and CachedIndexes empties the cache before a new
+ * relation file can reuse a number): every stream reader of such a segment
+ * needs its extents, a query opens several per segment, and the map page
+ * never changes while its segment exists.  At most LAYOUTS_MAX are kept;
+ * past that the cache starts again.
+ */
+#define LAYOUTS_MAX		4096
+
+typedef struct LayoutKey
+{
+	GpuirRelFile node;
+	uint64		generation;
+	BlockNumber map;
+} LayoutKey;
+
+typedef struct LayoutEntry
+{
+	LayoutKey	key;			/* hash key (zeroed padding) */
+	GpuirSegmentLayout lay;
+} LayoutEntry;
+
+static HTAB *layouts = NULL;
+static MemoryContext layouts_cxt = NULL;
+
+/*
+ * GpuirSegmentLayoutCached: GpuirSegmentLayoutOf(index, seg) (seg has a
+ * map), from this session's cache when it holds it; the pointer is valid
+ * until the next call
+ */
+const GpuirSegmentLayout *
+GpuirSegmentLayoutCached(Relation index, const GpuirSegmentData *seg)
+{
+	LayoutKey	key;
+	LayoutEntry *e;
+	bool		found;
+
+	Assert(seg->map != 0);
+	if (layouts == NULL || layout_indexes.stale || hash_get_num_entries(layouts) >= LAYOUTS_MAX)
+	{
+		layouts = session_cache_reset(&layouts_cxt, "gpuir segment layouts",
+									  sizeof(LayoutKey), sizeof(LayoutEntry));
+		cached_indexes_clear(&layout_indexes);
+	}
+	memset(&key, 0, sizeof(key));
+	key.node = GpuirRelationFile(index);
+	key.generation = seg->generation;
+	key.map = seg->map;
+	e = hash_search(layouts, &key, HASH_FIND, NULL);
+	if (e != NULL)
+		return &e->lay;
+	{
+		GpuirSegmentLayout lay;
+
+		/* read before the entry exists: an error leaves no half-made entry */
+		GpuirSegmentLayoutOf(index, seg, &lay);
+		cached_indexes_note(&layout_indexes, RelationGetRelid(index));
+		e = hash_search(layouts, &key, HASH_ENTER, &found);
+		e->lay = lay;
+	}
+	return &e->lay;
 }
 
 /* ---------- document lengths ---------- */

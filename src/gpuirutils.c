@@ -755,12 +755,7 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 	GpuirStream stream = seg->streams[kind];
 
 	if (seg->map != 0)
-	{
-		GpuirSegmentLayout lay;
-
-		GpuirSegmentLayoutOf(index, seg, &lay);
-		r->ext = lay.streams[kind];
-	}
+		r->ext = GpuirSegmentLayoutCached(index, seg)->streams[kind];
 	else
 	{
 		r->ext.n = stream.nbytes > 0 ? 1 : 0;
