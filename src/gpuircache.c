@@ -577,10 +577,16 @@ GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmen
 	}
 	else
 	{
-		/* a segment's map never changes: its pages carry the segment's tag */
+		/*
+		 * a segment's map never changes while the segment exists; the one
+		 * kept is taken for the same relation file, generation and map page
+		 * when it also agrees with seg's directory entry (a file number
+		 * reused by a new index could meet the same generation)
+		 */
 		if (!last_map.valid || last_map.generation != seg->generation ||
 			last_map.map != seg->map ||
-			memcmp(&last_map.node, node, sizeof(GpuirRelFile)) != 0)
+			memcmp(&last_map.node, node, sizeof(GpuirRelFile)) != 0 ||
+			GpuirSegmentMapCheck(seg, &last_map.data) != NULL)
 		{
 			GpuirStreamExtents m;
 			const char *why;
