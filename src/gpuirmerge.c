@@ -328,6 +328,8 @@ GpuirMerge(Relation index, GpuirMergePolicyKind kind, bool wait)
 	fl = palloc(sizeof(GpuirFreeList));
 	GpuirFreeListInit(fl, index, fm);
 	GpuirFreeListPages(fl, &free_pages, &reusable_pages);
+	/* the build's cap at this size (gpuir_merge_cap) */
+	cap = gpuir_merge_cap(cap, meta.ndocs, GPUIR_MAX_BUILD_PIECES);
 	nfold = choose_segments(&meta, kind, cap, free_pages, reusable_pages, fold, &waited);
 
 	b = GpuirBuilderCreate();
