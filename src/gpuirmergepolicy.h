@@ -48,8 +48,11 @@
  * once.  A segment thus folded is rewritten at most once per VACUUM while it
  * stays below that bound.
  *
- * Capped segments (the max_segment_docs reloption, C; Lucene's
- * TieredMergePolicy.maxMergedSegmentMB): a merge writes its documents as
+ * Capped segments (the max_segment_docs reloption; Lucene's
+ * TieredMergePolicy.maxMergedSegmentMB): C below is the merge's cap,
+ * gpuir_merge_cap's larger of the reloption and a sixteenth of the index's
+ * documents (the size CREATE INDEX writes past 16 segments).  A merge
+ * writes its documents as
  * ceil(D / C) segments, each a range of heap TIDs (GpuirBuilderWrite), of
  * C documents each but the last (CREATE INDEX and a full merge: of about
  * equal size; gpuir_merge_pieces).  A segment with at least
