@@ -236,6 +236,15 @@ typedef struct GpuirReaderJob
 } GpuirReaderJob;
 
 /* one device of the service and its worker; the fields up to the counters under GpuirService->mutex */
+/* what a device's worker is doing (GpuirServiceDevice.busy) */
+typedef enum GpuirWorkerState
+{
+	GPUIR_WORKER_ASLEEP = 0,	/* on its latch, or not started */
+	GPUIR_WORKER_BUSY = 1,		/* running batches */
+	GPUIR_WORKER_POLLING = 2	/* polling the slots with nothing to do
+								 * (idle_spin): idle to wake_workers */
+} GpuirWorkerState;
+
 typedef struct GpuirServiceDevice
 {
 	int			ordinal;		/* CUDA device number */
@@ -250,9 +259,7 @@ typedef struct GpuirServiceDevice
 	uint64		budget;			/* bytes its list cache may use */
 	char		last_error[256];
 	/* counters */
-	pg_atomic_uint32 busy;		/* 1 while its worker runs a batch, 2 while
-								 * it polls with nothing to do (idle_spin),
-								 * 0 asleep */
+	pg_atomic_uint32 busy;		/* GpuirWorkerState of its worker */
 	pg_atomic_uint64 bytes_cached;
 	pg_atomic_uint64 cache_hits;	/* segment lookups served from the GPU */
 	pg_atomic_uint64 cache_misses;	/* segment uploads */

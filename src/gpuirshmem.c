@@ -84,7 +84,7 @@ gpuir_shmem_startup(void)
 			GpuirServiceDevice *dev = &GpuirService->devices[d];
 
 			dev->device_state = GPUIR_DEVSTATE_STARTING;
-			pg_atomic_init_u32(&dev->busy, 0);
+			pg_atomic_init_u32(&dev->busy, GPUIR_WORKER_ASLEEP);
 			pg_atomic_init_u64(&dev->bytes_cached, 0);
 			pg_atomic_init_u64(&dev->cache_hits, 0);
 			pg_atomic_init_u64(&dev->list_hits, 0);
@@ -313,7 +313,7 @@ wake_workers(bool all)
 			continue;
 		if (all)
 			latches[nl++] = d->worker_latch;
-		else if (pg_atomic_read_u32(&d->busy) != 1)	/* asleep or polling */
+		else if (pg_atomic_read_u32(&d->busy) != GPUIR_WORKER_BUSY)	/* asleep or polling */
 		{
 			idle = d->worker_latch;
 			break;

@@ -449,7 +449,7 @@ worker_exit(int code, Datum arg)
 	SpinLockRelease(&GpuirService->mutex);
 	GpuirReadersStop();			/* they see worker_pid changed */
 	pg_atomic_write_u64(&GpuirWorkerDevice->bytes_cached, 0);
-	pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
+	pg_atomic_write_u32(&GpuirWorkerDevice->busy, GPUIR_WORKER_ASLEEP);
 }
 
 /* ---------- startup ---------- */
@@ -1343,11 +1343,11 @@ any_ready(void)
  * a sleeping worker takes a latch wake to start it (the queue stage of a
  * lone request, 11.4 us on an H200: bench/results/2026-11-29-h200-s36.md).
  * Under load the worker seldom runs out of work, and the cores belong to
- * the backends.  Meanwhile its device's busy is 2: idle to the backends'
- * wake_workers, which set this worker's latch (no signal: it is not
- * sleeping) rather than wake another device's.  Returns true when a
- * request became READY, busy 1 again; the caller sets 0 before it sleeps
- * otherwise.
+ * the backends.  Meanwhile its device is GPUIR_WORKER_POLLING: idle to
+ * the backends' wake_workers, which set this worker's latch (no signal: it
+ * is not sleeping) rather than wake another device's.  Returns true when a
+ * request became READY (the device BUSY again); otherwise the caller sets
+ * it ASLEEP before it sleeps.
  */
 static bool
 idle_spin(void)
@@ -1356,7 +1356,7 @@ idle_spin(void)
 
 	if (gpuir_worker_spin <= 0 || GpuirRouteLoadNow() != GPUIR_ROUTE_LIGHT)
 		return false;
-	pg_atomic_write_u32(&GpuirWorkerDevice->busy, 2);
+	pg_atomic_write_u32(&GpuirWorkerDevice->busy, GPUIR_WORKER_POLLING);
 	deadline = GetCurrentTimestamp() + gpuir_worker_spin;
 	do
 	{
@@ -1364,7 +1364,7 @@ idle_spin(void)
 		{
 			if (any_ready())
 			{
-				pg_atomic_write_u32(&GpuirWorkerDevice->busy, 1);
+				pg_atomic_write_u32(&GpuirWorkerDevice->busy, GPUIR_WORKER_BUSY);
 				return true;
 			}
 			pg_spin_delay();
@@ -1511,7 +1511,7 @@ GpuirWorkerMain(Datum arg)
 			continue;
 
 		/* busy while it loops over batches: backends wake an idle device first */
-		pg_atomic_write_u32(&GpuirWorkerDevice->busy, 1);
+		pg_atomic_write_u32(&GpuirWorkerDevice->busy, GPUIR_WORKER_BUSY);
 		for (;;)
 		{
 			GpuirBatch *b;
@@ -1555,11 +1555,11 @@ GpuirWorkerMain(Datum arg)
 					CHECK_FOR_INTERRUPTS();
 					continue;
 				}
-				/* idle: a while polling (busy 2) before the latch */
+				/* idle: a while polling (GPUIR_WORKER_POLLING) before the latch */
 				if (idle_spin())
 					continue;
-				pg_atomic_write_u32(&GpuirWorkerDevice->busy, 0);
-				/* a request set READY while busy was still 1: its backend set our latch */
+				pg_atomic_write_u32(&GpuirWorkerDevice->busy, GPUIR_WORKER_ASLEEP);
+				/* a request set READY while we were still BUSY: its backend set our latch */
 				break;
 			}
 			if (run_batch(b, j))
