@@ -224,6 +224,18 @@ typedef struct GpuirSegmentLayout
 	GpuirStreamExtents streams[GPUIR_NSTREAMS];
 } GpuirSegmentLayout;
 
+/*
+ * GpuirStreamContiguous: the extents of stream st of a segment without a map:
+ * one from its start (none when it is empty)
+ */
+static inline void
+GpuirStreamContiguous(const GpuirStream *st, GpuirStreamExtents *e)
+{
+	e->n = st->nbytes > 0 ? 1 : 0;
+	e->ext[0].start = st->start;
+	e->ext[0].npages = (uint32) GpuirStreamPages(st);
+}
+
 /* GpuirExtentsBlock: the block of page number page of a stream on extents e (inside it) */
 static inline BlockNumber
 GpuirExtentsBlock(const GpuirStreamExtents *e, uint64 page)

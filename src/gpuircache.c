@@ -570,11 +570,7 @@ GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmen
 
 	Assert(off + len <= seg->streams[kind].nbytes);
 	if (seg->map == 0)
-	{
-		e.n = 1;
-		e.ext[0].start = seg->streams[kind].start;
-		e.ext[0].npages = (uint32) GpuirStreamPages(&seg->streams[kind]);
-	}
+		GpuirStreamContiguous(&seg->streams[kind], &e);
 	else
 	{
 		/*

@@ -601,11 +601,7 @@ GpuirSegmentLayoutOf(Relation index, const GpuirSegmentData *seg, GpuirSegmentLa
 	{
 		lay->map = 0;
 		for (int k = 0; k < GPUIR_NSTREAMS; k++)
-		{
-			lay->streams[k].n = seg->streams[k].nbytes > 0 ? 1 : 0;
-			lay->streams[k].ext[0].start = seg->streams[k].start;
-			lay->streams[k].ext[0].npages = (uint32) GpuirStreamPages(&seg->streams[k]);
-		}
+			GpuirStreamContiguous(&seg->streams[k], &lay->streams[k]);
 		return;
 	}
 	if (seg->map < GPUIR_FIRST_DATA_BLKNO || !BlockNumberIsValid(seg->map) ||
@@ -644,6 +640,21 @@ GpuirWriteSegmentMap(Relation index, GpuirSegmentData *seg, const GpuirSegmentLa
 	(void) GpuirWriteStream(index, (const char *) &map, sizeof(map),
 							GpuirSegmentTag(seg->generation), blkno);
 	seg->map = blkno;
+}
+
+/*
+ * stream_extents: where stream kind of seg is (*e); a segment map is read
+ * through the session's cache (GpuirSegmentLayoutCached), so a segment's
+ * readers and in-place updates read its map page once
+ */
+static void
+stream_extents(Relation index, const GpuirSegmentData *seg, GpuirStreamKind kind,
+			   GpuirStreamExtents *e)
+{
+	if (seg->map != 0)
+		*e = GpuirSegmentLayoutCached(index, seg)->streams[kind];
+	else
+		GpuirStreamContiguous(&seg->streams[kind], e);
 }
 
 /*
@@ -687,11 +698,11 @@ GpuirUpdateStream(Relation index, const GpuirSegmentData *seg, GpuirStreamKind k
 	GpuirStream stream = seg->streams[kind];
 	uint32		tag = GpuirSegmentTag(seg->generation);
 	uint32		done = 0;
-	GpuirSegmentLayout lay;
+	GpuirStreamExtents ext;
 
 	if ((uint64) offset + nbytes > stream.nbytes)
 		elog(ERROR, "gpuir stream update out of range");
-	GpuirSegmentLayoutOf(index, seg, &lay);
+	stream_extents(index, seg, kind, &ext);
 	while (done < nbytes)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
@@ -701,7 +712,7 @@ GpuirUpdateStream(Relation index, const GpuirSegmentData *seg, GpuirStreamKind k
 		while (nb < MAX_GENERIC_XLOG_PAGES && done < nbytes)
 		{
 			uint32		off = offset + done;
-			BlockNumber blk = GpuirExtentsBlock(&lay.streams[kind], off / GPUIR_PAGE_DATA);
+			BlockNumber blk = GpuirExtentsBlock(&ext, off / GPUIR_PAGE_DATA);
 			uint32		pageoff = off % GPUIR_PAGE_DATA;
 			uint32		len = Min(GPUIR_PAGE_DATA - pageoff, nbytes - done);
 			Page		page;
@@ -754,14 +765,7 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 {
 	GpuirStream stream = seg->streams[kind];
 
-	if (seg->map != 0)
-		r->ext = GpuirSegmentLayoutCached(index, seg)->streams[kind];
-	else
-	{
-		r->ext.n = stream.nbytes > 0 ? 1 : 0;
-		r->ext.ext[0].start = stream.start;
-		r->ext.ext[0].npages = (uint32) GpuirStreamPages(&stream);
-	}
+	stream_extents(index, seg, kind, &r->ext);
 	for (int i = 0; i < r->ext.n; i++)
 		if (!BlockNumberIsValid(r->ext.ext[i].start) ||
 			r->ext.ext[i].start < GPUIR_FIRST_DATA_BLKNO ||
