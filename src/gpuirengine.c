@@ -148,10 +148,7 @@ heap_push(GpuirQuery *q, const GpuirResult *r)
 		heap_sift_down(q->topk, q->nheap, 0);
 	}
 	if (q->nheap == q->k)
-	{
-		q->full = true;
 		q->kth = q->topk[0];
-	}
 }
 
 /* select_cut: cut the array to its best k; kth becomes the exact k-th of what was kept */
@@ -175,14 +172,13 @@ select_push(GpuirQuery *q, const GpuirResult *r)
 	q->topk[q->nheap++] = *r;
 	if (q->nheap == 2 * q->k)
 		select_cut(q);
-	else if (!q->full && q->nheap == q->k)
+	else if (q->nheap == q->k)
 	{
 		int			w = 0;
 
 		for (int i = 1; i < q->k; i++)
 			if (heap_worse(&q->topk[i], &q->topk[w]))
 				w = i;
-		q->full = true;
 		q->kth = q->topk[w];
 	}
 }
@@ -204,14 +200,13 @@ void
 GpuirQueryResetTopk(GpuirQuery *q)
 {
 	q->nheap = 0;
-	q->full = false;
 }
 
 /* the score a candidate must reach to be considered (0 while the top-k is not full) */
 static inline float4
 threshold(GpuirQuery *q)
 {
-	return q->full ? q->kth.score : 0.0f;
+	return GpuirQueryFull(q) ? q->kth.score : 0.0f;
 }
 
 /*
@@ -291,7 +286,7 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 {
 	GpuirResult r;
 
-	if (q->full && !GpuirResultBetter(score, tid, q->kth.score, &q->kth.tid))
+	if (GpuirQueryFull(q) && !GpuirResultBetter(score, tid, q->kth.score, &q->kth.tid))
 		return;
 	/* the next page: only what ranks after the last result of the previous one */
 	if (!after_cursor_passes(q, score, tid))
@@ -1018,7 +1013,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 	 * GpuirBM25Bound's formula with the query's constants taken out
 	 * (bcoef, norm_a, norm_b): one division per term.
 	 */
-	if (q->full)
+	if (GpuirQueryFull(q))
 	{
 		double		bound = 0.0;
 		uint32		dl_low = sum_tf;
@@ -1050,7 +1045,7 @@ score_doc(GpuirQuery *q, Cursor **cur, int ncur, uint32 doc)
 		if (cur[i]->doc == doc)
 			score += GpuirBM25(cur[i]->idf, cur[i]->tf, dl, &q->sc);
 	score += have_prior ? prior : doc_prior(q, doc);
-	if (q->full && score < q->kth.score)
+	if (GpuirQueryFull(q) && score < q->kth.score)
 		return;
 	if (q->lens != NULL)
 		tid = q->lens->tids[doc];
@@ -1482,7 +1477,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		 * threshold is the top-k's kth once it is full, and the TaatTopk's
 		 * cut-off.
 		 */
-		theta = q->full ? q->kth.score : -INFINITY;
+		theta = GpuirQueryFull(q) ? q->kth.score : -INFINITY;
 		if (t != NULL)
 			theta = Max(theta, t->threshold);
 		if (theta > split_theta && theta > 0.0f)
@@ -1529,7 +1524,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 		 * thr is the top-k's kth score once it is full (GpuirQueryConsider
 		 * decides ties), kept in a local as only Consider changes it
 		 */
-		thr = q->full ? q->kth.score : -INFINITY;
+		thr = GpuirQueryFull(q) ? q->kth.score : -INFINITY;
 		for (uint32 wi = wlo; wi < whi; wi++)
 		{
 			uint64		bits = seen[wi];
@@ -1549,7 +1544,7 @@ run_taat(GpuirQuery *q, Cursor **cur, int ncur)
 				if (t == NULL)
 				{
 					GpuirQueryConsider(q, &q->lens->tids[d], score, d, false);
-					if (q->full)
+					if (GpuirQueryFull(q))
 						thr = q->kth.score;
 					continue;
 				}
@@ -2771,12 +2766,10 @@ rescore_check(GpuirQuery *q, GpuirMode mode)
 	GpuirResult *want;
 	GpuirResult *got;
 	int			ngot;
-	bool		made_full;
 	GpuirResult made_kth;
 
 	GpuirQuerySettle(q);
 	n = q->nheap;
-	made_full = q->full;
 	made_kth = q->kth;
 	made = palloc(sizeof(GpuirResult) * Max(n, 1));
 	want = palloc(sizeof(GpuirResult) * Max(n, 1));
@@ -2816,7 +2809,6 @@ rescore_check(GpuirQuery *q, GpuirMode mode)
 							   i < n ? (double) want[i].score : 0.0)));
 	memcpy(q->topk, made, sizeof(GpuirResult) * n);
 	q->nheap = n;
-	q->full = made_full;
 	q->kth = made_kth;
 	pfree(made);
 	pfree(want);
@@ -3222,7 +3214,7 @@ GpuirQueryRunCpu(GpuirQuery *q, GpuirMode mode)
 	if (mode == GPUIR_MODE_AND_OR)
 	{
 		GpuirQueryRunAll(q, GPUIR_MODE_AND);
-		if (!q->full)
+		if (!GpuirQueryFull(q))
 			GpuirQueryRunAll(q, GPUIR_MODE_BMW);
 	}
 	else

@@ -74,9 +74,10 @@ typedef struct GpuirQuery
 	 * topk[0] the worst kept; from it an array of 2k cut to its best k by
 	 * selection when it fills (q->select), O(1) a candidate amortised where a
 	 * heap of 1000 costs a sift-down of ten levels.  Either way, once k
-	 * results are kept (full), kth is the worst of the best k at the last
-	 * update: in a heap the k-th best, in the array a lower bound of it (the
-	 * cut's), which prunes less but never drops a document of the top-k.
+	 * results are kept (GpuirQueryFull: nheap stays at k or above from then
+	 * on until the top-k is emptied), kth is the worst of the best k at the
+	 * last update: in a heap the k-th best, in the array a lower bound of it
+	 * (the cut's), which prunes less but never drops a document of the top-k.
 	 * nheap may exceed k in the array: GpuirQuerySettle cuts it to the
 	 * exact top-k (kth then the exact k-th), which every reader of the
 	 * results or of the exact k-th calls first.
@@ -85,8 +86,7 @@ typedef struct GpuirQuery
 	int			nheap;			/* entries in topk */
 	int			k;
 	bool		select;			/* topk is the array of 2k */
-	bool		full;			/* k results kept: kth is set */
-	GpuirResult kth;
+	GpuirResult kth;			/* set once GpuirQueryFull */
 	/* per-segment readers */
 	GpuirSegmentData *seg;
 	GpuirStreamReader tids;
@@ -125,6 +125,13 @@ GpuirResultBetter(float4 sa, ItemPointer ta, float4 sb, ItemPointer tb)
 	if (sa != sb)
 		return sa > sb;
 	return GpuirTidCmp(ta, tb) < 0;
+}
+
+/* GpuirQueryFull: are k results kept (so q->kth is a threshold)? */
+static inline bool
+GpuirQueryFull(const GpuirQuery *q)
+{
+	return q->nheap >= q->k;
 }
 
 /*

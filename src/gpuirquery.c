@@ -143,14 +143,14 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
 	{
-		if (cut[s] && (!q->full ||
+		if (cut[s] && (!GpuirQueryFull(q) ||
 					   GpuirResultBetter(cut_score[s], &cut_tid[s],
 										 q->kth.score, &q->kth.tid)))
 			return false;
 		if (g->rests[s] > 0.0f)
 		{
 			pruned = true;
-			if (!GpuirPruneDecides(q->full, q->full ? q->kth.score : 0.0f,
+			if (!GpuirPruneDecides(GpuirQueryFull(q), GpuirQueryFull(q) ? q->kth.score : 0.0f,
 								   g->counts[s] == g->k ? g->scores[s * g->k + g->k - 1] : 0.0f,
 								   (double) g->rests[s], GPUIR_BOUND_SLACK))
 			{
@@ -264,7 +264,7 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 		if (answered && gpu_merge(q, &g[i], mode))
 		{
 			/* and_or: the disjunction when the conjunction is short */
-			if (mode == GPUIR_MODE_AND_OR && !q->full)
+			if (mode == GPUIR_MODE_AND_OR && !GpuirQueryFull(q))
 				GpuirQueryRunAll(q, GPUIR_MODE_BMW);
 			GpuirServiceCount(true, false);
 			GpuirLastQueryStats.gpu_queries++;
