@@ -40,9 +40,16 @@ SELECT pg_relation_size('sm_idx') AS built \gset
 -- those six (>= 15% deleted) in rounds, each round's copy at first after
 -- the end of the index, then moved down into the pages the round freed
 -- (compaction); the holes those moves leave are too small for the later
--- rounds' streams, which fill them in pieces and go on at the end
+-- rounds' streams, which fill them in pieces and go on at the end.  Of
+-- such a segment compaction moves only the pages at the end (under the
+-- same generation, with a new map page that retires the pages left), and
+-- truncates the file back to its build size after each round
 DELETE FROM sm_docs WHERE id % 4 = 0 AND (id / 2000) % 2 = 0;
+SET client_min_messages = debug1;
+\set VERBOSITY terse
 VACUUM sm_docs;
+RESET client_min_messages;
+\set VERBOSITY default
 SELECT segments, segment_maps > 0 AS in_pieces, deleted_docs,
        docs = (SELECT count(*) FROM sm_docs) AS docs_ok
 FROM gpuir_index_info('sm_idx');

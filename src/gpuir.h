@@ -217,6 +217,33 @@ typedef struct GpuirSegmentMapData
 	GpuirExtent ext[GPUIR_NSTREAMS][GPUIR_STREAM_MAX_EXTENTS];
 } GpuirSegmentMapData;
 
+/*
+ * The pages a segment has left (its retired extents), after
+ * GpuirSegmentMapData on its map page when there are any: the extents a
+ * compaction moved its pages from and its earlier map pages, sorted by
+ * start and coalesced.  A segment never puts a page on one of them again,
+ * so that a reader holding an earlier map finds there its own page or
+ * another segment's tag, never another page of this segment (src/README,
+ * "Segment maps").
+ */
+#define GPUIR_MAP_MAX_RETIRED	480
+typedef struct GpuirSegmentMapRetired
+{
+	uint32		n;
+	GpuirExtent ext[GPUIR_MAP_MAX_RETIRED];
+} GpuirSegmentMapRetired;
+StaticAssertDecl(sizeof(GpuirSegmentMapData) + sizeof(GpuirSegmentMapRetired) <= GPUIR_PAGE_DATA,
+				 "a segment map and its retired extents must fit in one page");
+
+/* GpuirSegmentMapBytes: the bytes on a map page with r (NULL: none) retired extents */
+static inline uint32
+GpuirSegmentMapBytes(const GpuirSegmentMapRetired *r)
+{
+	return (uint32) sizeof(GpuirSegmentMapData) +
+		((r != NULL && r->n > 0) ?
+		 (uint32) (offsetof(GpuirSegmentMapRetired, ext) + sizeof(GpuirExtent) * r->n) : 0);
+}
+
 /* where a segment's pages are: its map page (0: none) and each stream's extents */
 typedef struct GpuirSegmentLayout
 {
@@ -631,11 +658,14 @@ extern void GpuirSegmentLayoutFromMap(const GpuirSegmentData *seg,
 									  GpuirSegmentLayout *lay);
 extern void GpuirSegmentLayoutOf(Relation index, const GpuirSegmentData *seg,
 								 GpuirSegmentLayout *lay);
+extern void GpuirSegmentRetiredOf(Relation index, const GpuirSegmentData *seg,
+								  const GpuirSegmentLayout *lay, GpuirSegmentMapRetired *r);
 /* gpuirengine.c: GpuirSegmentLayoutOf through the session's cache */
 extern const GpuirSegmentLayout *GpuirSegmentLayoutCached(Relation index,
 														  const GpuirSegmentData *seg);
 extern void GpuirWriteSegmentMap(Relation index, GpuirSegmentData *seg,
-								 const GpuirSegmentLayout *lay, BlockNumber blkno);
+								 const GpuirSegmentLayout *lay, BlockNumber blkno,
+								 const GpuirSegmentMapRetired *retired);
 extern void GpuirUpdateStream(Relation index, const GpuirSegmentData *seg,
 							  GpuirStreamKind kind, uint32 offset,
 							  const char *data, uint32 nbytes);

@@ -574,10 +574,12 @@ GpuirCacheReadStream(const GpuirRelFile *node, bool permanent, const GpuirSegmen
 	else
 	{
 		/*
-		 * a segment's map never changes while the segment exists; the one
-		 * kept is taken for the same relation file, generation and map page
-		 * when it also agrees with seg's directory entry (a file number
-		 * reused by a new index could meet the same generation)
+		 * a segment's map page never changes; a compaction that moves some
+		 * of the segment's pages writes a new one on a page the segment
+		 * never used (gpuircompact.c, move_part): so the one kept is taken
+		 * for the same relation file, generation and map page when it also
+		 * agrees with seg's directory entry (a file number reused by a new
+		 * index could meet the same generation)
 		 */
 		if (!last_map.valid || last_map.generation != seg->generation ||
 			last_map.map != seg->map ||

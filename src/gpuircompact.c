@@ -13,11 +13,17 @@
  * gpuir_merge() then compact (GpuirCompact), and so does an insert's merge
  * that replaced segments (GpuirCompactLocked, without waiting):
  *
- *	1. relocation: while the highest page in use belongs to a segment whose
+ *	1. relocation: while the highest page in use belongs to a segment
+ *	   that has pages under other pages in use (a merge placed its streams
+ *	   in holes and what they could not hold at the end), only its pages
+ *	   above those move (move_part), into reusable free extents below them,
+ *	   under the same generation with a new map page, when that frees at
+ *	   least GPUIR_COMPACT_MIN_PAGES at the end; else, while the highest
+ *	   page in use belongs to a segment whose
  *	   pages fit into the reusable free extents (gpuirfree.c) below the run
  *	   of free pages at the end (whole streams, else in pieces: a segment
  *	   map) so that that run grows by at least a quarter of the segment's
- *	   pages (a segment may have streams lower down, under other pages),
+ *	   pages,
  *	   the segment's streams are copied there, byte for byte, under a new
  *	   generation (so a new tag on every page, and the GPU's list cache sees
  *	   a new segment), and the directory entry is swapped in one WAL record
@@ -132,6 +138,19 @@ segment_at(const GpuirMetaPageData *meta, const GpuirSegmentLayout *lays, BlockN
 			}
 	}
 	return -1;
+}
+
+/* segment_below: whether the segment laid out as lay has a page below cut */
+static bool
+segment_below(const GpuirSegmentLayout *lay, BlockNumber cut)
+{
+	if (lay->map != 0 && lay->map < cut)
+		return true;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+		for (int i = 0; i < lay->streams[k].n; i++)
+			if (lay->streams[k].ext[i].start < cut)
+				return true;
+	return false;
 }
 
 /*
@@ -340,6 +359,53 @@ out:
 }
 
 /*
+ * swap_segment: put moved in place of segment s of meta (the caller's copy
+ * of the directory) and free the pages it left, lay (as of now: every
+ * reader of the old directory has an xmin <= the next transaction ID), in
+ * one WAL record with the free space map fl (the one read under the merge
+ * lock, which the caller holds, less the pages moved's copy took), as a
+ * merge's swap does.  fl is stored: not to be used again.
+ */
+static void
+swap_segment(Relation index, const GpuirMetaPageData *meta, int s,
+			 const GpuirSegmentData *moved, const GpuirSegmentLayout *lay, GpuirFreeList *fl)
+{
+	const GpuirSegmentData *seg = &meta->segments[s];
+	Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
+	GenericXLogState *state;
+	Page		metapage;
+	Page		fmpage;
+	GpuirMetaPage m;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
+	m = GpuirPageGetMeta(BufferGetPage(metabuf));
+	/* the merge lock keeps merges and VACUUM out: nothing else changes segments */
+	if (m->generation != meta->generation || m->nsegments != meta->nsegments ||
+		memcmp(&m->segments[s], seg, sizeof(GpuirSegmentData)) != 0)
+		elog(ERROR, "gpuir index \"%s\" changed during compaction",
+			 RelationGetRelationName(index));
+	GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
+	state = GenericXLogStart(index);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
+	m = GpuirPageGetMeta(metapage);
+	m->segments[s] = *moved;
+	if (moved->map != 0)
+		m->version = GPUIR_VERSION;
+	/* every reader of the old directory has an xmin <= this */
+	GpuirFreeListAddSegment(fl, lay, ReadNextFullTransactionId());
+	GpuirFreeListStore(fl, GpuirPageGetFreeMap(fmpage));
+	GpuirSetFreeMapLower(fmpage);
+	m->generation++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(fmbuf);
+	UnlockReleaseBuffer(metabuf);
+	GpuirFreeListReportDropped(index, fl);
+}
+
+/*
  * move_segment: copy the streams of segment s of meta (the caller's copy of
  * the directory; lay: where its pages are) to pages of fl below limit
  * (place_segment: the lowest reusable extent that holds each stream, else
@@ -374,43 +440,294 @@ move_segment(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSe
 		pfree(data);
 	}
 	if (to.map != 0)
-		GpuirWriteSegmentMap(index, &moved, &to, to.map);
+		GpuirWriteSegmentMap(index, &moved, &to, to.map, NULL);
 
-	/* the swap, as a merge's: directory entry and free space map, one record */
+	swap_segment(index, meta, s, &moved, lay, fl);
+}
+
+/* extents_append: add [start, start + npages) after e's last extent (joined to it when they touch); false when e is full */
+static bool
+extents_append(GpuirStreamExtents *e, BlockNumber start, uint32 npages)
+{
+	if (e->n > 0 && (uint64) e->ext[e->n - 1].start + e->ext[e->n - 1].npages == start)
 	{
-		Buffer		metabuf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
-		Buffer		fmbuf = ReadBuffer(index, GPUIR_FREEMAP_BLKNO);
-		GenericXLogState *state;
-		Page		metapage;
-		Page		fmpage;
-		GpuirMetaPage m;
-
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
-		m = GpuirPageGetMeta(BufferGetPage(metabuf));
-		/* the merge lock keeps merges and VACUUM out: nothing else changes segments */
-		if (m->generation != meta->generation || m->nsegments != meta->nsegments ||
-			memcmp(&m->segments[s], seg, sizeof(GpuirSegmentData)) != 0)
-			elog(ERROR, "gpuir index \"%s\" changed during compaction",
-				 RelationGetRelationName(index));
-		GpuirCheckPage(index, BufferGetPage(fmbuf), GPUIR_FREEMAP_BLKNO, GPUIR_PAGE_FREEMAP);
-		state = GenericXLogStart(index);
-		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-		fmpage = GenericXLogRegisterBuffer(state, fmbuf, 0);
-		m = GpuirPageGetMeta(metapage);
-		m->segments[s] = moved;
-		if (moved.map != 0)
-			m->version = GPUIR_VERSION;
-		/* every reader of the old directory has an xmin <= this */
-		GpuirFreeListAddSegment(fl, lay, ReadNextFullTransactionId());
-		GpuirFreeListStore(fl, GpuirPageGetFreeMap(fmpage));
-		GpuirSetFreeMapLower(fmpage);
-		m->generation++;
-		GenericXLogFinish(state);
-		UnlockReleaseBuffer(fmbuf);
-		UnlockReleaseBuffer(metabuf);
+		e->ext[e->n - 1].npages += npages;
+		return true;
 	}
-	GpuirFreeListReportDropped(index, fl);
+	if (e->n == GPUIR_STREAM_MAX_EXTENTS)
+		return false;
+	e->ext[e->n].start = start;
+	e->ext[e->n].npages = npages;
+	e->n++;
+	return true;
+}
+
+/*
+ * part_cut: the lowest block c <= tail such that every page in [c, tail) is
+ * free (fl, reusable or not) or one of the pages of the segment laid out
+ * as lay
+ */
+static BlockNumber
+part_cut(const GpuirFreeList *fl, const GpuirSegmentLayout *lay, BlockNumber tail)
+{
+	BlockNumber c = tail;
+	bool		lower;
+
+	do
+	{
+		lower = false;
+		for (int i = 0; i < fl->n; i++)
+			if (fl->ext[i].npages > 0 && fl->ext[i].start < c &&
+				(uint64) fl->ext[i].start + fl->ext[i].npages >= c)
+			{
+				c = fl->ext[i].start;
+				lower = true;
+			}
+		if (lay->map != 0 && lay->map + 1 == c)
+		{
+			c = lay->map;
+			lower = true;
+		}
+		for (int k = 0; k < GPUIR_NSTREAMS; k++)
+			for (int i = 0; i < lay->streams[k].n; i++)
+			{
+				const GpuirExtent *e = &lay->streams[k].ext[i];
+
+				if (e->start < c && (uint64) e->start + e->npages >= c)
+				{
+					c = e->start;
+					lower = true;
+				}
+			}
+	} while (lower);
+	return c;
+}
+
+/*
+ * hold_out: take the pages of [start, start + npages) out of fl's extents
+ * (an extent that holds them in its middle is split), each piece taken out
+ * appended to held with its safexid and reusable flag; false when either
+ * list is full
+ */
+static bool
+hold_out(GpuirFreeList *fl, BlockNumber start, uint32 npages, GpuirFreeList *held)
+{
+	uint64		end = (uint64) start + npages;
+	int			n = fl->n;
+
+	for (int i = 0; i < n; i++)
+	{
+		GpuirFreeExtent *e = &fl->ext[i];
+		uint64		eend = (uint64) e->start + e->npages;
+		uint64		a = Max((uint64) e->start, (uint64) start);
+		uint64		b = Min(eend, end);
+
+		if (e->npages == 0 || a >= b)
+			continue;
+		if (held->n == (int) lengthof(held->ext) ||
+			(eend > b && fl->n == (int) lengthof(fl->ext)))
+			return false;
+		held->ext[held->n] = *e;
+		held->ext[held->n].start = (BlockNumber) a;
+		held->ext[held->n].npages = (uint32) (b - a);
+		held->reusable[held->n++] = fl->reusable[i];
+		if (eend > b)
+		{
+			/* the part after the hole goes last */
+			fl->ext[fl->n] = *e;
+			fl->ext[fl->n].start = (BlockNumber) b;
+			fl->ext[fl->n].npages = (uint32) (eend - b);
+			fl->reusable[fl->n++] = fl->reusable[i];
+		}
+		e->npages = (uint32) (a - e->start);
+	}
+	return true;
+}
+
+/* retired_add: add [start, start + npages) to r (kept sorted and coalesced); false when r is full */
+static bool
+retired_add(GpuirSegmentMapRetired *r, BlockNumber start, uint32 npages)
+{
+	uint32		i = 0;
+	uint64		end = (uint64) start + npages;
+
+	while (i < r->n && (uint64) r->ext[i].start + r->ext[i].npages < start)
+		i++;
+	/* r->ext[i..] end at or after start: join those that touch */
+	if (i < r->n && r->ext[i].start <= end)
+	{
+		uint32		j = i;
+		uint64		s = Min((uint64) r->ext[i].start, (uint64) start);
+
+		while (j < r->n && r->ext[j].start <= end)
+		{
+			end = Max(end, (uint64) r->ext[j].start + r->ext[j].npages);
+			j++;
+		}
+		r->ext[i].start = (BlockNumber) s;
+		r->ext[i].npages = (uint32) (end - s);
+		memmove(&r->ext[i + 1], &r->ext[j], sizeof(GpuirExtent) * (r->n - j));
+		r->n -= j - i - 1;
+		return true;
+	}
+	if (r->n == GPUIR_MAP_MAX_RETIRED)
+		return false;
+	memmove(&r->ext[i + 1], &r->ext[i], sizeof(GpuirExtent) * (r->n - i));
+	r->ext[i].start = start;
+	r->ext[i].npages = npages;
+	r->n++;
+	return true;
+}
+
+/*
+ * move_part: when segment s of meta (lay: where its pages are; the caller's
+ * copy of the directory) has pages below cut, the start of the run of its
+ * pages and free ones that ends the index at tail (part_cut), move only
+ * its pages at or above cut: each to reusable free pages below cut (lowest
+ * first, in pieces of at least 4 pages: GpuirFreeListAllocateExtents),
+ * byte for byte under the same generation and tag, and write a new map
+ * page that lists where every stream now is and retires the pages left
+ * (the moved ones and the old map page: GpuirSegmentMapRetired).  The
+ * segment's data do not change, so its generation does not either: the GPU's
+ * list cache and every session's document-length cache keep their copies.
+ * The new map page is on a page this segment never used, so that a cached
+ * map (keyed by generation and map page: GpuirSegmentLayoutCached, the
+ * GPU worker's) is never taken for it, and no page goes where the segment
+ * was before, so that a reader of an earlier map (on a hot standby, or the
+ * GPU worker for a request given up) finds there the page it expects or
+ * another segment's tag, as after a merge.  The directory entry is swapped
+ * as a whole move's (swap_segment).  Returns false, moving nothing, when
+ * the pages do not fit below cut (free pages that the segment retired do
+ * not count), a stream would need more than GPUIR_STREAM_MAX_EXTENTS
+ * extents or the map page more than GPUIR_MAP_MAX_RETIRED retired ones:
+ * the caller then tries the whole move.
+ */
+static bool
+move_part(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegmentLayout *lay,
+		  GpuirFreeList *fl, BlockNumber cut, BlockNumber tail, BlockNumber nblocks)
+{
+	const GpuirSegmentData *seg = &meta->segments[s];
+	uint32		tag = GpuirSegmentTag(seg->generation);
+	GpuirSegmentMapRetired *retired = palloc(sizeof(GpuirSegmentMapRetired));
+	GpuirFreeList *sim = palloc(sizeof(GpuirFreeList));
+	GpuirFreeList *held = palloc(sizeof(GpuirFreeList));
+	GpuirSegmentLayout *to = palloc0(sizeof(GpuirSegmentLayout));
+	GpuirSegmentLayout *gone = palloc0(sizeof(GpuirSegmentLayout));
+	GpuirSegmentData moved;
+	GpuirStreamExtents m;
+	uint64		moved_pages = 0;
+	const char *why = NULL;
+	bool		done = false;
+
+	/* where the pages go: below cut, none on a page the segment retired */
+	GpuirSegmentRetiredOf(index, seg, lay, retired);
+	*sim = *fl;
+	held->n = 0;
+	for (uint32 i = 0; i < retired->n && why == NULL; i++)
+		if (!hold_out(sim, retired->ext[i].start, retired->ext[i].npages, held))
+			why = "the free space map has no room to set its retired pages apart";
+	gone->map = lay->map;
+	for (int k = 0; k < GPUIR_NSTREAMS && why == NULL; k++)
+	{
+		for (int i = 0; i < lay->streams[k].n && why == NULL; i++)
+		{
+			const GpuirExtent *e = &lay->streams[k].ext[i];
+			uint64		end = (uint64) e->start + e->npages;
+			GpuirStreamExtents pieces;
+
+			if (e->start < cut &&
+				!extents_append(&to->streams[k], e->start, (uint32) (Min(end, (uint64) cut) - e->start)))
+				why = "a stream would be on too many extents";
+			if (why != NULL || end <= cut)
+				continue;
+			/* its pages from cut on: gone extents are apart, as many as lay's */
+			{
+				BlockNumber a = Max(e->start, cut);
+				uint32		n = (uint32) (end - a);
+
+				(void) extents_append(&gone->streams[k], a, n);
+				if (!GpuirFreeListAllocateExtents(sim, NULL, n, true, cut, false, &pieces))
+					why = "the reusable free pages below them do not hold them";
+				for (int j = 0; j < pieces.n && why == NULL; j++)
+					if (!extents_append(&to->streams[k], pieces.ext[j].start, pieces.ext[j].npages))
+						why = "a stream would be on too many extents";
+				moved_pages += n;
+			}
+		}
+	}
+	if (why == NULL && !GpuirFreeListAllocateExtents(sim, NULL, 1, true, cut, false, &m))
+		why = "no reusable free page below them holds a new map page";
+	for (int k = 0; k < GPUIR_NSTREAMS && why == NULL; k++)
+		for (int i = 0; i < gone->streams[k].n && why == NULL; i++)
+			if (!retired_add(retired, gone->streams[k].ext[i].start, gone->streams[k].ext[i].npages))
+				why = "its map page has no room for more retired extents";
+	if (why == NULL && lay->map != 0 && !retired_add(retired, lay->map, 1))
+		why = "its map page has no room for more retired extents";
+	if (why == NULL &&
+		sim->n + held->n + GPUIR_NSTREAMS * GPUIR_STREAM_MAX_EXTENTS + 1 > (int) lengthof(sim->ext))
+		why = "the free space map has no room to set its retired pages apart";
+	if (why != NULL)
+	{
+		ereport(DEBUG2,
+				(errmsg("gpuir index \"%s\": not moving the last %u pages of a segment of %llu pages alone: %s",
+						RelationGetRelationName(index), tail - cut,
+						(unsigned long long) GpuirSegmentPages(seg), why)));
+		goto out;
+	}
+	/* the retired free pages back in the free space map, as they were */
+	for (int i = 0; i < held->n; i++)
+	{
+		sim->ext[sim->n] = held->ext[i];
+		sim->reusable[sim->n++] = held->reusable[i];
+	}
+
+	/* the copy: the pages from cut on, the same bytes and tag on their new pages */
+	moved = *seg;
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+	{
+		char	   *data;
+		uint64		page = 0;	/* the stream's page of lay's extent i */
+
+		if (gone->streams[k].n == 0)
+			continue;
+		data = GpuirStreamReadAll(index, seg, (GpuirStreamKind) k);
+		for (int i = 0; i < lay->streams[k].n; i++)
+		{
+			const GpuirExtent *e = &lay->streams[k].ext[i];
+			uint64		end = (uint64) e->start + e->npages;
+
+			if (end > cut)
+			{
+				uint64		first = page + (Max(e->start, cut) - e->start);
+				uint64		off = first * GPUIR_PAGE_DATA;
+				uint64		len = Min((end - Max(e->start, cut)) * GPUIR_PAGE_DATA,
+									  (uint64) seg->streams[k].nbytes - off);
+
+				GpuirWriteStreamPages(index, data + off, (uint32) len, tag, &to->streams[k], first);
+			}
+			page += e->npages;
+		}
+		pfree(data);
+	}
+	for (int k = 0; k < GPUIR_NSTREAMS; k++)
+		if (to->streams[k].n > 0)
+			moved.streams[k].start = to->streams[k].ext[0].start;
+	to->map = m.ext[0].start;
+	GpuirWriteSegmentMap(index, &moved, to, to->map, retired);
+
+	swap_segment(index, meta, s, &moved, gone, sim);
+	ereport(DEBUG1,
+			(errmsg("gpuir index \"%s\": moved the last %llu pages of a segment of %llu pages toward the start: the last %u of %u pages are free",
+					RelationGetRelationName(index), (unsigned long long) moved_pages,
+					(unsigned long long) GpuirSegmentPages(seg), nblocks - cut, nblocks)));
+	done = true;
+out:
+	pfree(retired);
+	pfree(sim);
+	pfree(held);
+	pfree(to);
+	pfree(gone);
+	return done;
 }
 
 /*
@@ -506,6 +823,7 @@ relocate_top(Relation index, bool *may_make_room)
 	GpuirSegmentLayout *lays;
 	GpuirSegmentLayout to;
 	uint64		segpages = 0;
+	BlockNumber cut;
 	int			s;
 	bool		done = false;
 
@@ -525,6 +843,21 @@ relocate_top(Relation index, bool *may_make_room)
 		goto out;
 	}
 	seg = meta->segments[s];
+
+	/*
+	 * a segment some of whose pages are under other pages in use: only the
+	 * pages above those move (move_part), when that frees enough
+	 */
+	cut = part_cut(fl, &lays[s], tail);
+	if (segment_below(&lays[s], cut) && tail - cut >= GPUIR_COMPACT_MIN_PAGES)
+	{
+		if (move_part(index, meta, s, &lays[s], fl, cut, tail, nblocks))
+		{
+			done = true;
+			goto out;
+		}
+		/* fl is as it was: the whole move may still go */
+	}
 
 	/* where the copy would go: every page in reusable pages below the tail, none appended */
 	*sim = *fl;

@@ -1257,7 +1257,7 @@ write_segment(Relation index, uint64 generation, GpuirFreeList *fl, ByteBuf *bb,
 			pfree(bb[s].data);
 	}
 	if (lay.map != 0)
-		GpuirWriteSegmentMap(index, seg, &lay, lay.map);
+		GpuirWriteSegmentMap(index, seg, &lay, lay.map, NULL);
 }
 
 /*

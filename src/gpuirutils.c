@@ -584,6 +584,48 @@ GpuirSegmentLayoutFromMap(const GpuirSegmentData *seg, const GpuirSegmentMapData
 }
 
 /*
+ * read_map_page: the contents of seg's map page (its type and tag checked;
+ * raises ERRCODE_INDEX_CORRUPTED when either check fails): its extents
+ * (*map, checked: GpuirSegmentMapCheck) and, with retired non-NULL, its
+ * retired extents
+ */
+static void
+read_map_page(Relation index, const GpuirSegmentData *seg, GpuirSegmentMapData *map,
+			  GpuirSegmentMapRetired *retired)
+{
+	Buffer		buf;
+	Page		page;
+	const char *why;
+	uint32		len;
+
+	if (seg->map < GPUIR_FIRST_DATA_BLKNO || !BlockNumberIsValid(seg->map) ||
+		!index_holds(index, (uint64) seg->map + 1))
+		GpuirCorrupt(index, "segment map page outside the index");
+	buf = GpuirReadBuffer(index, seg->map);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	GpuirCheckPage(index, page, seg->map, GPUIR_PAGE_STREAM);
+	GpuirCheckStreamTag(index, page, seg->map, GpuirSegmentTag(seg->generation));
+	len = ((PageHeader) page)->pd_lower > MAXALIGN(SizeOfPageHeaderData) ?
+		((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData) : 0;
+	memcpy(map, PageGetContents(page), sizeof(*map));
+	if (retired != NULL)
+	{
+		retired->n = 0;
+		if (len > sizeof(*map))
+			memcpy(retired, PageGetContents(page) + sizeof(*map),
+				   Min(len - sizeof(*map), sizeof(*retired)));
+	}
+	UnlockReleaseBuffer(buf);
+	why = GpuirSegmentMapCheck(seg, map);
+	if (why == NULL && retired != NULL &&
+		(retired->n > GPUIR_MAP_MAX_RETIRED || len != GpuirSegmentMapBytes(retired)))
+		why = "segment map page with a bad number of retired extents";
+	if (why != NULL)
+		GpuirCorrupt(index, why);
+}
+
+/*
  * GpuirSegmentLayoutOf: where seg's pages are.  Without a map, each stream
  * on one extent from its start; with one, its map page is read (its type
  * and tag checked) and checked (GpuirSegmentMapCheck); raises
@@ -593,9 +635,6 @@ void
 GpuirSegmentLayoutOf(Relation index, const GpuirSegmentData *seg, GpuirSegmentLayout *lay)
 {
 	GpuirSegmentMapData map;
-	Buffer		buf;
-	Page		page;
-	const char *why;
 
 	if (seg->map == 0)
 	{
@@ -604,40 +643,75 @@ GpuirSegmentLayoutOf(Relation index, const GpuirSegmentData *seg, GpuirSegmentLa
 			GpuirStreamContiguous(&seg->streams[k], &lay->streams[k]);
 		return;
 	}
-	if (seg->map < GPUIR_FIRST_DATA_BLKNO || !BlockNumberIsValid(seg->map) ||
-		!index_holds(index, (uint64) seg->map + 1))
-		GpuirCorrupt(index, "segment map page outside the index");
-	buf = GpuirReadBuffer(index, seg->map);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	GpuirCheckPage(index, page, seg->map, GPUIR_PAGE_STREAM);
-	GpuirCheckStreamTag(index, page, seg->map, GpuirSegmentTag(seg->generation));
-	memcpy(&map, PageGetContents(page), sizeof(map));
-	UnlockReleaseBuffer(buf);
-	why = GpuirSegmentMapCheck(seg, &map);
-	if (why != NULL)
-		GpuirCorrupt(index, why);
+	read_map_page(index, seg, &map, NULL);
 	GpuirSegmentLayoutFromMap(seg, &map, lay);
+}
+
+/* whether extents [a, a + an) and [b, b + bn) share a page */
+static inline bool
+extents_overlap(BlockNumber a, uint32 an, BlockNumber b, uint32 bn)
+{
+	return (uint64) a < (uint64) b + bn && (uint64) b < (uint64) a + an;
+}
+
+/*
+ * GpuirSegmentRetiredOf: the retired extents of seg (*r; none without a
+ * map), whose layout is lay, from its map page: sorted by start, apart, and
+ * none under a page of lay; raises ERRCODE_INDEX_CORRUPTED otherwise (and
+ * for the map page's own checks, as GpuirSegmentLayoutOf).
+ */
+void
+GpuirSegmentRetiredOf(Relation index, const GpuirSegmentData *seg,
+					  const GpuirSegmentLayout *lay, GpuirSegmentMapRetired *r)
+{
+	GpuirSegmentMapData map;
+
+	r->n = 0;
+	if (seg->map == 0)
+		return;
+	read_map_page(index, seg, &map, r);
+	for (uint32 i = 0; i < r->n; i++)
+	{
+		const GpuirExtent *x = &r->ext[i];
+
+		if (x->npages == 0 || x->start < GPUIR_FIRST_DATA_BLKNO ||
+			(i > 0 && (uint64) r->ext[i - 1].start + r->ext[i - 1].npages >= x->start))
+			GpuirCorrupt(index, "segment map page with retired extents out of order");
+		if (extents_overlap(x->start, x->npages, lay->map, 1))
+			GpuirCorrupt(index, "segment map page among its own retired extents");
+		for (int k = 0; k < GPUIR_NSTREAMS; k++)
+			for (int j = 0; j < lay->streams[k].n; j++)
+				if (extents_overlap(x->start, x->npages, lay->streams[k].ext[j].start,
+									lay->streams[k].ext[j].npages))
+					GpuirCorrupt(index, "segment stream on one of its own retired extents");
+	}
 }
 
 /*
  * GpuirWriteSegmentMap: write the map page of seg, whose streams are on
- * lay's extents, at blkno (a free page the caller allocated), and name it
- * in seg.
+ * lay's extents, at blkno (a free page the caller allocated), with the
+ * retired extents *retired (NULL: none), and name it in seg.
  */
 void
 GpuirWriteSegmentMap(Relation index, GpuirSegmentData *seg, const GpuirSegmentLayout *lay,
-					 BlockNumber blkno)
+					 BlockNumber blkno, const GpuirSegmentMapRetired *retired)
 {
-	GpuirSegmentMapData map;
+	char		page[sizeof(GpuirSegmentMapData) + sizeof(GpuirSegmentMapRetired)];
+	GpuirSegmentMapData *map = (GpuirSegmentMapData *) page;
 
-	memset(&map, 0, sizeof(map));
+	memset(page, 0, sizeof(page));
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 	{
-		map.nextents[k] = (uint32) lay->streams[k].n;
-		memcpy(map.ext[k], lay->streams[k].ext, sizeof(GpuirExtent) * lay->streams[k].n);
+		map->nextents[k] = (uint32) lay->streams[k].n;
+		memcpy(map->ext[k], lay->streams[k].ext, sizeof(GpuirExtent) * lay->streams[k].n);
 	}
-	(void) GpuirWriteStream(index, (const char *) &map, sizeof(map),
+	if (retired != NULL && retired->n > 0)
+	{
+		Assert(retired->n <= GPUIR_MAP_MAX_RETIRED);
+		memcpy(page + sizeof(GpuirSegmentMapData), retired,
+			   GpuirSegmentMapBytes(retired) - sizeof(GpuirSegmentMapData));
+	}
+	(void) GpuirWriteStream(index, page, GpuirSegmentMapBytes(retired),
 							GpuirSegmentTag(seg->generation), blkno);
 	seg->map = blkno;
 }

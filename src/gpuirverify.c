@@ -650,12 +650,16 @@ verify_segment(VerifyState *vs, const GpuirSegmentData *seg)
 	if (seg->map != 0)
 	{
 		GpuirStreamExtents m;
+		GpuirSegmentMapRetired *retired = palloc(sizeof(GpuirSegmentMapRetired));
 
+		/* and its retired extents: in order, none under one of its pages */
+		GpuirSegmentRetiredOf(index, seg, &lay, retired);
 		m.n = 1;
 		m.ext[0].start = seg->map;
 		m.ext[0].npages = 1;
 		snprintf(where, sizeof(where), "segment %u, map page", s);
-		verify_stream_pages(vs, seg, where, &m, sizeof(GpuirSegmentMapData));
+		verify_stream_pages(vs, seg, where, &m, GpuirSegmentMapBytes(retired));
+		pfree(retired);
 	}
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 	{
