@@ -669,9 +669,9 @@ move_part(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegme
 	if (why != NULL)
 	{
 		ereport(DEBUG2,
-				(errmsg("gpuir index \"%s\": not moving the last %u pages of a segment of %llu pages alone: %s",
-						RelationGetRelationName(index), tail - cut,
-						(unsigned long long) GpuirSegmentPages(seg), why)));
+				(errmsg("gpuir index \"%s\": not moving the pages of a segment of %llu pages in the last %u pages alone: %s",
+						RelationGetRelationName(index), (unsigned long long) GpuirSegmentPages(seg),
+						nblocks - cut, why)));
 		goto out;
 	}
 	/* the retired free pages back in the free space map, as they were */
