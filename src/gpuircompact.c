@@ -589,7 +589,8 @@ retired_add(GpuirSegmentMapRetired *r, BlockNumber start, uint32 npages)
  * page that lists where every stream now is and retires the pages left
  * (the moved ones and the old map page: GpuirSegmentMapRetired).  The
  * segment's data do not change, so its generation does not either: the GPU's
- * list cache and every session's document-length cache keep their copies.
+ * list cache and the sessions' caches keep their copies (those keyed by a
+ * stream's first page too make new ones when that page moved).
  * The new map page is on a page this segment never used, so that a cached
  * map (keyed by generation and map page: GpuirSegmentLayoutCached, the
  * GPU worker's) is never taken for it, and no page goes where the segment
@@ -685,12 +686,12 @@ move_part(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegme
 	moved = *seg;
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 	{
-		char	   *data;
+		GpuirStreamReader r;
 		uint64		page = 0;	/* the stream's page of lay's extent i */
 
 		if (gone->streams[k].n == 0)
 			continue;
-		data = GpuirStreamReadAll(index, seg, (GpuirStreamKind) k);
+		GpuirStreamReaderInit(&r, index, seg, (GpuirStreamKind) k);
 		for (int i = 0; i < lay->streams[k].n; i++)
 		{
 			const GpuirExtent *e = &lay->streams[k].ext[i];
@@ -702,12 +703,15 @@ move_part(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegme
 				uint64		off = first * GPUIR_PAGE_DATA;
 				uint64		len = Min((end - Max(e->start, cut)) * GPUIR_PAGE_DATA,
 									  (uint64) seg->streams[k].nbytes - off);
+				char	   *data = palloc_extended(len, MCXT_ALLOC_HUGE);
 
-				GpuirWriteStreamPages(index, data + off, (uint32) len, tag, &to->streams[k], first);
+				GpuirStreamRead(&r, (uint32) off, data, (uint32) len);
+				GpuirWriteStreamPages(index, data, (uint32) len, tag, &to->streams[k], first);
+				pfree(data);
 			}
 			page += e->npages;
 		}
-		pfree(data);
+		GpuirStreamReaderEnd(&r);
 	}
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 		if (to->streams[k].n > 0)

@@ -692,8 +692,10 @@ cached_indexes_clear(CachedIndexes *set)
  * its map page, as the document lengths below (a generation is unique
  * within a relation file, and CachedIndexes empties the cache before a new
  * relation file can reuse a number): every stream reader of such a segment
- * needs its extents, a query opens several per segment, and the map page
- * never changes while its segment exists.  At most LAYOUTS_MAX are kept;
+ * needs its extents, a query opens several per segment, and a map page
+ * never changes (a compaction that moves some of a segment's pages writes
+ * a new one, on a block the segment never used: gpuircompact.c,
+ * move_part).  At most LAYOUTS_MAX are kept;
  * past that the cache starts again.
  */
 #define LAYOUTS_MAX		4096

@@ -696,23 +696,30 @@ void
 GpuirWriteSegmentMap(Relation index, GpuirSegmentData *seg, const GpuirSegmentLayout *lay,
 					 BlockNumber blkno, const GpuirSegmentMapRetired *retired)
 {
-	char		page[sizeof(GpuirSegmentMapData) + sizeof(GpuirSegmentMapRetired)];
-	GpuirSegmentMapData *map = (GpuirSegmentMapData *) page;
+	/* the page's bytes: the map, then the retired extents */
+	typedef struct MapPage
+	{
+		GpuirSegmentMapData map;
+		GpuirSegmentMapRetired retired;
+	} MapPage;
+	MapPage    *page = palloc0(sizeof(MapPage));
 
-	memset(page, 0, sizeof(page));
+	StaticAssertStmt(offsetof(MapPage, retired) == sizeof(GpuirSegmentMapData),
+					 "the retired extents follow the map without padding");
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)
 	{
-		map->nextents[k] = (uint32) lay->streams[k].n;
-		memcpy(map->ext[k], lay->streams[k].ext, sizeof(GpuirExtent) * lay->streams[k].n);
+		page->map.nextents[k] = (uint32) lay->streams[k].n;
+		memcpy(page->map.ext[k], lay->streams[k].ext, sizeof(GpuirExtent) * lay->streams[k].n);
 	}
 	if (retired != NULL && retired->n > 0)
 	{
 		Assert(retired->n <= GPUIR_MAP_MAX_RETIRED);
-		memcpy(page + sizeof(GpuirSegmentMapData), retired,
+		memcpy(&page->retired, retired,
 			   GpuirSegmentMapBytes(retired) - sizeof(GpuirSegmentMapData));
 	}
-	(void) GpuirWriteStream(index, page, GpuirSegmentMapBytes(retired),
+	(void) GpuirWriteStream(index, (const char *) page, GpuirSegmentMapBytes(retired),
 							GpuirSegmentTag(seg->generation), blkno);
+	pfree(page);
 	seg->map = blkno;
 }
 

@@ -29,8 +29,11 @@
 /*
  * A cached segment's identity.  Zeroed before being filled (padding
  * included), so keys compare with memcmp.  A key names one segment: its
- * generation is unique within the relation file (a merge or relocation
- * writes its segment under the metapage's next generation), and its
+ * generation is unique within the relation file (a merge or a whole
+ * relocation writes its segment under the metapage's next generation; a
+ * compaction that moves only some of a segment's pages keeps it, and the
+ * segment gets a second key when a stream's first page moved, never a
+ * start it had before: gpuircompact.c, move_part), and its
  * PAYLOAD, BLOCKDIR and DOCLENS streams never change once written (the
  * DELETED bitmap and dictionary df, which VACUUM updates, are not
  * uploaded).  So equal keys mean equal bytes while
