@@ -735,6 +735,9 @@ extern bool GpuirFreeListAllocateExtents(GpuirFreeList *fl, Relation index, uint
 extern void GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentLayout *lay,
 									FullTransactionId safexid);
 extern bool GpuirFreeListAddReusable(GpuirFreeList *fl, BlockNumber *pages, int n);
+extern bool GpuirFreeListHoldOut(GpuirFreeList *fl, BlockNumber start, uint32 npages,
+								 GpuirFreeList *held);
+extern bool GpuirFreeListReturn(GpuirFreeList *fl, const GpuirFreeList *held);
 extern bool GpuirFreeListPlanFree(GpuirFreeList *fl, const GpuirSegmentLayout *lay);
 extern void GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm);
 extern void GpuirFreeListReportDropped(Relation index, const GpuirFreeList *fl);

@@ -503,47 +503,6 @@ part_cut(const GpuirFreeList *fl, const GpuirSegmentLayout *lay, BlockNumber tai
 	return c;
 }
 
-/*
- * hold_out: take the pages of [start, start + npages) out of fl's extents
- * (an extent that holds them in its middle is split), each piece taken out
- * appended to held with its safexid and reusable flag; false when either
- * list is full
- */
-static bool
-hold_out(GpuirFreeList *fl, BlockNumber start, uint32 npages, GpuirFreeList *held)
-{
-	uint64		end = (uint64) start + npages;
-	int			n = fl->n;
-
-	for (int i = 0; i < n; i++)
-	{
-		GpuirFreeExtent *e = &fl->ext[i];
-		uint64		eend = (uint64) e->start + e->npages;
-		uint64		a = Max((uint64) e->start, (uint64) start);
-		uint64		b = Min(eend, end);
-
-		if (e->npages == 0 || a >= b)
-			continue;
-		if (held->n == (int) lengthof(held->ext) ||
-			(eend > b && fl->n == (int) lengthof(fl->ext)))
-			return false;
-		held->ext[held->n] = *e;
-		held->ext[held->n].start = (BlockNumber) a;
-		held->ext[held->n].npages = (uint32) (b - a);
-		held->reusable[held->n++] = fl->reusable[i];
-		if (eend > b)
-		{
-			/* the part after the hole goes last */
-			fl->ext[fl->n] = *e;
-			fl->ext[fl->n].start = (BlockNumber) b;
-			fl->ext[fl->n].npages = (uint32) (eend - b);
-			fl->reusable[fl->n++] = fl->reusable[i];
-		}
-		e->npages = (uint32) (a - e->start);
-	}
-	return true;
-}
-
 /* retired_add: add [start, start + npages) to r (kept sorted and coalesced); false when r is full */
 static bool
 retired_add(GpuirSegmentMapRetired *r, BlockNumber start, uint32 npages)
@@ -625,7 +584,7 @@ move_part(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegme
 	*sim = *fl;
 	held->n = 0;
 	for (uint32 i = 0; i < retired->n && why == NULL; i++)
-		if (!hold_out(sim, retired->ext[i].start, retired->ext[i].npages, held))
+		if (!GpuirFreeListHoldOut(sim, retired->ext[i].start, retired->ext[i].npages, held))
 			why = "the free space map has no room to set its retired pages apart";
 	gone->map = lay->map;
 	for (int k = 0; k < GPUIR_NSTREAMS && why == NULL; k++)
@@ -664,8 +623,10 @@ move_part(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegme
 				why = "its map page has no room for more retired extents";
 	if (why == NULL && lay->map != 0 && !retired_add(retired, lay->map, 1))
 		why = "its map page has no room for more retired extents";
+	/* the retired free pages back as they were, and room for the pages the move frees */
 	if (why == NULL &&
-		sim->n + held->n + GPUIR_NSTREAMS * GPUIR_STREAM_MAX_EXTENTS + 1 > (int) lengthof(sim->ext))
+		(sim->n + held->n + GPUIR_NSTREAMS * GPUIR_STREAM_MAX_EXTENTS + 1 > (int) lengthof(sim->ext) ||
+		 !GpuirFreeListReturn(sim, held)))
 		why = "the free space map has no room to set its retired pages apart";
 	if (why != NULL)
 	{
@@ -675,13 +636,6 @@ move_part(Relation index, const GpuirMetaPageData *meta, int s, const GpuirSegme
 						nblocks - cut, why)));
 		goto out;
 	}
-	/* the retired free pages back in the free space map, as they were */
-	for (int i = 0; i < held->n; i++)
-	{
-		sim->ext[sim->n] = held->ext[i];
-		sim->reusable[sim->n++] = held->reusable[i];
-	}
-
 	/* the copy: the pages from cut on, the same bytes and tag on their new pages */
 	moved = *seg;
 	for (int k = 0; k < GPUIR_NSTREAMS; k++)

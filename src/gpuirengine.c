@@ -202,13 +202,6 @@ GpuirQueryResetTopk(GpuirQuery *q)
 	q->nheap = 0;
 }
 
-/* the score a candidate must reach to be considered (0 while the top-k is not full) */
-static inline float4
-threshold(GpuirQuery *q)
-{
-	return GpuirQueryFull(q) ? q->kth.score : 0.0f;
-}
-
 /*
  * may a document whose BM25 score is at most bound, and whose prior adds at
  * most prior (GpuirPriorScore), still enter the top-k?
@@ -216,7 +209,7 @@ threshold(GpuirQuery *q)
 static inline bool
 bound_prior_passes(GpuirQuery *q, double bound, double prior)
 {
-	return (bound + prior) * GPUIR_BOUND_SLACK >= (double) threshold(q);
+	return (bound + prior) * GPUIR_BOUND_SLACK >= (double) GpuirQueryThreshold(q);
 }
 
 /*

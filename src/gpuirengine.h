@@ -134,6 +134,13 @@ GpuirQueryFull(const GpuirQuery *q)
 	return q->nheap >= q->k;
 }
 
+/* GpuirQueryThreshold: the score a candidate must reach (0 while the top-k is not full) */
+static inline float4
+GpuirQueryThreshold(const GpuirQuery *q)
+{
+	return GpuirQueryFull(q) ? q->kth.score : 0.0f;
+}
+
 /*
  * called once per iteration of every document-at-a-time loop (term at a time
  * checks for interrupts once a block instead): honours query cancel

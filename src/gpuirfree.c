@@ -418,6 +418,66 @@ GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentLayout *lay,
 }
 
 /*
+ * GpuirFreeListHoldOut: take the pages of [start, start + npages) out of
+ * fl's extents, so that no allocation from fl takes them (an extent that
+ * holds them in its middle is split); each piece taken out is appended to
+ * held with its safexid and reusable flag, for GpuirFreeListReturn.  Returns
+ * false when either list is full (fl then partly changed: for plans on a
+ * copy).
+ */
+bool
+GpuirFreeListHoldOut(GpuirFreeList *fl, BlockNumber start, uint32 npages, GpuirFreeList *held)
+{
+	uint64		end = (uint64) start + npages;
+	int			n = fl->n;
+
+	for (int i = 0; i < n; i++)
+	{
+		GpuirFreeExtent *e = &fl->ext[i];
+		uint64		eend = (uint64) e->start + e->npages;
+		uint64		a = Max((uint64) e->start, (uint64) start);
+		uint64		b = Min(eend, end);
+
+		if (e->npages == 0 || a >= b)
+			continue;
+		if (held->n == (int) lengthof(held->ext) ||
+			(eend > b && fl->n == (int) lengthof(fl->ext)))
+			return false;
+		held->ext[held->n] = *e;
+		held->ext[held->n].start = (BlockNumber) a;
+		held->ext[held->n].npages = (uint32) (b - a);
+		held->reusable[held->n++] = fl->reusable[i];
+		if (eend > b)
+		{
+			/* the part after the hole goes last */
+			fl->ext[fl->n] = *e;
+			fl->ext[fl->n].start = (BlockNumber) b;
+			fl->ext[fl->n].npages = (uint32) (eend - b);
+			fl->reusable[fl->n++] = fl->reusable[i];
+		}
+		e->npages = (uint32) (a - e->start);
+	}
+	return true;
+}
+
+/*
+ * GpuirFreeListReturn: put the extents GpuirFreeListHoldOut took out of fl
+ * (held) back, as they were; false, adding nothing, when fl has no room
+ */
+bool
+GpuirFreeListReturn(GpuirFreeList *fl, const GpuirFreeList *held)
+{
+	if (fl->n + held->n > (int) lengthof(fl->ext))
+		return false;
+	for (int i = 0; i < held->n; i++)
+	{
+		fl->ext[fl->n] = held->ext[i];
+		fl->reusable[fl->n++] = held->reusable[i];
+	}
+	return true;
+}
+
+/*
  * GpuirFreeListAddReusable: free the pages[0..n) (sorted here; runs of
  * consecutive ones become one extent each), reusable at once, as
  * GpuirFreeListInit marks extents whose readers are gone

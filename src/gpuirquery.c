@@ -150,7 +150,7 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 		if (g->rests[s] > 0.0f)
 		{
 			pruned = true;
-			if (!GpuirPruneDecides(GpuirQueryFull(q), GpuirQueryFull(q) ? q->kth.score : 0.0f,
+			if (!GpuirPruneDecides(GpuirQueryFull(q), GpuirQueryThreshold(q),
 								   g->counts[s] == g->k ? g->scores[s * g->k + g->k - 1] : 0.0f,
 								   (double) g->rests[s], GPUIR_BOUND_SLACK))
 			{

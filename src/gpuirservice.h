@@ -235,7 +235,6 @@ typedef struct GpuirReaderJob
 	char		error[256];
 } GpuirReaderJob;
 
-/* one device of the service and its worker; the fields up to the counters under GpuirService->mutex */
 /* what a device's worker is doing (GpuirServiceDevice.busy) */
 typedef enum GpuirWorkerState
 {
@@ -245,6 +244,7 @@ typedef enum GpuirWorkerState
 								 * (idle_spin): idle to wake_workers */
 } GpuirWorkerState;
 
+/* one device of the service and its worker; the fields up to the counters under GpuirService->mutex */
 typedef struct GpuirServiceDevice
 {
 	int			ordinal;		/* CUDA device number */
