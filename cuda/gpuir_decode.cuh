@@ -159,15 +159,53 @@ gpuir_unpack(const uint8_t *__restrict__ in, uint32_t word, uint32_t i, int w)
 }
 
 /*
+ * gpuir_warp_positions: check the exception positions of section s of a
+ * validated block of n postings (strictly increasing and < n), with the
+ * calling warp: word l of them (positions 4 l .. 4 l + 3, one byte each,
+ * padded to whole words; bytes past e are ignored) is read by lane l and
+ * left in *posw.  Returns false (in every lane) when they are not sound.
+ */
+template <bool ALIGNED>
+__device__ static inline bool
+gpuir_warp_positions(const uint8_t *__restrict__ in, const GpuirSectionLayout &s, int n,
+					 uint32_t *posw)
+{
+	const uint32_t lane = threadIdx.x & 31;
+	const uint32_t e = (uint32_t) s.e;
+	uint32_t	w = 0,
+				next;
+	bool		bad = false;
+
+	if (4 * lane < e)
+		w = gpuir_load_word<ALIGNED>(in, s.pos_byte / 4 + lane);	/* pos_byte % 4 == 0 */
+
+	/* my four against each other and the next lane's first */
+	next = __shfl_down_sync(0xFFFFFFFFu, w, 1) & 0xFF;
+#pragma unroll
+	for (uint32_t r = 0; r < 4; r++)
+	{
+		const uint32_t j = 4 * lane + r;
+		const uint32_t p = (w >> (8 * r)) & 0xFF;
+		const uint32_t q = (r < 3) ? (w >> (8 * (r + 1))) & 0xFF : next;
+
+		if (j < e && (p >= (uint32_t) n || (j + 1 < e && q <= p)))
+			bad = true;
+	}
+	*posw = w;
+	return !__any_sync(0xFFFFFFFFu, bad);
+}
+
+/*
  * gpuir_warp_section: the values of section s of a validated block of n
  * postings for the calling lane, vals[r] = value 4 * lane + r (0 past n),
  * exceptions patched (vals |= high_j << w).  The e <= 128 exception
  * positions (one byte each, padded to whole words) sit in the warp's
- * registers, word l in lane l; each lane finds, by binary search over
- * them (shuffles), the first exception at or after its postings and
- * patches the (at most four) that fall in them, unpacking their high bits
- * itself, so no lane walks all e exceptions.  Returns false (in every
- * lane) when the positions are not strictly increasing or reach n.
+ * registers, word l in lane l (gpuir_warp_positions); each lane finds, by
+ * binary search over them (shuffles), the first exception at or after its
+ * postings and patches the (at most four) that fall in them, unpacking
+ * their high bits itself, so no lane walks all e exceptions.  Returns
+ * false (in every lane) when the positions are not strictly increasing or
+ * reach n.
  */
 template <bool ALIGNED>
 __device__ static inline bool
@@ -177,11 +215,9 @@ gpuir_warp_section(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 	const uint32_t lane = threadIdx.x & 31;
 	const uint32_t e = (uint32_t) s.e;
 	const uint32_t first = GPUIR_DECODE_PER_LANE * lane;	/* my first posting */
-	uint32_t	posw = 0,
-				next,
+	uint32_t	posw,
 				lo,
 				hi;
-	bool		bad = false;
 
 #pragma unroll
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
@@ -192,24 +228,7 @@ gpuir_warp_section(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 	}
 	if (e == 0)
 		return true;			/* uniform */
-
-	/* positions 4 lane .. 4 lane + 3 (the section pads them to whole words; bytes past e are ignored) */
-	if (4 * lane < e)
-		posw = gpuir_load_word<ALIGNED>(in, s.pos_byte / 4 + lane);	/* pos_byte % 4 == 0 */
-
-	/* strictly increasing and < n: my four against each other and the next lane's first */
-	next = __shfl_down_sync(0xFFFFFFFFu, posw, 1) & 0xFF;
-#pragma unroll
-	for (uint32_t r = 0; r < 4; r++)
-	{
-		const uint32_t j = 4 * lane + r;
-		const uint32_t p = (posw >> (8 * r)) & 0xFF;
-		const uint32_t q = (r < 3) ? (posw >> (8 * (r + 1))) & 0xFF : next;
-
-		if (j < e && (p >= (uint32_t) n || (j + 1 < e && q <= p)))
-			bad = true;
-	}
-	if (__any_sync(0xFFFFFFFFu, bad))
+	if (!gpuir_warp_positions<ALIGNED>(in, s, n, &posw))
 		return false;
 
 	/* lo = the first exception whose position is >= first (binary search) */
@@ -250,13 +269,61 @@ gpuir_warp_section(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 	return true;
 }
 
+/*
+ * gpuir_section_value: value i (< n) of section s of a validated block
+ * whose exception positions were checked (gpuir_warp_positions), read by
+ * one thread without unpacking the rest: the packed low bits, and the high
+ * bits of the exception at position i if there is one (binary search over
+ * the position bytes).
+ */
+template <bool ALIGNED>
+__device__ static inline uint32_t
+gpuir_section_value(const uint8_t *__restrict__ in, const GpuirSectionLayout &s, uint32_t i)
+{
+	uint32_t	v = gpuir_unpack<ALIGNED>(in, s.word, i, s.w);
+	uint32_t	lo = 0,
+				hi = (uint32_t) s.e;
+
+	while (lo < hi)
+	{
+		const uint32_t mid = (lo + hi) / 2;
+
+		if (in[s.pos_byte + mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < (uint32_t) s.e && in[s.pos_byte + lo] == i)
+		v |= gpuir_unpack<ALIGNED>(in, s.high_word, lo, s.h) << s.w;
+	return v;
+}
+
+/*
+ * gpuir_block_tf: the tf of posting i (< l.n) of the block at in, whose
+ * layout l came from gpuir_warp_decode_block (which checked the tf
+ * section's exception positions), read by the calling thread alone;
+ * false when the stored tf - 1 is 0xFFFFFFFF (a corrupt block, as the CPU
+ * decoder's verdict).
+ */
+__device__ static inline bool
+gpuir_block_tf(const uint8_t *__restrict__ in, const GpuirBlockLayout &l, uint32_t i,
+			   uint32_t *tf)
+{
+	const uint32_t v = ((reinterpret_cast<uintptr_t>(in) & 3) == 0)
+		? gpuir_section_value<true>(in, l.tf, i)
+		: gpuir_section_value<false>(in, l.tf, i);
+
+	*tf = v + 1;
+	return v != 0xFFFFFFFFu;
+}
+
 /* gpuir_warp_decode_block for a block at an aligned (ALIGNED) or any address */
 template <bool ALIGNED>
 __device__ static inline int
 gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
 						   bool want_docids, bool want_tfs,
 						   uint32_t docid[GPUIR_DECODE_PER_LANE],
-						   uint32_t tf[GPUIR_DECODE_PER_LANE])
+						   uint32_t tf[GPUIR_DECODE_PER_LANE], GpuirBlockLayout *layout)
 {
 	const uint32_t lane = threadIdx.x & 31;
 	uint8_t		hdr[GPUIR_BLOCK_HEADER];
@@ -280,6 +347,8 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 	if (!gpuir_block_layout(hdr, avail, &l))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	n = l.n;
+	if (layout != NULL)
+		*layout = l;
 
 	if (want_docids)
 	{
@@ -337,6 +406,14 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 			before = docid[r];
 		}
 	}
+	if (!want_tfs && layout != NULL && l.tf.e > 0)
+	{
+		uint32_t	posw;
+
+		/* the caller reads single tfs (gpuir_block_tf): their positions must be sound */
+		if (!gpuir_warp_positions<ALIGNED>(in, l.tf, n, &posw))
+			bad = true;
+	}
 	if (want_tfs)
 	{
 		uint32_t	v[GPUIR_DECODE_PER_LANE];
@@ -374,6 +451,10 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
  *					GPUIR_FIRST_PREV_DOCID for a list's first block
  *	want_docids, want_tfs	which sections to decode and validate (as
  *					passing NULL docids/tfs to GpuirCodecDecode)
+ *	layout			NULL, or where the block's layout goes; with
+ *					want_tfs false the tf section's exception positions
+ *					are then checked too, so that single tfs may be read
+ *					with gpuir_block_tf (each read checks its value)
  * Outputs (per lane l): docid[r] and tf[r] of posting 4 l + r when it is
  * below the count, 0 otherwise (and in every lane for a corrupt block).
  * Returns (the same in every lane) the posting count 1..128, or
@@ -382,14 +463,15 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 __device__ static inline int
 gpuir_warp_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
 						bool want_docids, bool want_tfs,
-						uint32_t docid[GPUIR_DECODE_PER_LANE], uint32_t tf[GPUIR_DECODE_PER_LANE])
+						uint32_t docid[GPUIR_DECODE_PER_LANE], uint32_t tf[GPUIR_DECODE_PER_LANE],
+						GpuirBlockLayout *layout = NULL)
 {
 	/* uniform: the same address in every lane */
 	if ((reinterpret_cast<uintptr_t>(in) & 3) == 0)
 		return gpuir_warp_decode_block_at<true>(in, avail, prev, want_docids, want_tfs,
-												docid, tf);
+												docid, tf, layout);
 	return gpuir_warp_decode_block_at<false>(in, avail, prev, want_docids, want_tfs,
-											 docid, tf);
+											 docid, tf, layout);
 }
 
 #endif							/* GPUIR_DECODE_CUH */

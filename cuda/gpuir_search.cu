@@ -269,7 +269,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			return;
 		}
 	}
-	n = gpuir_tile_decode(seg, term, b, true, doc, tf);
+	n = gpuir_tile_decode(seg, term, b, true, true, doc, tf);
 	if (n < 0)
 	{
 		if (lane == 0)

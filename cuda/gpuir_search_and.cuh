@@ -22,10 +22,13 @@
  *	1. each candidate's thread finds the block of the list that may hold
  *	   it: a lower bound in block_last, searched between the blocks of the
  *	   smallest and the largest candidate (32-ary warp search);
- *	2. the distinct blocks found are listed, and the warps decode them at
- *	   once (warp w the blocks w, w + GPUIR_AND_WARPS, ...), each into its
- *	   own shared memory, looking each of the block's candidates up by
- *	   binary search: a candidate not there is dropped;
+ *	2. the distinct blocks found are listed, and the warps decode their
+ *	   docIDs at once (warp w the blocks w, w + GPUIR_AND_WARPS, ...), each
+ *	   into its own shared memory, looking each of the block's candidates
+ *	   up by binary search (up to GPUIR_AND_FEW candidates: each compared
+ *	   with the lanes' registers): a candidate not there is dropped, the tf of
+ *	   one found is read alone (gpuir_block_tf: most postings of a longer
+ *	   list's block are no candidate, so its tf section is not unpacked);
  *	3. the survivors are compacted; the thread block stops when none is
  *	   left.
  * A list much longer than the candidates costs about one block decode per
@@ -82,13 +85,15 @@
 #define GPUIR_AND_CAND			GPUIR_CUDA_BLOCK_SIZE	/* candidates of a thread block */
 #define GPUIR_AND_TF_ROWS		8		/* terms (query order) whose tfs are kept */
 #define GPUIR_AND_NO_BLOCK		UINT32_MAX
+#define GPUIR_AND_FEW			4		/* a probed block's candidates looked up one by one */
 
 static_assert(GPUIR_DECODE_PER_LANE * 32 == GPUIR_CUDA_BLOCK_SIZE,
 			  "a warp decodes one block, GPUIR_DECODE_PER_LANE postings a lane");
 static_assert(GPUIR_AND_THREADS >= GPUIR_AND_CAND && GPUIR_AND_CAND % 32 == 0,
 			  "a thread per candidate, whole warps");
+static_assert(GPUIR_AND_WARPS >= 3, "two warps decode the shortest list's block, a third searches the second list");
 
-/* shared memory of the AND kernel (about 14 KB) */
+/* shared memory of the AND kernel (about 12 KB) */
 struct GpuirAndSmem
 {
 	/* the live candidates, ascending: docID, slot in the shortest block, probed block */
@@ -107,12 +112,13 @@ struct GpuirAndSmem
 	float		th;				/* the query's threshold, as read for the select */
 	unsigned long long kkey;	/* the lowest kept survivor's key (k survivors) */
 	GpuirSelectTempStorage<GPUIR_AND_THREADS> sel;	/* the k-best select's */
-	/* each warp's decoded block */
+	/* each warp's decoded block: its docIDs (the tfs found are read singly) */
 	uint32_t	wdoc[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
-	uint32_t	wtf[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	uint32_t	wsum[GPUIR_AND_WARPS];	/* gpuir_and_compact's warp counts */
 	uint32_t	base;			/* first candidate slot of the thread block */
 	uint32_t	bad;			/* a corrupt block */
+	uint32_t	bad0[2];		/* the shortest block's docIDs (warp 0), tfs (warp 1) corrupt */
+	uint32_t	range1[2];		/* the second list's blocks that may hold a candidate (warp 2) */
 	uint32_t	stop;			/* the batch had failed when the thread block began */
 };
 
@@ -195,12 +201,14 @@ gpuir_lower_bound(uint32_t n, uint32_t x, Load a)
  * stay compacted and ascending), without it every candidate must be found
  * (a list probed again).  Decodes only the blocks that hold a candidate's
  * docID, each once, checked as gpuir_tile_decode checks them (counted in
- * *ndec).  Every thread calls it; false (in every thread) when a block is
- * corrupt.
+ * *ndec).  range, when not NULL, gives list blocks [range[0], range[1])
+ * that hold every block that may hold a candidate (found beforehand),
+ * else they are searched.  Every thread calls it; false (in every thread)
+ * when a block is corrupt.
  */
 __device__ static bool
 gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t *row,
-				bool drop, GpuirAndSmem &sm, uint32_t *ndec)
+				bool drop, const uint32_t *range, GpuirAndSmem &sm, uint32_t *ndec)
 {
 	const uint32_t fb = term.first_block;
 	const uint32_t end = fb + term.nblocks;
@@ -219,7 +227,13 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 	 * The blocks searched, [blo, bend): from the smallest candidate's to
 	 * the largest's (every warp finds them, with the same loads)
 	 */
-	gpuir_warp_block_range(seg.block_last, fb, end, sm.cdoc[0], sm.cdoc[nc - 1], &blo, &bend);
+	if (range != NULL)
+	{
+		blo = range[0];
+		bend = range[1];
+	}
+	else
+		gpuir_warp_block_range(seg.block_last, fb, end, sm.cdoc[0], sm.cdoc[nc - 1], &blo, &bend);
 	if (t < nc)
 	{
 		const uint32_t i = gpuir_lower_bound(bend - blo, sm.cdoc[t],
@@ -254,9 +268,12 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 	/* each warp decodes some of them and looks their candidates up */
 	for (uint32_t u = warp; u < nblk; u += GPUIR_AND_WARPS)
 	{
+		const uint32_t blk = sm.blk[u];
 		uint32_t	bd[GPUIR_DECODE_PER_LANE],
 					bt[GPUIR_DECODE_PER_LANE];
-		const int	n = gpuir_tile_decode(seg, term, sm.blk[u], true, bd, bt);
+		GpuirBlockLayout lay;
+		const int	n = gpuir_tile_decode(seg, term, blk, true, false, bd, bt, &lay);
+		const uint8_t *in = seg.payload + seg.block_offset[blk];
 
 		if (n < 0)
 		{
@@ -265,6 +282,35 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 			break;
 		}
 		(*ndec)++;
+		if (sm.blk_first[u + 1] - sm.blk_first[u] <= GPUIR_AND_FEW)
+		{
+			/*
+			 * Few candidates in the block (the usual case of a list much
+			 * longer than the candidates): each is compared with the
+			 * docIDs in the lanes' registers, and the lane holding it
+			 * reads its tf
+			 */
+			for (uint32_t i = sm.blk_first[u]; i < sm.blk_first[u + 1]; i++)
+			{
+				const uint32_t d = sm.cdoc[i];
+				int			hit = -1;
+
+#pragma unroll
+				for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+					if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n && bd[r] == d)
+						hit = r;
+				if (hit >= 0)
+				{
+					uint32_t	tf;
+
+					if (!gpuir_block_tf(in, lay, GPUIR_DECODE_PER_LANE * lane + hit, &tf))
+						sm.bad = 1;
+					row[sm.cslot[i]] = tf;
+					sm.keep[i] = 1;
+				}
+			}
+			continue;
+		}
 		__syncwarp();			/* the last block's lookups are done */
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
@@ -272,7 +318,6 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 			const uint32_t p = GPUIR_DECODE_PER_LANE * lane + r;
 
 			sm.wdoc[warp][p] = ((int) p < n) ? bd[r] : UINT32_MAX;
-			sm.wtf[warp][p] = bt[r];
 		}
 		__syncwarp();
 		for (uint32_t i = sm.blk_first[u] + lane; i < sm.blk_first[u + 1]; i += 32)
@@ -280,10 +325,14 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 			const uint32_t d = sm.cdoc[i];
 			const uint32_t p = gpuir_lower_bound((uint32_t) n, d,
 												 [&](uint32_t m) { return sm.wdoc[warp][m]; });
+			uint32_t	tf;
 
 			if (p < (uint32_t) n && sm.wdoc[warp][p] == d)
 			{
-				row[sm.cslot[i]] = sm.wtf[warp][p];
+				/* its tf alone: most postings of a longer list's block are no candidate */
+				if (!gpuir_block_tf(in, lay, p, &tf))
+					sm.bad = 1;
+				row[sm.cslot[i]] = tf;
 				sm.keep[i] = 1;
 			}
 		}
@@ -307,23 +356,29 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
  * gpuir_item_of: the work item of thread block g of a kernel whose items
  * have start[w + 1] - start[w] thread blocks each (start[0 .. nw], prefix
  * sums mod 2^32, as plan_query builds and_start): the last w
- * with start[w] - start[0] <= g, which has a thread block.
+ * with start[w] - start[0] <= g, which has a thread block.  A 32-ary
+ * search by the calling warp (every lane calls it with the same
+ * arguments): each step's 32 loads are issued at once, so a batch of 1000
+ * items costs two dependent loads, not ten.
  */
 __device__ static inline uint32_t
 gpuir_item_of(const uint32_t *start, uint32_t nw, uint32_t g)
 {
+	const uint32_t lane = threadIdx.x & 31;
 	const uint32_t base0 = start[0];
 	uint32_t	l = 0,
 				h = nw;
 
+	/* start[l] - base0 <= g, and the answer is in [l, h) */
 	while (h - l > 1)
 	{
-		const uint32_t mid = l + (h - l) / 2;
+		const uint32_t step = (h - l + 31) / 32;
+		const uint32_t i = l + lane * step;
+		const unsigned m = __ballot_sync(0xFFFFFFFFu, i < h && start[i] - base0 <= g);
+		const uint32_t last = 31 - (uint32_t) __clz(m);	/* lane 0's i = l is in m */
 
-		if (start[mid] - base0 <= g)
-			l = mid;
-		else
-			h = mid;
+		l += last * step;
+		h = min(h, l + step);
 	}
 	return l;
 }
@@ -457,31 +512,55 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		(seg.block_last[b] < wlo ||
 		 (b > st.first_block && seg.block_last[b - 1] >= whi - 1)))
 		return;					/* no docID of the block in the window */
-	if (warp == 0)
+	if (warp < 2)
 	{
+		/* warp 0 decodes its docIDs, warp 1 at the same time its tfs */
+		const bool	docs = (warp == 0);
 		uint32_t	bd[GPUIR_DECODE_PER_LANE],
 					bt[GPUIR_DECODE_PER_LANE];
-		const int	n = gpuir_tile_decode(seg, st, b, true, bd, bt);
+		const int	n = gpuir_tile_decode(seg, st, b, docs, !docs, bd, bt);
 
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		{
 			const uint32_t p = GPUIR_DECODE_PER_LANE * lane + r;
 
-			sm.wdoc[0][p] = ((int) p < n) ? bd[r] : UINT32_MAX;
-			sm.tf0[p] = bt[r];
+			if (docs)
+				sm.wdoc[0][p] = ((int) p < n) ? bd[r] : UINT32_MAX;
+			else
+				sm.tf0[p] = bt[r];
 		}
 		if (lane == 0)
 		{
-			sm.bad = (n < 0);
-			sm.stop = *(volatile uint32_t *) corrupt;
+			sm.bad0[warp] = (n < 0);
+			if (docs)
+				sm.stop = *(volatile uint32_t *) corrupt;
 		}
-		ndec = 1;
+		ndec = docs ? 1 : 0;
+	}
+	else if (warp == 2 && qw.nterms > 1)
+	{
+		/*
+		 * Meanwhile the blocks of the second list that may hold one of
+		 * the block's docIDs: a superset of the first probe's search
+		 */
+		const gpuir_cuda_term t1 = qt[ord[1]];
+		const uint32_t dlo = (b > st.first_block) ? seg.block_last[b - 1] + 1 : 0;
+		uint32_t	blo,
+					bend;
+
+		gpuir_warp_block_range(seg.block_last, t1.first_block, t1.first_block + t1.nblocks,
+							   dlo, seg.block_last[b], &blo, &bend);
+		if (lane == 0)
+		{
+			sm.range1[0] = blo;
+			sm.range1[1] = bend;
+		}
 	}
 	__syncthreads();
 	if (sm.stop)
 		return;					/* the batch fails anyway */
-	if (sm.bad)
+	if (sm.bad0[0] || sm.bad0[1])
 	{
 		bad = true;
 		goto done;
@@ -500,7 +579,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		const uint32_t j = ord[jj];
 
 		if (!gpuir_and_probe(seg, qt[j], sm.tf[min(j, (uint32_t) GPUIR_AND_TF_ROWS)], true,
-							 sm, &ndec))
+							 jj == 1 ? sm.range1 : NULL, sm, &ndec))
 		{
 			bad = true;
 			goto done;
@@ -515,7 +594,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		const uint32_t *row = (j == s) ? sm.tf0 : sm.tf[min(j, (uint32_t) GPUIR_AND_TF_ROWS)];
 
 		if (j != s && j >= GPUIR_AND_TF_ROWS &&
-			!gpuir_and_probe(seg, qt[j], sm.tf[GPUIR_AND_TF_ROWS], false, sm, &ndec))
+			!gpuir_and_probe(seg, qt[j], sm.tf[GPUIR_AND_TF_ROWS], false, NULL, sm, &ndec))
 		{
 			bad = true;
 			goto done;

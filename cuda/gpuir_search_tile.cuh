@@ -295,14 +295,17 @@ gpuir_warp_block_range(const uint32_t *__restrict__ block_last, uint32_t fb, uin
  * npostings postings) with the calling warp, checked as the CPU reader
  * checks it (GpuirListDecodeBlock, src/gpuirlist.h): the extent lies inside
  * the payload and is at most GPUIR_BLOCK_MAX_BYTES, the block decodes,
- * holds 128 postings (the list's last block: the rest) and ends at
- * block_last[b] < ndocs.  Returns the count (same in every lane; doc[r],
- * tf[r] of posting 4 lane + r) or GPUIR_CUDA_BLOCK_CORRUPT.
+ * holds 128 postings (the list's last block: the rest) and, when its
+ * docIDs are decoded (want_docids), ends at block_last[b] < ndocs.  With
+ * layout not NULL and want_tfs false, single tfs may then be read with
+ * gpuir_block_tf (gpuir_warp_decode_block).  Returns the count (same in
+ * every lane; doc[r], tf[r] of posting 4 lane + r) or
+ * GPUIR_CUDA_BLOCK_CORRUPT.
  */
 __device__ static int
 gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t b,
-				  bool want_tfs, uint32_t doc[GPUIR_DECODE_PER_LANE],
-				  uint32_t tf[GPUIR_DECODE_PER_LANE])
+				  bool want_docids, bool want_tfs, uint32_t doc[GPUIR_DECODE_PER_LANE],
+				  uint32_t tf[GPUIR_DECODE_PER_LANE], GpuirBlockLayout *layout = NULL)
 {
 	const uint32_t fb = term.first_block;
 	const uint32_t off = seg.block_offset[b];
@@ -319,9 +322,12 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 	if (end < off || end > seg.payload_bytes || end - off > GPUIR_BLOCK_MAX_BYTES ||
 		last >= seg.ndocs || (b > fb && last <= prev))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
-	n = gpuir_warp_decode_block(seg.payload + off, end - off, prev, true, want_tfs, doc, tf);
+	n = gpuir_warp_decode_block(seg.payload + off, end - off, prev, want_docids, want_tfs,
+								doc, tf, layout);
 	if (n != expect)
 		return GPUIR_CUDA_BLOCK_CORRUPT;
+	if (!want_docids)
+		return n;
 #pragma unroll
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		if (GPUIR_DECODE_PER_LANE * lane + r == (uint32_t) n - 1)
@@ -376,7 +382,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		}
 		else
 		{
-			n = gpuir_tile_decode(seg, term, b, true, doc, tf);
+			n = gpuir_tile_decode(seg, term, b, true, true, doc, tf);
 			if (n < 0)
 			{
 				bad = true;

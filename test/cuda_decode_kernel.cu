@@ -22,6 +22,9 @@
 
 #define DECODE_WARPS	4		/* warps (posting blocks) per thread block */
 
+/* gpuir_cuda_decode_tf_single's setting: tfs read one by one (gpuir_block_tf) */
+static int	tf_single = 0;
+
 /*
  * gpuir_decode_blocks_kernel: grid of ceil(nblocks / 4) thread blocks x 128
  * threads; warp w of thread block x decodes posting block b = 4 x + w (if
@@ -31,7 +34,10 @@
  * *ncorrupt.  The bytes available to block b are payload_bytes - offset,
  * further limited by block_bytes[b] when block_bytes is not NULL.
  * docids / tfs may be NULL (section neither decoded nor validated);
- * ncorrupt may be NULL.
+ * ncorrupt may be NULL.  With single, the tf section is not unpacked: each
+ * lane reads its postings' tfs one by one (gpuir_block_tf, as the AND
+ * kernel reads the tfs of the postings it finds), after the warp's decode
+ * with the block's layout.
  */
 __global__ void __launch_bounds__(32 * DECODE_WARPS)
 gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_bytes,
@@ -41,7 +47,7 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 						   uint32_t *__restrict__ docids,
 						   uint32_t *__restrict__ tfs,
 						   int32_t *__restrict__ counts,
-						   uint32_t *__restrict__ ncorrupt)
+						   uint32_t *__restrict__ ncorrupt, bool single)
 {
 	const uint32_t b = blockIdx.x * DECODE_WARPS + (threadIdx.x >> 5);
 	const uint32_t lane = threadIdx.x & 31;
@@ -59,8 +65,40 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 	avail = (off <= payload_bytes) ? payload_bytes - off : 0;
 	if (block_bytes != NULL && block_bytes[b] < avail)
 		avail = block_bytes[b];
-	count = gpuir_warp_decode_block(avail > 0 ? payload + off : payload, avail,
-									prev_docids[b], docids != NULL, tfs != NULL, docid, tf);
+	if (single && tfs != NULL)
+	{
+		const uint8_t *in = avail > 0 ? payload + off : payload;
+		GpuirBlockLayout lay;
+		bool		bad = false;
+
+		count = gpuir_warp_decode_block(in, avail, prev_docids[b], docids != NULL, false,
+										docid, tf, &lay);
+#pragma unroll
+		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		{
+			const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
+
+			tf[r] = 0;
+			if (count > 0 && (int) i < count && !gpuir_block_tf(in, lay, i, &tf[r]))
+				bad = true;
+		}
+		if (__any_sync(0xFFFFFFFFu, bad))
+		{
+			count = GPUIR_CUDA_BLOCK_CORRUPT;
+#pragma unroll
+			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+				docid[r] = tf[r] = 0;
+		}
+		else if (count < 0)
+		{
+#pragma unroll
+			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+				tf[r] = 0;
+		}
+	}
+	else
+		count = gpuir_warp_decode_block(avail > 0 ? payload + off : payload, avail,
+										prev_docids[b], docids != NULL, tfs != NULL, docid, tf);
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 	{
 		if (docids != NULL)
@@ -96,8 +134,15 @@ gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
 	gpuir_decode_blocks_kernel<<<(nblocks + DECODE_WARPS - 1) / DECODE_WARPS, 32 * DECODE_WARPS,
 		0, (cudaStream_t) stream>>>
 		(d_payload, payload_bytes, d_block_offsets, d_block_bytes, d_prev_docids, nblocks,
-		 d_docids, d_tfs, d_counts, d_ncorrupt);
+		 d_docids, d_tfs, d_counts, d_ncorrupt, tf_single != 0);
 	return gpuir_cuda_check(cudaGetLastError());
+}
+
+/* gpuir_cuda_decode_tf_single: contract in cuda_decode_kernel.h */
+extern "C" void
+gpuir_cuda_decode_tf_single(int on)
+{
+	tf_single = on;
 }
 
 /* cudaMalloc of bytes (at least 4, so that 0 still gives a valid pointer) */

@@ -142,7 +142,8 @@ random_postings(uint32_t prev, int n, uint32_t *docids, uint32_t *tfs)
 }
 
 /*
- * Decode the batch on the GPU (docids/tfs requested per the flags) and
+ * Decode the batch on the GPU (docids/tfs requested per the flags; want_tfs
+ * = 2: the tfs read one by one, gpuir_cuda_decode_tf_single) and
  * compare block by block with GpuirCodecDecode on the same bytes; each
  * block is one check.  use_bytes = 0 passes block_bytes = NULL (each block
  * bounded by the payload end only).  Returns the number of corrupt blocks
@@ -165,9 +166,11 @@ run_batch(const Batch *b, int want_docids, int want_tfs, int use_bytes,
 		memset(gd, 0xA5, npost * sizeof(uint32_t));
 	if (gt)
 		memset(gt, 0xA5, npost * sizeof(uint32_t));
+	gpuir_cuda_decode_tf_single(want_tfs == 2);
 	st = gpuir_cuda_decode_blocks_host(b->payload, b->payload_bytes, b->offsets,
 									   use_bytes ? b->bytes : NULL, b->prev,
 									   b->nblocks, gd, gt, gc, NULL);
+	gpuir_cuda_decode_tf_single(0);
 	if (st != GPUIR_CUDA_OK && st != GPUIR_CUDA_CORRUPT)
 	{
 		snprintf(what, sizeof(what), "%s: decode failed: %s (%s)", label,
@@ -278,6 +281,7 @@ test_edge_cases(void)
 	batch_add(&b, d, t, GPUIR_BLOCK_SIZE, GPUIR_FIRST_PREV_DOCID, 1);
 	run_batch(&b, 1, 1, 1, "edge cases");
 	run_batch(&b, 1, 1, 0, "edge cases, no block_bytes");
+	run_batch(&b, 1, 2, 1, "edge cases, tfs one by one");
 	batch_free(&b);
 }
 
@@ -310,6 +314,8 @@ test_random_lists(uint32_t nblocks)
 		check(0, "random lists: valid blocks reported corrupt by the CPU");
 	run_batch(&b, 1, 0, 1, "random lists, docIDs only");
 	run_batch(&b, 0, 1, 1, "random lists, tfs only");
+	run_batch(&b, 1, 2, 1, "random lists, tfs one by one");
+	run_batch(&b, 0, 2, 1, "random lists, tfs only, one by one");
 	batch_free(&b);
 }
 
@@ -363,6 +369,7 @@ test_corruption(uint32_t nblocks)
 	check(ncorrupt > (int) b.nblocks / 3, what);
 	run_batch(&b, 1, 0, 1, "corruption, docIDs only");
 	run_batch(&b, 0, 1, 1, "corruption, tfs only");
+	run_batch(&b, 1, 2, 1, "corruption, tfs one by one");
 	run_batch(&b, 1, 1, 0, "corruption, no block_bytes");
 	batch_free(&b);
 }
@@ -451,6 +458,7 @@ test_handmade(void)
 	check(run_batch(&b, 1, 1, 1, "handmade") == expected, what);
 	run_batch(&b, 1, 0, 1, "handmade, docIDs only");
 	run_batch(&b, 0, 1, 1, "handmade, tfs only");
+	run_batch(&b, 1, 2, 1, "handmade, tfs one by one");
 	batch_free(&b);
 }
 
