@@ -301,9 +301,9 @@ gpuir_section_value(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 /*
  * gpuir_block_tf: the tf of posting i (< l.n) of the block at in, whose
  * layout l came from gpuir_warp_decode_block (which checked the tf
- * section's exception positions), read by the calling thread alone;
- * false when the stored tf - 1 is 0xFFFFFFFF (a corrupt block, as the CPU
- * decoder's verdict).
+ * section as GpuirCodecCheckTf does), read by the calling thread alone;
+ * false when the stored tf - 1 is 0xFFFFFFFF (that check has then already
+ * called the block corrupt: a second line of defence).
  */
 __device__ static inline bool
 gpuir_block_tf(const uint8_t *__restrict__ in, const GpuirBlockLayout &l, uint32_t i,
@@ -406,13 +406,34 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 			before = docid[r];
 		}
 	}
-	if (!want_tfs && layout != NULL && l.tf.e > 0)
+	if (!want_tfs && layout != NULL)
 	{
-		uint32_t	posw;
+		/*
+		 * The caller reads single tfs (gpuir_block_tf): the tf section is
+		 * checked as the CPU reader checks a block it decodes without
+		 * its tfs (GpuirCodecCheckTf): the exception positions, and every
+		 * value where one can reach 0xFFFFFFFF (w + h >= 32: tfs of 2^31
+		 * and more, never in a real index)
+		 */
+		if (l.tf.w + l.tf.h >= 32)
+		{
+			uint32_t	v[GPUIR_DECODE_PER_LANE];
 
-		/* the caller reads single tfs (gpuir_block_tf): their positions must be sound */
-		if (!gpuir_warp_positions<ALIGNED>(in, l.tf, n, &posw))
-			bad = true;
+			if (!gpuir_warp_section<ALIGNED>(in, l.tf, n, v))
+				bad = true;
+			else
+#pragma unroll
+				for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+					if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n && v[r] == 0xFFFFFFFFu)
+						bad = true;
+		}
+		else if (l.tf.e > 0)
+		{
+			uint32_t	posw;
+
+			if (!gpuir_warp_positions<ALIGNED>(in, l.tf, n, &posw))
+				bad = true;
+		}
 	}
 	if (want_tfs)
 	{
@@ -452,9 +473,10 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
  *	want_docids, want_tfs	which sections to decode and validate (as
  *					passing NULL docids/tfs to GpuirCodecDecode)
  *	layout			NULL, or where the block's layout goes; with
- *					want_tfs false the tf section's exception positions
- *					are then checked too, so that single tfs may be read
- *					with gpuir_block_tf (each read checks its value)
+ *					want_tfs false the tf section is then checked too,
+ *					as GpuirCodecCheckTf checks it (the verdict stays the
+ *					CPU reader's), so that single tfs may be read with
+ *					gpuir_block_tf
  * Outputs (per lane l): docid[r] and tf[r] of posting 4 l + r when it is
  * below the count, 0 otherwise (and in every lane for a corrupt block).
  * Returns (the same in every lane) the posting count 1..128, or

@@ -21,14 +21,17 @@
  * (gpuir_and_probe):
  *	1. each candidate's thread finds the block of the list that may hold
  *	   it: a lower bound in block_last, searched between the blocks of the
- *	   smallest and the largest candidate (32-ary warp search);
+ *	   smallest and the largest candidate (32-ary warp search; for the
+ *	   second list, those of the shortest block's first and last docID,
+ *	   searched by warp 2 while warps 0 and 1 decode that block);
  *	2. the distinct blocks found are listed, and the warps decode their
- *	   docIDs at once (warp w the blocks w, w + GPUIR_AND_WARPS, ...), each
- *	   into its own shared memory, looking each of the block's candidates
- *	   up by binary search (up to GPUIR_AND_FEW candidates: each compared
- *	   with the lanes' registers): a candidate not there is dropped, the tf of
- *	   one found is read alone (gpuir_block_tf: most postings of a longer
- *	   list's block are no candidate, so its tf section is not unpacked);
+ *	   docIDs at once (warp w the blocks w, w + GPUIR_AND_WARPS, ...); a
+ *	   block's candidates are looked up by binary search in a copy of its
+ *	   docIDs in the warp's shared memory, or, up to GPUIR_AND_FEW of them,
+ *	   each compared with the docIDs in the lanes' registers: a candidate
+ *	   not there is dropped, the tf of one found is read alone
+ *	   (gpuir_block_tf: most postings of a longer list's block are no
+ *	   candidate, so its tf section is checked but not unpacked);
  *	3. the survivors are compacted; the thread block stops when none is
  *	   left.
  * A list much longer than the candidates costs about one block decode per
@@ -200,8 +203,9 @@ gpuir_lower_bound(uint32_t n, uint32_t x, Load a)
  * slot]; with drop, the candidates not found are removed (the survivors
  * stay compacted and ascending), without it every candidate must be found
  * (a list probed again).  Decodes only the blocks that hold a candidate's
- * docID, each once, checked as gpuir_tile_decode checks them (counted in
- * *ndec).  range, when not NULL, gives list blocks [range[0], range[1])
+ * docID, each once, checked as gpuir_tile_decode checks them (their tf
+ * sections as the CPU reader checks a block decoded without tfs; counted
+ * in *ndec).  range, when not NULL, gives list blocks [range[0], range[1])
  * that hold every block that may hold a candidate (found beforehand),
  * else they are searched.  Every thread calls it; false (in every thread)
  * when a block is corrupt.

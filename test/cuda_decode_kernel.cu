@@ -22,7 +22,7 @@
 
 #define DECODE_WARPS	4		/* warps (posting blocks) per thread block */
 
-/* gpuir_cuda_decode_tf_single's setting: tfs read one by one (gpuir_block_tf) */
+/* gpuir_cuda_decode_tf_single's setting: tfs read one by one (1), the first alone (2) */
 static int	tf_single = 0;
 
 /*
@@ -34,10 +34,11 @@ static int	tf_single = 0;
  * *ncorrupt.  The bytes available to block b are payload_bytes - offset,
  * further limited by block_bytes[b] when block_bytes is not NULL.
  * docids / tfs may be NULL (section neither decoded nor validated);
- * ncorrupt may be NULL.  With single, the tf section is not unpacked: each
- * lane reads its postings' tfs one by one (gpuir_block_tf, as the AND
+ * ncorrupt may be NULL.  With single = 1, the tf section is not unpacked:
+ * each lane reads its postings' tfs one by one (gpuir_block_tf, as the AND
  * kernel reads the tfs of the postings it finds), after the warp's decode
- * with the block's layout.
+ * with the block's layout; with single = 2 only the first posting's tf is
+ * read (the others stay 0), so the verdict is the decode's check alone.
  */
 __global__ void __launch_bounds__(32 * DECODE_WARPS)
 gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_bytes,
@@ -47,7 +48,7 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 						   uint32_t *__restrict__ docids,
 						   uint32_t *__restrict__ tfs,
 						   int32_t *__restrict__ counts,
-						   uint32_t *__restrict__ ncorrupt, bool single)
+						   uint32_t *__restrict__ ncorrupt, int single)
 {
 	const uint32_t b = blockIdx.x * DECODE_WARPS + (threadIdx.x >> 5);
 	const uint32_t lane = threadIdx.x & 31;
@@ -65,7 +66,7 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 	avail = (off <= payload_bytes) ? payload_bytes - off : 0;
 	if (block_bytes != NULL && block_bytes[b] < avail)
 		avail = block_bytes[b];
-	if (single && tfs != NULL)
+	if (single != 0 && tfs != NULL)
 	{
 		const uint8_t *in = avail > 0 ? payload + off : payload;
 		GpuirBlockLayout lay;
@@ -79,7 +80,8 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 			const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
 
 			tf[r] = 0;
-			if (count > 0 && (int) i < count && !gpuir_block_tf(in, lay, i, &tf[r]))
+			if (count > 0 && (int) i < count && (single == 1 || i == 0) &&
+				!gpuir_block_tf(in, lay, i, &tf[r]))
 				bad = true;
 		}
 		if (__any_sync(0xFFFFFFFFu, bad))
@@ -134,15 +136,15 @@ gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
 	gpuir_decode_blocks_kernel<<<(nblocks + DECODE_WARPS - 1) / DECODE_WARPS, 32 * DECODE_WARPS,
 		0, (cudaStream_t) stream>>>
 		(d_payload, payload_bytes, d_block_offsets, d_block_bytes, d_prev_docids, nblocks,
-		 d_docids, d_tfs, d_counts, d_ncorrupt, tf_single != 0);
+		 d_docids, d_tfs, d_counts, d_ncorrupt, tf_single);
 	return gpuir_cuda_check(cudaGetLastError());
 }
 
 /* gpuir_cuda_decode_tf_single: contract in cuda_decode_kernel.h */
 extern "C" void
-gpuir_cuda_decode_tf_single(int on)
+gpuir_cuda_decode_tf_single(int mode)
 {
-	tf_single = on;
+	tf_single = mode;
 }
 
 /* cudaMalloc of bytes (at least 4, so that 0 still gives a valid pointer) */

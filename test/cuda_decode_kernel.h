@@ -69,13 +69,15 @@ extern "C"
  * > INT32_MAX), GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (launch failed).
  */
 /*
- * gpuir_cuda_decode_tf_single: with on != 0, later gpuir_cuda_decode_blocks
+ * gpuir_cuda_decode_tf_single: with mode 1, later gpuir_cuda_decode_blocks
  * calls that decode tfs read them one posting at a time with
  * gpuir_block_tf (cuda/gpuir_decode.cuh) after a decode of the block's
- * docIDs and layout, instead of unpacking the tf section with the warp;
- * the outputs and verdicts must be the same.  Test-only, not thread-safe.
+ * docIDs and layout, instead of unpacking the tf section with the warp
+ * (the outputs and verdicts must be the same); with mode 2 they read only
+ * each block's first tf (the others are 0; the verdict must still be the
+ * CPU's); 0: unpacked by the warp.  Test-only, not thread-safe.
  */
-extern GPUIR_CUDA_API void gpuir_cuda_decode_tf_single(int on);
+extern GPUIR_CUDA_API void gpuir_cuda_decode_tf_single(int mode);
 
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks(const uint8_t *d_payload,
 												  size_t payload_bytes,

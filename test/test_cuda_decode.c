@@ -143,7 +143,8 @@ random_postings(uint32_t prev, int n, uint32_t *docids, uint32_t *tfs)
 
 /*
  * Decode the batch on the GPU (docids/tfs requested per the flags; want_tfs
- * = 2: the tfs read one by one, gpuir_cuda_decode_tf_single) and
+ * = 2: the tfs read one by one, 3: only each block's first tf,
+ * gpuir_cuda_decode_tf_single) and
  * compare block by block with GpuirCodecDecode on the same bytes; each
  * block is one check.  use_bytes = 0 passes block_bytes = NULL (each block
  * bounded by the payload end only).  Returns the number of corrupt blocks
@@ -166,7 +167,7 @@ run_batch(const Batch *b, int want_docids, int want_tfs, int use_bytes,
 		memset(gd, 0xA5, npost * sizeof(uint32_t));
 	if (gt)
 		memset(gt, 0xA5, npost * sizeof(uint32_t));
-	gpuir_cuda_decode_tf_single(want_tfs == 2);
+	gpuir_cuda_decode_tf_single(want_tfs >= 2 ? want_tfs - 1 : 0);
 	st = gpuir_cuda_decode_blocks_host(b->payload, b->payload_bytes, b->offsets,
 									   use_bytes ? b->bytes : NULL, b->prev,
 									   b->nblocks, gd, gt, gc, NULL);
@@ -206,7 +207,7 @@ run_batch(const Batch *b, int want_docids, int want_tfs, int use_bytes,
 
 			if (gd && gd[j] != (live ? cd[k] : 0))
 				ok = 0;
-			if (gt && gt[j] != (live ? ct[k] : 0))
+			if (gt && gt[j] != ((live && (want_tfs != 3 || k == 0)) ? ct[k] : 0))
 				ok = 0;
 		}
 		if (!ok)
@@ -315,6 +316,7 @@ test_random_lists(uint32_t nblocks)
 	run_batch(&b, 1, 0, 1, "random lists, docIDs only");
 	run_batch(&b, 0, 1, 1, "random lists, tfs only");
 	run_batch(&b, 1, 2, 1, "random lists, tfs one by one");
+	run_batch(&b, 1, 3, 1, "random lists, first tf alone");
 	run_batch(&b, 0, 2, 1, "random lists, tfs only, one by one");
 	batch_free(&b);
 }
@@ -370,6 +372,7 @@ test_corruption(uint32_t nblocks)
 	run_batch(&b, 1, 0, 1, "corruption, docIDs only");
 	run_batch(&b, 0, 1, 1, "corruption, tfs only");
 	run_batch(&b, 1, 2, 1, "corruption, tfs one by one");
+	run_batch(&b, 1, 3, 1, "corruption, first tf alone");
 	run_batch(&b, 1, 1, 0, "corruption, no block_bytes");
 	batch_free(&b);
 }
@@ -409,6 +412,8 @@ test_handmade(void)
 	}			cases[] = {
 		/* n=1, tf section w=32: tf - 1 = 0xFFFFFFFF */
 		{{0, 0, 0, 0, 32, 0, 0, 0}, GPUIR_FIRST_PREV_DOCID, {0xFFFFFFFFu}, 1, 1, "tf - 1 = 2^32-1 packed"},
+		/* n=2, tf section w=32: tf - 1 = 0xFFFFFFFF at the second posting (read alone, the first is sound) */
+		{{1, 0, 0, 0, 32, 0, 0, 0}, GPUIR_FIRST_PREV_DOCID, {0, 0xFFFFFFFFu}, 2, 1, "tf - 1 = 2^32-1 at the second posting"},
 		/* tf w=31 + exception high bit 1 at position 0: 0xFFFFFFFF */
 		{{0, 0, 0, 0, 31, 1, 1, 0}, GPUIR_FIRST_PREV_DOCID, {0x7FFFFFFFu, 0, 1}, 3, 1, "tf - 1 = 2^32-1 patched"},
 		/* gap 0xFFFFFFFF after docID[-1] = -1: docID 2^32-1 */
@@ -459,6 +464,7 @@ test_handmade(void)
 	run_batch(&b, 1, 0, 1, "handmade, docIDs only");
 	run_batch(&b, 0, 1, 1, "handmade, tfs only");
 	run_batch(&b, 1, 2, 1, "handmade, tfs one by one");
+	run_batch(&b, 1, 3, 1, "handmade, first tf alone");
 	batch_free(&b);
 }
 
