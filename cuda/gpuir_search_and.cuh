@@ -229,7 +229,8 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 
 	/*
 	 * The blocks searched, [blo, bend): from the smallest candidate's to
-	 * the largest's (every warp finds them, with the same loads)
+	 * the largest's (every warp finds them, with the same loads), or the
+	 * range given
 	 */
 	if (range != NULL)
 	{
