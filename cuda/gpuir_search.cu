@@ -121,7 +121,8 @@
  * (and every thread block of the AND kernel) drops deleted docIDs and
  * documents scoring below its query's threshold and keeps its k best
  * documents (block-wide radix select on the result key over the match
- * bitmap's set bits, gpuir_topk.cuh; a warp's over the AND survivors),
+ * bitmap's set bits, gpuir_topk.cuh; over an AND thread block's survivors
+ * only when more than k of them pass the threshold),
  * appending them to the query's candidate region; then one thread block
  * per query selects
  * the k best of its candidates and orders them (gpuir_search_final_kernel:
