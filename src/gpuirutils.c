@@ -655,10 +655,32 @@ extents_overlap(BlockNumber a, uint32 an, BlockNumber b, uint32 bn)
 }
 
 /*
+ * retired_corrupt: raise ERRCODE_INDEX_CORRUPTED for retired extent i, x,
+ * of the segment whose map page is map_blkno: what is wrong with it
+ */
+static void
+retired_corrupt(Relation index, BlockNumber map_blkno, uint32 i, const GpuirExtent *x,
+				const char *what)
+pg_attribute_noreturn();
+
+static void
+retired_corrupt(Relation index, BlockNumber map_blkno, uint32 i, const GpuirExtent *x,
+				const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gpuir index \"%s\" is corrupted: segment map page %u: retired extent %u (%u pages at block %u) %s",
+					RelationGetRelationName(index), map_blkno, i, x->npages, x->start, what),
+			 errhint("REINDEX the index.")));
+	pg_unreachable();
+}
+
+/*
  * GpuirSegmentRetiredOf: the retired extents of seg (*r; none without a
  * map), whose layout is lay, from its map page: sorted by start, apart, and
- * none under a page of lay; raises ERRCODE_INDEX_CORRUPTED otherwise (and
- * for the map page's own checks, as GpuirSegmentLayoutOf).
+ * none under a page of lay; raises ERRCODE_INDEX_CORRUPTED otherwise, naming
+ * the map page and the extent (and for the map page's own checks, as
+ * GpuirSegmentLayoutOf).
  */
 void
 GpuirSegmentRetiredOf(Relation index, const GpuirSegmentData *seg,
@@ -676,14 +698,14 @@ GpuirSegmentRetiredOf(Relation index, const GpuirSegmentData *seg,
 
 		if (x->npages == 0 || x->start < GPUIR_FIRST_DATA_BLKNO ||
 			(i > 0 && (uint64) r->ext[i - 1].start + r->ext[i - 1].npages >= x->start))
-			GpuirCorrupt(index, "segment map page with retired extents out of order");
+			retired_corrupt(index, seg->map, i, x, "is empty, before the data pages, or not after the one before it");
 		if (extents_overlap(x->start, x->npages, lay->map, 1))
-			GpuirCorrupt(index, "segment map page among its own retired extents");
+			retired_corrupt(index, seg->map, i, x, "holds the map page itself");
 		for (int k = 0; k < GPUIR_NSTREAMS; k++)
 			for (int j = 0; j < lay->streams[k].n; j++)
 				if (extents_overlap(x->start, x->npages, lay->streams[k].ext[j].start,
 									lay->streams[k].ext[j].npages))
-					GpuirCorrupt(index, "segment stream on one of its own retired extents");
+					retired_corrupt(index, seg->map, i, x, "holds a page of one of the segment's streams");
 	}
 }
 
