@@ -20,6 +20,9 @@
 # server must survive (SELECT 1 works, no crash in the server log).  When
 # nothing fails, results may differ (a changed lexeme byte, k1): counted and
 # noted, not asserted.  Finally the pristine files give the first results.
+# Last, one targeted corruption that random bytes rarely make: a retired
+# extent of a segment map page set over the map page itself, which
+# gpuir_verify must report naming the page and the extent.
 #
 # Data checksums are off (initdb's default up to PostgreSQL 17; 18 turns
 # them on, so the cluster is initialized with --no-data-checksums there;
@@ -702,4 +705,45 @@ ok($again->{alive} && !grep({ !defined($_) || $_ ne '00000' } @{ $again->{state}
 is_deeply($again->{out}, \@expected, 'pristine index restored: the same results as before the corruptions');
 
 $node->start;
+
+# ---- 6. a retired extent over its own map page ----
+# A VACUUM that moves only the part of a segment that ends the index (as in
+# t/001_wal.pl) leaves a map page with retired extents (GpuirSegmentMapRetired
+# after the 1,056 bytes of GpuirSegmentMapData: n, then {start, npages}
+# pairs).  Extent 0 set over the map page itself must be reported by
+# gpuir_verify as XX002, naming the map page and the extent.
+$node->safe_psql('postgres', q{
+	CREATE TABLE sm (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+	INSERT INTO sm SELECT i, 'w' || (i % 101) || ' w' || (i % 37) || ' x' || (i % 1009) || ' y' || i
+	FROM generate_series(1, 24000) i;
+	CREATE INDEX sm_idx ON sm USING gpuir (body) WITH (text_config = 'simple', max_segment_docs = 2000);
+	DELETE FROM sm WHERE id % 4 = 0 AND (id / 2000) % 2 = 0;
+	VACUUM sm;
+	CHECKPOINT;
+});
+my $sm_path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('sm_idx')");
+$node->stop('fast');
+my $sm = read_file($sm_path);
+my ($map_blk, $retired_off);
+for my $s (0 .. u32($sm, $header + 20) - 1)
+{
+	my $m = u32($sm, $header + 312 + 104 * $s + 36);	# GpuirSegmentData.map
+	next if $m == 0 || u32($sm, $m * $block_size + $header + 1056) == 0;
+	($map_blk, $retired_off) = ($m, $m * $block_size + $header + 1056);
+	last;
+}
+ok(defined $map_blk, 'retired extents: the VACUUM left a segment map page with some');
+SKIP:
+{
+	skip 'no map page with retired extents', 2 unless defined $map_blk;
+	substr($sm, $retired_off + 4, 4) = pack('L', $map_blk);	# extent 0 starts at the map page
+	write_file($sm_path, $sm);
+	$node->start;
+	my ($rc, $out, $err) = $node->psql('postgres', "SELECT gpuir_verify('sm_idx')",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err, qr/ERROR:\s+XX002: .*segment map page $map_blk: retired extent 0 \(\d+ pages at block $map_blk\) holds the map page itself/,
+		'retired extents: one over its own map page is reported (XX002), naming the page and the extent');
+	($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) > 0 FROM sm WHERE ctid IN (SELECT ctid FROM gpuir_search('sm_idx', 'w7 x5', 10, 'or'))");
+	is($rc, 0, 'retired extents: queries, which do not read them, still run');
+}
 done_testing();
