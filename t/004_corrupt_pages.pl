@@ -723,21 +723,55 @@ $node->safe_psql('postgres', q{
 });
 my $sm_path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('sm_idx')");
 $node->stop('fast');
-my $sm = read_file($sm_path);
-my ($map_blk, $retired_off);
-for my $s (0 .. u32($sm, $header + 20) - 1)
+
+# block blkno of the relation whose first file is $sm_path (a server built
+# with a small segment size splits it into files .1, .2, ...): its file and offset
+my $seg_blocks = -e "$sm_path.1" ? (-s $sm_path) / $block_size : 0;
+sub sm_page_place
 {
-	my $m = u32($sm, $header + 312 + 104 * $s + 36);	# GpuirSegmentData.map
-	next if $m == 0 || u32($sm, $m * $block_size + $header + 1056) == 0;
-	($map_blk, $retired_off) = ($m, $m * $block_size + $header + 1056);
+	my ($blkno) = @_;
+	return ($sm_path, $blkno * $block_size) if $seg_blocks == 0;
+	my $n = int($blkno / $seg_blocks);
+	return ($n == 0 ? $sm_path : "$sm_path.$n", ($blkno % $seg_blocks) * $block_size);
+}
+sub sm_page_read
+{
+	my ($file, $off) = sm_page_place($_[0]);
+	open(my $fh, '<', $file) or die "open $file: $!";
+	binmode $fh;
+	sysseek($fh, $off, 0) or die "seek $file: $!";
+	sysread($fh, my $page, $block_size) == $block_size or die "read $file: $!";
+	close($fh);
+	return $page;
+}
+sub sm_page_write
+{
+	my ($blkno, $page) = @_;
+	my ($file, $off) = sm_page_place($blkno);
+	open(my $fh, '+<', $file) or die "open $file: $!";
+	binmode $fh;
+	sysseek($fh, $off, 0) or die "seek $file: $!";
+	syswrite($fh, $page) == $block_size or die "write $file: $!";
+	close($fh) or die "close $file: $!";
+}
+
+my $sm_meta = sm_page_read(0);
+my ($map_blk, $map_page);
+for my $s (0 .. u32($sm_meta, $header + 20) - 1)
+{
+	my $m = u32($sm_meta, $header + 312 + 104 * $s + 36);	# GpuirSegmentData.map
+	next if $m == 0;
+	my $page = sm_page_read($m);
+	next if u32($page, $header + 1056) == 0;				# GpuirSegmentMapRetired.n
+	($map_blk, $map_page) = ($m, $page);
 	last;
 }
 ok(defined $map_blk, 'retired extents: the VACUUM left a segment map page with some');
 SKIP:
 {
 	skip 'no map page with retired extents', 2 unless defined $map_blk;
-	substr($sm, $retired_off + 4, 4) = pack('L', $map_blk);	# extent 0 starts at the map page
-	write_file($sm_path, $sm);
+	substr($map_page, $header + 1056 + 4, 4) = pack('L', $map_blk);	# extent 0 starts at the map page
+	sm_page_write($map_blk, $map_page);
 	$node->start;
 	my ($rc, $out, $err) = $node->psql('postgres', "SELECT gpuir_verify('sm_idx')",
 		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
