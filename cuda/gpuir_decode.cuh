@@ -15,7 +15,10 @@
  * warp's registers), and a warp-wide prefix sum (shuffles) of gap + 1, seeded with
  * the previous block's last docID, yields the docIDs.  Blocks therefore
  * decode independently, with no shared memory and no barrier: a thread
- * block's warps decode different blocks at the same time.
+ * block's warps decode different blocks at the same time.  Since a tf sits
+ * at a fixed bit offset too, one posting's tf can be read alone
+ * (gpuir_block_tf), after a decode of the block's docIDs that checked its
+ * tf section: the AND kernel reads only the tfs of the postings it finds.
  *
  * This is a device re-implementation of GpuirCodecBlockBytes and
  * GpuirCodecDecode (src/gpuircodec.c), not shared code: the format's
