@@ -409,36 +409,15 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 			before = docid[r];
 		}
 	}
-	if (!want_tfs && layout != NULL)
-	{
-		/*
-		 * The caller reads single tfs (gpuir_block_tf): the tf section is
-		 * checked as the CPU reader checks a block it decodes without
-		 * its tfs (GpuirCodecCheckTf): the exception positions, and every
-		 * value where one can reach 0xFFFFFFFF (w + h >= 32: tfs of 2^31
-		 * and more, never in a real index)
-		 */
-		if (l.tf.w + l.tf.h >= 32)
-		{
-			uint32_t	v[GPUIR_DECODE_PER_LANE];
-
-			if (!gpuir_warp_section<ALIGNED>(in, l.tf, n, v))
-				bad = true;
-			else
-#pragma unroll
-				for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-					if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n && v[r] == 0xFFFFFFFFu)
-						bad = true;
-		}
-		else if (l.tf.e > 0)
-		{
-			uint32_t	posw;
-
-			if (!gpuir_warp_positions<ALIGNED>(in, l.tf, n, &posw))
-				bad = true;
-		}
-	}
-	if (want_tfs)
+	/*
+	 * The tf section: unpacked and checked when the tfs are wanted.  When
+	 * the caller will read single tfs instead (gpuir_block_tf; layout given),
+	 * it is checked as the CPU reader checks a block it decodes without its
+	 * tfs (GpuirCodecCheckTf): every value where one can reach 0xFFFFFFFF
+	 * (w + h >= 32: tfs of 2^31 and more, never in a real index), else the
+	 * exception positions.
+	 */
+	if (want_tfs || (layout != NULL && l.tf.w + l.tf.h >= 32))
 	{
 		uint32_t	v[GPUIR_DECODE_PER_LANE];
 
@@ -450,8 +429,16 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 				if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n)
 				{
 					bad |= (v[r] == 0xFFFFFFFFu);
-					tf[r] = v[r] + 1;
+					if (want_tfs)
+						tf[r] = v[r] + 1;
 				}
+	}
+	else if (layout != NULL && l.tf.e > 0)
+	{
+		uint32_t	posw;
+
+		if (!gpuir_warp_positions<ALIGNED>(in, l.tf, n, &posw))
+			bad = true;
 	}
 	if (__any_sync(0xFFFFFFFFu, bad))
 	{
