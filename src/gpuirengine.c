@@ -2684,14 +2684,15 @@ partition_stats(GpuirQuery *q, uint64 *ndocs, uint64 *total_dl)
 	pfree(scratch);
 }
 
+/* result_cmp: GpuirResultBetter's order as one three-way comparison (scores are never NaN) */
 static inline int
 result_cmp(const GpuirResult *ra, const GpuirResult *rb)
 {
-	if (GpuirResultBetter(ra->score, (ItemPointer) &ra->tid, rb->score, (ItemPointer) &rb->tid))
+	if (ra->score > rb->score)
 		return -1;
-	if (GpuirResultBetter(rb->score, (ItemPointer) &rb->tid, ra->score, (ItemPointer) &ra->tid))
+	if (ra->score < rb->score)
 		return 1;
-	return 0;
+	return GpuirTidCmp(&ra->tid, &rb->tid);
 }
 
 /* sort_results: results best first, result_cmp inlined (lib/sort_template.h) */
