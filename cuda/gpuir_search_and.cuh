@@ -198,6 +198,23 @@ gpuir_lower_bound(uint32_t n, uint32_t x, Load a)
 }
 
 /*
+ * gpuir_and_found: candidate i was found at posting p of the probed block
+ * at in (layout lay, from gpuir_tile_decode): its tf (read alone) into
+ * row[its slot], and it is kept; a corrupt tf sets sm.bad
+ */
+__device__ static inline void
+gpuir_and_found(const uint8_t *in, const GpuirBlockLayout &lay, uint32_t p, uint32_t i,
+				uint32_t *row, GpuirAndSmem &sm)
+{
+	uint32_t	tf;
+
+	if (!gpuir_block_tf(in, lay, p, &tf))
+		sm.bad = 1;
+	row[sm.cslot[i]] = tf;
+	sm.keep[i] = 1;
+}
+
+/*
  * gpuir_and_probe: look the thread block's live candidates (sm.cdoc[0 ..
  * sm.ncand)) up in term's list, storing the tf of each found into row[its
  * slot]; with drop, the candidates not found are removed (the survivors
@@ -305,14 +322,7 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 					if ((int) (GPUIR_DECODE_PER_LANE * lane + r) < n && bd[r] == d)
 						hit = r;
 				if (hit >= 0)
-				{
-					uint32_t	tf;
-
-					if (!gpuir_block_tf(in, lay, GPUIR_DECODE_PER_LANE * lane + hit, &tf))
-						sm.bad = 1;
-					row[sm.cslot[i]] = tf;
-					sm.keep[i] = 1;
-				}
+					gpuir_and_found(in, lay, GPUIR_DECODE_PER_LANE * lane + hit, i, row, sm);
 			}
 			continue;
 		}
@@ -330,16 +340,9 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 			const uint32_t d = sm.cdoc[i];
 			const uint32_t p = gpuir_lower_bound((uint32_t) n, d,
 												 [&](uint32_t m) { return sm.wdoc[warp][m]; });
-			uint32_t	tf;
 
 			if (p < (uint32_t) n && sm.wdoc[warp][p] == d)
-			{
-				/* its tf alone: most postings of a longer list's block are no candidate */
-				if (!gpuir_block_tf(in, lay, p, &tf))
-					sm.bad = 1;
-				row[sm.cslot[i]] = tf;
-				sm.keep[i] = 1;
-			}
+				gpuir_and_found(in, lay, p, i, row, sm);
 		}
 	}
 	__syncthreads();
