@@ -79,9 +79,8 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 		{
 			const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
 
-			tf[r] = 0;
-			if (count > 0 && (int) i < count && (single == 1 || i == 0) &&
-				!gpuir_block_tf(in, lay, i, &tf[r]))
+			tf[r] = 0;		/* also past the count and in a corrupt block */
+			if ((int) i < count && (single == 1 || i == 0) && !gpuir_block_tf(in, lay, i, &tf[r]))
 				bad = true;
 		}
 		if (__any_sync(0xFFFFFFFFu, bad))
@@ -90,12 +89,6 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 #pragma unroll
 			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 				docid[r] = tf[r] = 0;
-		}
-		else if (count < 0)
-		{
-#pragma unroll
-			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-				tf[r] = 0;
 		}
 	}
 	else
