@@ -655,24 +655,15 @@ extents_overlap(BlockNumber a, uint32 an, BlockNumber b, uint32 bn)
 }
 
 /*
- * retired_corrupt: raise ERRCODE_INDEX_CORRUPTED for retired extent i, x,
- * of the segment whose map page is map_blkno: what is wrong with it
+ * retired_corrupt: raise ERRCODE_INDEX_CORRUPTED (GpuirCorrupt) for retired
+ * extent i, x, of the segment whose map page is map_blkno: what is wrong with it
  */
 static void
 retired_corrupt(Relation index, BlockNumber map_blkno, uint32 i, const GpuirExtent *x,
 				const char *what)
-pg_attribute_noreturn();
-
-static void
-retired_corrupt(Relation index, BlockNumber map_blkno, uint32 i, const GpuirExtent *x,
-				const char *what)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("gpuir index \"%s\" is corrupted: segment map page %u: retired extent %u (%u pages at block %u) %s",
-					RelationGetRelationName(index), map_blkno, i, x->npages, x->start, what),
-			 errhint("REINDEX the index.")));
-	pg_unreachable();
+	GpuirCorrupt(index, psprintf("segment map page %u: retired extent %u (%u pages at block %u) %s",
+								 map_blkno, i, x->npages, x->start, what));
 }
 
 /*
