@@ -68,17 +68,6 @@ extern "C"
  * d_block_offsets, d_prev_docids or d_counts with nblocks > 0, or nblocks
  * > INT32_MAX), GPUIR_CUDA_NO_DEVICE or GPUIR_CUDA_ERROR (launch failed).
  */
-/*
- * gpuir_cuda_decode_tf_single: with mode 1, later gpuir_cuda_decode_blocks
- * calls that decode tfs read them one posting at a time with
- * gpuir_block_tf (cuda/gpuir_decode.cuh) after a decode of the block's
- * docIDs and layout, instead of unpacking the tf section with the warp
- * (the outputs and verdicts must be the same); with mode 2 they read only
- * each block's first tf (the others are 0; the verdict must still be the
- * CPU's); 0: unpacked by the warp.  Test-only, not thread-safe.
- */
-extern GPUIR_CUDA_API void gpuir_cuda_decode_tf_single(int mode);
-
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks(const uint8_t *d_payload,
 												  size_t payload_bytes,
 												  const uint32_t *d_block_offsets,
@@ -90,6 +79,17 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks(const uint8_t *
 												  int32_t *d_counts,
 												  uint32_t *d_ncorrupt,
 												  void *stream);
+
+/*
+ * gpuir_cuda_decode_tf_single: with mode 1, later gpuir_cuda_decode_blocks
+ * calls that decode tfs read them one posting at a time with
+ * gpuir_block_tf (cuda/gpuir_decode.cuh) after a decode of the block's
+ * docIDs and layout, instead of unpacking the tf section with the warp
+ * (the outputs and verdicts must be the same); with mode 2 they read only
+ * each block's first tf (the others are 0; the verdict must still be the
+ * CPU's); 0: unpacked by the warp.  Test-only, not thread-safe.
+ */
+extern GPUIR_CUDA_API void gpuir_cuda_decode_tf_single(int mode);
 
 /*
  * gpuir_cuda_decode_blocks_host: convenience wrapper of
