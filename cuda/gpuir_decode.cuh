@@ -10,12 +10,14 @@
  * The algorithm is block-wise PForDelta decoding on the GPU (Ding, He, Yan,
  * Suel, WWW 2009, section 6.2): every value sits at a fixed bit offset, so
  * lane l unpacks postings 4l .. 4l + 3 of the d-gap and tf sections
- * independently, patches the exceptions' high bits that fall in its
- * postings (found by a binary search over the positions, held in the
- * warp's registers), and a warp-wide prefix sum (shuffles) of gap + 1, seeded with
- * the previous block's last docID, yields the docIDs.  Blocks therefore
- * decode independently, with no shared memory and no barrier: a thread
- * block's warps decode different blocks at the same time.  Since a tf sits
+ * independently; lane l also unpacks the high bits of exceptions 4l .. 4l
+ * + 3 and scatters them to their positions in the warp's patch (128 words
+ * of shared memory), from which each lane ORs its postings' in; and a
+ * warp-wide prefix sum (shuffles) of gap + 1, seeded with the previous
+ * block's last docID, yields the docIDs.  Blocks therefore decode
+ * independently, with no barrier between warps (only __syncwarp around
+ * the warp's own patch): a thread block's warps decode different blocks
+ * at the same time.  Since a tf sits
  * at a fixed bit offset too, one posting's tf can be read alone
  * (gpuir_block_tf), after a decode of the block's docIDs that checked its
  * tf section: the AND kernel reads only the tfs of the postings it finds.
@@ -45,7 +47,9 @@
  * GPUIR_BLOCK_MAX_BYTES, GPUIR_FIRST_PREV_DOCID.
  */
 #define GPUIR_DECODE_PER_LANE	(GPUIR_BLOCK_SIZE / 32)
+#define GPUIR_PATCH_ALIGN		16		/* a warp's patch: one uint4 a lane */
 
+static_assert(GPUIR_DECODE_PER_LANE == 4, "a lane's postings are one uint4 of a warp's patch");
 static_assert(GPUIR_BLOCK_SIZE == 32 * GPUIR_DECODE_PER_LANE,
 			  "a block's postings divide evenly among a warp's lanes");
 
@@ -166,7 +170,10 @@ gpuir_unpack(const uint8_t *__restrict__ in, uint32_t word, uint32_t i, int w)
  * validated block of n postings (strictly increasing and < n), with the
  * calling warp: word l of them (positions 4 l .. 4 l + 3, one byte each,
  * padded to whole words; bytes past e are ignored) is read by lane l and
- * left in *posw.  Returns false (in every lane) when they are not sound.
+ * left in *posw.  Each lane compares its four bytes at once (SIMD byte
+ * compares) with n and with their successors (the next lane's first byte
+ * after its fourth).  Returns false (in every lane) when they are not
+ * sound.
  */
 template <bool ALIGNED>
 __device__ static inline bool
@@ -175,27 +182,24 @@ gpuir_warp_positions(const uint8_t *__restrict__ in, const GpuirSectionLayout &s
 {
 	const uint32_t lane = threadIdx.x & 31;
 	const uint32_t e = (uint32_t) s.e;
+	const uint32_t first = 4 * lane;	/* my first exception */
 	uint32_t	w = 0,
-				next;
-	bool		bad = false;
+				succ,
+				live,
+				pair;
 
-	if (4 * lane < e)
+	if (first < e)
 		w = gpuir_load_word<ALIGNED>(in, s.pos_byte / 4 + lane);	/* pos_byte % 4 == 0 */
 
-	/* my four against each other and the next lane's first */
-	next = __shfl_down_sync(0xFFFFFFFFu, w, 1) & 0xFF;
-#pragma unroll
-	for (uint32_t r = 0; r < 4; r++)
-	{
-		const uint32_t j = 4 * lane + r;
-		const uint32_t p = (w >> (8 * r)) & 0xFF;
-		const uint32_t q = (r < 3) ? (w >> (8 * (r + 1))) & 0xFF : next;
-
-		if (j < e && (p >= (uint32_t) n || (j + 1 < e && q <= p)))
-			bad = true;
-	}
+	/* byte r of succ: the position after my r-th (the next lane's first after my fourth) */
+	succ = __funnelshift_r(w, __shfl_down_sync(0xFFFFFFFFu, w, 1), 8);
+	/* the bytes that are exceptions (j < e), and those with a successor (j + 1 < e) */
+	live = (first + 4 <= e) ? 0xFFFFFFFFu : (first < e) ? (1u << (8 * (e - first))) - 1 : 0;
+	pair = (first + 5 <= e) ? 0xFFFFFFFFu : (first + 1 < e) ? (1u << (8 * (e - first - 1))) - 1 : 0;
 	*posw = w;
-	return !__any_sync(0xFFFFFFFFu, bad);
+	return !__any_sync(0xFFFFFFFFu,
+					   ((__vcmpgeu4(w, (uint32_t) n * 0x01010101u) & live) |
+						(__vcmpgeu4(w, succ) & pair)) != 0);
 }
 
 /*
@@ -203,24 +207,24 @@ gpuir_warp_positions(const uint8_t *__restrict__ in, const GpuirSectionLayout &s
  * postings for the calling lane, vals[r] = value 4 * lane + r (0 past n),
  * exceptions patched (vals |= high_j << w).  The e <= 128 exception
  * positions (one byte each, padded to whole words) sit in the warp's
- * registers, word l in lane l (gpuir_warp_positions); each lane finds, by
- * binary search over them (shuffles), the first exception at or after its
- * postings and patches the (at most four) that fall in them, unpacking
- * their high bits itself, so no lane walks all e exceptions.  Returns
+ * registers, word l in lane l (gpuir_warp_positions), so lane l holds
+ * exceptions 4 l .. 4 l + 3: it unpacks their high bits and scatters them
+ * to patch[position] (patch: the calling warp's GPUIR_BLOCK_SIZE words of
+ * shared memory, zeroed first), and each lane then ORs patch[4 lane ..
+ * 4 lane + 3] into its values.  No lane searches for its exceptions, and
+ * the warp's lanes share the work of a block's exceptions evenly.  Returns
  * false (in every lane) when the positions are not strictly increasing or
  * reach n.
  */
 template <bool ALIGNED>
 __device__ static inline bool
 gpuir_warp_section(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
-				   int n, uint32_t vals[GPUIR_DECODE_PER_LANE])
+				   int n, uint32_t vals[GPUIR_DECODE_PER_LANE], uint32_t *patch)
 {
 	const uint32_t lane = threadIdx.x & 31;
 	const uint32_t e = (uint32_t) s.e;
 	const uint32_t first = GPUIR_DECODE_PER_LANE * lane;	/* my first posting */
-	uint32_t	posw,
-				lo,
-				hi;
+	uint32_t	posw;
 
 #pragma unroll
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
@@ -234,40 +238,23 @@ gpuir_warp_section(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 	if (!gpuir_warp_positions<ALIGNED>(in, s, n, &posw))
 		return false;
 
-	/* lo = the first exception whose position is >= first (binary search) */
-	lo = 0;
-	hi = e;
-	while (__any_sync(0xFFFFFFFFu, lo < hi))
-	{
-		const uint32_t mid = (lo + hi) / 2;
-		const uint32_t w = __shfl_sync(0xFFFFFFFFu, posw, (mid / 4) & 31);
-		const uint32_t p = (w >> (8 * (mid % 4))) & 0xFF;
-
-		if (lo < hi)
-		{
-			if (p < first)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-	}
-	/* exceptions lo .. lo + 3 may fall in my postings (positions increase) */
+	/* positions are now distinct and < n <= GPUIR_BLOCK_SIZE */
+	__syncwarp();				/* every lane is done with the patch's last use */
+	reinterpret_cast<uint4 *>(patch)[lane] = make_uint4(0, 0, 0, 0);
+	__syncwarp();
 #pragma unroll
-	for (uint32_t t = 0; t < GPUIR_DECODE_PER_LANE; t++)
+	for (uint32_t r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		if (first + r < e)
+			patch[(posw >> (8 * r)) & 0xFF] = gpuir_unpack<ALIGNED>(in, s.high_word, first + r,
+																   s.h) << s.w;
+	__syncwarp();
 	{
-		const uint32_t j = lo + t;
-		const uint32_t w = __shfl_sync(0xFFFFFFFFu, posw, (j / 4) & 31);
-		const uint32_t p = (w >> (8 * (j % 4))) & 0xFF;
+		const uint4 hv = reinterpret_cast<const uint4 *>(patch)[lane];
 
-		if (j < e && p < first + GPUIR_DECODE_PER_LANE)
-		{
-			const uint32_t high = gpuir_unpack<ALIGNED>(in, s.high_word, j, s.h) << s.w;
-
-#pragma unroll
-			for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-				if (p - first == (uint32_t) r)
-					vals[r] |= high;
-		}
+		vals[0] |= hv.x;
+		vals[1] |= hv.y;
+		vals[2] |= hv.z;
+		vals[3] |= hv.w;
 	}
 	return true;
 }
@@ -326,7 +313,8 @@ __device__ static inline int
 gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
 						   bool want_docids, bool want_tfs,
 						   uint32_t docid[GPUIR_DECODE_PER_LANE],
-						   uint32_t tf[GPUIR_DECODE_PER_LANE], GpuirBlockLayout *layout)
+						   uint32_t tf[GPUIR_DECODE_PER_LANE], uint32_t *patch,
+						   GpuirBlockLayout *layout)
 {
 	const uint32_t lane = threadIdx.x & 31;
 	uint8_t		hdr[GPUIR_BLOCK_HEADER];
@@ -362,7 +350,7 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 					base,
 					before;
 
-		if (!gpuir_warp_section<ALIGNED>(in, l.gap, n, gap))
+		if (!gpuir_warp_section<ALIGNED>(in, l.gap, n, gap, patch))
 			return GPUIR_CUDA_BLOCK_CORRUPT;
 
 		/*
@@ -421,7 +409,7 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 	{
 		uint32_t	v[GPUIR_DECODE_PER_LANE];
 
-		if (!gpuir_warp_section<ALIGNED>(in, l.tf, n, v))
+		if (!gpuir_warp_section<ALIGNED>(in, l.tf, n, v, patch))
 			bad = true;
 		else
 #pragma unroll
@@ -462,6 +450,10 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
  *					GPUIR_FIRST_PREV_DOCID for a list's first block
  *	want_docids, want_tfs	which sections to decode and validate (as
  *					passing NULL docids/tfs to GpuirCodecDecode)
+ *	patch			the calling warp's GPUIR_BLOCK_SIZE words of shared
+ *					memory, 16-byte aligned (GPUIR_PATCH_ALIGN), where
+ *					the exceptions are scattered (gpuir_warp_section);
+ *					its contents are scratch
  *	layout			NULL, or where the block's layout goes; with
  *					want_tfs false the tf section is then checked too,
  *					as GpuirCodecCheckTf checks it (the verdict stays the
@@ -476,14 +468,14 @@ __device__ static inline int
 gpuir_warp_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
 						bool want_docids, bool want_tfs,
 						uint32_t docid[GPUIR_DECODE_PER_LANE], uint32_t tf[GPUIR_DECODE_PER_LANE],
-						GpuirBlockLayout *layout = NULL)
+						uint32_t *patch, GpuirBlockLayout *layout = NULL)
 {
 	/* uniform: the same address in every lane */
 	if ((reinterpret_cast<uintptr_t>(in) & 3) == 0)
 		return gpuir_warp_decode_block_at<true>(in, avail, prev, want_docids, want_tfs,
-												docid, tf, layout);
+												docid, tf, patch, layout);
 	return gpuir_warp_decode_block_at<false>(in, avail, prev, want_docids, want_tfs,
-											 docid, tf, layout);
+											 docid, tf, patch, layout);
 }
 
 #endif							/* GPUIR_DECODE_CUH */

@@ -224,6 +224,8 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						   float *__restrict__ dec_ub, float *__restrict__ dec_top, bool bmw,
 						   uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
+	/* each warp's decode scratch (gpuir_warp_decode_block's patch) */
+	__shared__ __align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	const uint32_t g = blockIdx.x * (GPUIR_SEARCH_THREADS / 32) + (threadIdx.x >> 5);
 	const uint32_t lane = threadIdx.x & 31;
 	uint32_t	l = 0,
@@ -270,7 +272,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			return;
 		}
 	}
-	n = gpuir_tile_decode(seg, term, b, true, true, doc, tf);
+	n = gpuir_tile_decode(seg, term, b, true, true, doc, tf, patch[threadIdx.x >> 5]);
 	if (n < 0)
 	{
 		if (lane == 0)

@@ -115,8 +115,11 @@ struct GpuirAndSmem
 	float		th;				/* the query's threshold, as read for the select */
 	unsigned long long kkey;	/* the lowest kept survivor's key (k survivors) */
 	GpuirSelectTempStorage<GPUIR_AND_THREADS> sel;	/* the k-best select's */
-	/* each warp's decoded block: its docIDs (the tfs found are read singly) */
-	uint32_t	wdoc[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
+	/*
+	 * each warp's decoded block: its docIDs (the tfs found are read
+	 * singly); during a decode, the warp's patch (gpuir_warp_decode_block)
+	 */
+	__align__(GPUIR_PATCH_ALIGN) uint32_t wdoc[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	uint32_t	wsum[GPUIR_AND_WARPS];	/* gpuir_and_compact's warp counts */
 	uint32_t	base;			/* first candidate slot of the thread block */
 	uint32_t	bad;			/* a corrupt block */
@@ -294,7 +297,8 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 		uint32_t	bd[GPUIR_DECODE_PER_LANE],
 					bt[GPUIR_DECODE_PER_LANE];
 		GpuirBlockLayout lay;
-		const int	n = gpuir_tile_decode(seg, term, blk, true, false, bd, bt, &lay);
+		const int	n = gpuir_tile_decode(seg, term, blk, true, false, bd, bt, sm.wdoc[warp],
+										  &lay);
 		const uint8_t *in = seg.payload + seg.block_offset[blk];
 
 		if (n < 0)
@@ -526,7 +530,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		const bool	docs = (warp == 0);
 		uint32_t	bd[GPUIR_DECODE_PER_LANE],
 					bt[GPUIR_DECODE_PER_LANE];
-		const int	n = gpuir_tile_decode(seg, st, b, docs, !docs, bd, bt);
+		const int	n = gpuir_tile_decode(seg, st, b, docs, !docs, bd, bt, sm.wdoc[warp]);
 
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)

@@ -49,6 +49,8 @@ struct GpuirTileSmem
 	float		thb;			/* BMW: the query's threshold, read for the bound */
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
+	/* each warp's decode scratch (gpuir_warp_decode_block's patch) */
+	__align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 };
 
 /*
@@ -298,14 +300,15 @@ gpuir_warp_block_range(const uint32_t *__restrict__ block_last, uint32_t fb, uin
  * holds 128 postings (the list's last block: the rest) and, when its
  * docIDs are decoded (want_docids), ends at block_last[b] < ndocs.  With
  * layout not NULL and want_tfs false, single tfs may then be read with
- * gpuir_block_tf (gpuir_warp_decode_block).  Returns the count (same in
- * every lane; doc[r], tf[r] of posting 4 lane + r) or
- * GPUIR_CUDA_BLOCK_CORRUPT.
+ * gpuir_block_tf (gpuir_warp_decode_block, as is patch: the warp's scratch
+ * in shared memory).  Returns the count (same in every lane; doc[r], tf[r]
+ * of posting 4 lane + r) or GPUIR_CUDA_BLOCK_CORRUPT.
  */
 __device__ static int
 gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t b,
 				  bool want_docids, bool want_tfs, uint32_t doc[GPUIR_DECODE_PER_LANE],
-				  uint32_t tf[GPUIR_DECODE_PER_LANE], GpuirBlockLayout *layout = NULL)
+				  uint32_t tf[GPUIR_DECODE_PER_LANE], uint32_t *patch,
+				  GpuirBlockLayout *layout = NULL)
 {
 	const uint32_t fb = term.first_block;
 	const uint32_t off = seg.block_offset[b];
@@ -323,7 +326,7 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 		last >= seg.ndocs || (b > fb && last <= prev))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	n = gpuir_warp_decode_block(seg.payload + off, end - off, prev, want_docids, want_tfs,
-								doc, tf, layout);
+								doc, tf, patch, layout);
 	if (n != expect)
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	if (!want_docids)
@@ -382,7 +385,8 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		}
 		else
 		{
-			n = gpuir_tile_decode(seg, term, b, true, true, doc, tf);
+			n = gpuir_tile_decode(seg, term, b, true, true, doc, tf,
+								  sm.patch[threadIdx.x >> 5]);
 			if (n < 0)
 			{
 				bad = true;

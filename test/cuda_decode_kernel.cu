@@ -50,6 +50,8 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 						   int32_t *__restrict__ counts,
 						   uint32_t *__restrict__ ncorrupt, int single)
 {
+	/* each warp's decode scratch (gpuir_warp_decode_block's patch) */
+	__shared__ __align__(GPUIR_PATCH_ALIGN) uint32_t patch[DECODE_WARPS][GPUIR_BLOCK_SIZE];
 	const uint32_t b = blockIdx.x * DECODE_WARPS + (threadIdx.x >> 5);
 	const uint32_t lane = threadIdx.x & 31;
 	size_t		out,
@@ -73,7 +75,7 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 		bool		bad = false;
 
 		count = gpuir_warp_decode_block(in, avail, prev_docids[b], docids != NULL, false,
-										docid, tf, &lay);
+										docid, tf, patch[threadIdx.x >> 5], &lay);
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		{
@@ -93,7 +95,8 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 	}
 	else
 		count = gpuir_warp_decode_block(avail > 0 ? payload + off : payload, avail,
-										prev_docids[b], docids != NULL, tfs != NULL, docid, tf);
+										prev_docids[b], docids != NULL, tfs != NULL, docid, tf,
+										patch[threadIdx.x >> 5]);
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 	{
 		if (docids != NULL)
