@@ -387,7 +387,10 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			(Kane & Tompa, SIGIR 2018), and a query whose seed is above 0
  *			(or that has one term) is answered instead from its essential
  *			lists' blocks that can reach it (MaxScore, Turtle & Flood 1995,
- *			s3.2; gpuir_cuda_search_set_maxscore).  The output is exactly
+ *			s3.2; gpuir_cuda_search_set_maxscore), unless it has several
+ *			terms whose lists hold more than one posting for every
+ *			GPUIR_CUDA_MAXSCORE_DENSE documents of the window (full
+ *			tiles cost less a posting there).  The output is exactly
  *			OR's.  Needs the segment's impact arrays and idf >= 0;
  *			otherwise the query runs as OR.  Corrupt posting blocks are
  *			reported only if they are decoded (every block of a list the
@@ -725,12 +728,16 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
  * calling thread's later searches answer a BMW query from its essential
  * lists (gpuir_search_maxscore.cuh) rather than with the tiles: when those
  * lists hold at most 1 / share of its postings (1: whenever its threshold
- * seed is above 0, or it has one term; 0: never).  GPUIR_CUDA_MAXSCORE_SHARE
- * restores the default.  Same results either way.  Not provided by the
- * no-CUDA stub build.
+ * seed is above 0, or it has one term; 0: never), and, for a query of
+ * several terms, its lists hold at most one posting for every dense
+ * documents of the searched window (0: no such limit).
+ * GPUIR_CUDA_MAXSCORE_SHARE and GPUIR_CUDA_MAXSCORE_DENSE restore the
+ * defaults.  Same results either way.  Not provided by the no-CUDA stub
+ * build.
  */
 #define GPUIR_CUDA_MAXSCORE_SHARE	1
-extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share);
+#define GPUIR_CUDA_MAXSCORE_DENSE	16
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32_t dense);
 
 #ifdef __cplusplus
 }

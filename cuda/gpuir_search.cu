@@ -1025,14 +1025,16 @@ plan_decoded_blocks(const GpuirSearchPlan *p)
 /* the decode budget of the calling thread (gpuir_cuda_search_set_decode_budget) */
 static thread_local uint32_t decode_budget = GPUIR_CUDA_DECODE_BUDGET;
 
-/* the MaxScore share of the calling thread (gpuir_cuda_search_set_maxscore) */
+/* the MaxScore share and density of the calling thread (gpuir_cuda_search_set_maxscore) */
 static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
+static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
 
 /* gpuir_cuda_search_set_maxscore: contract in gpuir_cuda.h */
 extern "C" void
-gpuir_cuda_search_set_maxscore(uint32_t share)
+gpuir_cuda_search_set_maxscore(uint32_t share, uint32_t dense)
 {
 	maxscore_share = share;
+	maxscore_dense = dense;
 }
 
 /* gpuir_cuda_search_set_decode_budget: contract in gpuir_cuda.h */
@@ -1462,7 +1464,9 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (ndec > 0 && p->nbmw > 0)
 		{
 			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
-				(d_work + w0, d_terms, dec, maxscore_share, gpuir_prior_bound(*seg, *sc),
+				(d_work + w0, d_terms, dec, maxscore_share,
+				 (maxscore_dense > 0) ? (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense
+				 : UINT64_MAX, gpuir_prior_bound(*seg, *sc),
 				 d_thr + w0, d_rem,
 				 d_mswork, d_msn + c, d_live + p->chunk_items[c], d_nlive + c, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)

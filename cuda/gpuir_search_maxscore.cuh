@@ -246,7 +246,12 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  * tiles would visit every tile of the window), and one of several terms
  * with a seed above 0 whose essential lists (all of them when no suffix is
  * non-essential) hold at most 1 / share of its total postings, when every
- * list is decoded: with share 1, every such query.  The tiles pay for
+ * list is decoded: with share 1, every such query, unless its lists hold
+ * more than dense postings (the window's documents /
+ * GPUIR_CUDA_MAXSCORE_DENSE, gpuir_cuda_search_set_maxscore):
+ * there the tiles are full and cheaper a posting than the lookups (on the
+ * generated log's 8.5 M postings a query over 40 M documents, BMW through
+ * the lookups ran at 0.37-0.64x OR).  The tiles pay for
  * every tile of the window whatever the lists hold, the MaxScore kernel
  * only for the essential blocks whose bound with the later lists' reaches
  * the seed (gpuir_seed_emit_blocks), and on text the seed leaves few of
@@ -255,7 +260,8 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  */
 __device__ static uint32_t
 gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *qrem, float seed,
-				 bool all_decoded, uint64_t total, uint32_t share, double prior_bound)
+				 bool all_decoded, uint64_t total, uint32_t share, uint64_t dense,
+				 double prior_bound)
 {
 	uint32_t	ne = qw.nterms;
 	double		s = prior_bound;	/* the prior: a last list every document holds */
@@ -286,6 +292,8 @@ gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *q
 	}
 	if (qw.nterms == 1)
 		return 1;
+	if (total > dense)
+		return 0;				/* dense lists: the tiles cost less than the lookups */
 	return (essential * share <= total) ? ne : 0;
 }
 
@@ -349,12 +357,15 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
  * holds).  ms_work has room for every block of every BMW item of the
  * chunk.  Every OR item, and every BMW item left to the tiles, is appended
  * to live (counted in *nlive, zero before; in no order), the tile kernel's
- * items.  share: gpuir_cuda_search_set_maxscore's (0: never).
+ * items.  share: gpuir_cuda_search_set_maxscore's (0: never); dense: the
+ * postings above which a query of several terms stays on the tiles
+ * (gpuir_seed_split).
  */
 __global__ void __launch_bounds__(GPUIR_SEED_THREADS)
 gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 uint32_t share, double prior_bound, uint32_t *thr, double *rem,
+						 uint32_t share, uint64_t dense, double prior_bound, uint32_t *thr,
+						 double *rem,
 						 uint2 *ms_work, uint32_t *ms_count,
 						 uint32_t *live, uint32_t *nlive, GpuirSearchDevStats *stats)
 {
@@ -403,7 +414,8 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	if (threadIdx.x == 0)
 	{
 		gpuir_threshold_raise(&thr[blockIdx.x], seed);
-		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share, prior_bound);
+		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share, dense,
+								 prior_bound);
 		if (sm.ne == 0)
 			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
 		else if (stats != NULL)

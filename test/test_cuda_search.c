@@ -917,14 +917,17 @@ static uint64_t maxscore_total;
 
 /*
  * A batch of BMW queries with the MaxScore kernel taking every query whose
- * seed is above 0 or that has one term (share 1), then none (share 0): both checked
- * against the reference; the queries it answered are added to
- * maxscore_total (main checks that some were).
+ * seed is above 0 or that has one term (share 1, no density limit), then
+ * those the defaults give it (share 1, dense lists left to the tiles), then
+ * only the queries of one term (every other query counted dense), then
+ * none (share 0): each checked against the reference; the queries it
+ * answered are added to maxscore_total (main checks that some were).
  */
 static void
 test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
 {
-	static const uint32_t shares[] = {1, 0};
+	static const uint32_t shares[] = {1, GPUIR_CUDA_MAXSCORE_SHARE, 1, 0};
+	static const uint32_t denses[] = {0, GPUIR_CUDA_MAXSCORE_DENSE, UINT32_MAX, 0};
 	Batch		b;
 	char		what[256];
 
@@ -937,11 +940,12 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 		char		label[128];
 
 		out_alloc(&o, &b);
-		gpuir_cuda_search_set_maxscore(shares[i]);
+		gpuir_cuda_search_set_maxscore(shares[i], denses[i]);
 		rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
 										   o.docids, o.scores, o.counts, NULL, &st);
-		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE);
-		snprintf(label, sizeof(label), "%s, MaxScore share %u", bs->name, shares[i]);
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
+		snprintf(label, sizeof(label), "%s, MaxScore share %u dense %u", bs->name, shares[i],
+				 denses[i]);
 		snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, label,
 				 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
 		check(rc == GPUIR_CUDA_OK, what);

@@ -329,7 +329,7 @@ run_job(DevJob *j)
 {
 #ifdef ENGINE_BENCH_HAVE_CUDA
 	if (maxscore_share >= 0)
-		gpuir_cuda_search_set_maxscore((uint32_t) maxscore_share);
+		gpuir_cuda_search_set_maxscore((uint32_t) maxscore_share, GPUIR_CUDA_MAXSCORE_DENSE);
 #endif
 	if (j->nq == 0)
 	{
