@@ -173,8 +173,11 @@ typedef struct gpuir_cuda_scoring
  * block directory's checks as prefix counts, so that a search checks each
  * list it uses in O(1) instead of walking its blocks on every call:
  *	h_bad[nblocks + 1]			h_bad[b]: blocks before b whose last docID is
- *								not below ndocs or whose extent is not 8 ..
- *								GPUIR_BLOCK_MAX_BYTES bytes
+ *								not below ndocs, whose extent is not 8 ..
+ *								GPUIR_BLOCK_MAX_BYTES bytes, or whose header
+ *								gives another length than the extent
+ *								(GpuirCodecBlockBytes: the CPU reader
+ *								refuses such a block, GpuirListDecodeBlock)
  *	h_desc[nblocks + 1]			h_desc[b]: blocks b' < b, b' > 0, whose last
  *								docID is not above block b' - 1's
  * A list of blocks [f, f + n) passes when h_bad[f + n] == h_bad[f] and

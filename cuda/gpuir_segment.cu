@@ -49,10 +49,13 @@ upload_array(const void *src, size_t bytes, const void **dst)
 /*
  * directory_checks: the host prefix counts h_bad and h_desc of s (contract
  * in gpuir_cuda.h) over a block directory whose offsets are non-decreasing
- * and end at payload_bytes; false when out of memory.
+ * and end at payload_bytes, and the blocks' headers in payload (a block
+ * whose header gives another length than its extent is bad, as the CPU
+ * reader's GpuirListDecodeBlock refuses it; the kernels would decode it);
+ * false when out of memory.
  */
 static bool
-directory_checks(gpuir_cuda_segment *s, const uint32_t *block_last,
+directory_checks(gpuir_cuda_segment *s, const uint8_t *payload, const uint32_t *block_last,
 				 const uint32_t *block_offset)
 {
 	const uint32_t nb = s->nblocks;
@@ -67,7 +70,8 @@ directory_checks(gpuir_cuda_segment *s, const uint32_t *block_last,
 	{
 		const uint32_t ext = block_offset[b + 1] - block_offset[b];
 		const bool	bad = block_last[b] >= s->ndocs || ext < GPUIR_BLOCK_HEADER ||
-			ext > GPUIR_BLOCK_MAX_BYTES;
+			ext > GPUIR_BLOCK_MAX_BYTES ||
+			GpuirCodecBlockBytes(payload + block_offset[b], ext) != (long) ext;
 		const bool	desc = b > 0 && block_last[b] <= block_last[b - 1];
 
 		s->h_bad[b + 1] = s->h_bad[b] + (bad ? 1 : 0);
@@ -129,7 +133,7 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 	s.payload_bytes = payload_bytes;
 	s.ndocs = ndocs;
 	s.nblocks = nblocks;
-	if (!directory_checks(&s, block_last, block_offset))
+	if (!directory_checks(&s, payload, block_last, block_offset))
 	{
 		st = GPUIR_CUDA_OOM;
 		goto fail;

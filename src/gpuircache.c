@@ -1006,6 +1006,44 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 	return host;
 }
 
+/*
+ * transit_check_lengths: every block of the run's misses (tl[i] with a dir)
+ * against its extent in the images staged at images (transit_stage's
+ * *written), as the CPU reader checks it: GpuirListDecodeBlock refuses a
+ * block whose header gives another length than its extent, which the
+ * kernels would decode (they read only inside it).  Raises as a corrupt
+ * header does in transit_read_headers.
+ */
+static void
+transit_check_lengths(const GpuirTaken *t, const TransitList *tl, uint32 nd, const char *images)
+{
+	const GpuirRelFile *node = &t->hdr.node;
+
+	for (uint32 i = 0; i < nd; i++)
+	{
+		const uint8 *payload;
+
+		if (tl[i].dir == NULL)
+			continue;
+		payload = (const uint8 *) images + tl[i].stage_off +
+			sizeof(uint32) * (uint64) gpuir_cuda_list_image_payload(tl[i].nblocks);
+		for (uint32 j = 0; j < tl[i].nblocks; j++)
+		{
+			uint32		off = tl[i].dir[j].payload_off - tl[i].payload_off;
+			uint32		end = (j + 1 < tl[i].nblocks) ?
+				tl[i].dir[j + 1].payload_off - tl[i].payload_off : tl[i].payload_bytes;
+
+			if (GpuirCodecBlockBytes(payload + off, end - off) != (long) (end - off))
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
+								GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node),
+								GPUIR_RELFILE_REL(*node), tl[i].first_block + j,
+								"block length differs from the block directory's")));
+		}
+	}
+}
+
 /* ---------- pruned lists ---------- */
 
 /*
@@ -1345,6 +1383,8 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 		stage += gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
 	}
 	host = transit_stage(b, t, seg, tl, nd, stage, &st, &written);
+	if (st == GPUIR_CUDA_OK)
+		transit_check_lengths(t, tl, nd, written);
 	t_read = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_TRANSIT_READ, t_start, t_read);
 	if (st != GPUIR_CUDA_OK ||

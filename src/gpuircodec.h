@@ -61,6 +61,12 @@
 #define GPUIR_CODEC_OK			0
 #define GPUIR_CODEC_CORRUPT		(-1)
 
+/* C linkage for the CUDA host code that checks blocks (cuda/gpuir_segment.cu) */
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
 /*
  * GpuirCodecEncode: encode n (1..128) postings, docids strictly increasing
  * and greater than prev_docid (wrapping: prev_docid = GPUIR_FIRST_PREV_DOCID
@@ -195,5 +201,9 @@ GpuirCodecTfAt(const GpuirCodecTfReader *r, int i)
  */
 extern int	GpuirCodecBlockImpacts(uint32_t (*pairs)[2], int n, int nimpacts,
 								   double k1, double b, double avgdl);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif							/* GPUIRCODEC_H */

@@ -1132,6 +1132,56 @@ test_corruption(TestSeg *s, const gpuir_cuda_scoring *sc)
 		check(s->dev.payload == NULL, "corruption: failed upload leaves the segment zeroed");
 		s->block_offset[b] = saved;
 	}
+
+	/*
+	 * A block shorter than its extent (4 bytes inserted after it): the CPU
+	 * reader refuses it (GpuirListDecodeBlock: "block length differs from
+	 * the block directory's"), so the upload's directory checks count it
+	 * bad and a query over its list gets GPUIR_CUDA_CORRUPT in every mode
+	 * (the kernels alone would decode it); another list is still answered
+	 */
+	{
+		const uint32_t b = s->first_block[t] + 1;
+		const uint32_t cut = s->block_offset[b + 1];
+		uint8_t    *saved_payload = s->payload;
+		const size_t saved_bytes = s->payload_bytes;
+		uint8_t    *padded = xmalloc(saved_bytes + 4);
+		gpuir_cuda_status st;
+
+		memcpy(padded, saved_payload, cut);
+		memset(padded + cut, 0, 4);
+		memcpy(padded + cut + 4, saved_payload + cut, saved_bytes - cut);
+		for (uint32_t i = b + 1; i <= s->nblocks_total; i++)
+			s->block_offset[i] += 4;
+		s->payload = padded;
+		s->payload_bytes = saved_bytes + 4;
+		st = seg_upload(s);
+		snprintf(what, sizeof(what), "corruption (block shorter than its extent): upload %s",
+				 gpuir_cuda_status_string(st));
+		check(st == GPUIR_CUDA_OK, what);
+		if (st == GPUIR_CUDA_OK)
+		{
+			for (int mode = 0; mode < 3; mode++)
+			{
+				st = search_one(s, sc, t, mode, 10);
+				snprintf(what, sizeof(what),
+						 "corruption (block shorter than its extent), mode %d: status %s", mode,
+						 gpuir_cuda_status_string(st));
+				check(st == GPUIR_CUDA_CORRUPT, what);
+			}
+			st = search_one(s, sc, other, GPUIR_CUDA_MODE_OR, 10);
+			snprintf(what, sizeof(what),
+					 "corruption (block shorter than its extent): another list: status %s",
+					 gpuir_cuda_status_string(st));
+			check(st == GPUIR_CUDA_OK, what);
+		}
+		gpuir_cuda_segment_free(&s->dev);
+		for (uint32_t i = b + 1; i <= s->nblocks_total; i++)
+			s->block_offset[i] -= 4;
+		s->payload = saved_payload;
+		s->payload_bytes = saved_bytes;
+		free(padded);
+	}
 	check(seg_upload(s) == GPUIR_CUDA_OK, "corruption: segment restored");
 }
 
