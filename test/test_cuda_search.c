@@ -1096,7 +1096,9 @@ test_corruption(TestSeg *s, const gpuir_cuda_scoring *sc)
 			/*
 			 * OR: found by the decode kernel, and with a decode budget of 0 by
 			 * the tiles; BMW (mode 2) only with the list decoded once (its
-			 * tiles may skip the damaged block)
+			 * tiles may skip the damaged block).  A header whose length
+			 * GpuirCodecBlockBytes refuses (the reserved byte) is found
+			 * before them, by the upload's directory checks.
 			 */
 			for (int budget = 0; budget < 2; budget++)
 			{
