@@ -21,7 +21,7 @@
  *		[--max-queries 0] [--check 50] [--selfcheck 3] [--out results.tsv]
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
- *		[--resample DOCS] [--maxscore-share N]
+ *		[--resample DOCS] [--maxscore-share N] [--maxscore-dense N]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -54,6 +54,10 @@
  *				lists (gpuir_cuda_search_set_maxscore: essential lists
  *				holding at most 1/N of the postings; 0 never); the
  *				library's default without it.
+ *	--maxscore-dense N: a BMW query of several terms whose lists hold more
+ *				than a posting for every N documents of the window stays
+ *				on the tiles (gpuir_cuda_search_set_maxscore's dense; 0:
+ *				no such limit); the library's default without it.
  *
  * What it does:
  *	1. Device: name, memory, and the card's copy bandwidth measured in this

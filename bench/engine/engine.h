@@ -152,6 +152,7 @@ typedef struct Options
 	const char *resample;		/* --resample: real documents to resample, or NULL */
 	int64_t		maxscore;		/* --maxscore-share: gpuir_cuda_search_set_maxscore's
 								 * share, -1 for the library's default */
+	int64_t		maxscore_dense; /* --maxscore-dense: its dense, -1 for the default */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */

@@ -184,8 +184,9 @@ batch_free(Batch *b)
 /* ---------- device ---------- */
 
 #ifdef ENGINE_BENCH_HAVE_CUDA
-/* --maxscore-share, -1 for the library's default (set in each device thread) */
+/* --maxscore-share and --maxscore-dense, -1 for the library's defaults (set in each device thread) */
 static int64_t maxscore_share = -1;
+static int64_t maxscore_dense = -1;
 
 /* device-to-device cudaMemcpy bandwidth; returns 0 or prints why not */
 static int
@@ -274,6 +275,7 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 		   g->major, g->minor, gb(g->mem));
 #ifdef ENGINE_BENCH_HAVE_CUDA
 	maxscore_share = o->maxscore;
+	maxscore_dense = o->maxscore_dense;
 	if (o->copy_mib > 0 && measure_copy(g, (size_t) o->copy_mib << 20, 10) == 0)
 		printf("copy bandwidth: device-to-device cudaMemcpy of %u MiB x 10: %.1f GB/s counting "
 			   "bytes read + bytes written (2 x bytes / time; the %%copy columns use it), "
@@ -328,8 +330,11 @@ static gpuir_cuda_status
 run_job(DevJob *j)
 {
 #ifdef ENGINE_BENCH_HAVE_CUDA
-	if (maxscore_share >= 0)
-		gpuir_cuda_search_set_maxscore((uint32_t) maxscore_share, GPUIR_CUDA_MAXSCORE_DENSE);
+	if (maxscore_share >= 0 || maxscore_dense >= 0)
+		gpuir_cuda_search_set_maxscore(maxscore_share >= 0 ? (uint32_t) maxscore_share
+									   : GPUIR_CUDA_MAXSCORE_SHARE,
+									   maxscore_dense >= 0 ? (uint32_t) maxscore_dense
+									   : GPUIR_CUDA_MAXSCORE_DENSE);
 #endif
 	if (j->nq == 0)
 	{
