@@ -1009,10 +1009,10 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 /*
  * transit_check_lengths: every block of the run's misses (tl[i] with a dir)
  * against its extent in the images staged at images (transit_stage's
- * *written), as the CPU reader checks it: GpuirListDecodeBlock refuses a
- * block whose header gives another length than its extent, which the
- * kernels would decode (they read only inside it).  Raises as a corrupt
- * header does in transit_read_headers.
+ * *written), as the CPU reader checks it (GpuirListCheckLengths): a block
+ * whose header gives another length than its extent is refused there,
+ * and the kernels would decode it (they read only inside it).  Raises as a
+ * corrupt header does in transit_read_headers.
  */
 static void
 transit_check_lengths(const GpuirTaken *t, const TransitList *tl, uint32 nd, const char *images)
@@ -1021,26 +1021,21 @@ transit_check_lengths(const GpuirTaken *t, const TransitList *tl, uint32 nd, con
 
 	for (uint32 i = 0; i < nd; i++)
 	{
-		const uint8 *payload;
+		int64		bad;
 
 		if (tl[i].dir == NULL)
 			continue;
-		payload = (const uint8 *) images + tl[i].stage_off +
-			sizeof(uint32) * (uint64) gpuir_cuda_list_image_payload(tl[i].nblocks);
-		for (uint32 j = 0; j < tl[i].nblocks; j++)
-		{
-			uint32		off = tl[i].dir[j].payload_off - tl[i].payload_off;
-			uint32		end = (j + 1 < tl[i].nblocks) ?
-				tl[i].dir[j + 1].payload_off - tl[i].payload_off : tl[i].payload_bytes;
-
-			if (GpuirCodecBlockBytes(payload + off, end - off) != (long) (end - off))
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
-								GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node),
-								GPUIR_RELFILE_REL(*node), tl[i].first_block + j,
-								"block length differs from the block directory's")));
-		}
+		bad = GpuirListCheckLengths((const uint8 *) images + tl[i].stage_off +
+									sizeof(uint32) * (uint64) gpuir_cuda_list_image_payload(tl[i].nblocks),
+									tl[i].dir, tl[i].nblocks,
+									tl[i].payload_off + tl[i].payload_bytes);
+		if (bad >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
+							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node),
+							GPUIR_RELFILE_REL(*node), tl[i].first_block + (uint32) bad,
+							"block length differs from the block directory's")));
 	}
 }
 

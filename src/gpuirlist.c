@@ -166,3 +166,18 @@ GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32_t prev_docid,
 		return "posting block's last docID differs from its header";
 	return NULL;
 }
+
+int64_t
+GpuirListCheckLengths(const uint8_t *payload, const GpuirBlockHeader *dir, uint32_t nblocks,
+					  uint32_t end)
+{
+	for (uint32_t i = 0; i < nblocks; i++)
+	{
+		uint32_t	off = dir[i].payload_off - dir[0].payload_off;
+		uint32_t	len = ((i + 1 < nblocks) ? dir[i + 1].payload_off : end) - dir[i].payload_off;
+
+		if (GpuirCodecBlockBytes(payload + off, len) != (long) len)
+			return i;
+	}
+	return -1;
+}

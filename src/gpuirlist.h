@@ -195,6 +195,19 @@ extern const char *GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32
 										const GpuirBlockHeader *bh, int expect,
 										uint32_t *docs, uint32_t *tfs, int padded);
 
+/*
+ * GpuirListCheckLengths: of nblocks consecutive blocks whose headers dir[]
+ * passed GpuirListCheckHeader, the first whose own header gives another
+ * length than its extent (GpuirCodecBlockBytes: the first check of
+ * GpuirListDecodeBlock), or -1 when none does.  Block i spans
+ * [dir[i].payload_off, dir[i + 1].payload_off), the last one up to end;
+ * payload holds the bytes from dir[0].payload_off on.  For a reader that
+ * holds blocks without decoding them (the GPU worker's lists in transit,
+ * whose kernels read only inside a block's extent).
+ */
+extern int64_t GpuirListCheckLengths(const uint8_t *payload, const GpuirBlockHeader *dir,
+									 uint32_t nblocks, uint32_t end);
+
 /* ---------- scoring ---------- */
 
 /*

@@ -251,12 +251,63 @@ test_damage(void)
 		check(0, "encoder accepts a sorted list");
 }
 
+/*
+ * GpuirListCheckLengths: a list as encoded passes; 4 bytes inserted after
+ * a block (its extent grows, later offsets move) name that block, also
+ * when the list starts past the payload's first byte and for its last
+ * block (the end moved)
+ */
+static void
+test_lengths(void)
+{
+	static uint8_t padded[sizeof(list.payload) + 8];
+	GpuirBlockHeader dir[MAX_POSTINGS / GPUIR_BLOCK_SIZE + 2];
+
+	for (int r = 0; r < 50; r++)
+	{
+		uint32_t	nb,
+					b,
+					cut;
+
+		make_postings(1 + rnd() % 2000, 3000000);
+		if (!encode_list())
+		{
+			check(0, "encoder accepts a sorted list");
+			continue;
+		}
+		nb = list.de.nblocks;
+		check(GpuirListCheckLengths(list.payload, list.dir, nb, list.payload_len) == -1,
+			  "an encoded list's blocks have their extents' lengths");
+		if (nb > 1)
+			check(GpuirListCheckLengths(list.payload + list.dir[1].payload_off, list.dir + 1,
+										nb - 1, list.payload_len) == -1,
+				  "a list's blocks from its second on pass too");
+
+		/* 4 bytes after block b */
+		b = rnd() % nb;
+		cut = (b + 1 < nb) ? list.dir[b + 1].payload_off : list.payload_len;
+		memcpy(padded, list.payload, cut);
+		memset(padded + cut, 0, 4);
+		memcpy(padded + cut + 4, list.payload + cut, list.payload_len - cut);
+		memcpy(dir, list.dir, sizeof(GpuirBlockHeader) * nb);
+		for (uint32_t i = b + 1; i < nb; i++)
+			dir[i].payload_off += 4;
+		check(GpuirListCheckLengths(padded, dir, nb, list.payload_len + 4) == (int64_t) b,
+			  "a block shorter than its extent is named");
+		if (b > 0)
+			check(GpuirListCheckLengths(padded + dir[1].payload_off, dir + 1, nb - 1,
+										list.payload_len + 4) == (int64_t) b - 1,
+				  "a block shorter than its extent is named in a list starting later");
+	}
+}
+
 int
 main(void)
 {
 	test_roundtrip();
 	test_encoder_rules();
 	test_damage();
+	test_lengths();
 	printf("list: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
