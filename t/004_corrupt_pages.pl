@@ -737,22 +737,15 @@ sub sm_page_place
 sub sm_page_read
 {
 	my ($file, $off) = sm_page_place($_[0]);
-	open(my $fh, '<', $file) or die "open $file: $!";
-	binmode $fh;
-	sysseek($fh, $off, 0) or die "seek $file: $!";
-	sysread($fh, my $page, $block_size) == $block_size or die "read $file: $!";
-	close($fh);
-	return $page;
+	return substr(read_file($file), $off, $block_size);
 }
 sub sm_page_write
 {
 	my ($blkno, $page) = @_;
 	my ($file, $off) = sm_page_place($blkno);
-	open(my $fh, '+<', $file) or die "open $file: $!";
-	binmode $fh;
-	sysseek($fh, $off, 0) or die "seek $file: $!";
-	syswrite($fh, $page) == $block_size or die "write $file: $!";
-	close($fh) or die "close $file: $!";
+	my $bytes = read_file($file);
+	substr($bytes, $off, $block_size) = $page;
+	write_file($file, $bytes);
 }
 
 my $sm_meta = sm_page_read(0);
