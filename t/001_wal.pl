@@ -10,6 +10,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuirTestUtil qw(tail_segment_sql);
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -117,13 +120,7 @@ is($standby->safe_psql('postgres', "SELECT pg_relation_size('docs_idx')"),
 # other pages in holes lower down): copied under the same generation, with a
 # new map page that retires the pages left; the standby replays it and reads
 # the same rows through the new maps
-$primary->safe_psql('postgres', q{
-	CREATE TABLE sm (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
-	INSERT INTO sm SELECT i, 'w' || (i % 101) || ' w' || (i % 37) || ' x' || (i % 1009) || ' y' || i
-	FROM generate_series(1, 24000) i;
-	CREATE INDEX sm_idx ON sm USING gpuir (body) WITH (text_config = 'simple', max_segment_docs = 2000);
-	DELETE FROM sm WHERE id % 4 = 0 AND (id / 2000) % 2 = 0;
-});
+$primary->safe_psql('postgres', tail_segment_sql());
 my ($vrc, $vout, $verr) = $primary->psql('postgres', "SET client_min_messages = debug1; VACUUM sm");
 like($verr, qr/moved the last \d+ pages of a segment of \d+ pages/,
 	'VACUUM moved only the part of a segment that ended the index');

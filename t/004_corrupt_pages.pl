@@ -43,6 +43,9 @@ use File::Copy;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuirTestUtil qw(tail_segment_sql);
 
 my $iterations = $ENV{GPUIR_FUZZ_ITERATIONS} // 40;
 my $seed = $ENV{GPUIR_FUZZ_SEED} // 20261121;
@@ -712,15 +715,7 @@ $node->start;
 # after the 1,056 bytes of GpuirSegmentMapData: n, then {start, npages}
 # pairs).  Extent 0 set over the map page itself must be reported by
 # gpuir_verify as XX002, naming the map page and the extent.
-$node->safe_psql('postgres', q{
-	CREATE TABLE sm (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
-	INSERT INTO sm SELECT i, 'w' || (i % 101) || ' w' || (i % 37) || ' x' || (i % 1009) || ' y' || i
-	FROM generate_series(1, 24000) i;
-	CREATE INDEX sm_idx ON sm USING gpuir (body) WITH (text_config = 'simple', max_segment_docs = 2000);
-	DELETE FROM sm WHERE id % 4 = 0 AND (id / 2000) % 2 = 0;
-	VACUUM sm;
-	CHECKPOINT;
-});
+$node->safe_psql('postgres', tail_segment_sql() . 'VACUUM sm; CHECKPOINT;');
 my $sm_path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('sm_idx')");
 $node->stop('fast');
 
