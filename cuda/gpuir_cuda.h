@@ -392,7 +392,7 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			lists' blocks that can reach it (MaxScore, Turtle & Flood 1995,
  *			s3.2; gpuir_cuda_search_set_maxscore), unless it has several
  *			terms whose lists hold more than one posting for every
- *			GPUIR_CUDA_MAXSCORE_DENSE documents of the window (full
+ *			GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles (full
  *			tiles cost less a posting there).  The output is exactly
  *			OR's.  Needs the segment's impact arrays and idf >= 0;
  *			otherwise the query runs as OR.  Corrupt posting blocks are
@@ -733,7 +733,7 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
  * lists hold at most 1 / share of its postings (1: whenever its threshold
  * seed is above 0, or it has one term; 0: never), and, for a query of
  * several terms, its lists hold at most one posting for every dense
- * documents of the searched window (0: no such limit).
+ * docIDs of the searched window's tiles (0: no such limit).
  * GPUIR_CUDA_MAXSCORE_SHARE and GPUIR_CUDA_MAXSCORE_DENSE restore the
  * defaults.  Same results either way.  Not provided by the no-CUDA stub
  * build.

@@ -247,7 +247,7 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  * with a seed above 0 whose essential lists (all of them when no suffix is
  * non-essential) hold at most 1 / share of its total postings, when every
  * list is decoded: with share 1, every such query, unless its lists hold
- * more than dense postings (the window's documents /
+ * more than dense postings (the docIDs of the window's tiles /
  * GPUIR_CUDA_MAXSCORE_DENSE, gpuir_cuda_search_set_maxscore):
  * there the tiles are full and cheaper a posting than the lookups (on the
  * generated log's 8.5 M postings a query over 40 M documents, BMW through
