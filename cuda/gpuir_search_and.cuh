@@ -297,8 +297,8 @@ gpuir_and_probe(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint
 		uint32_t	bd[GPUIR_DECODE_PER_LANE],
 					bt[GPUIR_DECODE_PER_LANE];
 		GpuirBlockLayout lay;
-		const int	n = gpuir_tile_decode(seg, term, blk, true, false, bd, bt, sm.wdoc[warp],
-										  &lay);
+		const int	n = gpuir_tile_decode<GPUIR_UNPACK_VALUES>(seg, term, blk, true, false, bd,
+																bt, sm.wdoc[warp], &lay);
 		const uint8_t *in = seg.payload + seg.block_offset[blk];
 
 		if (n < 0)
@@ -530,7 +530,8 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		const bool	docs = (warp == 0);
 		uint32_t	bd[GPUIR_DECODE_PER_LANE],
 					bt[GPUIR_DECODE_PER_LANE];
-		const int	n = gpuir_tile_decode(seg, st, b, docs, !docs, bd, bt, sm.wdoc[warp]);
+		const int	n = gpuir_tile_decode<GPUIR_UNPACK_VALUES>(seg, st, b, docs, !docs, bd, bt,
+																sm.wdoc[warp]);
 
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)

@@ -301,9 +301,11 @@ gpuir_warp_block_range(const uint32_t *__restrict__ block_last, uint32_t fb, uin
  * docIDs are decoded (want_docids), ends at block_last[b] < ndocs.  With
  * layout not NULL and want_tfs false, single tfs may then be read with
  * gpuir_block_tf (gpuir_warp_decode_block, as is patch: the warp's scratch
- * in shared memory).  Returns the count (same in every lane; doc[r], tf[r]
- * of posting 4 lane + r) or GPUIR_CUDA_BLOCK_CORRUPT.
+ * in shared memory; UNPACK: GpuirUnpack).  Returns the count (same in
+ * every lane; doc[r], tf[r] of posting 4 lane + r) or
+ * GPUIR_CUDA_BLOCK_CORRUPT.
  */
+template <GpuirUnpack UNPACK = GPUIR_UNPACK_WORDS>
 __device__ static int
 gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, uint32_t b,
 				  bool want_docids, bool want_tfs, uint32_t doc[GPUIR_DECODE_PER_LANE],
@@ -325,8 +327,8 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 	if (end < off || end > seg.payload_bytes || end - off > GPUIR_BLOCK_MAX_BYTES ||
 		last >= seg.ndocs || (b > fb && last <= prev))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
-	n = gpuir_warp_decode_block(seg.payload + off, end - off, prev, want_docids, want_tfs,
-								doc, tf, patch, layout);
+	n = gpuir_warp_decode_block<UNPACK>(seg.payload + off, end - off, prev, want_docids,
+										want_tfs, doc, tf, patch, layout);
 	if (n != expect)
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	if (!want_docids)

@@ -39,6 +39,8 @@ static int	tf_single = 0;
  * kernel reads the tfs of the postings it finds), after the warp's decode
  * with the block's layout; with single = 2 only the first posting's tf is
  * read (the others stay 0), so the verdict is the decode's check alone.
+ * The single modes unpack as the AND kernel does (GPUIR_UNPACK_VALUES),
+ * the others as the tile kernels do (GPUIR_UNPACK_WORDS).
  */
 __global__ void __launch_bounds__(32 * DECODE_WARPS)
 gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_bytes,
@@ -74,8 +76,9 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 		GpuirBlockLayout lay;
 		bool		bad = false;
 
-		count = gpuir_warp_decode_block(in, avail, prev_docids[b], docids != NULL, false,
-										docid, tf, patch[threadIdx.x >> 5], &lay);
+		count = gpuir_warp_decode_block<GPUIR_UNPACK_VALUES>(in, avail, prev_docids[b],
+															docids != NULL, false, docid, tf,
+															patch[threadIdx.x >> 5], &lay);
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		{
