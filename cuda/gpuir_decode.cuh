@@ -546,10 +546,10 @@ gpuir_warp_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t p
 {
 	/* uniform: the same address in every lane */
 	if ((reinterpret_cast<uintptr_t>(in) & 3) == 0)
-		return gpuir_warp_decode_block_at<true, UNPACK>(in, avail, prev, want_docids, want_tfs,
-												docid, tf, patch, layout);
-	return gpuir_warp_decode_block_at<false, UNPACK>(in, avail, prev, want_docids, want_tfs,
-											 docid, tf, patch, layout);
+		return gpuir_warp_decode_block_at<true, UNPACK>(in, avail, prev, want_docids,
+														want_tfs, docid, tf, patch, layout);
+	return gpuir_warp_decode_block_at<false, UNPACK>(in, avail, prev, want_docids,
+													 want_tfs, docid, tf, patch, layout);
 }
 
 #endif							/* GPUIR_DECODE_CUH */

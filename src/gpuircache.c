@@ -855,6 +855,24 @@ transit_list_cmp(const void *a, const void *b)
 	return (int) x->pruned - (int) y->pruned;
 }
 
+/* transit_corrupt_block: raise XX002 for block blkno of a segment of t's index: why */
+static void
+transit_corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
+pg_attribute_noreturn();
+
+static void
+transit_corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
+{
+	const GpuirRelFile *node = &t->hdr.node;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
+					GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
+					blkno, why)));
+	pg_unreachable();
+}
+
 /*
  * transit_read_headers: the block headers of list l of seg into l->dir
  * (checked as the CPU reader checks them: GpuirListCheckHeader with the
@@ -890,11 +908,7 @@ transit_read_headers(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData 
 		if (why == NULL && bend > payload_total)
 			why = "block extends past the segment's payload";
 		if (why != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
-							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
-							l->first_block + i, why)));
+			transit_corrupt_block(t, l->first_block + i, why);
 	}
 	l->payload_off = l->dir[0].payload_off;
 	l->payload_bytes = end - l->payload_off;
@@ -1012,30 +1026,24 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
  * *written), as the CPU reader checks it (GpuirListCheckLengths): a block
  * whose header gives another length than its extent is refused there,
  * and the kernels would decode it (they read only inside it).  Raises as a
- * corrupt header does in transit_read_headers.
+ * corrupt header does in transit_read_headers (transit_corrupt_block).
  */
 static void
 transit_check_lengths(const GpuirTaken *t, const TransitList *tl, uint32 nd, const char *images)
 {
-	const GpuirRelFile *node = &t->hdr.node;
-
 	for (uint32 i = 0; i < nd; i++)
 	{
-		int64		bad;
+		const char *why;
+		uint32		bad;
 
 		if (tl[i].dir == NULL)
 			continue;
-		bad = GpuirListCheckLengths((const uint8 *) images + tl[i].stage_off +
+		why = GpuirListCheckLengths((const uint8 *) images + tl[i].stage_off +
 									sizeof(uint32) * (uint64) gpuir_cuda_list_image_payload(tl[i].nblocks),
 									tl[i].dir, tl[i].nblocks,
-									tl[i].payload_off + tl[i].payload_bytes);
-		if (bad >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
-							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node),
-							GPUIR_RELFILE_REL(*node), tl[i].first_block + (uint32) bad,
-							"block length differs from the block directory's")));
+									tl[i].payload_off + tl[i].payload_bytes, &bad);
+		if (why != NULL)
+			transit_corrupt_block(t, tl[i].first_block + bad, why);
 	}
 }
 

@@ -144,20 +144,30 @@ GpuirListCheckHeader(const GpuirBlockHeader *bh, const GpuirBlockHeader *prev,
 	return NULL;
 }
 
+/* block_length: NULL when the header of the block at enc gives its extent's length len */
+static const char *
+block_length(const uint8_t *enc, uint32_t len)
+{
+	if (GpuirCodecBlockBytes(enc, len) != (long) len)
+		return "block length differs from the block directory's";
+	return NULL;
+}
+
 const char *
 GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32_t prev_docid,
 					 const GpuirBlockHeader *bh, int expect, uint32_t *docs, uint32_t *tfs,
 					 int padded)
 {
+	const char *why;
 	int			n;
 
 	/* the padded decoder checks the length itself: the header read once */
-	if (!padded && GpuirCodecBlockBytes(enc, len) != (long) len)
-		return "block length differs from the block directory's";
+	if (!padded && (why = block_length(enc, len)) != NULL)
+		return why;
 	n = padded ? GpuirCodecDecodePadded(enc, len, prev_docid, docs, tfs) :
 		GpuirCodecDecode(enc, len, prev_docid, docs, tfs);
-	if (n < 0 && padded && GpuirCodecBlockBytes(enc, len) != (long) len)
-		return "block length differs from the block directory's";
+	if (n < 0 && padded && (why = block_length(enc, len)) != NULL)
+		return why;
 	if (n < 0 || (tfs == NULL && GpuirCodecCheckTf(enc) != GPUIR_CODEC_OK))
 		return "posting block does not decode";
 	if (n != expect)
@@ -167,17 +177,21 @@ GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32_t prev_docid,
 	return NULL;
 }
 
-int64_t
+const char *
 GpuirListCheckLengths(const uint8_t *payload, const GpuirBlockHeader *dir, uint32_t nblocks,
-					  uint32_t end)
+					  uint32_t end, uint32_t *bad)
 {
 	for (uint32_t i = 0; i < nblocks; i++)
 	{
 		uint32_t	off = dir[i].payload_off - dir[0].payload_off;
 		uint32_t	len = ((i + 1 < nblocks) ? dir[i + 1].payload_off : end) - dir[i].payload_off;
+		const char *why = block_length(payload + off, len);
 
-		if (GpuirCodecBlockBytes(payload + off, len) != (long) len)
-			return i;
+		if (why != NULL)
+		{
+			*bad = i;
+			return why;
+		}
 	}
-	return -1;
+	return NULL;
 }

@@ -196,17 +196,20 @@ extern const char *GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32
 										uint32_t *docs, uint32_t *tfs, int padded);
 
 /*
- * GpuirListCheckLengths: of nblocks consecutive blocks whose headers dir[]
- * passed GpuirListCheckHeader, the first whose own header gives another
- * length than its extent (GpuirCodecBlockBytes: the first check of
- * GpuirListDecodeBlock), or -1 when none does.  Block i spans
- * [dir[i].payload_off, dir[i + 1].payload_off), the last one up to end;
- * payload holds the bytes from dir[0].payload_off on.  For a reader that
- * holds blocks without decoding them (the GPU worker's lists in transit,
- * whose kernels read only inside a block's extent).
+ * GpuirListCheckLengths: check nblocks consecutive blocks whose headers
+ * dir[] passed GpuirListCheckHeader as GpuirListDecodeBlock's first check
+ * does (a block's own header must give its extent's length,
+ * GpuirCodecBlockBytes).  Block i spans [dir[i].payload_off,
+ * dir[i + 1].payload_off), the last one up to end (byte offsets in the
+ * segment's payload); payload holds the bytes from dir[0].payload_off on.
+ * Returns NULL when every block passes, else why the first that does not
+ * fails (GpuirListDecodeBlock's words), its index (0-based, from dir[0])
+ * in *bad.  For a reader that holds blocks without decoding them (the GPU
+ * worker's lists in transit, whose kernels read only inside a block's
+ * extent).
  */
-extern int64_t GpuirListCheckLengths(const uint8_t *payload, const GpuirBlockHeader *dir,
-									 uint32_t nblocks, uint32_t end);
+extern const char *GpuirListCheckLengths(const uint8_t *payload, const GpuirBlockHeader *dir,
+										 uint32_t nblocks, uint32_t end, uint32_t *bad);
 
 /* ---------- scoring ---------- */
 

@@ -262,6 +262,7 @@ test_lengths(void)
 {
 	static uint8_t padded[sizeof(list.payload) + 8];
 	GpuirBlockHeader dir[MAX_POSTINGS / GPUIR_BLOCK_SIZE + 2];
+	uint32_t	bad;
 
 	for (int r = 0; r < 50; r++)
 	{
@@ -276,11 +277,11 @@ test_lengths(void)
 			continue;
 		}
 		nb = list.de.nblocks;
-		check(GpuirListCheckLengths(list.payload, list.dir, nb, list.payload_len) == -1,
+		check(GpuirListCheckLengths(list.payload, list.dir, nb, list.payload_len, &bad) == NULL,
 			  "an encoded list's blocks have their extents' lengths");
 		if (nb > 1)
 			check(GpuirListCheckLengths(list.payload + list.dir[1].payload_off, list.dir + 1,
-										nb - 1, list.payload_len) == -1,
+										nb - 1, list.payload_len, &bad) == NULL,
 				  "a list's blocks from its second on pass too");
 
 		/* 4 bytes after block b */
@@ -292,11 +293,11 @@ test_lengths(void)
 		memcpy(dir, list.dir, sizeof(GpuirBlockHeader) * nb);
 		for (uint32_t i = b + 1; i < nb; i++)
 			dir[i].payload_off += 4;
-		check(GpuirListCheckLengths(padded, dir, nb, list.payload_len + 4) == (int64_t) b,
-			  "a block shorter than its extent is named");
+		check(GpuirListCheckLengths(padded, dir, nb, list.payload_len + 4, &bad) != NULL &&
+			  bad == b, "a block shorter than its extent is named");
 		if (b > 0)
 			check(GpuirListCheckLengths(padded + dir[1].payload_off, dir + 1, nb - 1,
-										list.payload_len + 4) == (int64_t) b - 1,
+										list.payload_len + 4, &bad) != NULL && bad == b - 1,
 				  "a block shorter than its extent is named in a list starting later");
 	}
 }
