@@ -173,6 +173,9 @@ struct GpuirSearchWork
 	uint32_t	rem_off;		/* BMW: its nterms bound sums at rem[rem_off ..]
 								 * (gpuir_search_seed_kernel; per query, since
 								 * queries may share their terms' entries) */
+	uint32_t	maxscore;		/* BMW: 1 when the MaxScore kernel may answer it
+								 * (plan_query reserved its work entries and
+								 * candidates), 0 when the tiles do */
 	uint64_t	cand_off;		/* its candidate region in the chunk's buffer: */
 	uint64_t	cand_cap;		/* cand_cap keys, then (gpuir_part_needed(cand_cap,
 								 * k)) GPUIR_PART_SLICES x k partial results */
@@ -902,6 +905,10 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
 	return GPUIR_CUDA_OK;
 }
 
+/* the MaxScore share and density of the calling thread (gpuir_cuda_search_set_maxscore) */
+static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
+static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
+
 /*
  * plan_query: add query q to the plan unless no document can qualify (its
  * count stays 0): its work item (mode: BMW runs as OR without impacts or
@@ -913,9 +920,11 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
  * of those postings, and a thread block per block emits at most min(k,
  * 128)), an OR query one of min(ntiles * k, the sum of its lists'
  * postings) keys, which no tile output can exceed (k keys a tile, every
- * one a posting); a BMW query's also covers min(k, 128) keys per thread
- * block of the MaxScore kernel (gpuir_search_maxscore.cuh), followed by GPUIR_PART_SLICES x k keys for the partial
- * selections when gpuir_part_needed(that capacity, k).  Consecutive
+ * one a posting); a BMW query that the MaxScore kernel may answer
+ * (gpuir_search_maxscore.cuh; decided below) also covers min(k, 128) keys
+ * per thread block of that kernel.  Each region is followed by
+ * GPUIR_PART_SLICES x k keys for the partial selections when
+ * gpuir_part_needed(its capacity, k).  Consecutive
  * queries are grouped into chunks of at most GPUIR_CAND_BUDGET keys (a
  * larger query alone); each chunk is a seed and a MaxScore launch for its
  * BMW queries, a tile launch for its OR queries and the BMW queries the
@@ -932,6 +941,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	const uint64_t max_per_chunk = (uint64_t) INT32_MAX / p->ntiles;
 	bool		bmw_mode = (qq->mode == GPUIR_CUDA_MODE_BMW &&
 							seg->impact_tf != NULL && seg->impact_dl != NULL);
+	bool		maxscore = false;
 	uint32_t	present = 0;
 	uint64_t	sump = 0,
 				minp = UINT64_MAX,
@@ -950,6 +960,25 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	}
 	if (qq->nterms == 0 || present == 0 || (and_mode && present < qq->nterms))
 		return GPUIR_CUDA_OK;	/* no document can qualify: count 0 */
+
+	/*
+	 * May the MaxScore kernel answer this BMW query (the seed kernel decides
+	 * with its seed, gpuir_seed_split)?  Not when the thread's share is 0,
+	 * with more than GPUIR_MS_MAX_TERMS terms, when a list's blocks do not
+	 * fit a work entry, nor, for several terms, when the lists hold more
+	 * than one posting for every maxscore_dense docIDs of the tiles: there
+	 * full tiles cost less a posting than the lookups.  Only such a query
+	 * needs room for MaxScore work entries and candidates.
+	 */
+	if (bmw_mode)
+	{
+		maxscore = maxscore_share != 0 && qq->nterms <= GPUIR_MS_MAX_TERMS &&
+			(qq->nterms == 1 || maxscore_dense == 0 ||
+			 sump <= (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense);
+		for (uint32_t j = 0; j < qq->nterms; j++)
+			if (qt[j].nblocks >> GPUIR_MS_BLOCK_BITS)
+				maxscore = false;
+	}
 	w = &p->work[p->nwork];
 	w->qindex = q;
 	w->first_term = qq->first_term;
@@ -959,6 +988,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		: (bmw_mode ? GPUIR_CUDA_MODE_BMW : GPUIR_CUDA_MODE_OR);
 	w->order_off = 0;
 	w->rem_off = p->nrem;
+	w->maxscore = maxscore ? 1 : 0;
 	if (bmw_mode)
 	{
 		p->nbmw++;
@@ -983,7 +1013,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	{
 		uint64_t	msb = 0;	/* the BMW query's blocks: its MaxScore work entries, at most */
 
-		for (uint32_t j = 0; bmw_mode && j < qq->nterms; j++)
+		for (uint32_t j = 0; maxscore && j < qq->nterms; j++)
 			msb += qt[j].nblocks;
 		p->and_start[p->nwork + 1] = p->and_start[p->nwork];
 		p->ms_start[p->nwork + 1] = p->ms_start[p->nwork] + (uint32_t) msb;
@@ -1024,10 +1054,6 @@ plan_decoded_blocks(const GpuirSearchPlan *p)
 
 /* the decode budget of the calling thread (gpuir_cuda_search_set_decode_budget) */
 static thread_local uint32_t decode_budget = GPUIR_CUDA_DECODE_BUDGET;
-
-/* the MaxScore share and density of the calling thread (gpuir_cuda_search_set_maxscore) */
-static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
-static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
 
 /* gpuir_cuda_search_set_maxscore: contract in gpuir_cuda.h */
 extern "C" void
@@ -1464,9 +1490,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (ndec > 0 && p->nbmw > 0)
 		{
 			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
-				(d_work + w0, d_terms, dec, maxscore_share,
-				 (maxscore_dense > 0) ? (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense
-				 : UINT64_MAX, gpuir_prior_bound(*seg, *sc),
+				(d_work + w0, d_terms, dec, maxscore_share, gpuir_prior_bound(*seg, *sc),
 				 d_thr + w0, d_rem,
 				 d_mswork, d_msn + c, d_live + p->chunk_items[c], d_nlive + c, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)

@@ -237,31 +237,30 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  * gpuir_seed_split: thread 0 of the seed kernel, with qrem[j] holding the
  * bound of list j: turns qrem[j] into the sum of the bounds of the lists
  * after j plus prior_bound (gpuir_prior_bound: a document's prior may add
- * that much to it, so every bound that uses qrem includes it) and returns the number of essential terms when the MaxScore
- * kernel should answer the query, else 0 (the tiles answer it).  The
- * non-essential suffix grows from the last term back while the bounds
- * from j on sum below the seed (term 0 always stays essential); the
- * MaxScore kernel takes (unless share is 0) a query of one term (its one
- * list's blocks that reach the threshold are all the work, where the
- * tiles would visit every tile of the window), and one of several terms
- * with a seed above 0 whose essential lists (all of them when no suffix is
- * non-essential) hold at most 1 / share of its total postings, when every
- * list is decoded: with share 1, every such query, unless its lists hold
- * more than dense postings (the docIDs of the window's tiles /
- * GPUIR_CUDA_MAXSCORE_DENSE, gpuir_cuda_search_set_maxscore):
- * there the tiles are full and cheaper a posting than the lookups (on the
- * generated log's 8.5 M postings a query over 40 M documents, BMW through
- * the lookups ran at 0.37-0.64x OR).  The tiles pay for
- * every tile of the window whatever the lists hold, the MaxScore kernel
- * only for the essential blocks whose bound with the later lists' reaches
- * the seed (gpuir_seed_emit_blocks), and on text the seed leaves few of
- * the long lists' blocks (H200, 40 M documents:
- * bench/results/2026-11-27-h200-bmw-worklists.md).
+ * that much to it, so every bound that uses qrem includes it) and returns
+ * the number of essential terms when the MaxScore kernel should answer the
+ * query, else 0 (the tiles answer it).  The non-essential suffix grows
+ * from the last term back while the bounds from j on sum below the seed
+ * (term 0 always stays essential).  Only a query that plan_query let the
+ * MaxScore kernel take (qw.maxscore: share not 0, its lists' blocks fit a
+ * work entry, and for several terms lists of at most one posting for every
+ * GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles: above that the
+ * tiles are full and cheaper a posting than the lookups; on the generated
+ * log's 8.5 M postings a query over 40 M documents, BMW through the
+ * lookups ran at 0.37-0.64x OR), and only when every list is decoded: then
+ * a query of one term (its one list's blocks that reach the threshold are
+ * all the work, where the tiles would visit every tile of the window), and
+ * one of several terms with a seed above 0 whose essential lists (all of
+ * them when no suffix is non-essential) hold at most 1 / share of its
+ * total postings.  The tiles pay for every tile of the window whatever the
+ * lists hold, the MaxScore kernel only for the essential blocks whose
+ * bound with the later lists' reaches the seed (gpuir_seed_emit_blocks),
+ * and on text the seed leaves few of the long lists' blocks (H200, 40 M
+ * documents: bench/results/2026-11-27-h200-bmw-worklists.md).
  */
 __device__ static uint32_t
 gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *qrem, float seed,
-				 bool all_decoded, uint64_t total, uint32_t share, uint64_t dense,
-				 double prior_bound)
+				 bool all_decoded, uint64_t total, uint32_t share, double prior_bound)
 {
 	uint32_t	ne = qw.nterms;
 	double		s = prior_bound;	/* the prior: a last list every document holds */
@@ -280,20 +279,14 @@ gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *q
 		if (suffix)
 			ne = j;
 	}
-	if (share == 0 || !all_decoded || qw.nterms > GPUIR_MS_MAX_TERMS)
-		return 0;
+	if (!qw.maxscore || !all_decoded)
+		return 0;				/* plan_query's verdict; or a list the tiles decode */
 	if (qw.nterms > 1 && seed <= 0.0f)
 		return 0;				/* no bound can skip a block */
-	for (uint32_t j = 0; j < ne; j++)
-	{
-		if (qt[j].nblocks >> GPUIR_MS_BLOCK_BITS)
-			return 0;			/* its blocks do not fit a work entry */
-		essential += qt[j].npostings;
-	}
 	if (qw.nterms == 1)
 		return 1;
-	if (total > dense)
-		return 0;				/* dense lists: the tiles cost less than the lookups */
+	for (uint32_t j = 0; j < ne; j++)
+		essential += qt[j].npostings;
 	return (essential * share <= total) ? ne : 0;
 }
 
@@ -355,16 +348,15 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
  * terms' reaches the seed (the MaxScore kernel's work: the other blocks
  * cannot hold a document of the top-k that no earlier essential list
  * holds).  ms_work has room for every block of every BMW item of the
- * chunk.  Every OR item, and every BMW item left to the tiles, is appended
- * to live (counted in *nlive, zero before; in no order), the tile kernel's
- * items.  share: gpuir_cuda_search_set_maxscore's (0: never); dense: the
- * postings above which a query of several terms stays on the tiles
- * (gpuir_seed_split).
+ * chunk that the MaxScore kernel may take (GpuirSearchWork's maxscore).
+ * Every OR item, and every BMW item left to the tiles, is appended to live
+ * (counted in *nlive, zero before; in no order), the tile kernel's items.
+ * share: gpuir_cuda_search_set_maxscore's (gpuir_seed_split).
  */
 __global__ void __launch_bounds__(GPUIR_SEED_THREADS)
 gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 uint32_t share, uint64_t dense, double prior_bound, uint32_t *thr,
+						 uint32_t share, double prior_bound, uint32_t *thr,
 						 double *rem,
 						 uint2 *ms_work, uint32_t *ms_count,
 						 uint32_t *live, uint32_t *nlive, GpuirSearchDevStats *stats)
@@ -414,8 +406,7 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	if (threadIdx.x == 0)
 	{
 		gpuir_threshold_raise(&thr[blockIdx.x], seed);
-		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share, dense,
-								 prior_bound);
+		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share, prior_bound);
 		if (sm.ne == 0)
 			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
 		else if (stats != NULL)
