@@ -55,9 +55,9 @@
  *				holding at most 1/N of the postings; 0 never); the
  *				library's default without it.
  *	--maxscore-dense N: a BMW query of several terms whose lists hold more
- *				than a posting for every N documents of the window stays
- *				on the tiles (gpuir_cuda_search_set_maxscore's dense; 0:
- *				no such limit); the library's default without it.
+ *				than a posting for every N documents of the window runs
+ *				as OR (gpuir_cuda_search_set_maxscore's dense; 0: no such
+ *				limit); the library's default without it.
  *
  * What it does:
  *	1. Device: name, memory, and the card's copy bandwidth measured in this

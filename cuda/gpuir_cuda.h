@@ -390,12 +390,14 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			(Kane & Tompa, SIGIR 2018), and a query whose seed is above 0
  *			(or that has one term) is answered instead from its essential
  *			lists' blocks that can reach it (MaxScore, Turtle & Flood 1995,
- *			s3.2; gpuir_cuda_search_set_maxscore), unless it has several
+ *			s3.2; gpuir_cuda_search_set_maxscore).  A query of several
  *			terms whose lists hold more than one posting for every
- *			GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles (full
- *			tiles cost less a posting there).  The output is exactly
- *			OR's.  Needs the segment's impact arrays and idf >= 0;
- *			otherwise the query runs as OR.  Corrupt posting blocks are
+ *			GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles runs
+ *			as OR: each tile overlaps many blocks of such lists, so its
+ *			bound is near the lists' and rarely below the threshold, and
+ *			full tiles cost less a posting than the lookups.  The output
+ *			is exactly OR's.  Needs the segment's impact arrays and idf
+ *			>= 0; otherwise the query runs as OR.  Corrupt posting blocks are
  *			reported only if they are decoded (every block of a list the
  *			batch decodes once; else those of the tiles not skipped; the
  *			block directory is always checked in full), like the CPU
@@ -731,9 +733,9 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
  * calling thread's later searches answer a BMW query from its essential
  * lists (gpuir_search_maxscore.cuh) rather than with the tiles: when those
  * lists hold at most 1 / share of its postings (1: whenever its threshold
- * seed is above 0, or it has one term; 0: never), and, for a query of
- * several terms, its lists hold at most one posting for every dense
- * docIDs of the searched window's tiles (0: no such limit).
+ * seed is above 0, or it has one term; 0: never); a BMW query of several
+ * terms whose lists hold more than one posting for every dense docIDs of
+ * the searched window's tiles runs as OR (0: no such limit).
  * GPUIR_CUDA_MAXSCORE_SHARE and GPUIR_CUDA_MAXSCORE_DENSE restore the
  * defaults.  Same results either way.  Not provided by the no-CUDA stub
  * build.

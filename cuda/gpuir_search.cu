@@ -911,8 +911,8 @@ static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
 
 /*
  * plan_query: add query q to the plan unless no document can qualify (its
- * count stays 0): its work item (mode: BMW runs as OR without impacts or
- * with a negative idf), AND order and thread blocks, used lists, and its
+ * count stays 0): its work item (mode: BMW runs as OR without impacts,
+ * with a negative idf or with dense lists, see below), AND order and thread blocks, used lists, and its
  * place in a chunk (and, OR or BMW, among the chunk's tile items).
  *
  * Candidate memory: an AND query gets a region of min(its shortest list's
@@ -962,19 +962,26 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		return GPUIR_CUDA_OK;	/* no document can qualify: count 0 */
 
 	/*
-	 * May the MaxScore kernel answer this BMW query (the seed kernel decides
+	 * A BMW query of several terms whose lists hold more than one posting
+	 * for every maxscore_dense docIDs of the tiles runs as OR: a tile then
+	 * overlaps many blocks of each list, the largest of their bounds is
+	 * near the list's, and a tile's bound sum is rarely below the
+	 * threshold (generated log, 40 M documents: 11 tiles of 48,840
+	 * skipped), while the seed, the bounds and the threshold reads cost
+	 * BMW 0.42-0.84x OR (bench/results/2026-12-01-h200-bmw-plan.md); the
+	 * MaxScore lookups cost more a posting than full tiles there.
+	 * Otherwise: may the MaxScore kernel answer it (the seed kernel decides
 	 * with its seed, gpuir_seed_split)?  Not when the thread's share is 0,
-	 * with more than GPUIR_MS_MAX_TERMS terms, when a list's blocks do not
-	 * fit a work entry, nor, for several terms, when the lists hold more
-	 * than one posting for every maxscore_dense docIDs of the tiles: there
-	 * full tiles cost less a posting than the lookups.  Only such a query
-	 * needs room for MaxScore work entries and candidates.
+	 * with more than GPUIR_MS_MAX_TERMS terms, or when a list's blocks do
+	 * not fit a work entry.  Only such a query needs room for MaxScore work
+	 * entries and candidates.
 	 */
+	if (bmw_mode && qq->nterms > 1 && maxscore_dense != 0 &&
+		sump > (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense)
+		bmw_mode = false;
 	if (bmw_mode)
 	{
-		maxscore = maxscore_share != 0 && qq->nterms <= GPUIR_MS_MAX_TERMS &&
-			(qq->nterms == 1 || maxscore_dense == 0 ||
-			 sump <= (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense);
+		maxscore = maxscore_share != 0 && qq->nterms <= GPUIR_MS_MAX_TERMS;
 		for (uint32_t j = 0; j < qq->nterms; j++)
 			if (qt[j].nblocks >> GPUIR_MS_BLOCK_BITS)
 				maxscore = false;

@@ -243,11 +243,11 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  * from the last term back while the bounds from j on sum below the seed
  * (term 0 always stays essential).  Only a query that plan_query let the
  * MaxScore kernel take (qw.maxscore: share not 0, its lists' blocks fit a
- * work entry, and for several terms lists of at most one posting for every
- * GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles: above that the
- * tiles are full and cheaper a posting than the lookups; on the generated
- * log's 8.5 M postings a query over 40 M documents, BMW through the
- * lookups ran at 0.37-0.64x OR), and only when every list is decoded: then
+ * work entry; a query of several terms with lists of more than one posting
+ * for every GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles runs as
+ * OR: on the generated log's 8.5 M postings a query over 40 M documents,
+ * BMW through the lookups ran at 0.37-0.64x OR), and only when every list
+ * is decoded: then
  * a query of one term (its one list's blocks that reach the threshold are
  * all the work, where the tiles would visit every tile of the window), and
  * one of several terms with a seed above 0 whose essential lists (all of

@@ -918,9 +918,9 @@ static uint64_t maxscore_total;
 /*
  * A batch of BMW queries with the MaxScore kernel taking every query whose
  * seed is above 0 or that has one term (share 1, no density limit), then
- * those the defaults give it (share 1, dense lists left to the tiles), then
- * only the queries of one term (every other query counted dense), then
- * none (share 0): each checked against the reference; the queries it
+ * those the defaults give it (share 1, queries with dense lists run as OR),
+ * then only the queries of one term (every other query counted dense, so
+ * answered as OR), then none (share 0: the tiles with block-max bounds): each checked against the reference; the queries it
  * answered are added to maxscore_total (main checks that some were).
  */
 static void
