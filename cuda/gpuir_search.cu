@@ -154,7 +154,12 @@
 
 #define GPUIR_FINAL_THREADS		256		/* final selection kernel */
 #define GPUIR_FINAL_ITEMS		4		/* keys per thread in the final sort */
-#define GPUIR_CAND_BUDGET		((uint64_t) 32 << 20)	/* candidate keys per chunk (256 MiB) */
+/*
+ * candidate keys per chunk (1 GiB): chunks run one after another, each with
+ * its own launches; at k = 1000 over the 2,442 tiles of 40 M documents a
+ * query may need 2.4 M keys, and 256 MiB made chunks of 13 queries
+ */
+#define GPUIR_CAND_BUDGET		((uint64_t) 128 << 20)
 #define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
 #define GPUIR_FAILED_INTERNAL	2u		/* in the corrupt word: a kernel's own check failed */
 
