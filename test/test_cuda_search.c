@@ -847,9 +847,11 @@ run_stats_timed(const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b, 
 }
 
 /*
- * One batch (bs->mode OR) run as OR, then with every query switched to BMW:
- * identical outputs, BMW checked against the CPU reference, BMW decoding no
- * more blocks than OR; prints the pruning and both throughputs.
+ * One batch (bs->mode OR) run as OR, then with every query switched to BMW
+ * and no density limit (gpuir_cuda_search_set_maxscore's dense 0, so that
+ * no query of dense lists runs as OR): identical outputs, BMW checked
+ * against the CPU reference, BMW decoding no more blocks than OR; prints
+ * the pruning and both throughputs.
  */
 static void
 test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
@@ -879,7 +881,9 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 			b.q[i].mode = GPUIR_CUDA_MODE_BMW;
 	if (st == GPUIR_CUDA_OK)
 	{
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
 		st = run_stats_timed(s, sc, &b, &ob, &sb, &tbmw);
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
 		snprintf(what, sizeof(what), "%s/%s as BMW: status %s (%s)", s->spec.name, bs->name,
 				 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
 		check(st == GPUIR_CUDA_OK, what);
@@ -930,8 +934,11 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 	static const uint32_t denses[] = {0, GPUIR_CUDA_MAXSCORE_DENSE, UINT32_MAX, 0};
 	Batch		b;
 	char		what[256];
+	uint32_t	n1 = 0;			/* queries of one term */
 
 	batch_make(&b, s, bs);
+	for (uint32_t q = 0; q < b.nq; q++)
+		n1 += (b.q[q].nterms == 1);
 	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
 	{
 		Out			o;
@@ -955,6 +962,10 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 			snprintf(what, sizeof(what), "%s/%s: no MaxScore query with share 0 (%llu)",
 					 s->spec.name, label, (unsigned long long) st.maxscore_queries);
 			check(shares[i] != 0 || st.maxscore_queries == 0, what);
+			snprintf(what, sizeof(what),
+					 "%s/%s: only queries of one term ran as BMW (%llu, %u of one term)",
+					 s->spec.name, label, (unsigned long long) st.bmw_queries, n1);
+			check(denses[i] != UINT32_MAX || st.bmw_queries <= n1, what);
 			if (shares[i] != 0)
 				maxscore_total += st.maxscore_queries;
 			printf("cuda search: %s on %s: %llu of %u queries from their essential lists\n",
