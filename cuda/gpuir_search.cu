@@ -925,9 +925,13 @@ static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
  * of those postings, and a thread block per block emits at most min(k,
  * 128)), an OR query one of min(ntiles * k, the sum of its lists'
  * postings) keys, which no tile output can exceed (k keys a tile, every
- * one a posting); a BMW query that the MaxScore kernel may answer
- * (gpuir_search_maxscore.cuh; decided below) also covers min(k, 128) keys
- * per thread block of that kernel.  Each region is followed by
+ * one a posting); a BMW query of several terms that the MaxScore kernel
+ * may answer (gpuir_search_maxscore.cuh; decided below) also covers min(k,
+ * 128) keys per thread block of that kernel (its lists are not dense, so
+ * that is bounded); one of one term gets OR's region, and the seed kernel
+ * leaves it to the tiles when the blocks the MaxScore kernel would run
+ * might emit more (a list of 33 M postings would need 33 M keys at k =
+ * 1000).  Each region is followed by
  * GPUIR_PART_SLICES x k keys for the partial selections when
  * gpuir_part_needed(its capacity, k).  Consecutive
  * queries are grouped into chunks of at most GPUIR_CAND_BUDGET keys (a
@@ -973,7 +977,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	 * near the list's, and a tile's bound sum is rarely below the
 	 * threshold (generated log, 40 M documents: 11 tiles of 48,840
 	 * skipped), while the seed, the bounds and the threshold reads cost
-	 * BMW 0.42-0.84x OR (bench/results/2026-12-01-h200-bmw-plan.md); the
+	 * BMW 0.42-0.84x OR (bench/results/2026-11-30-h200-bmw-plan.md); the
 	 * MaxScore lookups cost more a posting than full tiles there.
 	 * Otherwise: may the MaxScore kernel answer it (the seed kernel decides
 	 * with its seed, gpuir_seed_split)?  Not when the thread's share is 0,
@@ -1030,7 +1034,8 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		p->and_start[p->nwork + 1] = p->and_start[p->nwork];
 		p->ms_start[p->nwork + 1] = p->ms_start[p->nwork] + (uint32_t) msb;
 		cap = std::min(std::max((uint64_t) p->ntiles * qq->k,
-								msb * std::min(qq->k, (uint32_t) GPUIR_AND_CAND)), sump);
+								(qq->nterms > 1) ? msb * std::min(qq->k, (uint32_t) GPUIR_AND_CAND)
+								: 0), sump);
 	}
 	for (uint32_t j = 0; j < qq->nterms; j++)
 		if (qt[j].nblocks > 0)

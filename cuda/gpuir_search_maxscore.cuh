@@ -100,6 +100,7 @@ struct GpuirSeedSmem
 	uint32_t	bin;			/* gpuir_seed_pick's answer */
 	uint32_t	above;			/* values in the bins above it */
 	uint32_t	ne;				/* essential terms of a query the MaxScore kernel takes, else 0 */
+	uint32_t	kept;			/* gpuir_seed_count_blocks' count */
 };
 
 /*
@@ -291,6 +292,46 @@ gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *q
 }
 
 /*
+ * gpuir_seed_keeps: does the MaxScore kernel need a block of an essential
+ * list whose bound is ub, later the bounds of the terms after its own (as
+ * gpuir_seed_split leaves qrem), th the threshold: is its bound sum, times
+ * GPUIR_BOUND_SLACK and rounded up, not below th?
+ */
+__device__ static inline bool
+gpuir_seed_keeps(float ub, double later, float th)
+{
+	return !(__double2float_ru(((double) ub + later) * GPUIR_BOUND_SLACK_DEV) < th);
+}
+
+/*
+ * gpuir_seed_count_blocks: every thread of the seed kernel, for a query of
+ * one term the MaxScore kernel would take (qrem as gpuir_seed_split left
+ * it, visible after a barrier): the number of its list's blocks that
+ * gpuir_seed_emit_blocks would append (every thread gets it).
+ */
+__device__ static uint32_t
+gpuir_seed_count_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
+						const GpuirDecoded &dec, const double *qrem, float th, GpuirSeedSmem &sm)
+{
+	const uint32_t nb = qt[0].nblocks;
+	const uint32_t doff = dec.off[qw.first_term];
+	const double later = qrem[0];
+	uint32_t	n = 0;
+
+	if (threadIdx.x == 0)
+		sm.kept = 0;
+	__syncthreads();
+	for (uint32_t r = threadIdx.x; r < nb; r += GPUIR_SEED_THREADS)
+		n += gpuir_seed_keeps(dec.ub[doff + r], later, th) ? 1 : 0;
+	for (int o = 16; o > 0; o >>= 1)
+		n += __shfl_xor_sync(0xFFFFFFFFu, n, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(&sm.kept, n);
+	__syncthreads();
+	return sm.kept;
+}
+
+/*
  * gpuir_seed_emit_blocks: every thread of the seed kernel, for a query
  * the MaxScore kernel takes (ne essential terms; qrem as
  * gpuir_seed_split left it, visible after a barrier): appends to ms_work
@@ -315,9 +356,7 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
 		/* whole warps go round together (the ballot) */
 		for (uint32_t r = threadIdx.x; r - lane < nb; r += GPUIR_SEED_THREADS)
 		{
-			const bool	keep = r < nb &&
-				!(__double2float_ru(((double) dec.ub[doff + r] + later) *
-									GPUIR_BOUND_SLACK_DEV) < th);
+			const bool	keep = r < nb && gpuir_seed_keeps(dec.ub[doff + r], later, th);
 			const unsigned m = __ballot_sync(0xFFFFFFFFu, keep);
 			uint32_t	base = 0;
 
@@ -342,7 +381,10 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
  * list not decoded, 0 for an empty one) plus prior_bound (the segment's
  * gpuir_prior_bound), the MaxScore kernel's bounds,
  * raises thr[w] to the seed (see the top of the file) and, when the query
- * should run on its essential lists (gpuir_seed_split), counts it in stats
+ * should run on its essential lists (gpuir_seed_split; for a query of one
+ * term, whose candidate region plan_query sized as OR's, only when its
+ * blocks that reach the seed, min(k, GPUIR_AND_CAND) keys each, fit that
+ * region: gpuir_seed_count_blocks), counts it in stats
  * (debug, may be NULL) and appends to ms_work (counted in *ms_count) an
  * entry for each block of its essential lists whose bound with the later
  * terms' reaches the seed (the MaxScore kernel's work: the other blocks
@@ -368,6 +410,7 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	float		seed = 0.0f;
 	bool		all_decoded = true;
 	uint64_t	total = 0;
+	uint32_t	ne;
 
 	if (qw.mode == GPUIR_CUDA_MODE_AND)
 		return;					/* the AND kernel answers it */
@@ -407,14 +450,22 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	{
 		gpuir_threshold_raise(&thr[blockIdx.x], seed);
 		sm.ne = gpuir_seed_split(qw, qt, qrem, seed, all_decoded, total, share, prior_bound);
-		if (sm.ne == 0)
+	}
+	__syncthreads();
+	ne = sm.ne;
+	if (ne > 0 && qw.nterms == 1 &&
+		(uint64_t) gpuir_seed_count_blocks(qw, qt, dec, qrem, seed, sm) *
+		min(qw.k, (uint32_t) GPUIR_AND_CAND) > qw.cand_cap)
+		ne = 0;					/* its candidates might not fit: the tiles answer it */
+	if (threadIdx.x == 0)
+	{
+		if (ne == 0)
 			live[atomicAdd(nlive, 1u)] = blockIdx.x;	/* the tiles answer it */
 		else if (stats != NULL)
 			atomicAdd(&stats->maxscore_queries, 1ull);
 	}
-	__syncthreads();
-	if (sm.ne > 0)
-		gpuir_seed_emit_blocks(qw, qt, dec, qrem, sm.ne, seed, ms_work, ms_count);
+	if (ne > 0)
+		gpuir_seed_emit_blocks(qw, qt, dec, qrem, ne, seed, ms_work, ms_count);
 }
 
 /*
