@@ -917,8 +917,9 @@ static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
 /*
  * plan_query: add query q to the plan unless no document can qualify (its
  * count stays 0): its work item (mode: BMW runs as OR without impacts,
- * with a negative idf or with dense lists, see below), AND order and thread blocks, used lists, and its
- * place in a chunk (and, OR or BMW, among the chunk's tile items).
+ * with a negative idf or with dense lists, see below), AND order and
+ * thread blocks, used lists, and its place in a chunk (and, OR or BMW,
+ * among the chunk's tile items).
  *
  * Candidate memory: an AND query gets a region of min(its shortest list's
  * postings, min(k, 128) x that list's blocks) keys (every candidate is one
@@ -931,9 +932,8 @@ static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
  * that is bounded); one of one term gets OR's region, and the seed kernel
  * leaves it to the tiles when the blocks the MaxScore kernel would run
  * might emit more (a list of 33 M postings would need 33 M keys at k =
- * 1000).  Each region is followed by
- * GPUIR_PART_SLICES x k keys for the partial selections when
- * gpuir_part_needed(its capacity, k).  Consecutive
+ * 1000).  Each region is followed by GPUIR_PART_SLICES x k keys for the
+ * partial selections when gpuir_part_needed(its capacity, k).  Consecutive
  * queries are grouped into chunks of at most GPUIR_CAND_BUDGET keys (a
  * larger query alone); each chunk is a seed and a MaxScore launch for its
  * BMW queries, a tile launch for its OR queries and the BMW queries the

@@ -248,12 +248,11 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  * for every GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles runs as
  * OR: on the generated log's 8.5 M postings a query over 40 M documents,
  * BMW through the lookups ran at 0.37-0.64x OR), and only when every list
- * is decoded: then
- * a query of one term (its one list's blocks that reach the threshold are
- * all the work, where the tiles would visit every tile of the window), and
- * one of several terms with a seed above 0 whose essential lists (all of
- * them when no suffix is non-essential) hold at most 1 / share of its
- * total postings.  The tiles pay for every tile of the window whatever the
+ * is decoded: then a query of one term (its one list's blocks that reach
+ * the threshold are all the work, where the tiles would visit every tile
+ * of the window), and one of several terms with a seed above 0 whose
+ * essential lists (all of them when no suffix is non-essential) hold at
+ * most 1 / share of its total postings.  The tiles pay for every tile of the window whatever the
  * lists hold, the MaxScore kernel only for the essential blocks whose
  * bound with the later lists' reaches the seed (gpuir_seed_emit_blocks),
  * and on text the seed leaves few of the long lists' blocks (H200, 40 M
