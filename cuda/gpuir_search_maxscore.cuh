@@ -29,10 +29,12 @@
  * scores below the threshold and cannot be in the top-k (every term is
  * essential when no such suffix exists).  When the seed is above 0, the
  * essential lists hold at most 1 / share of the query's postings
- * (gpuir_cuda_search_set_maxscore; GPUIR_CUDA_MAXSCORE_SHARE, 1: always)
- * and every list of the query is in the decoded area (gpuir_seed_split),
- * the seed kernel leaves the query off the tile kernel's items and writes the work entries of
- * its essential blocks that can hold a top-k document
+ * (gpuir_cuda_search_set_maxscore; GPUIR_CUDA_MAXSCORE_SHARE, 1: always),
+ * plan_query let this path take the query (not with dense lists: those
+ * queries run as OR) and every list of the query is in the decoded area
+ * (gpuir_seed_split), the seed kernel leaves the query off the tile
+ * kernel's items and writes the work entries of its essential blocks that
+ * can hold a top-k document
  * (gpuir_seed_emit_blocks); gpuir_search_maxscore_kernel answers it: a
  * thread block of GPUIR_AND_THREADS threads per entry, a thread per
  * posting.  A document of essential term e is scored by the thread block
@@ -65,7 +67,9 @@
  * A query of one term takes this path even with a seed of 0 (unless share
  * is 0): only its blocks whose bound reaches the threshold are read (the
  * block-max top-k of one list; the tiles would visit every tile of the
- * window, mostly empty on a short list).
+ * window, mostly empty on a short list).  Its candidate region is OR's, so
+ * it goes to the tiles when those blocks, min(k, GPUIR_AND_CAND) keys
+ * each, might not fit it (gpuir_seed_count_blocks).
  *
  * Why this path and not the tiles whenever the seed is above 0 (H200, 40 M
  * documents, bench/results/2026-11-27-h200-bmw-worklists.md): a tile
