@@ -390,7 +390,9 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			(Kane & Tompa, SIGIR 2018), and a query whose seed is above 0
  *			(or that has one term) is answered instead from its essential
  *			lists' blocks that can reach it (MaxScore, Turtle & Flood 1995,
- *			s3.2; gpuir_cuda_search_set_maxscore).  A query of several
+ *			s3.2; gpuir_cuda_search_set_maxscore; a query of one term
+ *			whose blocks reaching the seed might emit more than min(tiles
+ *			x k, its postings) keys goes to the tiles).  A query of several
  *			terms whose lists hold more than one posting for every
  *			GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles runs
  *			as OR: each tile overlaps many blocks of such lists, so its

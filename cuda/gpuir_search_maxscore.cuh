@@ -67,9 +67,11 @@
  * A query of one term takes this path even with a seed of 0 (unless share
  * is 0): only its blocks whose bound reaches the threshold are read (the
  * block-max top-k of one list; the tiles would visit every tile of the
- * window, mostly empty on a short list).  Its candidate region is OR's, so
- * it goes to the tiles when those blocks, min(k, GPUIR_AND_CAND) keys
- * each, might not fit it (gpuir_seed_count_blocks).
+ * window, mostly empty on a short list).  Its candidate region is OR's,
+ * min(tiles x k, its postings), so it goes to the tiles when those blocks,
+ * min(k, GPUIR_AND_CAND) keys each, might not fit it
+ * (gpuir_seed_count_blocks): never when the list holds at most tiles x k
+ * postings, each of which the MaxScore kernel emits at most once.
  *
  * Why this path and not the tiles whenever the seed is above 0 (H200, 40 M
  * documents, bench/results/2026-11-27-h200-bmw-worklists.md): a tile
@@ -386,8 +388,9 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
  * raises thr[w] to the seed (see the top of the file) and, when the query
  * should run on its essential lists (gpuir_seed_split; for a query of one
  * term, whose candidate region plan_query sized as OR's, only when its
- * blocks that reach the seed, min(k, GPUIR_AND_CAND) keys each, fit that
- * region: gpuir_seed_count_blocks), counts it in stats
+ * blocks that reach the seed, min(k, GPUIR_AND_CAND) keys each and never
+ * more than its postings, fit that region: gpuir_seed_count_blocks),
+ * counts it in stats
  * (debug, may be NULL) and appends to ms_work (counted in *ms_count) an
  * entry for each block of its essential lists whose bound with the later
  * terms' reaches the seed (the MaxScore kernel's work: the other blocks
@@ -457,8 +460,8 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	__syncthreads();
 	ne = sm.ne;
 	if (ne > 0 && qw.nterms == 1 &&
-		(uint64_t) gpuir_seed_count_blocks(qw, qt, dec, qrem, seed, sm) *
-		min(qw.k, (uint32_t) GPUIR_AND_CAND) > qw.cand_cap)
+		min((uint64_t) gpuir_seed_count_blocks(qw, qt, dec, qrem, seed, sm) *
+			min(qw.k, (uint32_t) GPUIR_AND_CAND), (uint64_t) qt[0].npostings) > qw.cand_cap)
 		ne = 0;					/* its candidates might not fit: the tiles answer it */
 	if (threadIdx.x == 0)
 	{
