@@ -924,8 +924,14 @@ static uint64_t maxscore_total;
  * seed is above 0 or that has one term (share 1, no density limit), then
  * those the defaults give it (share 1, queries with dense lists run as OR),
  * then only the queries of one term (every other query counted dense, so
- * answered as OR), then none (share 0: the tiles with block-max bounds): each checked against the reference; the queries it
- * answered are added to maxscore_total (main checks that some were).
+ * answered as OR), then none (share 0: the tiles with block-max bounds):
+ * each checked against the reference; the queries it answered are added
+ * to maxscore_total (main checks that some were).  With share 1, the
+ * queries of one term whose route is fixed are checked to take it: a list
+ * of at most tiles x k postings fits its candidate region, so MaxScore
+ * answers it; one of fewer than k blocks (seed 0: every block reaches it)
+ * whose blocks' min(k, 128) keys each, bounded by its postings, exceed the
+ * region goes to the tiles (gpuir_search_seed_kernel).
  */
 static void
 test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
@@ -934,11 +940,34 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 	static const uint32_t denses[] = {0, GPUIR_CUDA_MAXSCORE_DENSE, UINT32_MAX, 0};
 	Batch		b;
 	char		what[256];
-	uint32_t	n1 = 0;			/* queries of one term */
+	const uint64_t ntiles = ((uint64_t) s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS;
+	uint32_t	n1 = 0,			/* queries of one term */
+				must_ms = 0,	/* of them, those MaxScore must answer with share 1 */
+				must_tiles = 0;	/* those the tiles must answer */
 
 	batch_make(&b, s, bs);
 	for (uint32_t q = 0; q < b.nq; q++)
-		n1 += (b.q[q].nterms == 1);
+	{
+		const gpuir_cuda_term *t = &b.t[b.q[q].first_term];
+		const uint64_t k = b.q[q].k;
+		const uint64_t tk = ntiles * k;	/* the tiles' keys at most */
+
+		if (b.q[q].nterms != 1)
+			continue;
+		n1++;
+		if (b.q[q].mode != GPUIR_CUDA_MODE_BMW || t->nblocks == 0 || !(t->idf >= 0.0f))
+			continue;			/* no document can qualify, or it runs as OR */
+		if (t->npostings <= tk)
+			must_ms++;
+		else if (t->nblocks < k)
+		{
+			/* every block counts; its keys: min(k, 128) each, its postings at most */
+			const uint64_t keys = (uint64_t) t->nblocks * (k < 128 ? k : 128);
+
+			if ((keys < t->npostings ? keys : t->npostings) > tk)
+				must_tiles++;
+		}
+	}
 	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
 	{
 		Out			o;
@@ -966,10 +995,18 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 					 "%s/%s: only queries of one term ran as BMW (%llu, %u of one term)",
 					 s->spec.name, label, (unsigned long long) st.bmw_queries, n1);
 			check(denses[i] != UINT32_MAX || st.bmw_queries <= n1, what);
+			snprintf(what, sizeof(what),
+					 "%s/%s: queries of one term on their route (%llu from their essential lists; at least %u, at most %u)",
+					 s->spec.name, label, (unsigned long long) st.maxscore_queries, must_ms,
+					 b.nq - must_tiles);
+			check(shares[i] != 1 ||
+				  (st.maxscore_queries >= must_ms && st.maxscore_queries <= b.nq - must_tiles),
+				  what);
 			if (shares[i] != 0)
 				maxscore_total += st.maxscore_queries;
-			printf("cuda search: %s on %s: %llu of %u queries from their essential lists\n",
-				   label, s->spec.name, (unsigned long long) st.maxscore_queries, b.nq);
+			printf("cuda search: %s on %s: %llu of %u queries from their essential lists (one term: %u must, %u must not)\n",
+				   label, s->spec.name, (unsigned long long) st.maxscore_queries, b.nq, must_ms,
+				   must_tiles);
 		}
 		out_free(&o);
 	}
