@@ -435,8 +435,10 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *
  * The call is synchronous: it stages the query arrays in a pinned host
  * buffer, copies them into a device workspace with one asynchronous copy,
- * launches on stream (batches whose candidates would take more than 256
- * MiB run in several chunks; the lists of the batch's OR and BMW queries
+ * launches on stream (batches whose candidates would take more than 1
+ * GiB run in several chunks; an OR query with k >= 100 reserves room for
+ * a few tiles' k keys, and one whose keys spill is searched again before
+ * the call returns, see gpuir_cuda_search_set_short_room; the lists of the batch's OR and BMW queries
  * are first decoded once into the workspace, 8 bytes a posting plus 8 a
  * block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2 GiB; the rest is
  * decoded by the tiles that read it), copies the results back into the
@@ -501,12 +503,14 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_workspace_release(void);
  * gpuir_cuda_search_start: gpuir_cuda_search_batch's search, with its
  * arguments and checks (but the outputs), enqueued on the job's stream;
  * returns once enqueued.  The query and term arrays are copied: the caller
- * may free them at once.  On GPUIR_CUDA_OK the search is pending (unless
- * nqueries = 0); on a failure nothing is.  GPUIR_CUDA_INVALID_ARGUMENT also
- * when a search is pending already.
+ * may free them at once; the segment must stay resident (and *seg's host
+ * arrays valid) until finish returns.  On GPUIR_CUDA_OK the search is
+ * pending (unless nqueries = 0); on a failure nothing is.
+ * GPUIR_CUDA_INVALID_ARGUMENT also when a search is pending already.
  * gpuir_cuda_search_done: true when the job has no pending search or its
  * pending search has finished on the device (or failed): finish will not
- * wait.
+ * wait (unless a query spilled its candidate room and is searched again,
+ * see gpuir_cuda_search_set_short_room).
  * gpuir_cuda_search_finish: waits for the pending search and writes its
  * outputs, with gpuir_cuda_search_batch's outputs and statuses; afterwards
  * nothing is pending.  GPUIR_CUDA_OK at once when nothing was pending.
@@ -691,6 +695,10 @@ extern GPUIR_CUDA_API void gpuir_cuda_host_unregister(void *p);
  *	bmw_queries			queries that ran as BMW (not fallen back to OR)
  *	maxscore_queries	BMW queries answered from their essential lists
  *						(gpuir_search_maxscore.cuh) instead of the tiles
+ *	spilled_queries		queries whose short candidate region spilled and
+ *						that were searched again with their full region
+ *						(gpuir_cuda_search_set_short_room); blocks_decoded
+ *						and tiles_pruned include that second search
  */
 typedef struct gpuir_cuda_search_stats
 {
@@ -698,6 +706,7 @@ typedef struct gpuir_cuda_search_stats
 	uint64_t	tiles_pruned;
 	uint64_t	bmw_queries;
 	uint64_t	maxscore_queries;
+	uint64_t	spilled_queries;
 } gpuir_cuda_search_stats;
 
 /*
@@ -745,6 +754,21 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
 #define GPUIR_CUDA_MAXSCORE_SHARE	1
 #define GPUIR_CUDA_MAXSCORE_DENSE	16
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32_t dense);
+
+/*
+ * gpuir_cuda_search_set_short_room: testing only: the candidate room, in
+ * tiles of k keys, of the OR queries with k >= 100 in the calling thread's
+ * later searches (0: each gets room for all its tiles' keys, no spill;
+ * GPUIR_CUDA_SHORT_ROOM_AUTO restores the default: 64 tiles plus twice the
+ * tiles each such query runs at once).  The tiles of such a query raise its
+ * threshold from a histogram of all its candidates' scores, so they emit
+ * few keys; a query whose keys do not fit spills and is searched again
+ * with the room of all its tiles, before the call returns (a test sets 1
+ * to make most spill).  Same results either way.  Not provided by the
+ * no-CUDA stub build.
+ */
+#define GPUIR_CUDA_SHORT_ROOM_AUTO	UINT32_MAX
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_short_room(uint32_t tiles);
 
 #ifdef __cplusplus
 }

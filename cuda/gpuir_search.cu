@@ -131,7 +131,9 @@
  * ascending, and is distinct per document, so ties are broken exactly as
  * on the CPU at both levels.  Every mode keeps the query's threshold in
  * global memory (see BMW): a tile (or AND thread block) that kept k
- * documents raises it to its k-th best score, and later ones emit only
+ * documents raises it to its k-th best score (and, for k >=
+ * GPUIR_HIST_MIN_K, to a bound from a histogram of all the query's tiles'
+ * candidates so far: gpuir_tile_hist_raise), and later ones emit only
  * documents at or above it (a
  * document below it cannot be in the top-k; one equal to it still can, by
  * docID).
@@ -163,6 +165,34 @@
 #define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
 #define GPUIR_FAILED_INTERNAL	2u		/* in the corrupt word: a kernel's own check failed */
 
+/*
+ * The candidate-score histogram of a query with k >= GPUIR_HIST_MIN_K
+ * (gpuir_tile_hist_raise): GPUIR_HIST_BUCKETS buckets over the
+ * GPUIR_HIST_OCTAVES octaves below the query's score bound (plan_query's
+ * hist_base: the float bits of bound / 2^GPUIR_HIST_OCTAVES), bucket b
+ * holding the positive scores whose float bits less hist_base, >>
+ * GPUIR_HIST_SHIFT, are b (the last also those above: 1/256 of an octave
+ * each; the float order of positive scores is their bits' order, so a
+ * bucket's lower edge is exact); scores below hist_base are not counted
+ */
+#define GPUIR_HIST_BUCKETS		2048
+#define GPUIR_HIST_OCTAVES		8
+#define GPUIR_HIST_SHIFT		15	/* 23 mantissa bits less log2(2048 / 8) */
+#define GPUIR_HIST_MIN_K		100
+
+static_assert(GPUIR_HIST_BUCKETS << GPUIR_HIST_SHIFT == GPUIR_HIST_OCTAVES << 23,
+			  "the buckets cover the octaves");
+
+/*
+ * Short candidate regions (plan_query): an OR query with k >=
+ * GPUIR_HIST_MIN_K gets room for a few tiles' k keys rather than for
+ * every tile's; the final kernel writes GPUIR_COUNT_SPILLED as the count
+ * of one whose tiles emitted more, and search_finish searches it again
+ * with its full region.
+ */
+#define GPUIR_SHORT_ROOM_TILES	64
+#define GPUIR_COUNT_SPILLED		UINT32_MAX
+
 static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 			  "the final sort must hold k keys");
 
@@ -181,6 +211,13 @@ struct GpuirSearchWork
 	uint32_t	maxscore;		/* BMW: 1 when the MaxScore kernel may answer it
 								 * (plan_query reserved its work entries and
 								 * candidates), 0 when the tiles do */
+	uint32_t	hist_row;		/* OR or BMW with k >= GPUIR_HIST_MIN_K: its row of
+								 * the batch's histograms; else UINT32_MAX */
+	uint32_t	hist_base;		/* its histogram's lowest score, as float bits */
+	uint32_t	cand_short;		/* 1: cand_cap is a short region (plan_query),
+								 * below what its tiles may emit: a count past
+								 * it is a spill (the query is searched again
+								 * with its full region), not corruption */
 	uint64_t	cand_off;		/* its candidate region in the chunk's buffer: */
 	uint64_t	cand_cap;		/* cand_cap keys, then (gpuir_part_needed(cand_cap,
 								 * k)) GPUIR_PART_SLICES x k partial results */
@@ -344,12 +381,123 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 }
 
 /*
+ * gpuir_tile_hist_raise: every thread of the tile kernel, after a tile of
+ * a query with k >= GPUIR_HIST_MIN_K emitted its candidates (sm.cur, their
+ * scores in sm.acc: matched, not deleted, at least the threshold, fully
+ * scored): counts each candidate scoring at least base (float bits, > 0:
+ * GpuirSearchWork.hist_base) in the query's histogram
+ * hist[GPUIR_HIST_BUCKETS] (zero before the batch), then raises
+ * thr to the lower edge of the highest bucket b such that the candidates
+ * counted in buckets >= b, from every tile of the query so far, are at
+ * least k.  They are k distinct documents (a document is a candidate of one
+ * tile) scoring at least that edge, so it is a lower bound of the query's
+ * k-th best score, as the threshold must be.  A tile alone publishes only
+ * its own k-th best; for large k that is a low quantile of its scores and
+ * barely rises, so nearly every tile emitted k keys (2.2 M of at most 2.4 M
+ * a query at k = 1000 over 2,442 dense tiles, in a simulation), which the
+ * partial and final selections then read; with the histogram, tile r emits
+ * about k / r.  The tile counts in shared memory first (the warps' decode
+ * scratch, free once the tile is scored), then adds each bucket's count
+ * to the query's with one atomic: the tiles of a query running at once
+ * (all of them in a batch of one) contend for the same counters.  The
+ * query's counts are read back past L1 (__ldcg).
+ */
+__device__ static void
+gpuir_tile_hist_raise(GpuirTileSmem &sm, uint32_t k, uint32_t base, uint32_t *hist,
+					  uint32_t *thr)
+{
+	constexpr uint32_t per = GPUIR_HIST_BUCKETS / GPUIR_SEARCH_THREADS;
+	const uint32_t t = threadIdx.x;
+	const uint32_t lane = t & 31;
+	uint32_t   *tcount = &sm.patch[0][0];	/* the tile's counts, two 16-bit a word */
+	uint32_t	c[per];
+	uint32_t	mine = 0,
+				suffix,
+				above = 0;
+
+	static_assert(GPUIR_HIST_BUCKETS % GPUIR_SEARCH_THREADS == 0 && per % 2 == 0,
+				  "whole words of buckets a thread");
+	static_assert(GPUIR_HIST_BUCKETS / 2 <= sizeof(sm.patch) / sizeof(uint32_t),
+				  "the tile's counts fit the decode scratch");
+	static_assert(GPUIR_TILE_DOCS < 65536, "a tile's count fits 16 bits");
+	for (uint32_t i = t; i < GPUIR_HIST_BUCKETS / 2; i += GPUIR_SEARCH_THREADS)
+		tcount[i] = 0;
+	__syncthreads();			/* (the scratch is free: the tile is decoded) */
+	for (uint32_t w = t; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
+	{
+		uint32_t	v = sm.cur[w];
+
+		while (v != 0)
+		{
+			const float sc = sm.acc[32 * w + (uint32_t) (__ffs(v) - 1)];
+			const uint32_t bits = __float_as_uint(sc);
+
+			v &= v - 1;
+			if (sc > 0.0f && bits >= base)
+			{
+				const uint32_t b = min((bits - base) >> GPUIR_HIST_SHIFT,
+									   GPUIR_HIST_BUCKETS - 1u);
+
+				atomicAdd(&tcount[b >> 1], 1u << (16 * (b & 1)));
+			}
+		}
+	}
+	__syncthreads();			/* the tile's counts are in */
+
+	/*
+	 * Thread t adds the tile's counts of buckets per t .. per t + per - 1
+	 * to the query's and keeps the sums (the other tiles' so far
+	 * included); then suffix sums over the threads.
+	 */
+#pragma unroll
+	for (uint32_t j = 0; j < per; j++)
+	{
+		const uint32_t b = per * t + j;
+		const uint32_t n = (tcount[b >> 1] >> (16 * (b & 1))) & 0xFFFFu;
+
+		c[j] = (n != 0) ? atomicAdd(&hist[b], n) + n : __ldcg(&hist[b]);
+		mine += c[j];
+	}
+	suffix = mine;
+	for (int o = 1; o < 32; o <<= 1)
+	{
+		const uint32_t y = __shfl_down_sync(0xFFFFFFFFu, suffix, o);
+
+		if (lane + o < 32)
+			suffix += y;
+	}
+	if (lane == 0)
+		sm.hsum[t >> 5] = suffix;
+	__syncthreads();
+	for (uint32_t u = (t >> 5) + 1; u < GPUIR_SEARCH_WARPS; u++)
+		above += sm.hsum[u];
+	suffix += above;			/* the counts in buckets >= per t */
+	if (suffix >= k && suffix - mine < k)
+	{
+		uint32_t	cum = suffix - mine;	/* the counts above this thread's buckets */
+
+		for (uint32_t j = per; j-- > 0;)
+		{
+			cum += c[j];
+			if (cum >= k)
+			{
+				gpuir_threshold_raise(thr, __uint_as_float(base + ((per * t + j) << GPUIR_HIST_SHIFT)));
+				break;
+			}
+		}
+	}
+}
+
+/*
  * gpuir_tile_item: the tile kernel's work on tile `tile` of item wi
  * (every thread of the thread block calls it; it returns in all of them at
  * once): scores the tile, drops deleted docIDs and documents below the
  * query's threshold thr[wi], appends the tile's min(k, candidates) best
  * result keys to the query's candidate region cand[cand_off ..], counting
- * them in cand_count[wi], and raises thr[wi] when it kept k.  BMW skips a
+ * them in cand_count[wi], and raises thr[wi] when it kept k; for k >=
+ * GPUIR_HIST_MIN_K, with hist (the batch's histograms, row qw.hist_row;
+ * NULL when no query of the batch has such k), counts its candidates there
+ * and raises thr[wi] from the counts (gpuir_tile_hist_raise).  BMW skips a
  * tile whose bound is below the threshold.  See gpuir_search_tile_kernel.
  */
 __device__ static void
@@ -357,7 +505,7 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const GpuirSearchWork *__restrict__ work, uint32_t wi, uint32_t tile,
 				const gpuir_cuda_term *__restrict__ terms, const GpuirDecoded &dec,
 				uint32_t *thr, uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
-				uint32_t *corrupt, GpuirSearchDevStats *stats, GpuirTileSmem &sm)
+				uint32_t *hist, uint32_t *corrupt, GpuirSearchDevStats *stats, GpuirTileSmem &sm)
 {
 	const GpuirSearchWork qw = work[wi];
 	const uint32_t lo = (seg.tile_first + tile) * (uint32_t) GPUIR_TILE_DOCS;
@@ -412,7 +560,8 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 			kthr = gpuir_bits_select<GPUIR_SEARCH_THREADS>(sm.cur, GPUIR_TILE_WORDS, key_of,
 															qw.k, sm.sel);
 		if (t == 0)
-			sm.base = gpuir_claim_slots(&cand_count[wi], take, qw.cand_cap, corrupt);
+			sm.base = gpuir_claim_slots(&cand_count[wi], take, qw.cand_cap, corrupt,
+										 qw.cand_short != 0);
 		__syncthreads();
 		if (sm.base == UINT32_MAX)
 			return;
@@ -455,6 +604,11 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				gpuir_threshold_raise(&thr[wi], gpuir_key_to_score(sm.kmin));
 		}
 	}
+
+	/* large k: every tile's candidates so far, counted by score (uniform branch) */
+	if (hist != NULL && qw.hist_row != UINT32_MAX)
+		gpuir_tile_hist_raise(sm, qw.k, qw.hist_base,
+							  hist + (size_t) qw.hist_row * GPUIR_HIST_BUCKETS, &thr[wi]);
 }
 
 /*
@@ -481,7 +635,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 const uint32_t *nlive, uint32_t ntiles, uint32_t *next,
 						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
 						 uint32_t *thr, uint64_t *__restrict__ cand,
-						 uint32_t *__restrict__ cand_count, uint32_t *corrupt,
+						 uint32_t *__restrict__ cand_count, uint32_t *hist, uint32_t *corrupt,
 						 GpuirSearchDevStats *stats)
 {
 	extern __shared__ __align__(16) unsigned char tile_smem[];
@@ -506,7 +660,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		if (x >= npairs)
 			return;
 		gpuir_tile_item(seg, sc, work, items[x % n], x / n, terms, dec, thr, cand, cand_count,
-						corrupt, stats, sm);
+						hist, corrupt, stats, sm);
 	}
 }
 
@@ -654,8 +808,8 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
 	uint64_t   *out = cand + qw.cand_off + qw.cand_cap + (uint64_t) g * qw.k;
 	uint32_t	c;
 
-	if (!gpuir_part_needed(n, qw.k))
-		return;
+	if (!gpuir_part_needed(n, qw.k) || cand_count[wi] > qw.cand_cap)
+		return;					/* not needed, or spilled (searched again) */
 	c = gpuir_block_topk(cand + qw.cand_off + s0, len, qw.k, gpuir_threshold_key(thr_bits[wi]),
 						 ts);
 	for (uint32_t i = threadIdx.x; i < qw.k; i += GPUIR_FINAL_THREADS)
@@ -675,7 +829,8 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
  * counting the keys above its own, more by cub::BlockRadixSort.  Should
  * fewer than min(k, candidates) keys come out (the argument above says
  * never), the batch fails (*failed |= GPUIR_FAILED_INTERNAL) rather than
- * return fewer rows.
+ * return fewer rows.  A query whose short region spilled (its count past
+ * cand_cap) gets the count GPUIR_COUNT_SPILLED and no rows.
  */
 __global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
 gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
@@ -700,8 +855,16 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	const uint32_t take = (uint32_t) min(n, (uint64_t) qw.k);
 	const size_t row = (size_t) qw.qindex * kmax;
 	const int	t = threadIdx.x;
-	const uint32_t c = gpuir_block_topk(qc, m, qw.k, gpuir_threshold_key(thr_bits[blockIdx.x]),
-										 sm.f);
+	uint32_t	c;
+
+	if (cand_count[blockIdx.x] > qw.cand_cap)
+	{
+		/* a short region spilled (every thread reads the same count) */
+		if (t == 0)
+			out_counts[qw.qindex] = GPUIR_COUNT_SPILLED;
+		return;
+	}
+	c = gpuir_block_topk(qc, m, qw.k, gpuir_threshold_key(thr_bits[blockIdx.x]), sm.f);
 
 	/* c == take: a query with fewer than k candidates never set thr */
 	if (c <= GPUIR_FINAL_THREADS)
@@ -856,6 +1019,9 @@ struct GpuirSearchPlan
 	uint32_t	nrem;			/* their terms (GpuirSearchWork.rem_off) */
 	uint64_t	chunk_keys;		/* candidate keys of the last chunk so far */
 	uint64_t	max_chunk_keys;
+	uint32_t	nhist;			/* OR and BMW queries with k >= GPUIR_HIST_MIN_K */
+	uint32_t	short_tiles;	/* a short region's room, in tiles of k keys; 0: none */
+	uint32_t	nshort;			/* queries given a short region */
 	/* the lists decoded once for the batch (GpuirDecoded), nlists of them */
 	uint32_t   *dec_off;		/* [nterms]: GpuirDecoded.off, NULL if none */
 	uint32_t   *list_term;		/* [nlists]: a term of the list */
@@ -932,7 +1098,16 @@ static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
  * that is bounded); one of one term gets OR's region, and the seed kernel
  * leaves it to the tiles when the blocks the MaxScore kernel would run
  * might emit more (a list of 33 M postings would need 33 M keys at k =
- * 1000).  Each region is followed by GPUIR_PART_SLICES x k keys for the
+ * 1000).  An OR query with k >= GPUIR_HIST_MIN_K gets a short region when
+ * that is less: p->short_tiles x k keys (plan_batch).  Its tiles raise its
+ * threshold from the histogram of all its tiles' candidates
+ * (gpuir_tile_hist_raise), so that tile r emits about k / r keys once the
+ * first ones are in, and the region rarely fills; if it does, the query
+ * spills (gpuir_claim_slots) and search_finish searches it again with its
+ * full region.  Short regions let a batch of such queries share one chunk
+ * (at k = 1000 over 2,442 tiles the full regions took 12 chunks a batch of
+ * 1,000, each tile launch reading the decoded lists again).  Each region
+ * is followed by GPUIR_PART_SLICES x k keys for the
  * partial selections when gpuir_part_needed(its capacity, k).  Consecutive
  * queries are grouped into chunks of at most GPUIR_CAND_BUDGET keys (a
  * larger query alone); each chunk is a seed and a MaxScore launch for its
@@ -942,7 +1117,7 @@ static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
  * the same candidate buffer.
  */
 static gpuir_cuda_status
-plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
+plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		   const gpuir_cuda_query *qq, uint32_t q, const gpuir_cuda_term *terms)
 {
 	const gpuir_cuda_term *qt = terms + qq->first_term;
@@ -1005,6 +1180,9 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	w->order_off = 0;
 	w->rem_off = p->nrem;
 	w->maxscore = maxscore ? 1 : 0;
+	w->hist_row = UINT32_MAX;
+	w->hist_base = 0;
+	w->cand_short = 0;
 	if (bmw_mode)
 	{
 		p->nbmw++;
@@ -1036,6 +1214,13 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		cap = std::min(std::max((uint64_t) p->ntiles * qq->k,
 								(qq->nterms > 1) ? msb * std::min(qq->k, (uint32_t) GPUIR_AND_CAND)
 								: 0), sump);
+		if (w->mode == GPUIR_CUDA_MODE_OR && qq->k >= GPUIR_HIST_MIN_K &&
+			p->short_tiles > 0 && (uint64_t) p->short_tiles * qq->k < cap)
+		{
+			cap = (uint64_t) p->short_tiles * qq->k;
+			w->cand_short = 1;
+			p->nshort++;
+		}
 	}
 	for (uint32_t j = 0; j < qq->nterms; j++)
 		if (qt[j].nblocks > 0)
@@ -1053,7 +1238,30 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 	if (gpuir_part_needed(cap, qq->k))
 		p->chunk_part[p->nchunks - 1] = 1;
 	if (!and_mode)
+	{
 		p->tile_items[p->ntile_items++] = p->nwork - p->chunk_start[p->nchunks - 1];
+		if (qq->k >= GPUIR_HIST_MIN_K)
+		{
+			/*
+			 * Its histogram spans the octaves below a bound of its scores:
+			 * a term adds less than idf (k1 + 1) (tf / (tf + norm) < 1),
+			 * a prior at most gpuir_prior_bound.  The bound only places the
+			 * buckets: scores above it count in the last.
+			 */
+			double		ub = gpuir_prior_bound(*seg, *sc);
+			float		ubf;
+			uint32_t	bits;
+
+			for (uint32_t j = 0; j < qq->nterms; j++)
+				if (qt[j].nblocks > 0 && qt[j].idf > 0.0f)
+					ub += (double) qt[j].idf * ((double) sc->k1 + 1.0);
+			ubf = (float) ub;
+			memcpy(&bits, &ubf, sizeof(bits));
+			w->hist_row = p->nhist++;
+			w->hist_base = (std::isfinite(ubf) && bits > ((uint32_t) GPUIR_HIST_OCTAVES << 23))
+				? bits - ((uint32_t) GPUIR_HIST_OCTAVES << 23) : 0;
+		}
+	}
 	w->cand_off = p->chunk_keys;
 	w->cand_cap = cap;
 	p->chunk_keys += region;
@@ -1085,6 +1293,44 @@ extern "C" void
 gpuir_cuda_search_set_decode_budget(uint32_t blocks)
 {
 	decode_budget = blocks;
+}
+
+static thread_local uint32_t short_room = GPUIR_CUDA_SHORT_ROOM_AUTO;
+
+/* gpuir_cuda_search_set_short_room: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_set_short_room(uint32_t tiles)
+{
+	short_room = tiles;
+}
+
+static void resident_grids(uint32_t *tile, uint32_t *ms);
+
+/*
+ * plan_short_tiles: the room of the batch's short candidate regions in
+ * tiles of k keys (plan_query; 0: none): the test's setting, or
+ * GPUIR_SHORT_ROOM_TILES plus twice the tiles of each such query that run
+ * at once at the start (the tile kernel's resident thread blocks over the
+ * batch's OR and BMW queries with k >= GPUIR_HIST_MIN_K, which take their
+ * tiles in turn): those emit up to k keys each before the histogram has
+ * k, and later tile r about k / r (gpuir_tile_hist_raise).
+ */
+static uint32_t
+plan_short_tiles(const gpuir_cuda_query *queries, uint32_t nqueries)
+{
+	uint32_t	nh = 0,
+				tile_grid,
+				ms_grid;
+
+	if (short_room != GPUIR_CUDA_SHORT_ROOM_AUTO)
+		return short_room;
+	for (uint32_t q = 0; q < nqueries; q++)
+		if (queries[q].mode != GPUIR_CUDA_MODE_AND && queries[q].k >= GPUIR_HIST_MIN_K)
+			nh++;
+	if (nh == 0)
+		return 0;
+	resident_grids(&tile_grid, &ms_grid);
+	return GPUIR_SHORT_ROOM_TILES + 2 * ((tile_grid + nh - 1) / nh);
 }
 
 /*
@@ -1151,11 +1397,15 @@ plan_decode(GpuirSearchPlan *p, const gpuir_cuda_term *terms, uint32_t nterms)
 	return GPUIR_CUDA_OK;
 }
 
-/* plan_batch: the plan of a batch whose arguments are valid (*p zeroed) */
+/*
+ * plan_batch: the plan of a batch whose arguments are valid (*p zeroed);
+ * full_regions: no short candidate region (a search again of the queries
+ * that spilled)
+ */
 static gpuir_cuda_status
-plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
+plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		   const gpuir_cuda_query *queries, uint32_t nqueries,
-		   const gpuir_cuda_term *terms, uint32_t nterms)
+		   const gpuir_cuda_term *terms, uint32_t nterms, bool full_regions)
 {
 	/* tiles searched: the window's (tile_first is added by the kernels), or all */
 	p->ntiles = seg->windowed ? seg->tile_end - seg->tile_first
@@ -1174,9 +1424,10 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg,
 		p->chunk_part == NULL || p->tile_items == NULL || p->chunk_items == NULL ||
 		p->and_start == NULL || p->ms_start == NULL)
 		return GPUIR_CUDA_OOM;
+	p->short_tiles = full_regions ? 0 : plan_short_tiles(queries, nqueries);
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
-		gpuir_cuda_status st = plan_query(p, seg, &queries[q], q, terms);
+		gpuir_cuda_status st = plan_query(p, seg, sc, &queries[q], q, terms);
 
 		if (st != GPUIR_CUDA_OK)
 			return st;
@@ -1232,6 +1483,7 @@ struct GpuirSearchLayout
 				o_msn,
 				o_nlive,
 				o_next,
+				o_hist,
 				o_cand,
 				o_ddoc,
 				o_dscore,
@@ -1272,7 +1524,8 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_msn = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_nlive = l->o_msn + sizeof(uint32_t) * p->nchunks;
 	l->o_next = l->o_nlive + sizeof(uint32_t) * p->nchunks;	/* 2 a chunk: tiles, MaxScore */
-	l->o_cand = align256(l->o_next + 2 * sizeof(uint32_t) * p->nchunks);
+	l->o_hist = align256(l->o_next + 2 * sizeof(uint32_t) * p->nchunks);
+	l->o_cand = align256(l->o_hist + sizeof(uint32_t) * GPUIR_HIST_BUCKETS * (size_t) p->nhist);
 	l->o_ddoc = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
 	l->o_dscore = l->o_ddoc + sizeof(uint32_t) * GPUIR_CUDA_BLOCK_SIZE *
 		(size_t) plan_decoded_blocks(p);
@@ -1316,6 +1569,18 @@ struct gpuir_cuda_search_job
 	uint32_t	kmax;
 	GpuirSearchPlan plan;
 	GpuirSearchLayout l;
+	/*
+	 * The pending search's inputs, kept while any of its queries has a
+	 * short region, for search_finish to search again those that spilled
+	 * (the arrays grow, never shrink)
+	 */
+	gpuir_cuda_segment seg;
+	gpuir_cuda_scoring sc;
+	gpuir_cuda_query *queries;
+	size_t		queries_cap;
+	gpuir_cuda_term *terms;
+	size_t		terms_cap;
+	uint32_t	nterms;
 };
 
 static thread_local gpuir_cuda_search_job default_job;
@@ -1350,7 +1615,50 @@ ws_release(gpuir_cuda_search_job *job)
 	}
 	job->dev = job->host = NULL;
 	job->dev_cap = job->host_cap = 0;
+	free(job->queries);
+	free(job->terms);
+	job->queries = NULL;
+	job->terms = NULL;
+	job->queries_cap = job->terms_cap = 0;
 	return st;
+}
+
+/* keep_grow: make the host array *p of *cap units (unit bytes each) hold need */
+static bool
+keep_grow(void **p, size_t *cap, size_t need, size_t unit)
+{
+	void	   *q;
+
+	if (need <= *cap)
+		return true;
+	need += need / 2;
+	if ((q = realloc(*p, need * unit)) == NULL)
+		return false;
+	*p = q;
+	*cap = need;
+	return true;
+}
+
+/*
+ * search_keep: keep a search's inputs in its job, for search_again: the
+ * segment and constants by value (the segment's arrays stay where they
+ * are: it must stay resident until search_finish anyway), the queries and
+ * terms copied
+ */
+static gpuir_cuda_status
+search_keep(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
+			const gpuir_cuda_scoring *sc, const gpuir_cuda_query *queries, uint32_t nqueries,
+			const gpuir_cuda_term *terms, uint32_t nterms)
+{
+	if (!keep_grow((void **) &job->queries, &job->queries_cap, nqueries, sizeof(*queries)) ||
+		!keep_grow((void **) &job->terms, &job->terms_cap, std::max(nterms, 1u), sizeof(*terms)))
+		return GPUIR_CUDA_OOM;
+	job->seg = *seg;
+	job->sc = *sc;
+	memcpy(job->queries, queries, sizeof(*queries) * nqueries);
+	memcpy(job->terms, terms, sizeof(*terms) * nterms);
+	job->nterms = nterms;
+	return GPUIR_CUDA_OK;
 }
 
 /* gpuir_cuda_workspace_release: contract in gpuir_cuda.h */
@@ -1463,6 +1771,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_msn = (uint32_t *) (arena + l->o_msn);
 	uint32_t   *d_nlive = (uint32_t *) (arena + l->o_nlive);
 	uint32_t   *d_next = (uint32_t *) (arena + l->o_next);
+	uint32_t   *d_hist = (uint32_t *) (arena + l->o_hist);
 	uint32_t   *d_live = (uint32_t *) (arena + l->o_live);
 	uint2	   *d_mswork = (uint2 *) (arena + l->o_mswork);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
@@ -1522,8 +1831,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
 				(dseg, dsc, d_work + w0, seeded ? d_live + i0 : d_items + i0, ni,
 				 seeded ? d_nlive + c : NULL, ntiles, d_next + 2 * c, d_terms, dec, d_thr + w0,
-				 d_cand,
-				 d_count + w0, d_corrupt, d_stats);
+				 d_cand, d_count + w0,
+				 p->nhist > 0 ? d_hist : NULL, d_corrupt, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}
@@ -1573,7 +1882,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 static gpuir_cuda_status
 search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 			 const gpuir_cuda_scoring *sc, const gpuir_cuda_query *queries, uint32_t nqueries,
-			 const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax, bool with_stats)
+			 const gpuir_cuda_term *terms, uint32_t nterms, uint32_t kmax, bool with_stats,
+			 bool full_regions)
 {
 	cudaStream_t s = job->stream;
 	GpuirSearchLayout *l = &job->l;
@@ -1590,7 +1900,10 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 
 	memset(&job->plan, 0, sizeof(job->plan));
-	if ((st = plan_batch(&job->plan, seg, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK)
+	if ((st = plan_batch(&job->plan, seg, sc, queries, nqueries, terms, nterms,
+						 full_regions)) != GPUIR_CUDA_OK ||
+		(job->plan.nshort > 0 &&
+		 (st = search_keep(job, seg, sc, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK))
 		goto done;
 	search_layout(l, &job->plan, nqueries, nterms, kmax);
 	if ((st = ws_reserve(job, l->total, l->h_total)) != GPUIR_CUDA_OK)
@@ -1628,11 +1941,87 @@ done:
 	return st;
 }
 
+static gpuir_cuda_status search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids,
+										float *out_scores, uint32_t *out_counts,
+										gpuir_cuda_search_stats *stats);
+
+/*
+ * search_again: after search_finish copied the outputs of job's search of
+ * nqueries queries (kept by search_keep), search again, with their full
+ * candidate regions, the queries whose short region spilled (count
+ * GPUIR_COUNT_SPILLED), and write their rows and counts; with stats, add
+ * the second search's blocks and tiles and count the queries.  Synchronous.
+ * The memory is allocated here: spills are rare (gpuir_tile_hist_raise).
+ */
+static gpuir_cuda_status
+search_again(gpuir_cuda_search_job *job, uint32_t nqueries, uint32_t kmax, bool with_stats,
+			 uint32_t *out_docids, float *out_scores, uint32_t *out_counts,
+			 gpuir_cuda_search_stats *stats)
+{
+	uint32_t	n = 0;
+	uint32_t   *idx,
+			   *docids,
+			   *counts;
+	float	   *scores;
+	gpuir_cuda_query *sub;
+	gpuir_cuda_search_stats again;
+	gpuir_cuda_status st = GPUIR_CUDA_OOM;
+
+	for (uint32_t q = 0; q < nqueries; q++)
+		n += (out_counts[q] == GPUIR_COUNT_SPILLED);
+	if (n == 0)
+		return GPUIR_CUDA_OK;
+	idx = (uint32_t *) malloc(sizeof(uint32_t) * n);
+	sub = (gpuir_cuda_query *) malloc(sizeof(gpuir_cuda_query) * n);
+	docids = (uint32_t *) malloc(sizeof(uint32_t) * n * (size_t) kmax);
+	scores = (float *) malloc(sizeof(float) * n * (size_t) kmax);
+	counts = (uint32_t *) malloc(sizeof(uint32_t) * n);
+	if (idx != NULL && sub != NULL && docids != NULL && scores != NULL && counts != NULL)
+	{
+		n = 0;
+		for (uint32_t q = 0; q < nqueries; q++)
+			if (out_counts[q] == GPUIR_COUNT_SPILLED)
+			{
+				idx[n] = q;
+				sub[n++] = job->queries[q];
+			}
+		st = search_start(job, &job->seg, &job->sc, sub, n, job->terms, job->nterms, kmax,
+						  with_stats, true);
+		if (st == GPUIR_CUDA_OK)
+			st = search_finish(job, docids, scores, counts, with_stats ? &again : NULL);
+	}
+	if (st == GPUIR_CUDA_OK)
+	{
+		for (uint32_t i = 0; i < n; i++)
+		{
+			memcpy(out_docids + (size_t) idx[i] * kmax, docids + (size_t) i * kmax,
+				   sizeof(uint32_t) * kmax);
+			memcpy(out_scores + (size_t) idx[i] * kmax, scores + (size_t) i * kmax,
+				   sizeof(float) * kmax);
+			out_counts[idx[i]] = counts[i];
+		}
+		if (stats != NULL && with_stats)
+		{
+			stats->blocks_decoded += again.blocks_decoded;
+			stats->tiles_pruned += again.tiles_pruned;
+			stats->spilled_queries += n;
+		}
+	}
+	free(idx);
+	free(sub);
+	free(docids);
+	free(scores);
+	free(counts);
+	return st;
+}
+
 /*
  * search_finish: wait for job's pending search and copy its outputs (a
  * final kernel's failed check, GPUIR_FAILED_INTERNAL, is GPUIR_CUDA_ERROR,
  * a corrupt block GPUIR_CUDA_CORRUPT); OK at once when none is pending
- * (a search of no query).  Nothing is pending afterwards.
+ * (a search of no query).  The queries whose short region spilled are
+ * searched again (search_again) before it returns.  Nothing is pending
+ * afterwards.
  */
 static gpuir_cuda_status
 search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores,
@@ -1642,6 +2031,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	const size_t nout = (size_t) job->nqueries * job->kmax;
 	const uint8_t *out;
 	gpuir_cuda_status st;
+	uint32_t	nshort;
 
 	if (stats != NULL)
 		memset(stats, 0, sizeof(*stats));
@@ -1679,7 +2069,11 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		stats->maxscore_queries = hstats.maxscore_queries;
 		stats->bmw_queries = job->plan.nbmw;
 	}
+	nshort = job->plan.nshort;
 	plan_free(&job->plan);
+	if (st == GPUIR_CUDA_OK && nshort > 0)
+		st = search_again(job, job->nqueries, job->kmax, job->with_stats, out_docids,
+						  out_scores, out_counts, stats);
 	return st;
 }
 
@@ -1703,7 +2097,7 @@ search_batch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 	default_job.stream = (cudaStream_t) stream;
 	st = search_start(&default_job, seg, sc, queries, nqueries, terms, nterms, kmax,
-					  stats != NULL);
+					  stats != NULL, false);
 	if (st != GPUIR_CUDA_OK)
 		return st;
 	return search_finish(&default_job, out_docids, out_scores, out_counts, stats);
@@ -1800,7 +2194,7 @@ gpuir_cuda_search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *se
 {
 	if (job == NULL || !job->own_stream)
 		return GPUIR_CUDA_INVALID_ARGUMENT;
-	return search_start(job, seg, sc, queries, nqueries, terms, nterms, kmax, false);
+	return search_start(job, seg, sc, queries, nqueries, terms, nterms, kmax, false, false);
 }
 
 /* gpuir_cuda_search_done: contract in gpuir_cuda.h */

@@ -468,7 +468,7 @@ gpuir_and_emit(float score, const GpuirSearchWork &qw, uint32_t *thr, uint64_t *
 	if (total == 0)
 		return;
 	if (t == 0)
-		sm.base = gpuir_claim_slots(count, total, qw.cand_cap, corrupt);
+		sm.base = gpuir_claim_slots(count, total, qw.cand_cap, corrupt, false);
 	__syncthreads();
 	if (live && sm.base != UINT32_MAX)
 		cand[qw.cand_off + sm.base + pos] = gpuir_result_key(score, sm.cdoc[t]);

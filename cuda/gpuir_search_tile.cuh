@@ -49,6 +49,7 @@ struct GpuirTileSmem
 	float		thb;			/* BMW: the query's threshold, read for the bound */
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
+	uint32_t	hsum[GPUIR_SEARCH_WARPS];	/* gpuir_tile_hist_raise: the warps' counts */
 	/* each warp's decode scratch (gpuir_warp_decode_block's patch) */
 	__align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 };
@@ -110,19 +111,23 @@ gpuir_window_hi(const gpuir_cuda_segment &seg)
 
 /*
  * gpuir_claim_slots: n slots of a query's candidate region, whose count is
- * *count and capacity cap: the first slot's index, or UINT32_MAX (and
- * *corrupt set: the batch fails) when they would pass cap, which a kernel
- * that keeps at most as many candidates as the query's postings never
- * does unless its input is corrupt.  One thread of the block calls it.
+ * *count and capacity cap: the first slot's index, or UINT32_MAX when they
+ * would pass cap (*count then stays past cap).  A full region of a query
+ * (spill false) holds every key its kernels may emit, so passing it means
+ * corrupt input: *corrupt is set and the batch fails.  A short region
+ * (spill true, GpuirSearchWork.cand_short) may spill: the final kernel
+ * sees the count past cap and the host searches the query again.  One
+ * thread of the block calls it.
  */
 __device__ static inline uint32_t
-gpuir_claim_slots(uint32_t *count, uint32_t n, uint64_t cap, uint32_t *corrupt)
+gpuir_claim_slots(uint32_t *count, uint32_t n, uint64_t cap, uint32_t *corrupt, bool spill)
 {
 	const uint32_t base = atomicAdd(count, n);
 
 	if ((uint64_t) base + n > cap)
 	{
-		atomicOr(corrupt, 1u);
+		if (!spill)
+			atomicOr(corrupt, 1u);
 		return UINT32_MAX;
 	}
 	return base;

@@ -1013,6 +1013,62 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 	batch_free(&b);
 }
 
+/* queries searched again after their short candidate region spilled, over the run */
+static uint64_t spilled_total;
+
+/*
+ * A batch run with short candidate regions of one tile's k keys
+ * (gpuir_cuda_search_set_short_room(1)), so that the OR queries with k >=
+ * 100 whose tiles emit more spill and are searched again with their full
+ * regions, then with no short region (0): each checked against the
+ * reference; no query spills with 0, at most those with k >= 100 that are
+ * not AND with 1 (a BMW query may run as OR).  Those that spilled are
+ * added to spilled_total (main checks that some did).
+ */
+static void
+test_short_room(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
+{
+	static const uint32_t rooms[] = {1, 0};
+	Batch		b;
+	char		what[256];
+	uint32_t	eligible = 0;
+
+	batch_make(&b, s, bs);
+	for (uint32_t q = 0; q < b.nq; q++)
+		eligible += (b.q[q].mode != GPUIR_CUDA_MODE_AND && b.q[q].k >= 100);
+	for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++)
+	{
+		Out			o;
+		gpuir_cuda_search_stats st;
+		gpuir_cuda_status rc;
+		char		label[128];
+
+		out_alloc(&o, &b);
+		gpuir_cuda_search_set_short_room(rooms[i]);
+		rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
+										   o.docids, o.scores, o.counts, NULL, &st);
+		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+		snprintf(label, sizeof(label), "%s, short room %u", bs->name, rooms[i]);
+		snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, label,
+				 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
+		check(rc == GPUIR_CUDA_OK, what);
+		if (rc == GPUIR_CUDA_OK)
+		{
+			compare_batch(r, s, sc, &b, &o, label);
+			snprintf(what, sizeof(what), "%s/%s: %llu queries spilled (at most %u)",
+					 s->spec.name, label, (unsigned long long) st.spilled_queries,
+					 rooms[i] == 0 ? 0 : eligible);
+			check(st.spilled_queries <= (rooms[i] == 0 ? 0 : eligible), what);
+			if (rooms[i] != 0)
+				spilled_total += st.spilled_queries;
+			printf("cuda search: %s on %s: %llu of %u queries spilled\n", label, s->spec.name,
+				   (unsigned long long) st.spilled_queries, b.nq);
+		}
+		out_free(&o);
+	}
+	batch_free(&b);
+}
+
 /*
  * BMW falls back to OR (same results, no query counted as BMW) on a segment
  * uploaded without impacts, and for queries with a negative idf.
@@ -1892,6 +1948,8 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_bmw_maxscore(&r, &s, sc, &bmw_mixed);
 	test_bmw_maxscore(&r, &s, sc, &bmw_k1000);
 	test_bmw_maxscore(&r, &s, sc, &bmw_k1);
+	test_short_room(&r, &s, sc, &mixed);
+	test_short_room(&r, &s, sc, &single);
 	if (args)
 		test_bmw_fallback(&r, &s, sc);
 	test_windows(&s, sc, &mixed);
@@ -1958,6 +2016,7 @@ test_partial(const gpuir_cuda_scoring *sc)
 		test_batch(&r, &s, sc, &or_k1000, 0);
 		test_batch(&r, &s, sc, &bmw_k1000, 0);
 		test_bmw_maxscore(&r, &s, sc, &bmw_k1000);
+		test_short_room(&r, &s, sc, &or_k1000);
 		ref_free(&r);
 	}
 	seg_free(&s);
@@ -2058,6 +2117,9 @@ main(int argc, char **argv)
 		snprintf(what, sizeof(what), "BMW queries answered from their essential lists: %llu",
 				 (unsigned long long) maxscore_total);
 		check(maxscore_total > 0, what);
+		snprintf(what, sizeof(what), "queries searched again after a spill: %llu",
+				 (unsigned long long) spilled_total);
+		check(spilled_total > 0, what);
 	}
 	printf("cuda search: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

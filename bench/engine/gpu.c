@@ -446,6 +446,7 @@ search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
 			stats->tiles_pruned += part[d].tiles_pruned;
 			stats->bmw_queries += part[d].bmw_queries;
 			stats->maxscore_queries += part[d].maxscore_queries;
+			stats->spilled_queries += part[d].spilled_queries;
 		}
 	}
 	if (split_docs && rc == GPUIR_CUDA_OK)
@@ -633,6 +634,9 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
 		printf("; BMW queries %" PRIu64 " (%" PRIu64 " from their essential lists), tiles pruned %" PRIu64 " of %" PRIu64,
 			   st.bmw_queries, st.maxscore_queries, st.tiles_pruned,
 			   (uint64_t) r->n * ((s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS));
+	if (st.spilled_queries > 0)
+		printf("; %" PRIu64 " searched again (short candidate region spilled)",
+			   st.spilled_queries);
 	if (bad)
 		printf("; %" PRIu64 " of %u queries differ", bad, r->n);
 	printf("\n");
