@@ -920,6 +920,28 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 static uint64_t maxscore_total;
 
 /*
+ * run_debug_checked: batch b with debug statistics into *o and *st (the
+ * caller's settings in force), its status checked and, when OK, every
+ * query compared with the reference under label; returns the status
+ */
+static gpuir_cuda_status
+run_debug_checked(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b,
+				  Out *o, gpuir_cuda_search_stats *st, const char *label)
+{
+	char		what[256];
+	gpuir_cuda_status rc;
+
+	rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b->q, b->nq, b->t, b->nt, b->kmax,
+									   o->docids, o->scores, o->counts, NULL, st);
+	snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, label,
+			 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
+	check(rc == GPUIR_CUDA_OK, what);
+	if (rc == GPUIR_CUDA_OK)
+		compare_batch(r, s, sc, b, o, label);
+	return rc;
+}
+
+/*
  * A batch of BMW queries with the MaxScore kernel taking every query whose
  * seed is above 0 or that has one term (share 1, no density limit), then
  * those the defaults give it (share 1, queries with dense lists run as OR),
@@ -976,18 +998,13 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 		char		label[128];
 
 		out_alloc(&o, &b);
-		gpuir_cuda_search_set_maxscore(shares[i], denses[i]);
-		rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
-										   o.docids, o.scores, o.counts, NULL, &st);
-		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
 		snprintf(label, sizeof(label), "%s, MaxScore share %u dense %u", bs->name, shares[i],
 				 denses[i]);
-		snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, label,
-				 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
-		check(rc == GPUIR_CUDA_OK, what);
+		gpuir_cuda_search_set_maxscore(shares[i], denses[i]);
+		rc = run_debug_checked(r, s, sc, &b, &o, &st, label);
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
 		if (rc == GPUIR_CUDA_OK)
 		{
-			compare_batch(r, s, sc, &b, &o, label);
 			snprintf(what, sizeof(what), "%s/%s: no MaxScore query with share 0 (%llu)",
 					 s->spec.name, label, (unsigned long long) st.maxscore_queries);
 			check(shares[i] != 0 || st.maxscore_queries == 0, what);
@@ -1044,17 +1061,12 @@ test_short_room(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Ba
 		char		label[128];
 
 		out_alloc(&o, &b);
-		gpuir_cuda_search_set_short_room(rooms[i]);
-		rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
-										   o.docids, o.scores, o.counts, NULL, &st);
-		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
 		snprintf(label, sizeof(label), "%s, short room %u", bs->name, rooms[i]);
-		snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, label,
-				 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
-		check(rc == GPUIR_CUDA_OK, what);
+		gpuir_cuda_search_set_short_room(rooms[i]);
+		rc = run_debug_checked(r, s, sc, &b, &o, &st, label);
+		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
 		if (rc == GPUIR_CUDA_OK)
 		{
-			compare_batch(r, s, sc, &b, &o, label);
 			snprintf(what, sizeof(what), "%s/%s: %llu queries spilled (at most %u)",
 					 s->spec.name, label, (unsigned long long) st.spilled_queries,
 					 rooms[i] == 0 ? 0 : eligible);
