@@ -445,8 +445,10 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * pinned buffer with one copy and synchronizes.  The workspace and the pinned
  * buffer belong to the calling thread and are kept between calls (grown
  * when a call needs more, CUB's temporary-storage pattern), so a call
- * allocates nothing once they are large enough; gpuir_cuda_workspace_release
- * frees them.  Every list a query uses is checked like the CPU engine
+ * allocates nothing once they are large enough (but for a little host
+ * memory when a query spilled its short candidate room and is searched
+ * again: the workspace is reserved for that search at the start);
+ * gpuir_cuda_workspace_release frees them.  Every list a query uses is checked like the CPU engine
  * checks it: its block directory on the host before the launch (the
  * segment's prefix counts: last docIDs increasing and below ndocs, extents
  * inside the payload), its blocks as they are decoded (128 postings except

@@ -384,8 +384,8 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
  * gpuir_tile_hist_raise: every thread of the tile kernel, after a tile of
  * a query with k >= GPUIR_HIST_MIN_K emitted its candidates (sm.cur, their
  * scores in sm.acc: matched, not deleted, at least the threshold, fully
- * scored): counts each candidate scoring at least base (float bits, > 0:
- * GpuirSearchWork.hist_base) in the query's histogram
+ * scored): counts each candidate scoring above 0 and at least base (float
+ * bits: GpuirSearchWork.hist_base; 0 counts every such one) in the query's histogram
  * hist[GPUIR_HIST_BUCKETS] (zero before the batch), then raises
  * thr to the lower edge of the highest bucket b such that the candidates
  * counted in buckets >= b, from every tile of the query so far, are at
@@ -1022,6 +1022,8 @@ struct GpuirSearchPlan
 	uint32_t	nhist;			/* OR and BMW queries with k >= GPUIR_HIST_MIN_K */
 	uint32_t	short_tiles;	/* a short region's room, in tiles of k keys; 0: none */
 	uint32_t	nshort;			/* queries given a short region */
+	uint64_t	short_full_keys;	/* their full regions' keys, summed */
+	uint64_t	short_full_max;	/* the largest of those */
 	/* the lists decoded once for the batch (GpuirDecoded), nlists of them */
 	uint32_t   *dec_off;		/* [nterms]: GpuirDecoded.off, NULL if none */
 	uint32_t   *list_term;		/* [nlists]: a term of the list */
@@ -1217,6 +1219,11 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 		if (w->mode == GPUIR_CUDA_MODE_OR && qq->k >= GPUIR_HIST_MIN_K &&
 			p->short_tiles > 0 && (uint64_t) p->short_tiles * qq->k < cap)
 		{
+			const uint64_t full = cap + (gpuir_part_needed(cap, qq->k)
+										 ? (uint64_t) GPUIR_PART_SLICES * qq->k : 0);
+
+			p->short_full_keys += full;
+			p->short_full_max = std::max(p->short_full_max, full);
 			cap = (uint64_t) p->short_tiles * qq->k;
 			w->cand_short = 1;
 			p->nshort++;
@@ -1623,6 +1630,27 @@ ws_release(gpuir_cuda_search_job *job)
 	return st;
 }
 
+/*
+ * spill_room: the workspace bytes beyond plan p's own that searching its
+ * short-region queries again may need (search_again), reserved with it so
+ * that search_finish does not grow the workspace (a failure there could
+ * not make room as a failed start can): the search again plans those
+ * queries with their full regions, in chunks of at most GPUIR_CAND_BUDGET
+ * keys (a larger region alone), and every other part of its workspace is
+ * at most p's (a subset of the queries and lists, the same terms), up to
+ * the 256-byte alignment of each part.
+ */
+static size_t
+spill_room(const GpuirSearchPlan *p)
+{
+	const uint64_t keys = std::min(std::max((uint64_t) GPUIR_CAND_BUDGET, p->short_full_max),
+								   p->short_full_keys);
+
+	if (p->nshort == 0 || keys <= p->max_chunk_keys)
+		return 0;
+	return sizeof(uint64_t) * (size_t) (keys - p->max_chunk_keys) + (size_t) 64 * 256;
+}
+
 /* keep_grow: make the host array *p of *cap units (unit bytes each) hold need */
 static bool
 keep_grow(void **p, size_t *cap, size_t need, size_t unit)
@@ -1697,9 +1725,10 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * resident_grids: the thread blocks of the tile and MaxScore kernels that
  * the current device holds at once (its SMs times each kernel's
  * occupancy), their grids when they have more work than that; asked of the
- * runtime once per device and thread, after the tile kernel's shared
- * memory attribute is set.  A failed query clears its error and gives
- * 1024.
+ * runtime once per device and thread, after setting the tile kernel's
+ * shared memory attribute (which the occupancy needs: plan_short_tiles
+ * asks before search_launch sets it).  A failed query clears its error and
+ * gives 1024.
  */
 static void
 resident_grids(uint32_t *tile, uint32_t *ms)
@@ -1720,7 +1749,10 @@ resident_grids(uint32_t *tile, uint32_t *ms)
 	}
 	if (dev != cached_dev)
 	{
-		if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		if (cudaFuncSetAttribute(gpuir_search_tile_kernel,
+								 cudaFuncAttributeMaxDynamicSharedMemorySize,
+								 (int) sizeof(GpuirTileSmem)) != cudaSuccess ||
+			cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
 			cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_tile, gpuir_search_tile_kernel,
 														  GPUIR_SEARCH_THREADS,
 														  sizeof(GpuirTileSmem)) != cudaSuccess ||
@@ -1906,7 +1938,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		 (st = search_keep(job, seg, sc, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK))
 		goto done;
 	search_layout(l, &job->plan, nqueries, nterms, kmax);
-	if ((st = ws_reserve(job, l->total, l->h_total)) != GPUIR_CUDA_OK)
+	if ((st = ws_reserve(job, l->total + spill_room(&job->plan), l->h_total)) != GPUIR_CUDA_OK)
 		goto done;
 	search_stage(job->host, &job->plan, l, terms, nterms);
 

@@ -1457,7 +1457,9 @@ test_arguments(TestSeg *s, const gpuir_cuda_scoring *sc)
  * (gpuir_cuda_segment_window), the windows' top-k merged
  * (gpuir_cuda_topk_merge): identical counts, docIDs and score bits, every
  * window's results inside its docIDs, and as many parts as tiles and more
- * (empty windows) too.
+ * (empty windows) too; with 3 and 64 parts the windows are searched with
+ * short candidate rooms of one tile's keys (queries with k >= 100 spill
+ * and are searched again).
  */
 static void
 test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
@@ -1486,7 +1488,9 @@ test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs
 		uint32_t   *pc = xmalloc(np * sizeof(uint32_t));
 		int			ok = 1;
 		int			inside = 1;
+		const bool	short_rooms = (pi % 2 == 1);
 
+		gpuir_cuda_search_set_short_room(short_rooms ? 1 : GPUIR_CUDA_SHORT_ROOM_AUTO);
 		for (uint32_t p = 0; p < np && ok; p++)
 		{
 			Out			o;
@@ -1523,8 +1527,9 @@ test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs
 				memcmp(md, whole.docids + (size_t) q * b.kmax, k * sizeof(uint32_t)) == 0 &&
 				memcmp(ms, whole.scores + (size_t) q * b.kmax, k * sizeof(float)) == 0;
 		}
-		snprintf(what, sizeof(what), "%s/windows: %u parts, merged = whole (%u queries)",
-				 s->spec.name, np, b.nq);
+		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+		snprintf(what, sizeof(what), "%s/windows: %u parts%s, merged = whole (%u queries)",
+				 s->spec.name, np, short_rooms ? " (short rooms)" : "", b.nq);
 		check(ok, what);
 		snprintf(what, sizeof(what), "%s/windows: %u parts, results inside their windows",
 				 s->spec.name, np);
@@ -1550,7 +1555,9 @@ test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs
  * started on one job and batch b on another, both pending at once (the
  * kernels of both on the device together), finished in the other order;
  * a second start on a job with a search pending is refused; a job is
- * reused after its finish, and a start of no query leaves nothing pending.
+ * reused after its finish (with short candidate rooms, so that queries
+ * spill and its finish searches them again), and a start of no query
+ * leaves nothing pending.
  * Every result against the CPU reference.
  */
 static void
@@ -1601,17 +1608,23 @@ test_jobs_in_flight(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 	check(gpuir_cuda_search_done(job[0]) && gpuir_cuda_search_done(job[1]),
 		  "jobs: nothing pending after the finishes");
 
-	/* job 1 again, now with batch a; then a start of no query */
+	/*
+	 * job 1 again, now with batch a and short candidate rooms of one tile's
+	 * keys, so that its queries with k >= 100 whose tiles emit more spill and
+	 * are searched again inside the finish; then a start of no query
+	 */
 	out_free(&oa);
 	out_alloc(&oa, &a);
+	gpuir_cuda_search_set_short_room(1);
 	st = gpuir_cuda_search_start(job[1], &s->dev, sc, a.q, a.nq, a.t, a.nt, a.kmax);
 	if (st == GPUIR_CUDA_OK)
 		st = gpuir_cuda_search_finish(job[1], oa.docids, oa.scores, oa.counts);
-	snprintf(what, sizeof(what), "%s/jobs: a on the reused job (%s)", s->spec.name,
+	gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+	snprintf(what, sizeof(what), "%s/jobs: a on the reused job, short rooms (%s)", s->spec.name,
 			 gpuir_cuda_status_string(st));
 	check(st == GPUIR_CUDA_OK, what);
 	if (st == GPUIR_CUDA_OK)
-		compare_batch(r, s, sc, &a, &oa, "jobs: a on the reused job");
+		compare_batch(r, s, sc, &a, &oa, "jobs: a on the reused job, short rooms");
 	check(gpuir_cuda_search_start(job[0], &s->dev, sc, a.q, 0, a.t, a.nt, a.kmax) == GPUIR_CUDA_OK &&
 		  gpuir_cuda_search_done(job[0]) &&
 		  gpuir_cuda_search_finish(job[0], oa.docids, oa.scores, oa.counts) == GPUIR_CUDA_OK,
