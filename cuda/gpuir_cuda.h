@@ -409,10 +409,14 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			of AND) keeps its k best
  *			documents at or above the query's running threshold (every
  *			mode keeps one) by a block-wide radix select on the 64-bit key
- *			(score, ~docID); a query with many candidates has them cut in
- *			32 slices first, each reduced to its k best by its own thread
- *			block; then one thread block per query selects the k best and
- *			sorts them (cub::BlockRadixSort).
+ *			(score, ~docID); for k >= 100 the tiles also count their
+ *			candidates by score bucket in a histogram per query and raise
+ *			the threshold to the highest bucket edge with k counted at or
+ *			above it (the bucket counts of bucketSelect, Alabi et al.,
+ *			ACM JEA 2012, kept across a query's tiles); a query with many
+ *			candidates has them cut in 32 slices first, each reduced to
+ *			its k best by its own thread block; then one thread block per
+ *			query selects the k best and sorts them (cub::BlockRadixSort).
  *
  * Inputs:
  *	seg			resident segment (gpuir_cuda_segment_upload); device arrays

@@ -396,11 +396,14 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
  * barely rises, so nearly every tile emitted k keys (2.2 M of at most 2.4 M
  * a query at k = 1000 over 2,442 dense tiles, in a simulation), which the
  * partial and final selections then read; with the histogram, tile r emits
- * about k / r.  The tile counts in shared memory first (the warps' decode
- * scratch, free once the tile is scored), then adds each bucket's count
- * to the query's with one atomic: the tiles of a query running at once
- * (all of them in a batch of one) contend for the same counters.  The
- * query's counts are read back past L1 (__ldcg).
+ * about k / r.  The bucket counts are those of bucketSelect (Alabi et
+ * al., "Fast k-selection algorithms for graphics processing units", ACM
+ * JEA 2012), kept across the query's tiles as they finish rather than
+ * taken over a whole array.  The tile counts in shared memory first (the
+ * warps' decode scratch, free once the tile is scored), then adds each
+ * bucket's count to the query's with one atomic: the tiles of a query
+ * running at once (all of them in a batch of one) contend for the same
+ * counters.  The query's counts are read back past L1 (__ldcg).
  */
 __device__ static void
 gpuir_tile_hist_raise(GpuirTileSmem &sm, uint32_t k, uint32_t base, uint32_t *hist,
