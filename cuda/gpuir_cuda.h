@@ -776,6 +776,16 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32
 #define GPUIR_CUDA_SHORT_ROOM_AUTO	UINT32_MAX
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_short_room(uint32_t tiles);
 
+/*
+ * gpuir_cuda_search_take_searched_again: the number of queries that the
+ * calling thread's searches (gpuir_cuda_search_batch and _debug, and the
+ * jobs' finishes) answered with a second search because their short
+ * candidate room spilled (gpuir_cuda_search_set_short_room), since its
+ * last call; it starts again from 0.  The GPU service adds it to
+ * gpuir_status()'s searched_again.  The no-CUDA stub build returns 0.
+ */
+extern GPUIR_CUDA_API uint64_t gpuir_cuda_search_take_searched_again(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -118,6 +118,13 @@ gpuir_cuda_workspace_release(void)
 	return GPUIR_CUDA_OK;
 }
 
+/* gpuir_cuda_search_take_searched_again: no search ever runs */
+uint64_t
+gpuir_cuda_search_take_searched_again(void)
+{
+	return 0;
+}
+
 /* gpuir_cuda_search_job_create: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
 gpuir_cuda_status
 gpuir_cuda_search_job_create(gpuir_cuda_search_job **job)

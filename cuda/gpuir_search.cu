@@ -1307,6 +1307,19 @@ gpuir_cuda_search_set_decode_budget(uint32_t blocks)
 
 static thread_local uint32_t short_room = GPUIR_CUDA_SHORT_ROOM_AUTO;
 
+/* queries the calling thread's searches searched again (search_again) */
+static thread_local uint64_t searched_again;
+
+/* gpuir_cuda_search_take_searched_again: contract in gpuir_cuda.h */
+extern "C" uint64_t
+gpuir_cuda_search_take_searched_again(void)
+{
+	const uint64_t n = searched_again;
+
+	searched_again = 0;
+	return n;
+}
+
 /* gpuir_cuda_search_set_short_room: contract in gpuir_cuda.h */
 extern "C" void
 gpuir_cuda_search_set_short_room(uint32_t tiles)
@@ -1984,8 +1997,9 @@ static gpuir_cuda_status search_finish(gpuir_cuda_search_job *job, uint32_t *out
  * search_again: after search_finish copied the outputs of job's search of
  * nqueries queries (kept by search_keep), search again, with their full
  * candidate regions, the queries whose short region spilled (count
- * GPUIR_COUNT_SPILLED), and write their rows and counts; with stats, add
- * the second search's blocks and tiles and count the queries.  Synchronous.
+ * GPUIR_COUNT_SPILLED), and write their rows and counts; count them (the
+ * thread's searched_again) and, with stats, add the second search's blocks
+ * and tiles and count the queries there too.  Synchronous.
  * The memory is allocated here: spills are rare (gpuir_tile_hist_raise).
  */
 static gpuir_cuda_status
@@ -2027,6 +2041,7 @@ search_again(gpuir_cuda_search_job *job, uint32_t nqueries, uint32_t kmax, bool 
 	}
 	if (st == GPUIR_CUDA_OK)
 	{
+		searched_again += n;
 		for (uint32_t i = 0; i < n; i++)
 		{
 			memcpy(out_docids + (size_t) idx[i] * kmax, docids + (size_t) i * kmax,

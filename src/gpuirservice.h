@@ -269,6 +269,9 @@ typedef struct GpuirServiceDevice
 	pg_atomic_uint64 batched_queries;
 	pg_atomic_uint64 queries;	/* queries it answered */
 	pg_atomic_uint64 errors;	/* requests it answered FAILED */
+	pg_atomic_uint64 searched_again;	/* queries its searches answered with a
+										 * second search (a short candidate
+										 * room spilled) */
 	GpuirReaderJob readers;		/* its list readers (gpuirreader.c) */
 } GpuirServiceDevice;
 

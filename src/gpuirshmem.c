@@ -94,6 +94,7 @@ gpuir_shmem_startup(void)
 			pg_atomic_init_u64(&dev->batched_queries, 0);
 			pg_atomic_init_u64(&dev->queries, 0);
 			pg_atomic_init_u64(&dev->errors, 0);
+			pg_atomic_init_u64(&dev->searched_again, 0);
 			GpuirReaderJobInit(&dev->readers);
 		}
 		pg_atomic_init_u64(&GpuirService->cpu_queries, 0);
@@ -579,7 +580,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 PG_FUNCTION_INFO_V1(gpuir_status);
 
-#define GPUIR_STATUS_COLS	26
+#define GPUIR_STATUS_COLS	27
 
 /*
  * gpuir_status() RETURNS SETOF record: the GPU service's state, one row per
@@ -621,6 +622,12 @@ PG_FUNCTION_INFO_V1(gpuir_status);
  *	pruned_decided, pruned_refused	queries the GPU searched over pruned
  *						lists (gpuirprune.h) whose top-k those decided,
  *						and those that the CPU engine then answered
+ * and, per device again:
+ *	searched_again		queries with k >= 100 that it answered with a second
+ *						search because their tiles emitted more candidates
+ *						than the room the first reserved (the score
+ *						histogram did not raise their threshold soon
+ *						enough; gpuir_cuda_search_set_short_room)
  * Without gpuir in shared_preload_libraries, one row says so, every counter
  * 0.
  */
@@ -744,6 +751,7 @@ gpuir_status(PG_FUNCTION_ARGS)
 		nulls[22] = nulls[23] = (route.compared == 0);
 		values[24] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->pruned_decided));
 		values[25] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->pruned_refused));
+		values[26] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->searched_again));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -881,6 +881,20 @@ run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra, in
 }
 
 /*
+ * note_searched_again: after a search of status st, add the queries it
+ * searched again (gpuir_cuda_search_take_searched_again) to the device's
+ * count
+ */
+static void
+note_searched_again(gpuir_cuda_status st)
+{
+	uint64		n = gpuir_cuda_search_take_searched_again();
+
+	if (st == GPUIR_CUDA_OK && n > 0)
+		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->searched_again, n);
+}
+
+/*
  * run_search: the items of units[0 .. n) (same segment key, same BM25
  * constants) of the requests not yet failed, in one gpuir_cuda_search_batch
  * call over the resident segment (Huang et al. 2017: batches of queries
@@ -921,6 +935,7 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 		(void) GpuirCacheEvictOthers(e);
 		st = run_kernels(seg, &units[0], &ra);
 	}
+	note_searched_again(st);
 	t_end = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_SEARCH, t_start, t_end);
 	if (st != GPUIR_CUDA_OK)
@@ -1162,6 +1177,7 @@ flight_end(int j)
 
 	st = gpuir_cuda_search_finish(jobs[j], f->ra->out_docids, f->ra->out_scores,
 								  f->ra->out_counts);
+	note_searched_again(st);
 	t_end = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_SEARCH, f->started, t_end);
 	if (st != GPUIR_CUDA_OK)

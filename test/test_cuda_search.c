@@ -1039,8 +1039,10 @@ static uint64_t spilled_total;
  * 100 whose tiles emit more spill and are searched again with their full
  * regions, then with no short region (0): each checked against the
  * reference; no query spills with 0, at most those with k >= 100 that are
- * not AND with 1 (a BMW query may run as OR).  Those that spilled are
- * added to spilled_total (main checks that some did).
+ * not AND with 1 (a BMW query may run as OR), and the thread's count
+ * (gpuir_cuda_search_take_searched_again, what the GPU service reports)
+ * is the statistics'.  Those that spilled are added to spilled_total
+ * (main checks that some did).
  */
 static void
 test_short_room(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
@@ -1062,11 +1064,18 @@ test_short_room(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Ba
 
 		out_alloc(&o, &b);
 		snprintf(label, sizeof(label), "%s, short room %u", bs->name, rooms[i]);
+		(void) gpuir_cuda_search_take_searched_again();
 		gpuir_cuda_search_set_short_room(rooms[i]);
 		rc = run_debug_checked(r, s, sc, &b, &o, &st, label);
 		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
 		if (rc == GPUIR_CUDA_OK)
 		{
+			const uint64_t again = gpuir_cuda_search_take_searched_again();
+
+			snprintf(what, sizeof(what),
+					 "%s/%s: the thread's count of queries searched again (%llu) is the batch's",
+					 s->spec.name, label, (unsigned long long) again);
+			check(again == st.spilled_queries, what);
 			snprintf(what, sizeof(what), "%s/%s: %llu queries spilled (at most %u)",
 					 s->spec.name, label, (unsigned long long) st.spilled_queries,
 					 rooms[i] == 0 ? 0 : eligible);
