@@ -399,8 +399,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			bound is near the lists' and rarely below the threshold, and
  *			full tiles cost less a posting than the lookups.  The output
  *			is exactly OR's.  Needs the segment's impact arrays and idf
- *			>= 0; otherwise the query runs as OR.  Corrupt posting blocks are
- *			reported only if they are decoded (every block of a list the
+ *			>= 0; otherwise the query runs as OR.  Corrupt posting blocks
+ *			are reported only if they are decoded (every block of a list the
  *			batch decodes once; else those of the tiles not skipped; the
  *			block directory is always checked in full), like the CPU
  *			engine's BMW.
@@ -442,8 +442,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * launches on stream (batches whose candidates would take more than 1
  * GiB run in several chunks; an OR query with k >= 100 reserves room for
  * a few tiles' k keys, and one whose keys spill is searched again before
- * the call returns, see gpuir_cuda_search_set_short_room; the lists of the batch's OR and BMW queries
- * are first decoded once into the workspace, 8 bytes a posting plus 8 a
+ * the call returns, see gpuir_cuda_search_set_short_room; the lists of
+ * the batch's OR and BMW queries are first decoded once into the workspace, 8 bytes a posting plus 8 a
  * block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2 GiB; the rest is
  * decoded by the tiles that read it), copies the results back into the
  * pinned buffer with one copy and synchronizes.  The workspace and the pinned
@@ -452,8 +452,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * allocates nothing once they are large enough (but for a little host
  * memory when a query spilled its short candidate room and is searched
  * again: the workspace is reserved for that search at the start);
- * gpuir_cuda_workspace_release frees them.  Every list a query uses is checked like the CPU engine
- * checks it: its block directory on the host before the launch (the
+ * gpuir_cuda_workspace_release frees them.  Every list a query uses is
+ * checked like the CPU engine checks it: its block directory on the host before the launch (the
  * segment's prefix counts: last docIDs increasing and below ndocs, extents
  * inside the payload), its blocks as they are decoded (128 postings except
  * a list's last, ending at its block_last).

@@ -238,6 +238,17 @@ gpuir_part_needed(uint64_t n, uint32_t k)
 	return n > (uint64_t) 2 * GPUIR_PART_SLICES * k && n > 16384;
 }
 
+/*
+ * region_keys: the keys of a query's candidate region of capacity cap, k
+ * wanted: cap, then room for the partial selections' results when it may
+ * need them (GpuirSearchWork.cand_cap)
+ */
+static inline uint64_t
+region_keys(uint64_t cap, uint32_t k)
+{
+	return cap + (gpuir_part_needed(cap, k) ? (uint64_t) GPUIR_PART_SLICES * k : 0);
+}
+
 /* the AND kernel and BMW's seed and MaxScore kernels (they read GpuirSearchWork) */
 #include "gpuir_search_and.cuh"
 #include "gpuir_search_maxscore.cuh"
@@ -384,12 +395,12 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
  * gpuir_tile_hist_raise: every thread of the tile kernel, after a tile of
  * a query with k >= GPUIR_HIST_MIN_K emitted its candidates (sm.cur, their
  * scores in sm.acc: matched, not deleted, at least the threshold, fully
- * scored): counts each candidate scoring above 0 and at least base (float
- * bits: GpuirSearchWork.hist_base; 0 counts every such one) in the query's histogram
- * hist[GPUIR_HIST_BUCKETS] (zero before the batch), then raises
- * thr to the lower edge of the highest bucket b such that the candidates
- * counted in buckets >= b, from every tile of the query so far, are at
- * least k.  They are k distinct documents (a document is a candidate of one
+ * scored): counts each candidate scoring above 0 and at least base
+ * (float bits: GpuirSearchWork.hist_base; 0 counts every such one) in the
+ * query's histogram hist[GPUIR_HIST_BUCKETS] (zero before the batch), then
+ * raises thr to the lower edge of the highest bucket b such that the
+ * candidates counted in buckets >= b, from every tile of the query so far,
+ * are at least k.  They are k distinct documents (a document is a candidate of one
  * tile) scoring at least that edge, so it is a lower bound of the query's
  * k-th best score, as the threshold must be.  A tile alone publishes only
  * its own k-th best; for large k that is a low quantile of its scores and
@@ -498,9 +509,9 @@ gpuir_tile_hist_raise(GpuirTileSmem &sm, uint32_t k, uint32_t base, uint32_t *hi
  * query's threshold thr[wi], appends the tile's min(k, candidates) best
  * result keys to the query's candidate region cand[cand_off ..], counting
  * them in cand_count[wi], and raises thr[wi] when it kept k; for k >=
- * GPUIR_HIST_MIN_K, with hist (the batch's histograms, row qw.hist_row;
- * NULL when no query of the batch has such k), counts its candidates there
- * and raises thr[wi] from the counts (gpuir_tile_hist_raise).  BMW skips a
+ * GPUIR_HIST_MIN_K, counts its candidates in row qw.hist_row of hist (the
+ * batch's histograms) and raises thr[wi] from the counts
+ * (gpuir_tile_hist_raise).  BMW skips a
  * tile whose bound is below the threshold.  See gpuir_search_tile_kernel.
  */
 __device__ static void
@@ -609,7 +620,7 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 	}
 
 	/* large k: every tile's candidates so far, counted by score (uniform branch) */
-	if (hist != NULL && qw.hist_row != UINT32_MAX)
+	if (qw.hist_row != UINT32_MAX)
 		gpuir_tile_hist_raise(sm, qw.k, qw.hist_base,
 							  hist + (size_t) qw.hist_row * GPUIR_HIST_BUCKETS, &thr[wi]);
 }
@@ -1222,8 +1233,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 		if (w->mode == GPUIR_CUDA_MODE_OR && qq->k >= GPUIR_HIST_MIN_K &&
 			p->short_tiles > 0 && (uint64_t) p->short_tiles * qq->k < cap)
 		{
-			const uint64_t full = cap + (gpuir_part_needed(cap, qq->k)
-										 ? (uint64_t) GPUIR_PART_SLICES * qq->k : 0);
+			const uint64_t full = region_keys(cap, qq->k);
 
 			p->short_full_keys += full;
 			p->short_full_max = std::max(p->short_full_max, full);
@@ -1237,7 +1247,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 			p->used[qq->first_term + j] = 1;
 
 	/* chunking */
-	region = cap + (gpuir_part_needed(cap, qq->k) ? (uint64_t) GPUIR_PART_SLICES * qq->k : 0);
+	region = region_keys(cap, qq->k);
 	if (p->nchunks == 0 || (p->chunk_keys + region > GPUIR_CAND_BUDGET && p->chunk_keys > 0) ||
 		p->nwork - p->chunk_start[p->nchunks - 1] >= max_per_chunk)
 	{
@@ -1879,8 +1889,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
 				(dseg, dsc, d_work + w0, seeded ? d_live + i0 : d_items + i0, ni,
 				 seeded ? d_nlive + c : NULL, ntiles, d_next + 2 * c, d_terms, dec, d_thr + w0,
-				 d_cand, d_count + w0,
-				 p->nhist > 0 ? d_hist : NULL, d_corrupt, d_stats);
+				 d_cand, d_count + w0, d_hist, d_corrupt, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
 		}

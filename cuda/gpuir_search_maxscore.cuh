@@ -258,11 +258,12 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
  * the threshold are all the work, where the tiles would visit every tile
  * of the window), and one of several terms with a seed above 0 whose
  * essential lists (all of them when no suffix is non-essential) hold at
- * most 1 / share of its total postings.  The tiles pay for every tile of the window whatever the
- * lists hold, the MaxScore kernel only for the essential blocks whose
- * bound with the later lists' reaches the seed (gpuir_seed_emit_blocks),
- * and on text the seed leaves few of the long lists' blocks (H200, 40 M
- * documents: bench/results/2026-11-27-h200-bmw-worklists.md).
+ * most 1 / share of its total postings.  The tiles pay for every tile of
+ * the window whatever the lists hold, the MaxScore kernel only for the
+ * essential blocks whose bound with the later lists' reaches the seed
+ * (gpuir_seed_emit_blocks), and on text the seed leaves few of the long
+ * lists' blocks (H200, 40 M documents:
+ * bench/results/2026-11-27-h200-bmw-worklists.md).
  */
 __device__ static uint32_t
 gpuir_seed_split(const GpuirSearchWork &qw, const gpuir_cuda_term *qt, double *qrem, float seed,
