@@ -643,6 +643,27 @@ typedef struct GpuirSegmentHost
 } GpuirSegmentHost;
 
 /*
+ * corrupt_block: raise XX002 for block blkno of a segment of t's index:
+ * why (a block header a check refused, whole segment or list in transit)
+ */
+static void
+corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
+pg_attribute_noreturn();
+
+static void
+corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
+{
+	const GpuirRelFile *node = &t->hdr.node;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
+					GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
+					blkno, why)));
+	pg_unreachable();
+}
+
+/*
  * load_segment: read segment seg of t's index into h (when not whole, its
  * per-document arrays only: doclen and priors, and no block), in the
  * current memory context, checking every block header with GpuirListCheckHeader (the
@@ -695,10 +716,7 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 		const char *why = GpuirListCheckHeader(&dir[i], NULL, end, ndocs);
 
 		if (why != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
-							GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node), i, why)));
+			corrupt_block(t, i, why);
 		h->block_last[i] = dir[i].last_docid;
 		h->block_offset[i] = dir[i].payload_off;
 		for (int j = 0; j < GPUIR_BLOCK_IMPACTS; j++)
@@ -855,24 +873,6 @@ transit_list_cmp(const void *a, const void *b)
 	return (int) x->pruned - (int) y->pruned;
 }
 
-/* transit_corrupt_block: raise XX002 for block blkno of a segment of t's index: why */
-static void
-transit_corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
-pg_attribute_noreturn();
-
-static void
-transit_corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
-{
-	const GpuirRelFile *node = &t->hdr.node;
-
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("gpuir index %u/%u/%u: block %u of a segment: %s",
-					GPUIR_RELFILE_SPC(*node), GPUIR_RELFILE_DB(*node), GPUIR_RELFILE_REL(*node),
-					blkno, why)));
-	pg_unreachable();
-}
-
 /*
  * transit_read_headers: the block headers of list l of seg into l->dir
  * (checked as the CPU reader checks them: GpuirListCheckHeader with the
@@ -908,7 +908,7 @@ transit_read_headers(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData 
 		if (why == NULL && bend > payload_total)
 			why = "block extends past the segment's payload";
 		if (why != NULL)
-			transit_corrupt_block(t, l->first_block + i, why);
+			corrupt_block(t, l->first_block + i, why);
 	}
 	l->payload_off = l->dir[0].payload_off;
 	l->payload_bytes = end - l->payload_off;
@@ -1026,7 +1026,7 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
  * *written), as the CPU reader checks it (GpuirListCheckLengths): a block
  * whose header gives another length than its extent is refused there,
  * and the kernels would decode it (they read only inside it).  Raises as a
- * corrupt header does in transit_read_headers (transit_corrupt_block).
+ * corrupt header does in transit_read_headers (corrupt_block).
  */
 static void
 transit_check_lengths(const GpuirTaken *t, const TransitList *tl, uint32 nd, const char *images)
@@ -1043,7 +1043,7 @@ transit_check_lengths(const GpuirTaken *t, const TransitList *tl, uint32 nd, con
 									tl[i].dir, tl[i].nblocks,
 									tl[i].payload_off + tl[i].payload_bytes, &bad);
 		if (why != NULL)
-			transit_corrupt_block(t, tl[i].first_block + bad, why);
+			corrupt_block(t, tl[i].first_block + bad, why);
 	}
 }
 
