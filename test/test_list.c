@@ -255,7 +255,8 @@ test_damage(void)
  * GpuirListCheckLengths: a list as encoded passes; 4 bytes inserted after
  * a block (its extent grows, later offsets move) name that block, also
  * when the list starts past the payload's first byte and for its last
- * block (the end moved)
+ * block (the end moved); so does an extent 4 bytes shorter than the
+ * block's header says (the next block's offset, or the end, moved back)
  */
 static void
 test_lengths(void)
@@ -299,6 +300,14 @@ test_lengths(void)
 			check(GpuirListCheckLengths(padded + dir[1].payload_off, dir + 1, nb - 1,
 										list.payload_len + 4, &bad) != NULL && bad == b - 1,
 				  "a block shorter than its extent is named in a list starting later");
+
+		/* block b's extent 4 bytes short of its header: the next offset or the end moved */
+		memcpy(dir, list.dir, sizeof(GpuirBlockHeader) * nb);
+		if (b + 1 < nb)
+			dir[b + 1].payload_off -= 4;
+		check(GpuirListCheckLengths(list.payload, dir, nb,
+									list.payload_len - (b + 1 < nb ? 0 : 4), &bad) != NULL &&
+			  bad == b, "a block longer than its extent is named");
 	}
 }
 
