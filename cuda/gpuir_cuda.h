@@ -173,15 +173,19 @@ typedef struct gpuir_cuda_scoring
  * block directory's checks as prefix counts, so that a search checks each
  * list it uses in O(1) instead of walking its blocks on every call:
  *	h_bad[nblocks + 1]			h_bad[b]: blocks before b whose last docID is
- *								not below ndocs, whose extent is not 8 ..
+ *								not below ndocs, whose offset is not a
+ *								multiple of 4, whose extent is not 8 ..
  *								GPUIR_BLOCK_MAX_BYTES bytes, or whose header
- *								gives another length than the extent
- *								(GpuirCodecBlockBytes: the CPU reader
+ *								is unsound or gives another length than the
+ *								extent (GpuirCodecBlockBytes: the CPU reader
  *								refuses such a block, GpuirListDecodeBlock)
  *	h_desc[nblocks + 1]			h_desc[b]: blocks b' < b, b' > 0, whose last
  *								docID is not above block b' - 1's
  * A list of blocks [f, f + n) passes when h_bad[f + n] == h_bad[f] and
- * h_desc[f + n] == h_desc[f + 1] (no descent inside the list).
+ * h_desc[f + n] == h_desc[f + 1] (no descent inside the list).  A search
+ * refuses a list that does not pass before any kernel runs, and its kernels
+ * take these checks as made: they read a block's directory entry and header
+ * unchecked (gpuir_warp_decode_listed_block, cuda/gpuir_decode.cuh).
  */
 #define GPUIR_CUDA_BLOCK_IMPACTS	GPUIR_BLOCK_IMPACTS	/* src/gpuirlist.h */
 
@@ -561,11 +565,13 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_finish(gpuir_cuda_sear
  *
  * gpuir_cuda_list_image_bytes gives its size (a multiple of 16, so that
  * images packed one after another stay aligned), gpuir_cuda_list_image_*
- * the word offsets of its parts.  The image's host writer checks its block
- * headers (GpuirListCheckHeader with the previous block: last docIDs
- * increasing and below ndocs, extents 8 .. GPUIR_BLOCK_MAX_BYTES); the
- * search's own directory check of a transit segment then passes by
- * construction.
+ * the word offsets of its parts.  The image's host writer must check its
+ * blocks' directory entries (GpuirListCheckHeader with the previous block:
+ * last docIDs increasing and below ndocs, offsets multiples of 4, extents
+ * 8 .. GPUIR_BLOCK_MAX_BYTES) and headers (GpuirListCheckLengths: each
+ * sound, with its extent's length), since the kernels read them unchecked
+ * (see h_bad above); the search's own directory check of a transit segment
+ * then passes by construction.
  */
 static inline uint64_t
 gpuir_cuda_list_image_bytes(uint32_t nblocks, uint32_t payload_bytes)

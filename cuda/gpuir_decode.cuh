@@ -30,6 +30,10 @@
  * increasing and < n, docIDs below 0xFFFFFFFF, tf - 1 below 0xFFFFFFFF).
  * test/test_cuda_decode.c checks, on random and corrupted blocks, that
  * both decoders give the same postings and the same corruption verdict.
+ * The search kernels decode a list's blocks, whose directory entries and
+ * headers the host checked when it put them on the device, with
+ * gpuir_warp_decode_listed_block: the header's checks are not made again
+ * there (they cost AND 13-14% of its throughput on an H200), the rest are.
  *
  *-------------------------------------------------------------------------
  */
@@ -75,6 +79,27 @@ struct GpuirBlockLayout
 };
 
 /*
+ * gpuir_section_layout: fill *s for a section of n postings whose header is
+ * (w, e, h) and whose bytes start at byte off of its block (a multiple of
+ * 4), with no check: the header is a sound one (gpuir_section_check).
+ */
+__host__ __device__ static inline void
+gpuir_section_layout(uint32_t off, int n, int w, int e, int h, GpuirSectionLayout *s)
+{
+	const uint32_t packed = 4 * (((uint32_t) n * w + 31) / 32);
+	const uint32_t padded = ((uint32_t) e + 3) & ~3u;
+	const uint32_t high = 4 * (((uint32_t) e * h + 31) / 32);
+
+	s->w = w;
+	s->e = e;
+	s->h = h;
+	s->word = off / 4;
+	s->pos_byte = off + packed;
+	s->high_word = (off + packed + padded) / 4;
+	s->bytes = packed + padded + high;
+}
+
+/*
  * gpuir_section_check: validate one section header (w, e, h) whose bytes
  * start at byte off of a block with avail bytes available; fill *s.  Same
  * rules as section_check in src/gpuircodec.c.  off is a multiple of 4.
@@ -83,28 +108,28 @@ __host__ __device__ static inline bool
 gpuir_section_check(size_t avail, uint32_t off, int n, int w, int e, int h,
 					GpuirSectionLayout *s)
 {
-	uint32_t	packed,
-				padded,
-				high,
-				size;
-
 	if (w > 32 || e > n || h > 32 || (e > 0 && (w + h > 32 || h == 0)) ||
 		(e == 0 && h != 0))
 		return false;
-	packed = 4 * (((uint32_t) n * w + 31) / 32);
-	padded = ((uint32_t) e + 3) & ~3u;
-	high = 4 * (((uint32_t) e * h + 31) / 32);
-	size = packed + padded + high;
-	if (off > avail || size > avail - off)
-		return false;
-	s->w = w;
-	s->e = e;
-	s->h = h;
-	s->word = off / 4;
-	s->pos_byte = off + packed;
-	s->high_word = (off + packed + padded) / 4;
-	s->bytes = size;
-	return true;
+	gpuir_section_layout(off, n, w, e, h, s);
+	return off <= avail && s->bytes <= avail - off;
+}
+
+/*
+ * gpuir_block_layout_of: the layout of a block whose 8 header bytes hdr
+ * were found sound where the block was written to the device
+ * (GpuirCodecBlockBytes on the host: the segment upload's directory checks
+ * and the list images' writer, gpuir_cuda.h), computed with no check.
+ */
+__host__ __device__ static inline void
+gpuir_block_layout_of(const uint8_t *hdr, GpuirBlockLayout *l)
+{
+	const int	n = hdr[0] + 1;
+
+	l->n = n;
+	gpuir_section_layout(GPUIR_BLOCK_HEADER, n, hdr[1], hdr[2], hdr[3], &l->gap);
+	gpuir_section_layout(GPUIR_BLOCK_HEADER + l->gap.bytes, n, hdr[4], hdr[5], hdr[6], &l->tf);
+	l->total_bytes = GPUIR_BLOCK_HEADER + l->gap.bytes + l->tf.bytes;
 }
 
 /*
@@ -362,16 +387,19 @@ gpuir_section_value(const uint8_t *__restrict__ in, const GpuirSectionLayout &s,
 
 /*
  * gpuir_block_tf: the tf of posting i (< l.n) of the block at in, whose
- * layout l came from gpuir_warp_decode_block (which checked the tf
- * section as GpuirCodecCheckTf does), read by the calling thread alone;
+ * layout l came from gpuir_warp_decode_block or
+ * gpuir_warp_decode_listed_block (which checked the tf section as
+ * GpuirCodecCheckTf does), read by the calling thread alone;
  * false when the stored tf - 1 is 0xFFFFFFFF (that check has then already
- * called the block corrupt: a second line of defence).
+ * called the block corrupt: a second line of defence).  LISTED: the
+ * block is a listed block (gpuir_warp_decode_listed_block), 4-byte aligned.
  */
+template <bool LISTED = false>
 __device__ static inline bool
 gpuir_block_tf(const uint8_t *__restrict__ in, const GpuirBlockLayout &l, uint32_t i,
 			   uint32_t *tf)
 {
-	const uint32_t v = ((reinterpret_cast<uintptr_t>(in) & 3) == 0)
+	const uint32_t v = (LISTED || (reinterpret_cast<uintptr_t>(in) & 3) == 0)
 		? gpuir_section_value<true>(in, l.tf, i)
 		: gpuir_section_value<false>(in, l.tf, i);
 
@@ -379,26 +407,11 @@ gpuir_block_tf(const uint8_t *__restrict__ in, const GpuirBlockLayout &l, uint32
 	return v != 0xFFFFFFFFu;
 }
 
-/* gpuir_warp_decode_block for a block at an aligned (ALIGNED) or any address */
-template <bool ALIGNED, GpuirUnpack UNPACK>
-__device__ static inline int
-gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_t prev,
-						   bool want_docids, bool want_tfs,
-						   uint32_t docid[GPUIR_DECODE_PER_LANE],
-						   uint32_t tf[GPUIR_DECODE_PER_LANE], uint32_t *patch,
-						   GpuirBlockLayout *layout)
+/* the 8 header bytes of the block at in, read by every lane */
+template <bool ALIGNED>
+__device__ static inline void
+gpuir_block_header(const uint8_t *__restrict__ in, uint8_t hdr[GPUIR_BLOCK_HEADER])
 {
-	const uint32_t lane = threadIdx.x & 31;
-	uint8_t		hdr[GPUIR_BLOCK_HEADER];
-	GpuirBlockLayout l;
-	int			n;
-	bool		bad = false;
-
-#pragma unroll
-	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
-		docid[r] = tf[r] = 0;
-	if (avail < GPUIR_BLOCK_HEADER)
-		return GPUIR_CUDA_BLOCK_CORRUPT;
 	for (int k = 0; k < 2; k++)
 	{
 		uint32_t	w = gpuir_load_word<ALIGNED>(in, k);
@@ -406,12 +419,24 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 		for (int b = 0; b < 4; b++)
 			hdr[4 * k + b] = (uint8_t) (w >> (8 * b));
 	}
-	/* uniform: every lane sees the same header */
-	if (!gpuir_block_layout(hdr, avail, &l))
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	n = l.n;
-	if (layout != NULL)
-		*layout = l;
+}
+
+/*
+ * gpuir_warp_decode_sections: the sections of the block at in, an aligned
+ * (ALIGNED) or any address, whose header is sound and gives layout l
+ * (gpuir_warp_decode_block's work after the header; arguments and result
+ * as there, the outputs zeroed by the caller)
+ */
+template <bool ALIGNED, GpuirUnpack UNPACK>
+__device__ static inline int
+gpuir_warp_decode_sections(const uint8_t *__restrict__ in, const GpuirBlockLayout &l,
+						   uint32_t prev, bool want_docids, bool want_tfs,
+						   uint32_t docid[GPUIR_DECODE_PER_LANE],
+						   uint32_t tf[GPUIR_DECODE_PER_LANE], uint32_t *patch, bool single_tfs)
+{
+	const uint32_t lane = threadIdx.x & 31;
+	const int	n = l.n;
+	bool		bad = false;
 
 	if (want_docids)
 	{
@@ -471,13 +496,13 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 	}
 	/*
 	 * The tf section: unpacked and checked when the tfs are wanted.  When
-	 * the caller will read single tfs instead (gpuir_block_tf; layout given),
+	 * the caller will read single tfs instead (gpuir_block_tf; single_tfs),
 	 * it is checked as the CPU reader checks a block it decodes without its
 	 * tfs (GpuirCodecCheckTf): every value where one can reach 0xFFFFFFFF
 	 * (w + h >= 32: tfs of 2^31 and more, never in a real index), else the
 	 * exception positions.
 	 */
-	if (want_tfs || (layout != NULL && l.tf.w + l.tf.h >= 32))
+	if (want_tfs || (single_tfs && l.tf.w + l.tf.h >= 32))
 	{
 		uint32_t	v[GPUIR_DECODE_PER_LANE];
 
@@ -493,7 +518,7 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 						tf[r] = v[r] + 1;
 				}
 	}
-	else if (layout != NULL && l.tf.e > 0)
+	else if (single_tfs && l.tf.e > 0)
 	{
 		uint32_t	posw;
 
@@ -513,7 +538,9 @@ gpuir_warp_decode_block_at(const uint8_t *__restrict__ in, size_t avail, uint32_
 /*
  * gpuir_warp_decode_block: decode one posting block with the 32 lanes of
  * the calling warp (every lane must call it, with the same arguments, and
- * the whole warp must be converged).  Ding et al. 2009, section 6.2.
+ * the whole warp must be converged), checking it all as the CPU reader
+ * does, its header included (gpuir_warp_decode_listed_block trusts a
+ * header checked on the host).  Ding et al. 2009, section 6.2.
  *
  * Inputs:
  *	in[0..avail)	the block's bytes in global memory (read only within
@@ -545,11 +572,60 @@ gpuir_warp_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t p
 						uint32_t *patch, GpuirBlockLayout *layout = NULL)
 {
 	/* uniform: the same address in every lane */
-	if ((reinterpret_cast<uintptr_t>(in) & 3) == 0)
-		return gpuir_warp_decode_block_at<true, UNPACK>(in, avail, prev, want_docids,
-														want_tfs, docid, tf, patch, layout);
-	return gpuir_warp_decode_block_at<false, UNPACK>(in, avail, prev, want_docids,
-													 want_tfs, docid, tf, patch, layout);
+	const bool	aligned = (reinterpret_cast<uintptr_t>(in) & 3) == 0;
+	uint8_t		hdr[GPUIR_BLOCK_HEADER];
+	GpuirBlockLayout l;
+
+#pragma unroll
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		docid[r] = tf[r] = 0;
+	if (avail < GPUIR_BLOCK_HEADER)
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	if (aligned)
+		gpuir_block_header<true>(in, hdr);
+	else
+		gpuir_block_header<false>(in, hdr);
+	/* uniform: every lane sees the same header */
+	if (!gpuir_block_layout(hdr, avail, &l))
+		return GPUIR_CUDA_BLOCK_CORRUPT;
+	if (layout != NULL)
+		*layout = l;
+	if (aligned)
+		return gpuir_warp_decode_sections<true, UNPACK>(in, l, prev, want_docids, want_tfs,
+														docid, tf, patch, layout != NULL);
+	return gpuir_warp_decode_sections<false, UNPACK>(in, l, prev, want_docids, want_tfs,
+													 docid, tf, patch, layout != NULL);
+}
+
+/*
+ * gpuir_warp_decode_listed_block: gpuir_warp_decode_block for a block of a
+ * list on the device (a segment's or a list image's), whose header the
+ * host found sound with its extent's length when it wrote the block there
+ * (GpuirCodecBlockBytes: gpuir_cuda_segment_upload's directory checks,
+ * the list images' writer; gpuir_cuda.h) and which starts 4-byte aligned:
+ * the layout is taken from the header unchecked, and every word is read
+ * whole.  The rest (exception positions, docIDs, tfs) is checked as there.
+ */
+template <GpuirUnpack UNPACK = GPUIR_UNPACK_WORDS>
+__device__ static inline int
+gpuir_warp_decode_listed_block(const uint8_t *__restrict__ in, uint32_t prev,
+							   bool want_docids, bool want_tfs,
+							   uint32_t docid[GPUIR_DECODE_PER_LANE],
+							   uint32_t tf[GPUIR_DECODE_PER_LANE], uint32_t *patch,
+							   GpuirBlockLayout *layout = NULL)
+{
+	uint8_t		hdr[GPUIR_BLOCK_HEADER];
+	GpuirBlockLayout l;
+
+#pragma unroll
+	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
+		docid[r] = tf[r] = 0;
+	gpuir_block_header<true>(in, hdr);
+	gpuir_block_layout_of(hdr, &l);
+	if (layout != NULL)
+		*layout = l;
+	return gpuir_warp_decode_sections<true, UNPACK>(in, l, prev, want_docids, want_tfs,
+													docid, tf, patch, layout != NULL);
 }
 
 #endif							/* GPUIR_DECODE_CUH */

@@ -21,7 +21,7 @@
  * document's first term (no clearing), and the tile's candidates and its
  * top-k selection walk the set bits of the match bitmap.  The blocks of a
  * list that overlap the tile are found by binary search on block_last and
- * decoded with gpuir_warp_decode_block (section 6.2), the tile's eight
+ * decoded with gpuir_warp_decode_listed_block (section 6.2), the tile's eight
  * warps taking different blocks of the list at once; a block spanning
  * several tiles is decoded by each of them (at most one extra decode per
  * list and tile).
@@ -280,7 +280,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						   float *__restrict__ dec_ub, float *__restrict__ dec_top, bool bmw,
 						   uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
-	/* each warp's decode scratch (gpuir_warp_decode_block's patch) */
+	/* each warp's decode scratch (gpuir_warp_decode_listed_block's patch) */
 	__shared__ __align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	const uint32_t g = blockIdx.x * (GPUIR_SEARCH_THREADS / 32) + (threadIdx.x >> 5);
 	const uint32_t lane = threadIdx.x & 31;

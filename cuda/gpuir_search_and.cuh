@@ -211,7 +211,7 @@ gpuir_and_found(const uint8_t *in, const GpuirBlockLayout &lay, uint32_t p, uint
 {
 	uint32_t	tf;
 
-	if (!gpuir_block_tf(in, lay, p, &tf))
+	if (!gpuir_block_tf<true>(in, lay, p, &tf))
 		sm.bad = 1;
 	row[sm.cslot[i]] = tf;
 	sm.keep[i] = 1;

@@ -50,7 +50,7 @@ struct GpuirTileSmem
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
 	uint32_t	hsum[GPUIR_SEARCH_WARPS];	/* gpuir_tile_hist_raise: the warps' counts */
-	/* each warp's decode scratch (gpuir_warp_decode_block's patch) */
+	/* each warp's decode scratch (gpuir_warp_decode_listed_block's patch) */
 	__align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 };
 
@@ -300,14 +300,18 @@ gpuir_warp_block_range(const uint32_t *__restrict__ block_last, uint32_t fb, uin
 /*
  * gpuir_tile_decode: decode block b of a list (blocks [fb, fb + nblocks),
  * npostings postings) with the calling warp, checked as the CPU reader
- * checks it (GpuirListDecodeBlock, src/gpuirlist.h): the extent lies inside
- * the payload and is at most GPUIR_BLOCK_MAX_BYTES, the block decodes,
- * holds 128 postings (the list's last block: the rest) and, when its
- * docIDs are decoded (want_docids), ends at block_last[b] < ndocs.  With
- * layout not NULL and want_tfs false, single tfs may then be read with
- * gpuir_block_tf (gpuir_warp_decode_block, as is patch: the warp's scratch
- * in shared memory; UNPACK: GpuirUnpack).  Returns the count (same in
- * every lane; doc[r], tf[r] of posting 4 lane + r) or
+ * checks it (GpuirListDecodeBlock, src/gpuirlist.h).  Its directory entry
+ * and header were checked on the host before any kernel reads them (the
+ * extent inside the payload, 8 .. GPUIR_BLOCK_MAX_BYTES bytes, 4-byte
+ * aligned, the header's length that of the extent, block_last below ndocs
+ * and increasing in the list: the segment's prefix counts h_bad and
+ * h_desc, or the list images' writer; gpuir_cuda.h), so the block is
+ * decoded with gpuir_warp_decode_listed_block; here it must hold 128
+ * postings (the list's last block: the rest) and, when its docIDs are
+ * decoded (want_docids), end at block_last[b].  With layout not NULL and
+ * want_tfs false, single tfs may then be read with gpuir_block_tf (patch:
+ * the warp's scratch in shared memory; UNPACK: GpuirUnpack).  Returns the
+ * count (same in every lane; doc[r], tf[r] of posting 4 lane + r) or
  * GPUIR_CUDA_BLOCK_CORRUPT.
  */
 template <GpuirUnpack UNPACK = GPUIR_UNPACK_WORDS>
@@ -318,9 +322,6 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 				  GpuirBlockLayout *layout = NULL)
 {
 	const uint32_t fb = term.first_block;
-	const uint32_t off = seg.block_offset[b];
-	const uint32_t end = seg.block_offset[b + 1];
-	const uint32_t last = seg.block_last[b];
 	const uint32_t prev = (b > fb) ? seg.block_last[b - 1] : GPUIR_FIRST_PREV_DOCID;
 	const int	expect = (b + 1 < fb + term.nblocks) ? GPUIR_CUDA_BLOCK_SIZE
 		: (int) (term.npostings - (uint32_t) GPUIR_CUDA_BLOCK_SIZE * (term.nblocks - 1));
@@ -328,12 +329,8 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 	int			n;
 	bool		bad = false;
 
-	/* uniform: every lane read the same directory entries */
-	if (end < off || end > seg.payload_bytes || end - off > GPUIR_BLOCK_MAX_BYTES ||
-		last >= seg.ndocs || (b > fb && last <= prev))
-		return GPUIR_CUDA_BLOCK_CORRUPT;
-	n = gpuir_warp_decode_block<UNPACK>(seg.payload + off, end - off, prev, want_docids,
-										want_tfs, doc, tf, patch, layout);
+	n = gpuir_warp_decode_listed_block<UNPACK>(seg.payload + seg.block_offset[b], prev,
+											   want_docids, want_tfs, doc, tf, patch, layout);
 	if (n != expect)
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	if (!want_docids)
@@ -341,7 +338,7 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
 #pragma unroll
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		if (GPUIR_DECODE_PER_LANE * lane + r == (uint32_t) n - 1)
-			bad = (doc[r] != last);
+			bad = (doc[r] != seg.block_last[b]);
 	if (__any_sync(0xFFFFFFFFu, bad))
 		return GPUIR_CUDA_BLOCK_CORRUPT;
 	return n;

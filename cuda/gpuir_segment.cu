@@ -69,8 +69,8 @@ directory_checks(gpuir_cuda_segment *s, const uint8_t *payload, const uint32_t *
 	for (uint32_t b = 0; b < nb; b++)
 	{
 		const uint32_t ext = block_offset[b + 1] - block_offset[b];
-		const bool	bad = block_last[b] >= s->ndocs || ext < GPUIR_BLOCK_HEADER ||
-			ext > GPUIR_BLOCK_MAX_BYTES ||
+		const bool	bad = block_last[b] >= s->ndocs || block_offset[b] % 4 != 0 ||
+			ext < GPUIR_BLOCK_HEADER || ext > GPUIR_BLOCK_MAX_BYTES ||
 			GpuirCodecBlockBytes(payload + block_offset[b], ext) != (long) ext;
 		const bool	desc = b > 0 && block_last[b] <= block_last[b - 1];
 

@@ -25,6 +25,27 @@
 /* gpuir_cuda_decode_tf_single's setting: tfs read one by one (1), the first alone (2) */
 static int	tf_single = 0;
 
+/* gpuir_cuda_decode_listed's setting */
+static int	listed_blocks = 0;
+
+/*
+ * listed_gate: whether the block at in, with avail bytes available to it,
+ * passes the host's gate for a list's block on the device (4-byte aligned,
+ * its header sound and giving the length avail: gpuir_cuda_segment_upload's
+ * directory checks), so that gpuir_warp_decode_listed_block may decode it
+ */
+__device__ static bool
+listed_gate(const uint8_t *in, size_t avail)
+{
+	uint8_t		hdr[GPUIR_BLOCK_HEADER];
+	GpuirBlockLayout l;
+
+	if ((reinterpret_cast<uintptr_t>(in) & 3) != 0 || avail < GPUIR_BLOCK_HEADER)
+		return false;
+	gpuir_block_header<true>(in, hdr);
+	return gpuir_block_layout(hdr, avail, &l) && l.total_bytes == avail;
+}
+
 /*
  * gpuir_decode_blocks_kernel: grid of ceil(nblocks / 4) thread blocks x 128
  * threads; warp w of thread block x decodes posting block b = 4 x + w (if
@@ -40,7 +61,9 @@ static int	tf_single = 0;
  * with the block's layout; with single = 2 only the first posting's tf is
  * read (the others stay 0), so the verdict is the decode's check alone.
  * The single modes unpack as the AND kernel does (GPUIR_UNPACK_VALUES),
- * the others as the tile kernels do (GPUIR_UNPACK_WORDS).
+ * the others as the tile kernels do (GPUIR_UNPACK_WORDS).  With listed set,
+ * a block that passes listed_gate is decoded as a list's block
+ * (gpuir_warp_decode_listed_block), as the search kernels decode them.
  */
 __global__ void __launch_bounds__(32 * DECODE_WARPS)
 gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_bytes,
@@ -50,7 +73,7 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 						   uint32_t *__restrict__ docids,
 						   uint32_t *__restrict__ tfs,
 						   int32_t *__restrict__ counts,
-						   uint32_t *__restrict__ ncorrupt, int single)
+						   uint32_t *__restrict__ ncorrupt, int single, int listed)
 {
 	/* each warp's decode scratch (gpuir_warp_decode_block's patch) */
 	__shared__ __align__(GPUIR_PATCH_ALIGN) uint32_t patch[DECODE_WARPS][GPUIR_BLOCK_SIZE];
@@ -59,6 +82,8 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 	size_t		out,
 				avail;
 	uint32_t	off;
+	const uint8_t *in;
+	bool		as_listed;
 	uint32_t	docid[GPUIR_DECODE_PER_LANE],
 				tf[GPUIR_DECODE_PER_LANE];
 	int			count;
@@ -70,22 +95,30 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 	avail = (off <= payload_bytes) ? payload_bytes - off : 0;
 	if (block_bytes != NULL && block_bytes[b] < avail)
 		avail = block_bytes[b];
+	in = avail > 0 ? payload + off : payload;
+	as_listed = listed != 0 && listed_gate(in, avail);	/* uniform */
 	if (single != 0 && tfs != NULL)
 	{
-		const uint8_t *in = avail > 0 ? payload + off : payload;
 		GpuirBlockLayout lay;
 		bool		bad = false;
 
-		count = gpuir_warp_decode_block<GPUIR_UNPACK_VALUES>(in, avail, prev_docids[b],
-															docids != NULL, false, docid, tf,
-															patch[threadIdx.x >> 5], &lay);
+		count = as_listed
+			? gpuir_warp_decode_listed_block<GPUIR_UNPACK_VALUES>(in, prev_docids[b],
+																  docids != NULL, false, docid,
+																  tf, patch[threadIdx.x >> 5],
+																  &lay)
+			: gpuir_warp_decode_block<GPUIR_UNPACK_VALUES>(in, avail, prev_docids[b],
+														   docids != NULL, false, docid, tf,
+														   patch[threadIdx.x >> 5], &lay);
 #pragma unroll
 		for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 		{
 			const uint32_t i = GPUIR_DECODE_PER_LANE * lane + r;
 
 			tf[r] = 0;		/* also past the count and in a corrupt block */
-			if ((int) i < count && (single == 1 || i == 0) && !gpuir_block_tf(in, lay, i, &tf[r]))
+			if ((int) i < count && (single == 1 || i == 0) &&
+				!(as_listed ? gpuir_block_tf<true>(in, lay, i, &tf[r])
+				  : gpuir_block_tf(in, lay, i, &tf[r])))
 				bad = true;
 		}
 		if (__any_sync(0xFFFFFFFFu, bad))
@@ -96,10 +129,12 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 				docid[r] = tf[r] = 0;
 		}
 	}
+	else if (as_listed)
+		count = gpuir_warp_decode_listed_block(in, prev_docids[b], docids != NULL, tfs != NULL,
+											   docid, tf, patch[threadIdx.x >> 5]);
 	else
-		count = gpuir_warp_decode_block(avail > 0 ? payload + off : payload, avail,
-										prev_docids[b], docids != NULL, tfs != NULL, docid, tf,
-										patch[threadIdx.x >> 5]);
+		count = gpuir_warp_decode_block(in, avail, prev_docids[b], docids != NULL, tfs != NULL,
+										docid, tf, patch[threadIdx.x >> 5]);
 	for (int r = 0; r < GPUIR_DECODE_PER_LANE; r++)
 	{
 		if (docids != NULL)
@@ -135,7 +170,7 @@ gpuir_cuda_decode_blocks(const uint8_t *d_payload, size_t payload_bytes,
 	gpuir_decode_blocks_kernel<<<(nblocks + DECODE_WARPS - 1) / DECODE_WARPS, 32 * DECODE_WARPS,
 		0, (cudaStream_t) stream>>>
 		(d_payload, payload_bytes, d_block_offsets, d_block_bytes, d_prev_docids, nblocks,
-		 d_docids, d_tfs, d_counts, d_ncorrupt, tf_single);
+		 d_docids, d_tfs, d_counts, d_ncorrupt, tf_single, listed_blocks);
 	return gpuir_cuda_check(cudaGetLastError());
 }
 
@@ -144,6 +179,13 @@ extern "C" void
 gpuir_cuda_decode_tf_single(int mode)
 {
 	tf_single = mode;
+}
+
+/* gpuir_cuda_decode_listed: contract in cuda_decode_kernel.h */
+extern "C" void
+gpuir_cuda_decode_listed(int on)
+{
+	listed_blocks = on;
 }
 
 /* cudaMalloc of bytes (at least 4, so that 0 still gives a valid pointer) */

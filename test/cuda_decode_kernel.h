@@ -92,6 +92,19 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_decode_blocks(const uint8_t *
 extern GPUIR_CUDA_API void gpuir_cuda_decode_tf_single(int mode);
 
 /*
+ * gpuir_cuda_decode_listed: with on = 1, later gpuir_cuda_decode_blocks
+ * calls decode each block that the host would have let onto the device as
+ * part of a list (4-byte aligned, its header sound and giving the length
+ * of the bytes available to it: the gate of gpuir_cuda_segment_upload's
+ * directory checks, made here on the device) with
+ * gpuir_warp_decode_listed_block, as the search kernels do, and the rest
+ * as before (the outputs and verdicts must be the same as the CPU's
+ * either way); 0: every block with gpuir_warp_decode_block.  Test-only,
+ * not thread-safe.
+ */
+extern GPUIR_CUDA_API void gpuir_cuda_decode_listed(int on);
+
+/*
  * gpuir_cuda_decode_blocks_host: convenience wrapper of
  * gpuir_cuda_decode_blocks for host arrays (the GPU service keeps lists
  * resident instead).  Allocates device buffers with cudaMalloc,

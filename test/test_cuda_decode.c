@@ -318,6 +318,12 @@ test_random_lists(uint32_t nblocks)
 	run_batch(&b, 1, 2, 1, "random lists, tfs one by one");
 	run_batch(&b, 1, 3, 1, "random lists, first tf alone");
 	run_batch(&b, 0, 2, 1, "random lists, tfs only, one by one");
+	/* as the search kernels decode a list's blocks, their headers checked on the host */
+	gpuir_cuda_decode_listed(1);
+	run_batch(&b, 1, 1, 1, "random lists, listed");
+	run_batch(&b, 1, 0, 1, "random lists, listed, docIDs only");
+	run_batch(&b, 1, 2, 1, "random lists, listed, tfs one by one");
+	gpuir_cuda_decode_listed(0);
 	batch_free(&b);
 }
 
@@ -374,6 +380,16 @@ test_corruption(uint32_t nblocks)
 	run_batch(&b, 1, 2, 1, "corruption, tfs one by one");
 	run_batch(&b, 1, 3, 1, "corruption, first tf alone");
 	run_batch(&b, 1, 1, 0, "corruption, no block_bytes");
+	/*
+	 * the blocks whose header the host lets onto the device (sound, giving
+	 * their bytes' length) decoded as a list's: the rest of their checks
+	 * (exception positions, docIDs, tfs) must still give the CPU's verdict
+	 */
+	gpuir_cuda_decode_listed(1);
+	run_batch(&b, 1, 1, 1, "corruption, listed");
+	run_batch(&b, 1, 2, 1, "corruption, listed, tfs one by one");
+	run_batch(&b, 1, 3, 1, "corruption, listed, first tf alone");
+	gpuir_cuda_decode_listed(0);
 	batch_free(&b);
 }
 

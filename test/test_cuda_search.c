@@ -1309,6 +1309,46 @@ test_corruption(TestSeg *s, const gpuir_cuda_scoring *sc)
 		s->payload_bytes = saved_bytes;
 		free(padded);
 	}
+
+	/*
+	 * Every block 2 bytes past a 4-byte boundary (2 bytes before the
+	 * payload's first block), each extent still its block's length: the
+	 * kernels read a list's blocks in whole words (gpuir_warp_decode_listed_block),
+	 * so the upload's directory checks count every such block bad and a
+	 * query gets GPUIR_CUDA_CORRUPT in every mode
+	 */
+	{
+		uint8_t    *saved_payload = s->payload;
+		const size_t saved_bytes = s->payload_bytes;
+		uint8_t    *shifted = xmalloc(saved_bytes + 2);
+		gpuir_cuda_status st;
+
+		memset(shifted, 0, 2);
+		memcpy(shifted + 2, saved_payload, saved_bytes);
+		for (uint32_t i = 0; i <= s->nblocks_total; i++)
+			s->block_offset[i] += 2;
+		s->payload = shifted;
+		s->payload_bytes = saved_bytes + 2;
+		st = seg_upload(s);
+		snprintf(what, sizeof(what), "corruption (blocks not 4-byte aligned): upload %s",
+				 gpuir_cuda_status_string(st));
+		check(st == GPUIR_CUDA_OK, what);
+		if (st == GPUIR_CUDA_OK)
+			for (int mode = 0; mode < 3; mode++)
+			{
+				st = search_one(s, sc, t, mode, 10);
+				snprintf(what, sizeof(what),
+						 "corruption (blocks not 4-byte aligned), mode %d: status %s", mode,
+						 gpuir_cuda_status_string(st));
+				check(st == GPUIR_CUDA_CORRUPT, what);
+			}
+		gpuir_cuda_segment_free(&s->dev);
+		for (uint32_t i = 0; i <= s->nblocks_total; i++)
+			s->block_offset[i] -= 2;
+		s->payload = saved_payload;
+		s->payload_bytes = saved_bytes;
+		free(shifted);
+	}
 	check(seg_upload(s) == GPUIR_CUDA_OK, "corruption: segment restored");
 }
 
