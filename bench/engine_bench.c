@@ -22,6 +22,7 @@
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
  *		[--resample DOCS] [--maxscore-share N] [--maxscore-dense N]
+ *		[--decode-budget N]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -58,6 +59,10 @@
  *				than a posting for every N documents of the window runs
  *				as OR (gpuir_cuda_search_set_maxscore's dense; 0: no such
  *				limit); the library's default without it.
+ *	--decode-budget N: posting blocks a batch decodes once for its OR and
+ *				BMW queries' lists (gpuir_cuda_search_set_decode_budget;
+ *				0: none, every tile decodes the blocks it reads); the
+ *				library's default without it.
  *
  * What it does:
  *	1. Device: name, memory, and the card's copy bandwidth measured in this

@@ -187,6 +187,7 @@ batch_free(Batch *b)
 /* --maxscore-share and --maxscore-dense, -1 for the library's defaults (set in each device thread) */
 static int64_t maxscore_share = -1;
 static int64_t maxscore_dense = -1;
+static int64_t decode_budget = -1;	/* --decode-budget */
 
 /* device-to-device cudaMemcpy bandwidth; returns 0 or prints why not */
 static int
@@ -276,6 +277,7 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 #ifdef ENGINE_BENCH_HAVE_CUDA
 	maxscore_share = o->maxscore;
 	maxscore_dense = o->maxscore_dense;
+	decode_budget = o->decode_budget;
 	if (o->copy_mib > 0 && measure_copy(g, (size_t) o->copy_mib << 20, 10) == 0)
 		printf("copy bandwidth: device-to-device cudaMemcpy of %u MiB x 10: %.1f GB/s counting "
 			   "bytes read + bytes written (2 x bytes / time; the %%copy columns use it), "
@@ -335,6 +337,8 @@ run_job(DevJob *j)
 									   : GPUIR_CUDA_MAXSCORE_SHARE,
 									   maxscore_dense >= 0 ? (uint32_t) maxscore_dense
 									   : GPUIR_CUDA_MAXSCORE_DENSE);
+	if (decode_budget >= 0)
+		gpuir_cuda_search_set_decode_budget((uint32_t) decode_budget);
 #endif
 	if (j->nq == 0)
 	{

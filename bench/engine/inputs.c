@@ -32,7 +32,7 @@ usage(void)
 		   "         [--max-queries M (0: all)] [--check Q (50)] [--selfcheck Q (3)]\n"
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
-		   "         [--maxscore-share N] [--maxscore-dense N]\n"
+		   "         [--maxscore-share N] [--maxscore-dense N] [--decode-budget N]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
 		   "docs (--resample): one document a line, lexeme:tf lexeme:tf ...\n"
@@ -113,6 +113,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->copy_mib = 1024;
 	o->maxscore = -1;
 	o->maxscore_dense = -1;
+	o->decode_budget = -1;
 	o->verify = 1;
 	o->devices = 1;
 
@@ -217,6 +218,8 @@ parse_options(Options *o, int argc, char **argv)
 			o->maxscore = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--maxscore-dense") == 0)
 			o->maxscore_dense = (int64_t) parse_u64(name, val);
+		else if (strcmp(name, "--decode-budget") == 0)
+			o->decode_budget = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--devices") == 0)
 			o->devices = (int) parse_u64(name, val);
 		else if (strcmp(name, "--split") == 0)
