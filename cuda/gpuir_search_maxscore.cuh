@@ -96,6 +96,8 @@
 #define GPUIR_SEED_THREADS		256		/* seed kernel */
 #define GPUIR_MS_MAX_TERMS		32		/* longer queries stay on the tiles */
 
+#define GPUIR_SEED_LOADS		8		/* a seed pass's loads in flight per thread */
+
 static_assert(GPUIR_SEED_THREADS == 256, "one histogram bin a thread");
 
 /* shared memory of the seed kernel */
@@ -108,6 +110,28 @@ struct GpuirSeedSmem
 	uint32_t	ne;				/* essential terms of a query the MaxScore kernel takes, else 0 */
 	uint32_t	kept;			/* gpuir_seed_count_blocks' count */
 };
+
+/*
+ * gpuir_seed_load: a seed pass's values of the calling thread, round i0 (its
+ * first index, i0 = threadIdx.x + a multiple of GPUIR_SEED_LOADS x
+ * GPUIR_SEED_THREADS): v[j] = a[i0 + j * GPUIR_SEED_THREADS], or 0 past n.
+ * The GPUIR_SEED_LOADS loads are issued before any is used: the passes'
+ * shared-memory atomics, ballots and global stores would otherwise hold
+ * each load until the one before it was used (the compiler cannot move a
+ * load of a generic pointer above them), a chain of dependent loads that
+ * made one long list's seed cost tens of microseconds.
+ */
+__device__ static inline void
+gpuir_seed_load(const float *__restrict__ a, uint32_t n, uint32_t i0, float v[GPUIR_SEED_LOADS])
+{
+#pragma unroll
+	for (uint32_t j = 0; j < GPUIR_SEED_LOADS; j++)
+	{
+		const uint32_t i = i0 + j * GPUIR_SEED_THREADS;
+
+		v[j] = (i < n) ? __ldg(a + i) : 0.0f;
+	}
+}
 
 /*
  * A MaxScore work entry (gpuir_search_seed_kernel writes them, the MaxScore
@@ -201,12 +225,15 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 	/* the exponent byte */
 	sm.hist[t] = 0;
 	__syncthreads();
-	for (uint32_t i = t; i < n; i += GPUIR_SEED_THREADS)
+	for (uint32_t i0 = t; i0 < n; i0 += GPUIR_SEED_LOADS * GPUIR_SEED_THREADS)
 	{
-		const uint32_t u = __float_as_uint(top[i]);
+		float		v[GPUIR_SEED_LOADS];
 
-		if (top[i] > 0.0f)
-			atomicAdd(&sm.hist[u >> 23], 1u);
+		gpuir_seed_load(top, n, i0, v);
+#pragma unroll
+		for (uint32_t j = 0; j < GPUIR_SEED_LOADS; j++)
+			if (v[j] > 0.0f)	/* 0 past n */
+				atomicAdd(&sm.hist[__float_as_uint(v[j]) >> 23], 1u);
 	}
 	__syncthreads();
 	if (t < 32)
@@ -221,12 +248,19 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 	/* the next 8 bits of the values of that exponent */
 	sm.hist[t] = 0;
 	__syncthreads();
-	for (uint32_t i = t; i < n; i += GPUIR_SEED_THREADS)
+	for (uint32_t i0 = t; i0 < n; i0 += GPUIR_SEED_LOADS * GPUIR_SEED_THREADS)
 	{
-		const uint32_t u = __float_as_uint(top[i]);
+		float		v[GPUIR_SEED_LOADS];
 
-		if (top[i] > 0.0f && (u >> 23) == e)
-			atomicAdd(&sm.hist[(u >> 15) & 0xFF], 1u);
+		gpuir_seed_load(top, n, i0, v);
+#pragma unroll
+		for (uint32_t j = 0; j < GPUIR_SEED_LOADS; j++)
+		{
+			const uint32_t u = __float_as_uint(v[j]);
+
+			if (v[j] > 0.0f && (u >> 23) == e)
+				atomicAdd(&sm.hist[(u >> 15) & 0xFF], 1u);
+		}
 	}
 	__syncthreads();
 	if (t < 32)
@@ -327,8 +361,15 @@ gpuir_seed_count_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
 	if (threadIdx.x == 0)
 		sm.kept = 0;
 	__syncthreads();
-	for (uint32_t r = threadIdx.x; r < nb; r += GPUIR_SEED_THREADS)
-		n += gpuir_seed_keeps(dec.ub[doff + r], later, th) ? 1 : 0;
+	for (uint32_t r0 = threadIdx.x; r0 < nb; r0 += GPUIR_SEED_LOADS * GPUIR_SEED_THREADS)
+	{
+		float		v[GPUIR_SEED_LOADS];
+
+		gpuir_seed_load(dec.ub + doff, nb, r0, v);
+#pragma unroll
+		for (uint32_t j = 0; j < GPUIR_SEED_LOADS; j++)
+			n += (r0 + j * GPUIR_SEED_THREADS < nb && gpuir_seed_keeps(v[j], later, th)) ? 1 : 0;
+	}
 	for (int o = 16; o > 0; o >>= 1)
 		n += __shfl_xor_sync(0xFFFFFFFFu, n, o);
 	if ((threadIdx.x & 31) == 0)
@@ -359,21 +400,30 @@ gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
 		const uint32_t doff = dec.off[qw.first_term + e];
 		const double later = qrem[e];
 
-		/* whole warps go round together (the ballot) */
-		for (uint32_t r = threadIdx.x; r - lane < nb; r += GPUIR_SEED_THREADS)
+		/* whole warps go round together (the ballot; r - lane is the warp's) */
+		for (uint32_t r0 = threadIdx.x; r0 - lane < nb;
+			 r0 += GPUIR_SEED_LOADS * GPUIR_SEED_THREADS)
 		{
-			const bool	keep = r < nb && gpuir_seed_keeps(dec.ub[doff + r], later, th);
-			const unsigned m = __ballot_sync(0xFFFFFFFFu, keep);
-			uint32_t	base = 0;
+			float		v[GPUIR_SEED_LOADS];
 
-			if (m == 0)
-				continue;
-			if (lane == 0)
-				base = atomicAdd(ms_count, (uint32_t) __popc(m));
-			base = __shfl_sync(0xFFFFFFFFu, base, 0);
-			if (keep)
-				ms_work[base + __popc(m & ((1u << lane) - 1))] =
-					make_uint2(blockIdx.x, (e << GPUIR_MS_BLOCK_BITS) | r);
+			gpuir_seed_load(dec.ub + doff, nb, r0, v);
+#pragma unroll
+			for (uint32_t j = 0; j < GPUIR_SEED_LOADS; j++)
+			{
+				const uint32_t r = r0 + j * GPUIR_SEED_THREADS;
+				const bool	keep = r < nb && gpuir_seed_keeps(v[j], later, th);
+				const unsigned m = __ballot_sync(0xFFFFFFFFu, keep);
+				uint32_t	base = 0;
+
+				if (m == 0)
+					continue;
+				if (lane == 0)
+					base = atomicAdd(ms_count, (uint32_t) __popc(m));
+				base = __shfl_sync(0xFFFFFFFFu, base, 0);
+				if (keep)
+					ms_work[base + __popc(m & ((1u << lane) - 1))] =
+						make_uint2(blockIdx.x, (e << GPUIR_MS_BLOCK_BITS) | r);
+			}
 		}
 	}
 }
@@ -443,8 +493,16 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 		{
 			float		m = 0.0f;
 
-			for (uint32_t i = threadIdx.x; i < term.nblocks; i += GPUIR_SEED_THREADS)
-				m = fmaxf(m, dec.ub[doff + i]);
+			for (uint32_t i0 = threadIdx.x; i0 < term.nblocks;
+				 i0 += GPUIR_SEED_LOADS * GPUIR_SEED_THREADS)
+			{
+				float		v[GPUIR_SEED_LOADS];
+
+				gpuir_seed_load(dec.ub + doff, term.nblocks, i0, v);	/* 0 past the list */
+#pragma unroll
+				for (uint32_t j = 0; j < GPUIR_SEED_LOADS; j++)
+					m = fmaxf(m, v[j]);
+			}
 			u = gpuir_seed_max(m, sm);
 			if (term.nblocks >= qw.k)
 				seed = fmaxf(seed, gpuir_seed_kth(dec.top + doff, term.nblocks, qw.k, sm));
