@@ -1157,6 +1157,59 @@ search_one(const TestSeg *s, const gpuir_cuda_scoring *sc, uint32_t t, int mode,
 }
 
 /*
+ * corrupt_with_gap: s's arrays with n zero bytes inserted before block
+ * from (its offset and every later one moved by n), uploaded: the upload
+ * must succeed, a query over term t must get GPUIR_CUDA_CORRUPT in every
+ * mode and one over term other (unless UINT32_MAX) be answered; s's
+ * arrays are then restored, its device copy freed (name: the case)
+ */
+static void
+corrupt_with_gap(TestSeg *s, const gpuir_cuda_scoring *sc, uint32_t from, uint32_t n,
+				 uint32_t t, uint32_t other, const char *name)
+{
+	const uint32_t cut = s->block_offset[from];
+	uint8_t    *saved_payload = s->payload;
+	const size_t saved_bytes = s->payload_bytes;
+	uint8_t    *gapped = xmalloc(saved_bytes + n);
+	char		what[160];
+	gpuir_cuda_status st;
+
+	memcpy(gapped, saved_payload, cut);
+	memset(gapped + cut, 0, n);
+	memcpy(gapped + cut + n, saved_payload + cut, saved_bytes - cut);
+	for (uint32_t i = from; i <= s->nblocks_total; i++)
+		s->block_offset[i] += n;
+	s->payload = gapped;
+	s->payload_bytes = saved_bytes + n;
+	st = seg_upload(s);
+	snprintf(what, sizeof(what), "corruption (%s): upload %s", name, gpuir_cuda_status_string(st));
+	check(st == GPUIR_CUDA_OK, what);
+	if (st == GPUIR_CUDA_OK)
+	{
+		for (int mode = 0; mode < 3; mode++)
+		{
+			st = search_one(s, sc, t, mode, 10);
+			snprintf(what, sizeof(what), "corruption (%s), mode %d: status %s", name, mode,
+					 gpuir_cuda_status_string(st));
+			check(st == GPUIR_CUDA_CORRUPT, what);
+		}
+		if (other != UINT32_MAX)
+		{
+			st = search_one(s, sc, other, GPUIR_CUDA_MODE_OR, 10);
+			snprintf(what, sizeof(what), "corruption (%s): another list: status %s", name,
+					 gpuir_cuda_status_string(st));
+			check(st == GPUIR_CUDA_OK, what);
+		}
+	}
+	gpuir_cuda_segment_free(&s->dev);
+	for (uint32_t i = from; i <= s->nblocks_total; i++)
+		s->block_offset[i] -= n;
+	s->payload = saved_payload;
+	s->payload_bytes = saved_bytes;
+	free(gapped);
+}
+
+/*
  * Corrupt a copy of the segment's arrays in several ways: each must give
  * GPUIR_CUDA_CORRUPT for a query over the damaged list, and a query over
  * another list must still be answered.
@@ -1267,88 +1320,18 @@ test_corruption(TestSeg *s, const gpuir_cuda_scoring *sc)
 	 * bad and a query over its list gets GPUIR_CUDA_CORRUPT in every mode
 	 * (the kernels alone would decode it); another list is still answered
 	 */
-	{
-		const uint32_t b = s->first_block[t] + 1;
-		const uint32_t cut = s->block_offset[b + 1];
-		uint8_t    *saved_payload = s->payload;
-		const size_t saved_bytes = s->payload_bytes;
-		uint8_t    *padded = xmalloc(saved_bytes + 4);
-		gpuir_cuda_status st;
-
-		memcpy(padded, saved_payload, cut);
-		memset(padded + cut, 0, 4);
-		memcpy(padded + cut + 4, saved_payload + cut, saved_bytes - cut);
-		for (uint32_t i = b + 1; i <= s->nblocks_total; i++)
-			s->block_offset[i] += 4;
-		s->payload = padded;
-		s->payload_bytes = saved_bytes + 4;
-		st = seg_upload(s);
-		snprintf(what, sizeof(what), "corruption (block shorter than its extent): upload %s",
-				 gpuir_cuda_status_string(st));
-		check(st == GPUIR_CUDA_OK, what);
-		if (st == GPUIR_CUDA_OK)
-		{
-			for (int mode = 0; mode < 3; mode++)
-			{
-				st = search_one(s, sc, t, mode, 10);
-				snprintf(what, sizeof(what),
-						 "corruption (block shorter than its extent), mode %d: status %s", mode,
-						 gpuir_cuda_status_string(st));
-				check(st == GPUIR_CUDA_CORRUPT, what);
-			}
-			st = search_one(s, sc, other, GPUIR_CUDA_MODE_OR, 10);
-			snprintf(what, sizeof(what),
-					 "corruption (block shorter than its extent): another list: status %s",
-					 gpuir_cuda_status_string(st));
-			check(st == GPUIR_CUDA_OK, what);
-		}
-		gpuir_cuda_segment_free(&s->dev);
-		for (uint32_t i = b + 1; i <= s->nblocks_total; i++)
-			s->block_offset[i] -= 4;
-		s->payload = saved_payload;
-		s->payload_bytes = saved_bytes;
-		free(padded);
-	}
+	corrupt_with_gap(s, sc, s->first_block[t] + 2, 4, t, other,
+					 "block shorter than its extent");
 
 	/*
 	 * Every block 2 bytes past a 4-byte boundary (2 bytes before the
 	 * payload's first block), each extent still its block's length: the
-	 * kernels read a list's blocks in whole words (gpuir_warp_decode_listed_block),
-	 * so the upload's directory checks count every such block bad and a
-	 * query gets GPUIR_CUDA_CORRUPT in every mode
+	 * kernels read a list's blocks in whole words
+	 * (gpuir_warp_decode_listed_block), so the upload's directory checks
+	 * count every such block bad and a query gets GPUIR_CUDA_CORRUPT in
+	 * every mode (every list: none is answered)
 	 */
-	{
-		uint8_t    *saved_payload = s->payload;
-		const size_t saved_bytes = s->payload_bytes;
-		uint8_t    *shifted = xmalloc(saved_bytes + 2);
-		gpuir_cuda_status st;
-
-		memset(shifted, 0, 2);
-		memcpy(shifted + 2, saved_payload, saved_bytes);
-		for (uint32_t i = 0; i <= s->nblocks_total; i++)
-			s->block_offset[i] += 2;
-		s->payload = shifted;
-		s->payload_bytes = saved_bytes + 2;
-		st = seg_upload(s);
-		snprintf(what, sizeof(what), "corruption (blocks not 4-byte aligned): upload %s",
-				 gpuir_cuda_status_string(st));
-		check(st == GPUIR_CUDA_OK, what);
-		if (st == GPUIR_CUDA_OK)
-			for (int mode = 0; mode < 3; mode++)
-			{
-				st = search_one(s, sc, t, mode, 10);
-				snprintf(what, sizeof(what),
-						 "corruption (blocks not 4-byte aligned), mode %d: status %s", mode,
-						 gpuir_cuda_status_string(st));
-				check(st == GPUIR_CUDA_CORRUPT, what);
-			}
-		gpuir_cuda_segment_free(&s->dev);
-		for (uint32_t i = 0; i <= s->nblocks_total; i++)
-			s->block_offset[i] -= 2;
-		s->payload = saved_payload;
-		s->payload_bytes = saved_bytes;
-		free(shifted);
-	}
+	corrupt_with_gap(s, sc, 0, 2, t, UINT32_MAX, "blocks not 4-byte aligned");
 	check(seg_upload(s) == GPUIR_CUDA_OK, "corruption: segment restored");
 }
 
