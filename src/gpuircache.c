@@ -1412,6 +1412,14 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	{
 		if (tl[i].dir == NULL)
 		{
+			/*
+			 * a kept list is found by its first block: a term that gives it
+			 * another block count (two dictionary entries on one first
+			 * block) would read past it or stop inside it
+			 */
+			if (p->kept[tl[i].item].nblocks != tl[i].nblocks)
+				corrupt_block(t, tl[i].first_block,
+							  "a list's block count differs from that of the list kept on the device from the same first block");
 			lists[i] = p->kept[tl[i].item];
 			hits++;
 		}
