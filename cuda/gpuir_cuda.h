@@ -565,13 +565,15 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_finish(gpuir_cuda_sear
  *
  * gpuir_cuda_list_image_bytes gives its size (a multiple of 16, so that
  * images packed one after another stay aligned), gpuir_cuda_list_image_*
- * the word offsets of its parts.  The image's host writer must check its
- * blocks' directory entries (GpuirListCheckHeader with the previous block:
- * last docIDs increasing and below ndocs, offsets multiples of 4, extents
- * 8 .. GPUIR_BLOCK_MAX_BYTES) and headers (GpuirListCheckLengths: each
- * sound, with its extent's length), since the kernels read them unchecked
- * (see h_bad above); the search's own directory check of a transit segment
- * then passes by construction.
+ * the word offsets of its parts.  The image's host writer must check the
+ * blocks it copies from an index: their directory entries
+ * (GpuirListCheckHeader with the previous block: last docIDs increasing and
+ * below ndocs, offsets multiples of 4, extents 8 .. GPUIR_BLOCK_MAX_BYTES)
+ * and headers (GpuirListCheckLengths: each sound, with its extent's
+ * length), since the kernels read them unchecked (see h_bad above); blocks
+ * it encodes itself (GpuirListEncodeBlock: a pruned list) meet those rules
+ * as written.  The search's own directory check of a transit segment then
+ * passes by construction.
  */
 static inline uint64_t
 gpuir_cuda_list_image_bytes(uint32_t nblocks, uint32_t payload_bytes)

@@ -117,7 +117,8 @@ struct GpuirAndSmem
 	GpuirSelectTempStorage<GPUIR_AND_THREADS> sel;	/* the k-best select's */
 	/*
 	 * each warp's decoded block: its docIDs (the tfs found are read
-	 * singly); during a decode, the warp's patch (gpuir_warp_decode_block)
+	 * singly); during a decode, the warp's patch
+	 * (gpuir_warp_decode_listed_block)
 	 */
 	__align__(GPUIR_PATCH_ALIGN) uint32_t wdoc[GPUIR_AND_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	uint32_t	wsum[GPUIR_AND_WARPS];	/* gpuir_and_compact's warp counts */

@@ -500,8 +500,8 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 
 				gpuir_seed_load(dec.ub + doff, term.nblocks, i0, v);	/* 0 past the list */
 #pragma unroll
-				for (uint32_t j = 0; j < GPUIR_SEED_LOADS; j++)
-					m = fmaxf(m, v[j]);
+				for (uint32_t x = 0; x < GPUIR_SEED_LOADS; x++)
+					m = fmaxf(m, v[x]);
 			}
 			u = gpuir_seed_max(m, sm);
 			if (term.nblocks >= qw.k)

@@ -59,8 +59,8 @@ struct GpuirTileSmem
  * a block spanning several tiles is not decoded by each of them: block i
  * of the decoded area holds 128 postings as 32 uint4 of docIDs and 32
  * float4 of BM25 contributions (posting 4 l + r in element r of vector l,
- * the lanes' layout of gpuir_warp_decode_block), docID UINT32_MAX past the
- * list's end; when the batch has BMW queries, ub[i] is the block's BM25
+ * the lanes' layout of gpuir_warp_decode_listed_block), docID UINT32_MAX
+ * past the list's end; when the batch has BMW queries, ub[i] is the block's BM25
  * bound (gpuir_block_bound rounded up to float: never below it) and top[i]
  * its largest contribution of a document in the window that is not
  * deleted, 0 if that document is deleted (the seed of
@@ -350,8 +350,8 @@ gpuir_tile_decode(const gpuir_cuda_segment &seg, const gpuir_cuda_term &term, ui
  * + w + GPUIR_SEARCH_WARPS, ...  A block is read from the decoded area
  * when doff is not GPUIR_NOT_DECODED (the list's first block there; its
  * contributions already computed), else decoded with the warp
- * (gpuir_warp_decode_block).  Within the pass each docID is handled by one
- * lane (a docID occurs once in a list), so the accumulator updates need no
+ * (gpuir_warp_decode_listed_block).  Within the pass each docID is handled
+ * by one lane (a docID occurs once in a list), so the accumulator updates need no
  * atomics; the pass ends with a barrier, which orders the lists'
  * additions.  Returns false (in every thread) if a block is corrupt.
  */
