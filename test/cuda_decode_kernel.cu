@@ -25,8 +25,9 @@
 /* gpuir_cuda_decode_tf_single's setting: tfs read one by one (1), the first alone (2) */
 static int	tf_single = 0;
 
-/* gpuir_cuda_decode_listed's setting */
+/* gpuir_cuda_decode_listed's setting, and the blocks decoded as a list's since */
 static int	listed_blocks = 0;
+__device__ unsigned long long listed_decoded;
 
 /*
  * listed_gate: whether the block at in, with avail bytes available to it,
@@ -144,6 +145,8 @@ gpuir_decode_blocks_kernel(const uint8_t *__restrict__ payload, size_t payload_b
 	}
 	if (lane == 0)
 	{
+		if (as_listed)
+			atomicAdd(&listed_decoded, 1ull);
 		counts[b] = count;
 		if (count == GPUIR_CUDA_BLOCK_CORRUPT && ncorrupt != NULL)
 			atomicAdd(ncorrupt, 1u);
@@ -185,7 +188,20 @@ gpuir_cuda_decode_tf_single(int mode)
 extern "C" void
 gpuir_cuda_decode_listed(int on)
 {
+	const unsigned long long zero = 0;
+
 	listed_blocks = on;
+	gpuir_cuda_ignore_error(cudaMemcpyToSymbol(listed_decoded, &zero, sizeof(zero)));
+}
+
+/* gpuir_cuda_decode_listed_count: contract in cuda_decode_kernel.h */
+extern "C" unsigned long long
+gpuir_cuda_decode_listed_count(void)
+{
+	unsigned long long n = 0;
+
+	gpuir_cuda_ignore_error(cudaMemcpyFromSymbol(&n, listed_decoded, sizeof(n)));
+	return n;
 }
 
 /* cudaMalloc of bytes (at least 4, so that 0 still gives a valid pointer) */

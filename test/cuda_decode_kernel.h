@@ -99,10 +99,14 @@ extern GPUIR_CUDA_API void gpuir_cuda_decode_tf_single(int mode);
  * directory checks, made here on the device) with
  * gpuir_warp_decode_listed_block, as the search kernels do, and the rest
  * as before (the outputs and verdicts must be the same as the CPU's
- * either way); 0: every block with gpuir_warp_decode_block.  Test-only,
- * not thread-safe.
+ * either way); 0: every block with gpuir_warp_decode_block.  Either call
+ * zeroes the count of blocks decoded as a list's, which
+ * gpuir_cuda_decode_listed_count returns (after the decodes' stream has
+ * synchronized; 0 on a CUDA error), so that a test can see the path taken.
+ * Test-only, not thread-safe.
  */
 extern GPUIR_CUDA_API void gpuir_cuda_decode_listed(int on);
+extern GPUIR_CUDA_API unsigned long long gpuir_cuda_decode_listed_count(void);
 
 /*
  * gpuir_cuda_decode_blocks_host: convenience wrapper of

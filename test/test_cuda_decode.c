@@ -322,7 +322,10 @@ test_random_lists(uint32_t nblocks)
 	gpuir_cuda_decode_listed(1);
 	run_batch(&b, 1, 1, 1, "random lists, listed");
 	run_batch(&b, 1, 0, 1, "random lists, listed, docIDs only");
+	run_batch(&b, 0, 1, 1, "random lists, listed, tfs only");
 	run_batch(&b, 1, 2, 1, "random lists, listed, tfs one by one");
+	check(gpuir_cuda_decode_listed_count() > 0,
+		  "random lists, listed: some blocks decoded as a list's");
 	gpuir_cuda_decode_listed(0);
 	batch_free(&b);
 }
@@ -387,8 +390,12 @@ test_corruption(uint32_t nblocks)
 	 */
 	gpuir_cuda_decode_listed(1);
 	run_batch(&b, 1, 1, 1, "corruption, listed");
+	run_batch(&b, 1, 0, 1, "corruption, listed, docIDs only");
+	run_batch(&b, 0, 1, 1, "corruption, listed, tfs only");
 	run_batch(&b, 1, 2, 1, "corruption, listed, tfs one by one");
 	run_batch(&b, 1, 3, 1, "corruption, listed, first tf alone");
+	check(gpuir_cuda_decode_listed_count() > 0,
+		  "corruption, listed: some blocks decoded as a list's");
 	gpuir_cuda_decode_listed(0);
 	batch_free(&b);
 }
