@@ -81,7 +81,7 @@ struct GpuirBlockLayout
 /*
  * gpuir_section_layout: fill *s for a section of n postings whose header is
  * (w, e, h) and whose bytes start at byte off of its block (a multiple of
- * 4), with no check: the header is a sound one (gpuir_section_check).
+ * 4), with no check: the header is a sound one (gpuir_section_sound).
  */
 __host__ __device__ static inline void
 gpuir_section_layout(uint32_t off, int n, int w, int e, int h, GpuirSectionLayout *s)
@@ -100,26 +100,24 @@ gpuir_section_layout(uint32_t off, int n, int w, int e, int h, GpuirSectionLayou
 }
 
 /*
- * gpuir_section_check: validate one section header (w, e, h) whose bytes
- * start at byte off of a block with avail bytes available; fill *s.  Same
- * rules as section_check in src/gpuircodec.c.  off is a multiple of 4.
+ * gpuir_section_sound: whether a section header (w, e, h) of a block of n
+ * postings is sound (section_check's field rules in src/gpuircodec.c:
+ * widths up to 32, at most n exceptions, a nonzero high width exactly when
+ * there are exceptions, w + h up to 32)
  */
 __host__ __device__ static inline bool
-gpuir_section_check(size_t avail, uint32_t off, int n, int w, int e, int h,
-					GpuirSectionLayout *s)
+gpuir_section_sound(int n, int w, int e, int h)
 {
-	if (w > 32 || e > n || h > 32 || (e > 0 && (w + h > 32 || h == 0)) ||
-		(e == 0 && h != 0))
-		return false;
-	gpuir_section_layout(off, n, w, e, h, s);
-	return off <= avail && s->bytes <= avail - off;
+	return !(w > 32 || e > n || h > 32 || (e > 0 && (w + h > 32 || h == 0)) ||
+			 (e == 0 && h != 0));
 }
 
 /*
  * gpuir_block_layout_of: the layout of a block whose 8 header bytes hdr
- * were found sound where the block was written to the device
- * (GpuirCodecBlockBytes on the host: the segment upload's directory checks
- * and the list images' writer, gpuir_cuda.h), computed with no check.
+ * are sound (gpuir_block_layout checks them; for a list's block on the
+ * device, GpuirCodecBlockBytes did on the host: the segment upload's
+ * directory checks and the list images' writer, gpuir_cuda.h), computed
+ * with no check.
  */
 __host__ __device__ static inline void
 gpuir_block_layout_of(const uint8_t *hdr, GpuirBlockLayout *l)
@@ -134,24 +132,21 @@ gpuir_block_layout_of(const uint8_t *hdr, GpuirBlockLayout *l)
 
 /*
  * gpuir_block_layout: validate the 8 header bytes hdr of a block with
- * avail (>= 8) bytes available and compute its layout, as
- * GpuirCodecBlockBytes does.  Returns false for a corrupt header.
+ * avail bytes available and compute its layout, as GpuirCodecBlockBytes
+ * does (its sections each inside avail is the same as their sum: the
+ * sizes are small and not negative).  Returns false for a corrupt header.
  */
 __host__ __device__ static inline bool
 gpuir_block_layout(const uint8_t *hdr, size_t avail, GpuirBlockLayout *l)
 {
-	int			n = hdr[0] + 1;
+	const int	n = hdr[0] + 1;
 
-	if (avail < GPUIR_BLOCK_HEADER || n > GPUIR_BLOCK_SIZE || hdr[7] != 0)
+	if (avail < GPUIR_BLOCK_HEADER || n > GPUIR_BLOCK_SIZE || hdr[7] != 0 ||
+		!gpuir_section_sound(n, hdr[1], hdr[2], hdr[3]) ||
+		!gpuir_section_sound(n, hdr[4], hdr[5], hdr[6]))
 		return false;
-	l->n = n;
-	if (!gpuir_section_check(avail, GPUIR_BLOCK_HEADER, n, hdr[1], hdr[2], hdr[3], &l->gap))
-		return false;
-	if (!gpuir_section_check(avail, GPUIR_BLOCK_HEADER + l->gap.bytes, n,
-							 hdr[4], hdr[5], hdr[6], &l->tf))
-		return false;
-	l->total_bytes = GPUIR_BLOCK_HEADER + l->gap.bytes + l->tf.bytes;
-	return true;
+	gpuir_block_layout_of(hdr, l);
+	return l->total_bytes <= avail;
 }
 
 /*
