@@ -286,6 +286,37 @@ test_edge_cases(void)
 	batch_free(&b);
 }
 
+/*
+ * The batch again with the blocks that pass the host's gate decoded as a
+ * list's (gpuir_cuda_decode_listed), as the search kernels decode them:
+ * every form of run_batch with block_bytes (the gate needs each block's
+ * length), and some blocks must have taken that path
+ */
+static void
+run_listed(const Batch *b, const char *name)
+{
+	static const struct
+	{
+		int			docids;
+		int			tfs;
+		const char *form;
+	}			forms[] = {
+		{1, 1, ""}, {1, 0, ", docIDs only"}, {0, 1, ", tfs only"},
+		{1, 2, ", tfs one by one"}, {1, 3, ", first tf alone"}, {0, 2, ", tfs only, one by one"},
+	};
+	char		label[128];
+
+	gpuir_cuda_decode_listed(1);
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+	{
+		snprintf(label, sizeof(label), "%s, listed%s", name, forms[i].form);
+		run_batch(b, forms[i].docids, forms[i].tfs, 1, label);
+	}
+	snprintf(label, sizeof(label), "%s, listed: some blocks decoded as a list's", name);
+	check(gpuir_cuda_decode_listed_count() > 0, label);
+	gpuir_cuda_decode_listed(0);
+}
+
 /* random posting lists, several blocks each, chained through prev docIDs */
 static void
 test_random_lists(uint32_t nblocks)
@@ -319,14 +350,7 @@ test_random_lists(uint32_t nblocks)
 	run_batch(&b, 1, 3, 1, "random lists, first tf alone");
 	run_batch(&b, 0, 2, 1, "random lists, tfs only, one by one");
 	/* as the search kernels decode a list's blocks, their headers checked on the host */
-	gpuir_cuda_decode_listed(1);
-	run_batch(&b, 1, 1, 1, "random lists, listed");
-	run_batch(&b, 1, 0, 1, "random lists, listed, docIDs only");
-	run_batch(&b, 0, 1, 1, "random lists, listed, tfs only");
-	run_batch(&b, 1, 2, 1, "random lists, listed, tfs one by one");
-	check(gpuir_cuda_decode_listed_count() > 0,
-		  "random lists, listed: some blocks decoded as a list's");
-	gpuir_cuda_decode_listed(0);
+	run_listed(&b, "random lists");
 	batch_free(&b);
 }
 
@@ -388,15 +412,7 @@ test_corruption(uint32_t nblocks)
 	 * their bytes' length) decoded as a list's: the rest of their checks
 	 * (exception positions, docIDs, tfs) must still give the CPU's verdict
 	 */
-	gpuir_cuda_decode_listed(1);
-	run_batch(&b, 1, 1, 1, "corruption, listed");
-	run_batch(&b, 1, 0, 1, "corruption, listed, docIDs only");
-	run_batch(&b, 0, 1, 1, "corruption, listed, tfs only");
-	run_batch(&b, 1, 2, 1, "corruption, listed, tfs one by one");
-	run_batch(&b, 1, 3, 1, "corruption, listed, first tf alone");
-	check(gpuir_cuda_decode_listed_count() > 0,
-		  "corruption, listed: some blocks decoded as a list's");
-	gpuir_cuda_decode_listed(0);
+	run_listed(&b, "corruption");
 	batch_free(&b);
 }
 

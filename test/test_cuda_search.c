@@ -920,24 +920,27 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 static uint64_t maxscore_total;
 
 /*
- * run_debug_checked: batch b with debug statistics into *o and *st (the
- * caller's settings in force), its status checked and, when OK, every
- * query compared with the reference under label; returns the status
+ * run_debug_checked: batch b with debug statistics into *st (the caller's
+ * settings in force), its status checked and, when OK, every query
+ * compared with the reference under label; returns the status
  */
 static gpuir_cuda_status
 run_debug_checked(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b,
-				  Out *o, gpuir_cuda_search_stats *st, const char *label)
+				  gpuir_cuda_search_stats *st, const char *label)
 {
 	char		what[256];
 	gpuir_cuda_status rc;
+	Out			o;
 
+	out_alloc(&o, b);
 	rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b->q, b->nq, b->t, b->nt, b->kmax,
-									   o->docids, o->scores, o->counts, NULL, st);
+									   o.docids, o.scores, o.counts, NULL, st);
 	snprintf(what, sizeof(what), "%s/%s: search status %s (%s)", s->spec.name, label,
 			 gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
 	check(rc == GPUIR_CUDA_OK, what);
 	if (rc == GPUIR_CUDA_OK)
-		compare_batch(r, s, sc, b, o, label);
+		compare_batch(r, s, sc, b, &o, label);
+	out_free(&o);
 	return rc;
 }
 
@@ -992,16 +995,14 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 	}
 	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
 	{
-		Out			o;
 		gpuir_cuda_search_stats st;
 		gpuir_cuda_status rc;
 		char		label[128];
 
-		out_alloc(&o, &b);
 		snprintf(label, sizeof(label), "%s, MaxScore share %u dense %u", bs->name, shares[i],
 				 denses[i]);
 		gpuir_cuda_search_set_maxscore(shares[i], denses[i]);
-		rc = run_debug_checked(r, s, sc, &b, &o, &st, label);
+		rc = run_debug_checked(r, s, sc, &b, &st, label);
 		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
 		if (rc == GPUIR_CUDA_OK)
 		{
@@ -1025,7 +1026,6 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 				   label, s->spec.name, (unsigned long long) st.maxscore_queries, b.nq, must_ms,
 				   must_tiles);
 		}
-		out_free(&o);
 	}
 	batch_free(&b);
 }
@@ -1057,16 +1057,14 @@ test_short_room(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Ba
 		eligible += (b.q[q].mode != GPUIR_CUDA_MODE_AND && b.q[q].k >= 100);
 	for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++)
 	{
-		Out			o;
 		gpuir_cuda_search_stats st;
 		gpuir_cuda_status rc;
 		char		label[128];
 
-		out_alloc(&o, &b);
 		snprintf(label, sizeof(label), "%s, short room %u", bs->name, rooms[i]);
 		(void) gpuir_cuda_search_take_searched_again();
 		gpuir_cuda_search_set_short_room(rooms[i]);
-		rc = run_debug_checked(r, s, sc, &b, &o, &st, label);
+		rc = run_debug_checked(r, s, sc, &b, &st, label);
 		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
 		if (rc == GPUIR_CUDA_OK)
 		{
@@ -1085,7 +1083,6 @@ test_short_room(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Ba
 			printf("cuda search: %s on %s: %llu of %u queries spilled\n", label, s->spec.name,
 				   (unsigned long long) st.spilled_queries, b.nq);
 		}
-		out_free(&o);
 	}
 	batch_free(&b);
 }
