@@ -50,9 +50,11 @@ upload_array(const void *src, size_t bytes, const void **dst)
  * directory_checks: the host prefix counts h_bad and h_desc of s (contract
  * in gpuir_cuda.h) over a block directory whose offsets are non-decreasing
  * and end at payload_bytes, and the blocks' headers in payload (a block
- * whose header gives another length than its extent is bad, as the CPU
- * reader's GpuirListDecodeBlock refuses it; the kernels would decode it);
- * false when out of memory.
+ * whose header is unsound or gives another length than its extent is bad,
+ * as the CPU reader's GpuirListDecodeBlock refuses it, and so is one whose
+ * offset is not a multiple of 4: the kernels take a block's layout from
+ * its header unchecked and read it in whole words,
+ * gpuir_warp_decode_listed_block); false when out of memory.
  */
 static bool
 directory_checks(gpuir_cuda_segment *s, const uint8_t *payload, const uint32_t *block_last,

@@ -1024,9 +1024,10 @@ transit_stage(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
  * transit_check_lengths: every block of the run's misses (tl[i] with a dir)
  * against its extent in the images staged at images (transit_stage's
  * *written), as the CPU reader checks it (GpuirListCheckLengths): a block
- * whose header gives another length than its extent is refused there,
- * and the kernels would decode it (they read only inside it).  Raises as a
- * corrupt header does in transit_read_headers (corrupt_block).
+ * whose header is unsound or gives another length than its extent is
+ * refused there, and the kernels take a block's layout from its header
+ * unchecked (gpuir_cuda.h, list images).  Raises as a corrupt header does
+ * in transit_read_headers (corrupt_block).
  */
 static void
 transit_check_lengths(const GpuirTaken *t, const TransitList *tl, uint32 nd, const char *images)

@@ -205,8 +205,8 @@ extern const char *GpuirListDecodeBlock(const uint8_t *enc, uint32_t len, uint32
  * Returns NULL when every block passes, else why the first that does not
  * fails (GpuirListDecodeBlock's words), its index (0-based, from dir[0])
  * in *bad.  For a reader that holds blocks without decoding them (the GPU
- * worker's lists in transit, whose kernels read only inside a block's
- * extent).
+ * worker's lists in transit: the kernels take a list's block layout from
+ * its header unchecked, gpuir_warp_decode_listed_block).
  */
 extern const char *GpuirListCheckLengths(const uint8_t *payload, const GpuirBlockHeader *dir,
 										 uint32_t nblocks, uint32_t end, uint32_t *bad);
