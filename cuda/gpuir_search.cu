@@ -1752,9 +1752,10 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * the current device holds at once (its SMs times each kernel's
  * occupancy), their grids when they have more work than that; asked of the
  * runtime once per device and thread, after setting the tile kernel's
- * shared memory attribute (which the occupancy needs: plan_short_tiles
- * asks before search_launch sets it).  A failed query clears its error and
- * gives 1024.
+ * shared memory attribute (which the occupancy needs, and every launch of
+ * the tile kernel: plan_short_tiles and search_launch call this first).
+ * A failed query clears its error, gives 1024 and is tried again next
+ * call.
  */
 static void
 resident_grids(uint32_t *tile, uint32_t *ms)
@@ -1843,11 +1844,10 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	dec.ub = (const float *) (arena + l->o_dub);
 	dec.top = (const float *) (arena + l->o_dtop);
 
-	/* the tile kernel's shared memory is above the 48 KB of a default launch */
-	if ((st = gpuir_cuda_check(cudaFuncSetAttribute(gpuir_search_tile_kernel,
-													cudaFuncAttributeMaxDynamicSharedMemorySize,
-													(int) sizeof(GpuirTileSmem)))) != GPUIR_CUDA_OK)
-		return st;
+	/*
+	 * also lets the tile kernel use its shared memory (above the 48 KB of a
+	 * default launch); if that failed, the tile kernel's launch fails
+	 */
 	resident_grids(&tile_grid, &ms_grid);
 	if (ndec > 0)
 	{
@@ -2003,19 +2003,23 @@ static gpuir_cuda_status search_finish(gpuir_cuda_search_job *job, uint32_t *out
 										gpuir_cuda_search_stats *stats);
 
 /*
- * search_again: after search_finish copied the outputs of job's search of
- * nqueries queries (kept by search_keep), search again, with their full
+ * search_again: after search_finish copied the outputs of job's search
+ * (its queries kept by search_keep), search again, with their full
  * candidate regions, the queries whose short region spilled (count
  * GPUIR_COUNT_SPILLED), and write their rows and counts; count them (the
- * thread's searched_again) and, with stats, add the second search's blocks
- * and tiles and count the queries there too.  Synchronous.
- * The memory is allocated here: spills are rare (gpuir_tile_hist_raise).
+ * thread's searched_again) and, with stats (the first search's debug
+ * statistics), add the second search's blocks and tiles and count the
+ * queries there too.  Synchronous.  The memory is allocated here: spills
+ * are rare (gpuir_tile_hist_raise).
  */
 static gpuir_cuda_status
-search_again(gpuir_cuda_search_job *job, uint32_t nqueries, uint32_t kmax, bool with_stats,
-			 uint32_t *out_docids, float *out_scores, uint32_t *out_counts,
-			 gpuir_cuda_search_stats *stats)
+search_again(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores,
+			 uint32_t *out_counts, gpuir_cuda_search_stats *stats)
 {
+	/* the first search's; the second one's search_start overwrites them */
+	const uint32_t nqueries = job->nqueries;
+	const uint32_t kmax = job->kmax;
+	const bool	with_stats = job->with_stats && stats != NULL;
 	uint32_t	n = 0;
 	uint32_t   *idx,
 			   *docids,
@@ -2059,7 +2063,7 @@ search_again(gpuir_cuda_search_job *job, uint32_t nqueries, uint32_t kmax, bool 
 				   sizeof(float) * kmax);
 			out_counts[idx[i]] = counts[i];
 		}
-		if (stats != NULL && with_stats)
+		if (with_stats)
 		{
 			stats->blocks_decoded += again.blocks_decoded;
 			stats->tiles_pruned += again.tiles_pruned;
@@ -2131,8 +2135,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	nshort = job->plan.nshort;
 	plan_free(&job->plan);
 	if (st == GPUIR_CUDA_OK && nshort > 0)
-		st = search_again(job, job->nqueries, job->kmax, job->with_stats, out_docids,
-						  out_scores, out_counts, stats);
+		st = search_again(job, out_docids, out_scores, out_counts, stats);
 	return st;
 }
 
