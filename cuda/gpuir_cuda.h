@@ -457,20 +457,24 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * memory when a query spilled its short candidate room and is searched
  * again: the workspace is reserved for that search at the start);
  * gpuir_cuda_workspace_release frees them.  Every list a query uses is
- * checked like the CPU engine checks it: its block directory on the host before the launch (the
- * segment's prefix counts: last docIDs increasing and below ndocs, extents
- * inside the payload), its blocks as they are decoded (128 postings except
- * a list's last, ending at its block_last).
+ * checked like the CPU engine checks it: its block directory and block
+ * headers on the host before the launch (the segment's prefix counts h_bad
+ * and h_desc: last docIDs increasing and below ndocs, extents inside the
+ * payload, 4-byte aligned, each header sound and giving its extent's
+ * length), the rest of its blocks as they are decoded (exception
+ * positions, docIDs and tfs in range, 128 postings except a list's last,
+ * ending at its block_last).
  *
  * Returns GPUIR_CUDA_OK; GPUIR_CUDA_INVALID_ARGUMENT (NULL pointer with
  * nqueries > 0, kmax or a k out of range, a term or block range outside its
  * array, npostings not matching nblocks, a non-finite idf, bad constants or
  * mode, a bad prior_weight or prior_max on a segment with priors);
  * GPUIR_CUDA_CORRUPT when a list used by a query fails a check or a
- * posting block does not decode (outputs then undefined); GPUIR_CUDA_OOM,
- * GPUIR_CUDA_NO_DEVICE, GPUIR_CUDA_ERROR (a CUDA call, or a kernel's own
- * consistency check, named in gpuir_cuda_last_error_detail()).  nqueries =
- * 0 returns GPUIR_CUDA_OK at once.
+ * posting block does not decode; GPUIR_CUDA_OOM, GPUIR_CUDA_NO_DEVICE,
+ * GPUIR_CUDA_ERROR (a CUDA call, or a kernel's own consistency check, named
+ * in gpuir_cuda_last_error_detail()).  On any failure the outputs are
+ * undefined (a count may be past kmax).  nqueries = 0 returns
+ * GPUIR_CUDA_OK at once.
  */
 extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch(const gpuir_cuda_segment *seg,
 												 const gpuir_cuda_scoring *sc,
@@ -771,8 +775,10 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32
 
 /*
  * gpuir_cuda_search_set_short_room: testing only: the candidate room, in
- * tiles of k keys, of the OR queries with k >= 100 in the calling thread's
- * later searches (0: each gets room for all its tiles' keys, no spill;
+ * tiles of k keys, of the OR queries with k >= GPUIR_CUDA_HIST_MIN_K (and
+ * the BMW queries that run as OR: several terms with dense lists, see
+ * gpuir_cuda_search_set_maxscore) in the calling thread's searches started
+ * later (0: each gets room for all its tiles' keys, no spill;
  * GPUIR_CUDA_SHORT_ROOM_AUTO restores the default: 64 tiles plus twice the
  * tiles each such query runs at once).  The tiles of such a query raise its
  * threshold from a histogram of all its candidates' scores, so they emit
@@ -782,6 +788,7 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32
  * no-CUDA stub build.
  */
 #define GPUIR_CUDA_SHORT_ROOM_AUTO	UINT32_MAX
+#define GPUIR_CUDA_HIST_MIN_K		100	/* the k from which queries get short rooms */
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_short_room(uint32_t tiles);
 
 /*

@@ -178,7 +178,7 @@
 #define GPUIR_HIST_BUCKETS		2048
 #define GPUIR_HIST_OCTAVES		8
 #define GPUIR_HIST_SHIFT		15	/* 23 mantissa bits less log2(2048 / 8) */
-#define GPUIR_HIST_MIN_K		100
+#define GPUIR_HIST_MIN_K		GPUIR_CUDA_HIST_MIN_K	/* gpuir_cuda.h */
 
 static_assert(GPUIR_HIST_BUCKETS << GPUIR_HIST_SHIFT == GPUIR_HIST_OCTAVES << 23,
 			  "the buckets cover the octaves");

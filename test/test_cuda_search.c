@@ -1036,10 +1036,12 @@ static uint64_t spilled_total;
 /*
  * A batch run with short candidate regions of one tile's k keys
  * (gpuir_cuda_search_set_short_room(1)), so that the OR queries with k >=
- * 100 whose tiles emit more spill and are searched again with their full
- * regions, then with no short region (0): each checked against the
- * reference; no query spills with 0, at most those with k >= 100 that are
- * not AND with 1 (a BMW query may run as OR), and the thread's count
+ * GPUIR_CUDA_HIST_MIN_K whose tiles emit more spill and are searched again
+ * with their full regions, then of three tiles' keys (regions the
+ * histogram's threshold keeps partly filled), then with no short region
+ * (0): each checked against the reference; no query spills with 0, at
+ * most those with k >= GPUIR_CUDA_HIST_MIN_K that are not AND otherwise (a
+ * BMW query may run as OR), and the thread's count
  * (gpuir_cuda_search_take_searched_again, what the GPU service reports)
  * is the statistics'.  Those that spilled are added to spilled_total
  * (main checks that some did).
@@ -1047,14 +1049,14 @@ static uint64_t spilled_total;
 static void
 test_short_room(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
 {
-	static const uint32_t rooms[] = {1, 0};
+	static const uint32_t rooms[] = {1, 3, 0};
 	Batch		b;
 	char		what[256];
 	uint32_t	eligible = 0;
 
 	batch_make(&b, s, bs);
 	for (uint32_t q = 0; q < b.nq; q++)
-		eligible += (b.q[q].mode != GPUIR_CUDA_MODE_AND && b.q[q].k >= 100);
+		eligible += (b.q[q].mode != GPUIR_CUDA_MODE_AND && b.q[q].k >= GPUIR_CUDA_HIST_MIN_K);
 	for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++)
 	{
 		gpuir_cuda_search_stats st;
@@ -2004,6 +2006,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_bmw_maxscore(&r, &s, sc, &bmw_k1);
 	test_short_room(&r, &s, sc, &mixed);
 	test_short_room(&r, &s, sc, &single);
+	test_short_room(&r, &s, sc, &bmw_mixed);	/* BMW queries of dense lists run as OR */
 	if (args)
 		test_bmw_fallback(&r, &s, sc);
 	test_windows(&s, sc, &mixed);
