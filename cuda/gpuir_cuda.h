@@ -715,8 +715,15 @@ extern GPUIR_CUDA_API void gpuir_cuda_host_unregister(void *p);
  *						(gpuir_search_maxscore.cuh) instead of the tiles
  *	spilled_queries		queries whose short candidate region spilled and
  *						that were searched again with their full region
- *						(gpuir_cuda_search_set_short_room); blocks_decoded
- *						and tiles_pruned include that second search
+ *						(gpuir_cuda_search_set_short_room); blocks_decoded,
+ *						tiles_pruned, partial_queries and tile_keys
+ *						include that second search
+ *	partial_queries		queries whose final top-k selection ran in two
+ *						levels (32 partial selections of their candidates,
+ *						then one over those results): those with more than
+ *						64 x k and more than 16,384 candidates
+ *	tile_keys			candidate keys the tiles wrote (each at most k a
+ *						tile; fewer as the queries' thresholds rise)
  */
 typedef struct gpuir_cuda_search_stats
 {
@@ -725,6 +732,8 @@ typedef struct gpuir_cuda_search_stats
 	uint64_t	bmw_queries;
 	uint64_t	maxscore_queries;
 	uint64_t	spilled_queries;
+	uint64_t	partial_queries;
+	uint64_t	tile_keys;
 } gpuir_cuda_search_stats;
 
 /*

@@ -230,7 +230,9 @@ struct GpuirSearchWork
  * keys by half or more: one thread block per query cannot go through a
  * million candidates (k = 1000 over a thousand tiles) quickly.  Monotone in
  * n, so the host's answer for a query's capacity covers the device's for
- * its count.
+ * its count.  (From 2,048 keys rather than 16,384, one OR query at k = 10
+ * over 40 M documents took 0.233 ms rather than 0.235 in one H200 run,
+ * 2026-11-30, within that run's noise: not kept.)
  */
 __host__ __device__ static inline bool
 gpuir_part_needed(uint64_t n, uint32_t k)
@@ -392,114 +394,97 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 }
 
 /*
+ * The tile's candidate counts by score bucket (gpuir_tile_hist_raise), in
+ * the warps' decode scratch (free once the tile is scored), two 16-bit
+ * counts a word: gpuir_tile_hist_count adds a candidate of score sc to
+ * them (a score above 0 and of float bits at least base, the query's
+ * GpuirSearchWork.hist_base; 0 counts every such one)
+ */
+static_assert(GPUIR_HIST_BUCKETS / 2 <= sizeof(GpuirTileSmem::patch) / sizeof(uint32_t),
+			  "the tile's counts fit the decode scratch");
+static_assert(GPUIR_TILE_DOCS < 65536, "a tile's count fits 16 bits");
+
+__device__ static inline uint32_t *
+gpuir_tile_hist_counts(GpuirTileSmem &sm)
+{
+	return &sm.patch[0][0];
+}
+
+__device__ static inline uint32_t
+gpuir_hist_bucket(uint32_t bits, uint32_t base)
+{
+	return min((bits - base) >> GPUIR_HIST_SHIFT, GPUIR_HIST_BUCKETS - 1u);
+}
+
+__device__ static inline void
+gpuir_tile_hist_count(GpuirTileSmem &sm, float sc, uint32_t base)
+{
+	const uint32_t bits = __float_as_uint(sc);
+
+	if (sc > 0.0f && bits >= base)
+	{
+		const uint32_t b = gpuir_hist_bucket(bits, base);
+
+		atomicAdd(&gpuir_tile_hist_counts(sm)[b >> 1], 1u << (16 * (b & 1)));
+	}
+}
+
+/*
  * gpuir_tile_hist_raise: every thread of the tile kernel, after a tile of
- * a query with k >= GPUIR_HIST_MIN_K emitted its candidates (sm.cur, their
- * scores in sm.acc: matched, not deleted, at least the threshold, fully
- * scored): counts each candidate scoring above 0 and at least base
- * (float bits: GpuirSearchWork.hist_base; 0 counts every such one) in the
- * query's histogram hist[GPUIR_HIST_BUCKETS] (zero before the batch), then
- * raises thr to the lower edge of the highest bucket b such that the
- * candidates counted in buckets >= b, from every tile of the query so far,
- * are at least k.  They are k distinct documents (a document is a candidate of one
- * tile) scoring at least that edge, so it is a lower bound of the query's
- * k-th best score, as the threshold must be.  A tile alone publishes only
- * its own k-th best; for large k that is a low quantile of its scores and
- * barely rises, so nearly every tile emitted k keys (2.2 M of at most 2.4 M
- * a query at k = 1000 over 2,442 dense tiles, in a simulation), which the
- * partial and final selections then read; with the histogram, tile r emits
- * about k / r.  The bucket counts are those of bucketSelect (Alabi et
- * al., "Fast k-selection algorithms for graphics processing units", ACM
- * JEA 2012), kept across the query's tiles as they finish rather than
- * taken over a whole array.  The tile counts in shared memory first (the
- * warps' decode scratch, free once the tile is scored), then adds each
- * bucket's count to the query's with one atomic: the tiles of a query
- * running at once (all of them in a batch of one) contend for the same
- * counters.  The query's counts are read back past L1 (__ldcg).
+ * a query with k >= GPUIR_HIST_MIN_K emitted its candidates and counted
+ * each of them (matched, not deleted, at least the threshold sm.th, fully
+ * scored) with gpuir_tile_hist_count (the counts zero before the tile):
+ * adds the tile's counts to the query's histogram hist[GPUIR_HIST_BUCKETS]
+ * (zero before the batch), then raises thr to the lower edge of the
+ * highest bucket b such that the candidates counted in buckets >= b, from
+ * every tile of the query so far, are at least k.  They are k distinct
+ * documents (a document is a candidate of one tile) scoring at least that
+ * edge, so it is a lower bound of the query's k-th best score, as the
+ * threshold must be.  A tile alone publishes only its own k-th best; for
+ * large k that is a low quantile of its scores and barely rises, so
+ * nearly every tile emitted k keys (2.2 M of at most 2.4 M a query at k =
+ * 1000 over 2,442 dense tiles, in a simulation), which the partial and
+ * final selections then read; with the histogram, tile r emits about k /
+ * r.  The bucket counts are those of bucketSelect (Alabi et al., "Fast
+ * k-selection algorithms for graphics processing units", ACM JEA 2012),
+ * kept across the query's tiles as they finish rather than taken over a
+ * whole array.  Each bucket with a count of the tile adds it to the
+ * query's with one atomic (the tiles of a query running at once, all of
+ * them in a batch of one, contend for the same counters); the query's
+ * counts are read back past L1 (__ldcg).  Only buckets at or above that
+ * of sm.th are read: the tile's candidates lie there, and a bucket below
+ * it cannot raise the threshold.  The bucket is found by
+ * gpuir_block_kth_bin, thread t holding the 8 buckets from the top at
+ * 8 t.
  */
 __device__ static void
 gpuir_tile_hist_raise(GpuirTileSmem &sm, uint32_t k, uint32_t base, uint32_t *hist,
 					  uint32_t *thr)
 {
 	constexpr uint32_t per = GPUIR_HIST_BUCKETS / GPUIR_SEARCH_THREADS;
-	const uint32_t t = threadIdx.x;
-	const uint32_t lane = t & 31;
-	uint32_t   *tcount = &sm.patch[0][0];	/* the tile's counts, two 16-bit a word */
-	uint32_t	c[per];
-	uint32_t	mine = 0,
-				suffix,
-				above = 0;
+	const uint32_t *tcount = gpuir_tile_hist_counts(sm);
+	const uint32_t thb = __float_as_uint(sm.th);
+	/* the lowest bucket read: that of the threshold the tile's candidates reach */
+	const uint32_t low = (sm.th > 0.0f && thb >= base) ? gpuir_hist_bucket(thb, base) : 0;
+	uint32_t	c[per],
+				above;
+	int			r;
 
-	static_assert(GPUIR_HIST_BUCKETS % GPUIR_SEARCH_THREADS == 0 && per % 2 == 0,
-				  "whole words of buckets a thread");
-	static_assert(GPUIR_HIST_BUCKETS / 2 <= sizeof(sm.patch) / sizeof(uint32_t),
-				  "the tile's counts fit the decode scratch");
-	static_assert(GPUIR_TILE_DOCS < 65536, "a tile's count fits 16 bits");
-	for (uint32_t i = t; i < GPUIR_HIST_BUCKETS / 2; i += GPUIR_SEARCH_THREADS)
-		tcount[i] = 0;
-	__syncthreads();			/* (the scratch is free: the tile is decoded) */
-	for (uint32_t w = t; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
-	{
-		uint32_t	v = sm.cur[w];
-
-		while (v != 0)
-		{
-			const float sc = sm.acc[32 * w + (uint32_t) (__ffs(v) - 1)];
-			const uint32_t bits = __float_as_uint(sc);
-
-			v &= v - 1;
-			if (sc > 0.0f && bits >= base)
-			{
-				const uint32_t b = min((bits - base) >> GPUIR_HIST_SHIFT,
-									   GPUIR_HIST_BUCKETS - 1u);
-
-				atomicAdd(&tcount[b >> 1], 1u << (16 * (b & 1)));
-			}
-		}
-	}
+	static_assert(GPUIR_HIST_BUCKETS % GPUIR_SEARCH_THREADS == 0, "whole buckets a thread");
 	__syncthreads();			/* the tile's counts are in */
-
-	/*
-	 * Thread t adds the tile's counts of buckets per t .. per t + per - 1
-	 * to the query's and keeps the sums (the other tiles' so far
-	 * included); then suffix sums over the threads.
-	 */
 #pragma unroll
 	for (uint32_t j = 0; j < per; j++)
 	{
-		const uint32_t b = per * t + j;
+		const uint32_t b = GPUIR_HIST_BUCKETS - 1 - (per * threadIdx.x + j);
 		const uint32_t n = (tcount[b >> 1] >> (16 * (b & 1))) & 0xFFFFu;
 
-		c[j] = (n != 0) ? atomicAdd(&hist[b], n) + n : __ldcg(&hist[b]);
-		mine += c[j];
+		c[j] = (b < low) ? 0 : (n != 0) ? atomicAdd(&hist[b], n) + n : __ldcg(&hist[b]);
 	}
-	suffix = mine;
-	for (int o = 1; o < 32; o <<= 1)
-	{
-		const uint32_t y = __shfl_down_sync(0xFFFFFFFFu, suffix, o);
-
-		if (lane + o < 32)
-			suffix += y;
-	}
-	if (lane == 0)
-		sm.hsum[t >> 5] = suffix;
-	__syncthreads();
-	for (uint32_t u = (t >> 5) + 1; u < GPUIR_SEARCH_WARPS; u++)
-		above += sm.hsum[u];
-	suffix += above;			/* the counts in buckets >= per t */
-	if (suffix >= k && suffix - mine < k)
-	{
-		uint32_t	cum = suffix - mine;	/* the counts above this thread's buckets */
-
-		for (uint32_t j = per; j-- > 0;)
-		{
-			cum += c[j];
-			if (cum >= k)
-			{
-				gpuir_threshold_raise(thr, __uint_as_float(base + ((per * t + j) << GPUIR_HIST_SHIFT)));
-				break;
-			}
-		}
-	}
+	r = gpuir_block_kth_bin<GPUIR_SEARCH_THREADS, per>(c, k, sm.sel.scan, &above);
+	if (r >= 0)
+		gpuir_threshold_raise(thr, __uint_as_float(base + ((GPUIR_HIST_BUCKETS - 1 -
+																 (per * threadIdx.x + r))
+																<< GPUIR_HIST_SHIFT)));
 }
 
 /*
@@ -509,10 +494,12 @@ gpuir_tile_hist_raise(GpuirTileSmem &sm, uint32_t k, uint32_t base, uint32_t *hi
  * query's threshold thr[wi], appends the tile's min(k, candidates) best
  * result keys to the query's candidate region cand[cand_off ..], counting
  * them in cand_count[wi], and raises thr[wi] when it kept k; for k >=
- * GPUIR_HIST_MIN_K, counts its candidates in row qw.hist_row of hist (the
- * batch's histograms) and raises thr[wi] from the counts
- * (gpuir_tile_hist_raise).  BMW skips a
- * tile whose bound is below the threshold.  See gpuir_search_tile_kernel.
+ * GPUIR_HIST_MIN_K, counts its candidates by score as it emits them
+ * (gpuir_tile_hist_count), adds the counts to row qw.hist_row of hist (the
+ * batch's histograms) and raises thr[wi] from them
+ * (gpuir_tile_hist_raise).  BMW skips a tile whose bound is below the
+ * threshold.  stats (debug, may be NULL) counts blocks decoded, tiles
+ * pruned and keys emitted.  See gpuir_search_tile_kernel.
  */
 __device__ static void
 gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
@@ -527,6 +514,7 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 	const gpuir_cuda_term *qt = terms + qw.first_term;
 	const uint32_t *qoff = (dec.off != NULL) ? dec.off + qw.first_term : NULL;
 	const int	t = threadIdx.x;
+	const bool	with_hist = qw.hist_row != UINT32_MAX;	/* k >= GPUIR_HIST_MIN_K */
 	uint32_t	take;
 	uint64_t	kthr = 1;		/* smallest key kept (1: every key) */
 	int			r;
@@ -562,6 +550,12 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 	if (sm.total == 0)
 		return;
 	take = min(sm.total, qw.k);
+	if (with_hist)
+	{
+		/* the tile's counts (gpuir_tile_hist_count): the decode scratch is free */
+		for (uint32_t i = t; i < GPUIR_HIST_BUCKETS / 2; i += GPUIR_SEARCH_THREADS)
+			gpuir_tile_hist_counts(sm)[i] = 0;
+	}
 
 	/* the tile's k best (score desc, docID asc): radix select on the key */
 	{
@@ -576,9 +570,11 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		if (t == 0)
 			sm.base = gpuir_claim_slots(&cand_count[wi], take, qw.cand_cap, corrupt,
 										 qw.cand_short != 0);
-		__syncthreads();
+		__syncthreads();		/* (also: the counts are zero) */
 		if (sm.base == UINT32_MAX)
 			return;
+		if (stats != NULL && t == 0)
+			atomicAdd(&stats->tile_keys, (unsigned long long) take);
 		for (uint32_t w = t; w < GPUIR_TILE_WORDS; w += GPUIR_SEARCH_THREADS)
 		{
 			uint32_t	v = sm.cur[w];
@@ -591,8 +587,13 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 
 				if (v != 0)
 				{
-					key = key_of(32 * w + (uint32_t) (__ffs(v) - 1));
+					const uint32_t i = 32 * w + (uint32_t) (__ffs(v) - 1);
+					const float sc_i = sm.acc[i];
+
+					key = gpuir_result_key(sc_i, lo + i);
 					v &= v - 1;
+					if (with_hist)
+						gpuir_tile_hist_count(sm, sc_i, qw.hist_base);
 				}
 				in = (key != 0 && key >= kthr);
 				slot = gpuir_warp_slot(&sm.pos, in);
@@ -620,7 +621,7 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 	}
 
 	/* large k: every tile's candidates so far, counted by score (uniform branch) */
-	if (qw.hist_row != UINT32_MAX)
+	if (with_hist)
 		gpuir_tile_hist_raise(sm, qw.k, qw.hist_base,
 							  hist + (size_t) qw.hist_row * GPUIR_HIST_BUCKETS, &thr[wi]);
 }
@@ -844,7 +845,8 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
  * fewer than min(k, candidates) keys come out (the argument above says
  * never), the batch fails (*failed |= GPUIR_FAILED_INTERNAL) rather than
  * return fewer rows.  A query whose short region spilled (its count past
- * cand_cap) gets the count GPUIR_COUNT_SPILLED and no rows.
+ * cand_cap) gets the count GPUIR_COUNT_SPILLED and no rows.  stats (debug,
+ * may be NULL) counts the queries selected in two levels.
  */
 __global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
 gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
@@ -852,7 +854,8 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 						  const uint32_t *__restrict__ cand_count,
 						  const uint32_t *__restrict__ thr_bits, uint32_t kmax,
 						  uint32_t *__restrict__ out_docids, float *__restrict__ out_scores,
-						  uint32_t *__restrict__ out_counts, uint32_t *failed)
+						  uint32_t *__restrict__ out_counts, uint32_t *failed,
+						  GpuirSearchDevStats *stats)
 {
 	typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> BlockSort;
 	__shared__ union
@@ -924,6 +927,8 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	if (t == 0)
 	{
 		out_counts[qw.qindex] = min(c, take);
+		if (part && stats != NULL)
+			atomicAdd(&stats->partial_queries, 1ull);
 		if (c != take)
 			atomicOr(failed, GPUIR_FAILED_INTERNAL);	/* never: see above */
 	}
@@ -1920,7 +1925,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		gpuir_search_final_kernel<<<nw, GPUIR_FINAL_THREADS, 0, s>>>
 			(d_work + w0, d_cand, d_count + w0, d_thr + w0, kmax,
 			 (uint32_t *) (arena + l->o_docids), (float *) (arena + l->o_scores),
-			 (uint32_t *) (arena + l->o_counts), d_corrupt);
+			 (uint32_t *) (arena + l->o_counts), d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
 	}
@@ -2067,6 +2072,8 @@ search_again(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores
 		{
 			stats->blocks_decoded += again.blocks_decoded;
 			stats->tiles_pruned += again.tiles_pruned;
+			stats->partial_queries += again.partial_queries;
+			stats->tile_keys += again.tile_keys;
 			stats->spilled_queries += n;
 		}
 	}
@@ -2130,6 +2137,8 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		stats->blocks_decoded = hstats.blocks_decoded;
 		stats->tiles_pruned = hstats.tiles_pruned;
 		stats->maxscore_queries = hstats.maxscore_queries;
+		stats->partial_queries = hstats.partial_queries;
+		stats->tile_keys = hstats.tile_keys;
 		stats->bmw_queries = job->plan.nbmw;
 	}
 	nshort = job->plan.nshort;

@@ -105,6 +105,8 @@ struct GpuirSeedSmem
 {
 	uint32_t	hist[256];
 	float		red[GPUIR_SEED_THREADS / 32];
+	/* gpuir_seed_pick's scan: warp scans, which fit the kernel's 40 registers unspilled */
+	typename cub::BlockScan<uint32_t, GPUIR_SEED_THREADS, cub::BLOCK_SCAN_WARP_SCANS>::TempStorage scan;
 	uint32_t	bin;			/* gpuir_seed_pick's answer */
 	uint32_t	above;			/* values in the bins above it */
 	uint32_t	ne;				/* essential terms of a query the MaxScore kernel takes, else 0 */
@@ -143,55 +145,31 @@ static_assert(GPUIR_MS_MAX_TERMS <= (1u << (32 - GPUIR_MS_BLOCK_BITS)),
 			  "a term index fits above the block's");
 
 /*
- * gpuir_seed_pick: warp 0 of the seed kernel, over sm.hist: the highest bin
- * b such that above + (values in bins >= b) >= k; sets sm.bin = b and
- * sm.above = above + (values in bins > b), or sm.bin = UINT32_MAX when all
- * the bins hold fewer than k - above.  Lane L sums bins 255 - 8L down to
- * 248 - 8L; an inclusive scan across the lanes finds the lane, which walks
- * its bins.
+ * gpuir_seed_pick: every thread of the seed kernel, over sm.hist (above <
+ * k): the highest bin b such that above + (values in bins >= b) >= k
+ * (gpuir_block_kth_bin, one bin a thread), with *above_out = above +
+ * (values in bins > b), in every thread; UINT32_MAX when all the bins hold
+ * fewer than k - above.  Ends with a barrier after which every thread has
+ * read sm.bin and sm.above; the caller must pass another before they, or
+ * sm.hist, are written again.
  */
-__device__ static void
-gpuir_seed_pick(uint32_t k, uint32_t above, GpuirSeedSmem &sm)
+__device__ static __forceinline__ uint32_t
+gpuir_seed_pick(uint32_t k, uint32_t above, uint32_t *above_out, GpuirSeedSmem &sm)
 {
-	const uint32_t lane = threadIdx.x & 31;
-	uint32_t	mine = 0,
-				incl,
-				found;
+	uint32_t	c[1] = {sm.hist[255 - threadIdx.x]};
+	uint32_t	before;
+	const int	r = gpuir_block_kth_bin<GPUIR_SEED_THREADS, 1,
+										cub::BLOCK_SCAN_WARP_SCANS>(c, k - above, sm.scan, &before);
 
-	for (int i = 0; i < 8; i++)
-		mine += sm.hist[255 - 8 * lane - i];
-	incl = mine;
-	for (int o = 1; o < 32; o <<= 1)
+	if (r >= 0)
 	{
-		const uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-
-		if (lane >= (uint32_t) o)
-			incl += v;
+		sm.bin = 255 - threadIdx.x;
+		sm.above = above + before;
 	}
-	found = __ballot_sync(0xFFFFFFFFu, above + incl >= k);
-	if (found == 0)
-	{
-		if (lane == 0)
-			sm.bin = UINT32_MAX;
-		return;
-	}
-	if (lane == (uint32_t) (__ffs(found) - 1))
-	{
-		uint32_t	cum = above + incl - mine;	/* the bins above this lane's */
-
-		for (int i = 0; i < 8; i++)
-		{
-			const uint32_t b = 255 - 8 * lane - i;
-
-			if (cum + sm.hist[b] >= k)
-			{
-				sm.bin = b;
-				sm.above = cum;
-				break;
-			}
-			cum += sm.hist[b];
-		}
-	}
+	if (!__syncthreads_or(r >= 0))
+		return UINT32_MAX;
+	*above_out = sm.above;
+	return sm.bin;
 }
 
 /* the largest of v over the thread block (every thread gets it); two barriers */
@@ -236,11 +214,7 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 				atomicAdd(&sm.hist[__float_as_uint(v[j]) >> 23], 1u);
 	}
 	__syncthreads();
-	if (t < 32)
-		gpuir_seed_pick(k, 0, sm);
-	__syncthreads();
-	e = sm.bin;
-	above = sm.above;
+	e = gpuir_seed_pick(k, 0, &above, sm);
 	if (e == UINT32_MAX)
 		return 0.0f;
 	__syncthreads();			/* everyone read bin before the next pass */
@@ -263,11 +237,9 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 		}
 	}
 	__syncthreads();
-	if (t < 32)
-		gpuir_seed_pick(k, above, sm);
-	__syncthreads();
 	{
-		const uint32_t m = sm.bin;	/* found: the exponent's bins hold enough */
+		/* found: the exponent's bins hold enough */
+		const uint32_t m = gpuir_seed_pick(k, above, &above, sm);
 
 		__syncthreads();
 		return (m == UINT32_MAX) ? 0.0f : __uint_as_float((e << 23) | (m << 15));

@@ -49,7 +49,6 @@ struct GpuirTileSmem
 	float		thb;			/* BMW: the query's threshold, read for the bound */
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
-	uint32_t	hsum[GPUIR_SEARCH_WARPS];	/* gpuir_tile_hist_raise: the warps' counts */
 	/* each warp's decode scratch (gpuir_warp_decode_listed_block's patch) */
 	__align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 };
@@ -87,6 +86,8 @@ struct GpuirSearchDevStats
 	unsigned long long blocks_decoded;
 	unsigned long long tiles_pruned;
 	unsigned long long maxscore_queries;
+	unsigned long long partial_queries;
+	unsigned long long tile_keys;
 };
 
 /* ---------- device helpers ---------- */

@@ -108,14 +108,48 @@ gpuir_warp_count(uint32_t *hist, uint32_t bin)
 }
 
 /*
+ * gpuir_block_kth_bin: block-wide, over counts ordered from the top (the
+ * highest bin first), thread t holding those of positions PER t .. PER t +
+ * PER - 1 in c[0 .. PER): find the position p at which the counts reach
+ * need (those before p sum to less than need, those up to p inclusive to
+ * at least need: the bin holding the need-th largest value), by one
+ * cub::BlockScan exclusive sum.  Returns, in the thread holding p, its
+ * index among that thread's positions (p - PER t), with *above the counts
+ * before p; -1 in every other thread, and in all of them when the counts
+ * sum to less than need.  need >= 1; blockDim.x == THREADS; every thread
+ * calls it; ALG is the scan's algorithm (scan its storage).  Used by the radix select (256 bins of a key's digit), by the
+ * seed kernel (bins of a float's bits, gpuir_search_maxscore.cuh) and by
+ * the tiles' score histogram (gpuir_search.cu).
+ */
+template <int THREADS, int PER, cub::BlockScanAlgorithm ALG = cub::BLOCK_SCAN_RAKING>
+__device__ static __forceinline__ int
+gpuir_block_kth_bin(uint32_t (&c)[PER], uint32_t need,
+					typename cub::BlockScan<uint32_t, THREADS, ALG>::TempStorage &scan,
+					uint32_t *above)
+{
+	uint32_t	excl[PER];
+	int			found = -1;
+
+	cub::BlockScan<uint32_t, THREADS, ALG>(scan).ExclusiveSum(c, excl);
+#pragma unroll
+	for (int r = 0; r < PER; r++)
+		if (excl[r] < need && excl[r] + c[r] >= need)
+		{
+			found = r;
+			*above = excl[r];
+		}
+	return found;
+}
+
+/*
  * gpuir_radix_select: the pass driver of the radix selects below: the
  * smallest key thr such that exactly k of the keys are >= thr.  Each pass
  * clears ts.hist, calls count(prefix, mask, shift), which must add every
  * nonzero key with (key & mask) == prefix to ts.hist[(key >> shift) & 255]
  * through gpuir_warp_count (in every thread, converged), then finds the
  * digit holding the k-th largest key by a block-wide scan from the top
- * bin, and stops as soon as that digit's bin holds exactly the keys still
- * needed.  Preconditions: more than k keys are nonzero and the nonzero
+ * bin (gpuir_block_kth_bin), and stops as soon as that digit's bin holds
+ * exactly the keys still needed.  Preconditions: more than k keys are nonzero and the nonzero
  * keys are distinct; blockDim.x == THREADS (a multiple of 32 dividing
  * 256); every thread calls it with the same k.  A caller that used ts for
  * something else must __syncthreads() first; ts is free again when it
@@ -125,7 +159,6 @@ template <int THREADS, typename Count>
 __device__ static inline uint64_t
 gpuir_radix_select(uint32_t k, GpuirSelectTempStorage<THREADS> &ts, Count count)
 {
-	typedef cub::BlockScan<uint32_t, THREADS> BlockScan;
 	const int	BINS = 256 / THREADS;	/* histogram bins per thread */
 	const int	t = threadIdx.x;
 	uint64_t	prefix = 0;
@@ -136,8 +169,9 @@ gpuir_radix_select(uint32_t k, GpuirSelectTempStorage<THREADS> &ts, Count count)
 	for (int shift = 56; shift >= 0; shift -= 8)
 	{
 		uint32_t	cnt[BINS],
-					excl[BINS];
+					above;
 		uint32_t	inbin;
+		int			r;
 
 		for (int i = t; i < 256; i += THREADS)
 			ts.hist[i] = 0;
@@ -146,15 +180,14 @@ gpuir_radix_select(uint32_t k, GpuirSelectTempStorage<THREADS> &ts, Count count)
 		__syncthreads();
 
 		/* thread t owns digits 255 - (t * BINS + r): a scan from the top */
-		for (int r = 0; r < BINS; r++)
-			cnt[r] = ts.hist[255 - (t * BINS + r)];
-		BlockScan(ts.scan).ExclusiveSum(cnt, excl);
-		for (int r = 0; r < BINS; r++)
-			if (excl[r] < need && excl[r] + cnt[r] >= need)
-			{
-				ts.digit = 255 - (t * BINS + r);
-				ts.above = excl[r];
-			}
+		for (int i = 0; i < BINS; i++)
+			cnt[i] = ts.hist[255 - (t * BINS + i)];
+		r = gpuir_block_kth_bin<THREADS, BINS>(cnt, need, ts.scan, &above);
+		if (r >= 0)
+		{
+			ts.digit = 255 - (t * BINS + r);
+			ts.above = above;
+		}
 		__syncthreads();
 		need -= ts.above;
 		prefix |= (uint64_t) ts.digit << shift;

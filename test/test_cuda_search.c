@@ -2045,11 +2045,76 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 }
 
 /*
+ * test_two_levels: batch bs with full candidate regions (no short rooms)
+ * checked against the reference with debug statistics, which must count
+ * some query selected in two levels
+ */
+static void
+test_two_levels(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
+{
+	Batch		b;
+	gpuir_cuda_search_stats st;
+	char		what[256];
+
+	batch_make(&b, s, bs);
+	gpuir_cuda_search_set_short_room(0);
+	if (run_debug_checked(r, s, sc, &b, &st, bs->name) == GPUIR_CUDA_OK)
+	{
+		snprintf(what, sizeof(what), "%s/%s: some query selected in two levels (%llu of %u)",
+				 s->spec.name, bs->name, (unsigned long long) st.partial_queries, b.nq);
+		check(st.partial_queries > 0, what);
+		printf("cuda search: %s on %s: %llu of %u queries selected in two levels\n", bs->name,
+			   s->spec.name, (unsigned long long) st.partial_queries, b.nq);
+	}
+	gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+	batch_free(&b);
+}
+
+/*
+ * test_hist_raise: top-1000 OR queries of the segment's longest lists
+ * (every tile holds more than k matches) with full candidate regions,
+ * checked against the reference: on its own k-th best alone a tile barely
+ * raises a query's threshold at such k, and nearly every tile would emit
+ * k keys; the score histogram (gpuir_tile_hist_raise) raises it as the
+ * query's tiles finish, so the tiles must emit fewer than half of tiles x
+ * k keys a query (those running before any finished emit k each: about
+ * 10 of the 135 here on a GPU of 132 SMs)
+ */
+static void
+test_hist_raise(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc)
+{
+	const BatchSpec bs = {"histogram: OR of 1..2 long lists, k 1000", 40, 1, 2,
+	GPUIR_CUDA_MODE_OR, 1000, 1000, 0, 1, 0};
+	const uint64_t ntiles = ((uint64_t) s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS;
+	Batch		b;
+	gpuir_cuda_search_stats st;
+	char		what[256];
+
+	batch_make(&b, s, &bs);
+	gpuir_cuda_search_set_short_room(0);
+	if (run_debug_checked(r, s, sc, &b, &st, bs.name) == GPUIR_CUDA_OK)
+	{
+		const uint64_t most = ntiles * bs.k * b.nq;
+
+		snprintf(what, sizeof(what), "%s/%s: the tiles emitted %llu keys, under half of %llu",
+				 s->spec.name, bs.name, (unsigned long long) st.tile_keys,
+				 (unsigned long long) most);
+		check(st.tile_keys < most / 2, what);
+		printf("cuda search: %s on %s: the tiles emitted %llu keys of at most %llu\n", bs.name,
+			   s->spec.name, (unsigned long long) st.tile_keys, (unsigned long long) most);
+	}
+	gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+	batch_free(&b);
+}
+
+/*
  * test_partial: a segment of more than 2 M docIDs (over 128 tiles) where
  * top-1000 queries of one or two long lists leave more than 64,000
- * candidates, so that the final selection runs in two levels
+ * candidates, and top-250 queries of its longest lists more than 16,384,
+ * so that the final selection runs in two levels
  * (gpuir_search_partial_kernel: 32 slices, then the final kernel over
- * 32 x k); OR and BMW, checked against the reference like every batch.
+ * 32 x k; test_two_levels shows that it did for top-250); OR and BMW,
+ * checked against the reference like every batch; and test_hist_raise.
  * Only in full runs (the reference scores millions of postings).
  */
 static void
@@ -2060,6 +2125,13 @@ test_partial(const gpuir_cuda_scoring *sc)
 	1000, 1000, 0, 0, 0};
 	BatchSpec	bmw_k1000 = {"partial: BMW of 1..2, k 1000", 60, 1, 2, GPUIR_CUDA_MODE_BMW,
 	1000, 1000, 0, 0, 0};
+	/*
+	 * two queries of the longest lists, whose 135 tiles all start at once
+	 * (before a threshold is set) and mostly emit 250 keys: more than the
+	 * 16,384 from which a query with k < 256 selects in two levels
+	 */
+	BatchSpec	or_k250 = {"partial: OR of 1..2 long lists, k 250", 2, 1, 2, GPUIR_CUDA_MODE_OR,
+	250, 250, 0, 1, 0};
 	TestSeg		s;
 	Ref			r;
 	gpuir_cuda_status st;
@@ -2072,6 +2144,8 @@ test_partial(const gpuir_cuda_scoring *sc)
 		ref_init(&r, s.ndocs);
 		test_batch(&r, &s, sc, &or_k1000, 0);
 		test_batch(&r, &s, sc, &bmw_k1000, 0);
+		test_two_levels(&r, &s, sc, &or_k250);
+		test_hist_raise(&r, &s, sc);
 		test_bmw_maxscore(&r, &s, sc, &bmw_k1000);
 		test_short_room(&r, &s, sc, &or_k1000);
 		ref_free(&r);
