@@ -451,6 +451,8 @@ search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
 			stats->bmw_queries += part[d].bmw_queries;
 			stats->maxscore_queries += part[d].maxscore_queries;
 			stats->spilled_queries += part[d].spilled_queries;
+			stats->partial_queries += part[d].partial_queries;
+			stats->tile_keys += part[d].tile_keys;
 		}
 	}
 	if (split_docs && rc == GPUIR_CUDA_OK)
