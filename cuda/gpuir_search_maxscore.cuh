@@ -149,9 +149,9 @@ static_assert(GPUIR_MS_MAX_TERMS <= (1u << (32 - GPUIR_MS_BLOCK_BITS)),
  * k): the highest bin b such that above + (values in bins >= b) >= k
  * (gpuir_block_kth_bin, one bin a thread), with *above_out = above +
  * (values in bins > b), in every thread; UINT32_MAX when all the bins hold
- * fewer than k - above.  Ends with a barrier after which every thread has
- * read sm.bin and sm.above; the caller must pass another before they, or
- * sm.hist, are written again.
+ * fewer than k - above.  Every thread reads sm.bin and sm.above after the
+ * barrier that ends the scan; the caller must pass another barrier before
+ * they, sm.scan or sm.hist are written again.
  */
 __device__ static __forceinline__ uint32_t
 gpuir_seed_pick(uint32_t k, uint32_t above, uint32_t *above_out, GpuirSeedSmem &sm)

@@ -117,9 +117,10 @@ gpuir_warp_count(uint32_t *hist, uint32_t bin)
  * index among that thread's positions (p - PER t), with *above the counts
  * before p; -1 in every other thread, and in all of them when the counts
  * sum to less than need.  need >= 1; blockDim.x == THREADS; every thread
- * calls it; ALG is the scan's algorithm (scan its storage).  Used by the radix select (256 bins of a key's digit), by the
- * seed kernel (bins of a float's bits, gpuir_search_maxscore.cuh) and by
- * the tiles' score histogram (gpuir_search.cu).
+ * calls it; ALG is the scan's algorithm (scan: its storage).  Used by the
+ * radix select (256 bins of a key's digit), by the seed kernel (bins of a
+ * float's bits, gpuir_search_maxscore.cuh) and by the tiles' score
+ * histogram (gpuir_search.cu).
  */
 template <int THREADS, int PER, cub::BlockScanAlgorithm ALG = cub::BLOCK_SCAN_RAKING>
 __device__ static __forceinline__ int
@@ -149,8 +150,8 @@ gpuir_block_kth_bin(uint32_t (&c)[PER], uint32_t need,
  * through gpuir_warp_count (in every thread, converged), then finds the
  * digit holding the k-th largest key by a block-wide scan from the top
  * bin (gpuir_block_kth_bin), and stops as soon as that digit's bin holds
- * exactly the keys still needed.  Preconditions: more than k keys are nonzero and the nonzero
- * keys are distinct; blockDim.x == THREADS (a multiple of 32 dividing
+ * exactly the keys still needed.  Preconditions: more than k keys are
+ * nonzero and the nonzero keys are distinct; blockDim.x == THREADS (a multiple of 32 dividing
  * 256); every thread calls it with the same k.  A caller that used ts for
  * something else must __syncthreads() first; ts is free again when it
  * returns.  At most 8 passes.
