@@ -12,9 +12,11 @@
 #include "gpuir_cuda.h"
 
 /*
- * The count gpuir_warp_decode_block (gpuir_decode.cuh) returns for a block that
- * is not well formed; the test decode kernel (test/cuda_decode_kernel.cu)
- * writes it as the block's count.
+ * The count the decoders of gpuir_decode.cuh return for a block that is not
+ * well formed (gpuir_warp_decode_block; gpuir_warp_decode_listed_block for
+ * what it still checks), and the search kernels' gpuir_tile_decode; the
+ * test decode kernel (test/cuda_decode_kernel.cu) writes it as the block's
+ * count.
  */
 #define GPUIR_CUDA_BLOCK_CORRUPT	(-1)
 

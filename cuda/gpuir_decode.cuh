@@ -23,17 +23,20 @@
  * tf section: the AND kernel reads only the tfs of the postings it finds.
  *
  * This is a device re-implementation of GpuirCodecBlockBytes and
- * GpuirCodecDecode (src/gpuircodec.c), not shared code: the format's
- * constants come from src/gpuircodec.h, but the checks are written again
- * here to the same rules (header and section widths and counts, the
- * block inside the bytes available, exception positions strictly
- * increasing and < n, docIDs below 0xFFFFFFFF, tf - 1 below 0xFFFFFFFF).
- * test/test_cuda_decode.c checks, on random and corrupted blocks, that
- * both decoders give the same postings and the same corruption verdict.
- * The search kernels decode a list's blocks, whose directory entries and
- * headers the host checked when it put them on the device, with
- * gpuir_warp_decode_listed_block: the header's checks are not made again
- * there (they cost AND 13-14% of its throughput on an H200), the rest are.
+ * GpuirCodecDecode (src/gpuircodec.c): the format's constants and the
+ * section header's field rules (GpuirCodecSectionSound) come from
+ * src/gpuircodec.h, the other checks are written again here to the same
+ * rules (the block inside the bytes available, exception positions
+ * strictly increasing and < n, docIDs below 0xFFFFFFFF, tf - 1 below
+ * 0xFFFFFFFF).  test/test_cuda_decode.c checks, on random and corrupted
+ * blocks, that both decoders give the same postings and the same
+ * corruption verdict.  The search kernels decode a list's blocks, whose
+ * directory entries and headers the host checked when it put them on the
+ * device, with gpuir_warp_decode_listed_block: the header's checks are not
+ * made again there (the AND kernel ran 1.14x faster without them on an
+ * H200), the rest are; the fully checked gpuir_warp_decode_block now
+ * serves the decoder's test, the reference the listed decoder is
+ * compared with.
  *
  *-------------------------------------------------------------------------
  */
@@ -81,7 +84,8 @@ struct GpuirBlockLayout
 /*
  * gpuir_section_layout: fill *s for a section of n postings whose header is
  * (w, e, h) and whose bytes start at byte off of its block (a multiple of
- * 4), with no check: the header is a sound one (gpuir_section_sound).
+ * 4), with no check: the header is a sound one (GpuirCodecSectionSound,
+ * src/gpuircodec.h).
  */
 __host__ __device__ static inline void
 gpuir_section_layout(uint32_t off, int n, int w, int e, int h, GpuirSectionLayout *s)
@@ -97,19 +101,6 @@ gpuir_section_layout(uint32_t off, int n, int w, int e, int h, GpuirSectionLayou
 	s->pos_byte = off + packed;
 	s->high_word = (off + packed + padded) / 4;
 	s->bytes = packed + padded + high;
-}
-
-/*
- * gpuir_section_sound: whether a section header (w, e, h) of a block of n
- * postings is sound (section_check's field rules in src/gpuircodec.c:
- * widths up to 32, at most n exceptions, a nonzero high width exactly when
- * there are exceptions, w + h up to 32)
- */
-__host__ __device__ static inline bool
-gpuir_section_sound(int n, int w, int e, int h)
-{
-	return !(w > 32 || e > n || h > 32 || (e > 0 && (w + h > 32 || h == 0)) ||
-			 (e == 0 && h != 0));
 }
 
 /*
@@ -142,8 +133,8 @@ gpuir_block_layout(const uint8_t *hdr, size_t avail, GpuirBlockLayout *l)
 	const int	n = hdr[0] + 1;
 
 	if (avail < GPUIR_BLOCK_HEADER || n > GPUIR_BLOCK_SIZE || hdr[7] != 0 ||
-		!gpuir_section_sound(n, hdr[1], hdr[2], hdr[3]) ||
-		!gpuir_section_sound(n, hdr[4], hdr[5], hdr[6]))
+		!GpuirCodecSectionSound(n, hdr[1], hdr[2], hdr[3]) ||
+		!GpuirCodecSectionSound(n, hdr[4], hdr[5], hdr[6]))
 		return false;
 	gpuir_block_layout_of(hdr, l);
 	return l->total_bytes <= avail;
@@ -152,8 +143,9 @@ gpuir_block_layout(const uint8_t *hdr, size_t avail, GpuirBlockLayout *l)
 /*
  * gpuir_load_word: 32-bit little-endian word k of in; a word load when
  * ALIGNED (in is 4-byte aligned), byte loads otherwise.  The callers pick
- * ALIGNED once per block (gpuir_warp_decode_block), so the common aligned
- * block runs no byte-load code at all.
+ * ALIGNED once per block (gpuir_warp_decode_block by the block's address;
+ * gpuir_warp_decode_listed_block always, its blocks being aligned), so an
+ * aligned block runs no byte-load code at all.
  */
 template <bool ALIGNED>
 __device__ static inline uint32_t
@@ -600,6 +592,10 @@ gpuir_warp_decode_block(const uint8_t *__restrict__ in, size_t avail, uint32_t p
  * the list images' writer; gpuir_cuda.h) and which starts 4-byte aligned:
  * the layout is taken from the header unchecked, and every word is read
  * whole.  The rest (exception positions, docIDs, tfs) is checked as there.
+ * On a block that is not such a block the result is undefined, out of
+ * bounds reads and writes included (a count of n - 1 up to 255 places
+ * exceptions past the warp's 128-word patch): the host's checks are this
+ * routine's precondition, not a defence in depth.
  */
 template <GpuirUnpack UNPACK = GPUIR_UNPACK_WORDS>
 __device__ static inline int

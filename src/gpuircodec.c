@@ -180,8 +180,7 @@ section_check(size_t len, size_t off, int n,
 {
 	size_t		size;
 
-	if (w > 32 || e > n || h > 32 || (e > 0 && (w + h > 32 || h == 0)) ||
-		(e == 0 && h != 0))
+	if (!GpuirCodecSectionSound(n, w, e, h))
 		return GPUIR_CODEC_CORRUPT;
 	size = section_bytes(n, w, e, h);
 	if (off > len || size > len - off)

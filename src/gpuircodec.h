@@ -61,6 +61,27 @@
 #define GPUIR_CODEC_OK			0
 #define GPUIR_CODEC_CORRUPT		(-1)
 
+#ifdef __CUDACC__
+#define GPUIR_CODEC_HOST_DEVICE __host__ __device__
+#else
+#define GPUIR_CODEC_HOST_DEVICE
+#endif
+
+/*
+ * GpuirCodecSectionSound: does the header (w, e, h) of a section of a
+ * block of n postings follow the field rules (widths up to 32, at most n
+ * exceptions, a high width that is nonzero exactly when there are
+ * exceptions, w + h up to 32)?  1 or 0.  The one statement of the rules:
+ * GpuirCodecBlockBytes checks every section with it, and so does the
+ * device's checked decoder (cuda/gpuir_decode.cuh, gpuir_block_layout).
+ */
+GPUIR_CODEC_HOST_DEVICE static inline int
+GpuirCodecSectionSound(int n, int w, int e, int h)
+{
+	return !(w > 32 || e > n || h > 32 || (e > 0 && (w + h > 32 || h == 0)) ||
+			 (e == 0 && h != 0));
+}
+
 /* C linkage for the CUDA host code that checks blocks (cuda/gpuir_segment.cu) */
 #ifdef __cplusplus
 extern "C"
