@@ -644,7 +644,8 @@ typedef struct GpuirSegmentHost
 
 /*
  * corrupt_block: raise XX002 for block blkno of a segment of t's index:
- * why (a block header a check refused, whole segment or list in transit)
+ * why (a block header a check refused, whole segment or list in transit,
+ * or a list's length that disagrees with another list starting there)
  */
 static void
 corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
@@ -1362,11 +1363,8 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 				tl[w - 1].prunable |= tl[i].prunable;
 				if (tl[w - 1].nblocks != tl[i].nblocks ||
 					tl[w - 1].npostings != tl[i].npostings)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("gpuir index %u/%u/%u: two lists of different lengths start at block %u of a segment",
-									GPUIR_RELFILE_SPC(t->hdr.node), GPUIR_RELFILE_DB(t->hdr.node),
-									GPUIR_RELFILE_REL(t->hdr.node), tl[i].first_block)));
+					corrupt_block(t, tl[i].first_block,
+								  "two lists of different lengths start there");
 				continue;
 			}
 			tl[w++] = tl[i];
@@ -1381,7 +1379,18 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 			continue;			/* kept (prune_terms) */
 		tl[i].item = partial_item(p, tl[i].first_block, false);
 		if (p->items[tl[i].item].heap >= 0)
+		{
+			/*
+			 * kept: found by its first block, so a term that gives it
+			 * another block count (two dictionary entries on one first
+			 * block) would read past it or stop inside it; refused before
+			 * anything is read or sent
+			 */
+			if (p->kept[tl[i].item].nblocks != tl[i].nblocks)
+				corrupt_block(t, tl[i].first_block,
+							  "a list's block count differs from that of the list kept on the device from the same first block");
 			continue;
+		}
 		transit_read_headers(b, t, seg, &tl[i]);
 		tl[i].stage_off = stage;
 		stage += gpuir_cuda_list_image_bytes(tl[i].nblocks, tl[i].payload_bytes);
@@ -1413,14 +1422,6 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 	{
 		if (tl[i].dir == NULL)
 		{
-			/*
-			 * a kept list is found by its first block: a term that gives it
-			 * another block count (two dictionary entries on one first
-			 * block) would read past it or stop inside it
-			 */
-			if (p->kept[tl[i].item].nblocks != tl[i].nblocks)
-				corrupt_block(t, tl[i].first_block,
-							  "a list's block count differs from that of the list kept on the device from the same first block");
 			lists[i] = p->kept[tl[i].item];
 			hits++;
 		}
