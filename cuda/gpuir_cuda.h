@@ -444,12 +444,13 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * The call is synchronous: it stages the query arrays in a pinned host
  * buffer, copies them into a device workspace with one asynchronous copy,
  * launches on stream (batches whose candidates would take more than 1
- * GiB run in several chunks; an OR query with k >= 100 reserves room for
- * a few tiles' k keys, and one whose keys spill is searched again before
- * the call returns, see gpuir_cuda_search_set_short_room; the lists of
- * the batch's OR and BMW queries are first decoded once into the workspace, 8 bytes a posting plus 8 a
- * block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2 GiB; the rest is
- * decoded by the tiles that read it), copies the results back into the
+ * GiB run in several chunks; an OR query with k >= GPUIR_CUDA_HIST_MIN_K
+ * reserves room for the k keys of some of its tiles, and one whose keys
+ * spill is searched again before the call returns, see
+ * gpuir_cuda_search_set_short_room; the lists of the batch's OR and BMW
+ * queries are first decoded once into the workspace, 8 bytes a posting
+ * plus 8 a block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2 GiB; the
+ * rest is decoded by the tiles that read it), copies the results back into the
  * pinned buffer with one copy and synchronizes.  The workspace and the pinned
  * buffer belong to the calling thread and are kept between calls (grown
  * when a call needs more, CUB's temporary-storage pattern), so a call
@@ -757,7 +758,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch_debug(const gpui
 													   gpuir_cuda_search_stats *stats);
 
 /*
- * gpuir_cuda_search_set_decode_budget: testing only: how many posting
+ * gpuir_cuda_search_set_decode_budget: testing and benchmarks only
+ * (engine_bench --decode-budget): how many posting
  * blocks the calling thread's later searches decode once per batch for the
  * lists of their OR and BMW queries (GPUIR_CUDA_DECODE_BUDGET restores the
  * default; 0 decodes none that way); the lists past it are
@@ -797,7 +799,12 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32
  * no-CUDA stub build.
  */
 #define GPUIR_CUDA_SHORT_ROOM_AUTO	UINT32_MAX
-#define GPUIR_CUDA_HIST_MIN_K		100	/* the k from which queries get short rooms */
+/*
+ * the k from which the tiles raise a query's threshold from a histogram of
+ * its candidates' scores (OR queries, and BMW queries the tiles answer),
+ * and from which OR queries get short rooms
+ */
+#define GPUIR_CUDA_HIST_MIN_K		100
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_short_room(uint32_t tiles);
 
 /*
@@ -805,7 +812,9 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_short_room(uint32_t tiles);
  * calling thread's searches (gpuir_cuda_search_batch and _debug, and the
  * jobs' finishes) answered with a second search because their short
  * candidate room spilled (gpuir_cuda_search_set_short_room), since its
- * last call; it starts again from 0.  The GPU service adds it to
+ * last call; it starts again from 0.  A window's search
+ * (gpuir_cuda_segment_window) counts its own queries: a query split over
+ * several windows counts once for each window whose search spilled.  The GPU service adds it to
  * gpuir_status()'s searched_again.  The no-CUDA stub build returns 0.
  */
 extern GPUIR_CUDA_API uint64_t gpuir_cuda_search_take_searched_again(void);

@@ -185,8 +185,9 @@ static_assert(GPUIR_HIST_BUCKETS << GPUIR_HIST_SHIFT == GPUIR_HIST_OCTAVES << 23
 
 /*
  * Short candidate regions (plan_query): an OR query with k >=
- * GPUIR_HIST_MIN_K gets room for a few tiles' k keys rather than for
- * every tile's; the final kernel writes GPUIR_COUNT_SPILLED as the count
+ * GPUIR_HIST_MIN_K gets room for the k keys of GPUIR_SHORT_ROOM_TILES
+ * tiles plus twice the tiles it runs at once (plan_short_tiles) rather
+ * than for every tile's; the final kernel writes GPUIR_COUNT_SPILLED as the count
  * of one whose tiles emitted more, and search_finish searches it again
  * with its full region.
  */
@@ -640,8 +641,10 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
  * and their thresholds raised, before their later tiles start), through
  * gpuir_tile_item.  The lists are read
  * from dec (GpuirDecoded) where it has them.  A thread block stops once
- * the batch has failed (*corrupt).  stats (debug, may be NULL) accumulates
- * decoded blocks and pruning.
+ * the batch has failed (*corrupt).  hist: the batch's score histograms
+ * (GPUIR_HIST_BUCKETS counts a row, zero before; the rows of the queries
+ * with k >= GPUIR_HIST_MIN_K, GpuirSearchWork.hist_row).  stats (debug, may
+ * be NULL) accumulates decoded blocks, pruned tiles and emitted keys.
  */
 __global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
 gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,

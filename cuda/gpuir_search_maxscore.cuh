@@ -217,7 +217,7 @@ gpuir_seed_kth(const float *top, uint32_t n, uint32_t k, GpuirSeedSmem &sm)
 	e = gpuir_seed_pick(k, 0, &above, sm);
 	if (e == UINT32_MAX)
 		return 0.0f;
-	__syncthreads();			/* everyone read bin before the next pass */
+	__syncthreads();			/* gpuir_seed_pick's: before sm.hist is cleared again */
 
 	/* the next 8 bits of the values of that exponent */
 	sm.hist[t] = 0;

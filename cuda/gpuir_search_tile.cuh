@@ -49,7 +49,11 @@ struct GpuirTileSmem
 	float		thb;			/* BMW: the query's threshold, read for the bound */
 	float		th;				/* the query's threshold, read once per tile */
 	unsigned long long kmin;	/* smallest key kept by the tile */
-	/* each warp's decode scratch (gpuir_warp_decode_listed_block's patch) */
+	/*
+	 * each warp's decode scratch (gpuir_warp_decode_listed_block's patch);
+	 * once a tile is scored, the tile's score-bucket counts
+	 * (gpuir_search.cu, gpuir_tile_hist_count)
+	 */
 	__align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 };
 

@@ -627,7 +627,9 @@ PG_FUNCTION_INFO_V1(gpuir_status);
  *						search because their tiles emitted more candidates
  *						than the room the first reserved (the score
  *						histogram did not raise their threshold soon
- *						enough; gpuir_cuda_search_set_short_room)
+ *						enough; gpuir_cuda_search_set_short_room); a query
+ *						split over the devices counts on each device whose
+ *						part was searched again, unlike gpu_queries
  * Without gpuir in shared_preload_libraries, one row says so, every counter
  * 0.
  */
