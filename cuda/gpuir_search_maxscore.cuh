@@ -490,10 +490,19 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 	}
 	__syncthreads();
 	ne = sm.ne;
-	if (ne > 0 && qw.nterms == 1 &&
-		min((uint64_t) gpuir_seed_count_blocks(qw, qt, dec, qrem, seed, sm) *
-			min(qw.k, (uint32_t) GPUIR_AND_CAND), (uint64_t) qt[0].npostings) > qw.cand_cap)
-		ne = 0;					/* its candidates might not fit: the tiles answer it */
+
+	/*
+	 * A query of one term: its region is min(tiles x k, postings) keys
+	 * (plan_query), and MaxScore emits at most a key a posting, so its keys
+	 * fit when its postings do; else only when its blocks that reach the
+	 * seed, min(k, GPUIR_AND_CAND) keys each, fit (counted only then: the
+	 * count is a pass over the list's block bounds).  Otherwise the tiles
+	 * answer it.
+	 */
+	if (ne > 0 && qw.nterms == 1 && qt[0].npostings > qw.cand_cap &&
+		(uint64_t) gpuir_seed_count_blocks(qw, qt, dec, qrem, seed, sm) *
+		min(qw.k, (uint32_t) GPUIR_AND_CAND) > qw.cand_cap)
+		ne = 0;
 	if (threadIdx.x == 0)
 	{
 		if (ne == 0)
