@@ -589,12 +589,11 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				if (v != 0)
 				{
 					const uint32_t i = 32 * w + (uint32_t) (__ffs(v) - 1);
-					const float sc_i = sm.acc[i];
 
-					key = gpuir_result_key(sc_i, lo + i);
+					key = key_of(i);
 					v &= v - 1;
 					if (with_hist)
-						gpuir_tile_hist_count(sm, sc_i, qw.hist_base);
+						gpuir_tile_hist_count(sm, sm.acc[i], qw.hist_base);
 				}
 				in = (key != 0 && key >= kthr);
 				slot = gpuir_warp_slot(&sm.pos, in);
