@@ -197,6 +197,18 @@ static_assert(GPUIR_HIST_BUCKETS << GPUIR_HIST_SHIFT == GPUIR_HIST_OCTAVES << 23
 static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 			  "the final sort must hold k keys");
 
+/*
+ * plan_hist_query: does a query of mode and k get a score histogram
+ * (GpuirSearchWork.hist_row; gpuir_tile_hist_raise): OR and BMW queries
+ * with k >= GPUIR_HIST_MIN_K (those the plan keeps: one with no list is
+ * answered with no work)
+ */
+static inline bool
+plan_hist_query(int32_t mode, uint32_t k)
+{
+	return mode != GPUIR_CUDA_MODE_AND && k >= GPUIR_HIST_MIN_K;
+}
+
 /* one query of a chunk as the kernels see it */
 struct GpuirSearchWork
 {
@@ -1042,8 +1054,8 @@ struct GpuirSearchPlan
 	uint64_t	max_chunk_keys;
 	uint32_t	nhist;			/* OR and BMW queries with k >= GPUIR_HIST_MIN_K */
 	uint32_t	short_tiles;	/* a short region's room, in tiles of k keys; 0: none */
-	uint32_t	nshort;			/* queries given a short region */
-	uint64_t	short_full_keys;	/* their full regions' keys, summed */
+	uint64_t	short_full_keys;	/* the full regions' keys of the queries given a
+									 * short region, summed (0: none) */
 	uint64_t	short_full_max;	/* the largest of those */
 	/* the lists decoded once for the batch (GpuirDecoded), nlists of them */
 	uint32_t   *dec_off;		/* [nterms]: GpuirDecoded.off, NULL if none */
@@ -1246,7 +1258,6 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 			p->short_full_max = std::max(p->short_full_max, full);
 			cap = (uint64_t) p->short_tiles * qq->k;
 			w->cand_short = 1;
-			p->nshort++;
 		}
 	}
 	for (uint32_t j = 0; j < qq->nterms; j++)
@@ -1267,7 +1278,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 	if (!and_mode)
 	{
 		p->tile_items[p->ntile_items++] = p->nwork - p->chunk_start[p->nchunks - 1];
-		if (qq->k >= GPUIR_HIST_MIN_K)
+		if (plan_hist_query(qq->mode, qq->k))
 		{
 			/*
 			 * Its histogram spans the octaves below a bound of its scores:
@@ -1365,8 +1376,7 @@ plan_short_tiles(const gpuir_cuda_query *queries, uint32_t nqueries)
 	if (short_room != GPUIR_CUDA_SHORT_ROOM_AUTO)
 		return short_room;
 	for (uint32_t q = 0; q < nqueries; q++)
-		if (queries[q].mode != GPUIR_CUDA_MODE_AND && queries[q].k >= GPUIR_HIST_MIN_K)
-			nh++;
+		nh += plan_hist_query(queries[q].mode, queries[q].k);
 	if (nh == 0)
 		return 0;
 	resident_grids(&tile_grid, &ms_grid);
@@ -1679,7 +1689,7 @@ spill_room(const GpuirSearchPlan *p)
 	const uint64_t keys = std::min(std::max((uint64_t) GPUIR_CAND_BUDGET, p->short_full_max),
 								   p->short_full_keys);
 
-	if (p->nshort == 0 || keys <= p->max_chunk_keys)
+	if (p->short_full_keys == 0 || keys <= p->max_chunk_keys)
 		return 0;
 	return sizeof(uint64_t) * (size_t) (keys - p->max_chunk_keys) + (size_t) 64 * 256;
 }
@@ -1966,7 +1976,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 	memset(&job->plan, 0, sizeof(job->plan));
 	if ((st = plan_batch(&job->plan, seg, sc, queries, nqueries, terms, nterms,
 						 full_regions)) != GPUIR_CUDA_OK ||
-		(job->plan.nshort > 0 &&
+		(job->plan.short_full_keys > 0 &&
 		 (st = search_keep(job, seg, sc, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK))
 		goto done;
 	search_layout(l, &job->plan, nqueries, nterms, kmax);
@@ -2103,7 +2113,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	const size_t nout = (size_t) job->nqueries * job->kmax;
 	const uint8_t *out;
 	gpuir_cuda_status st;
-	uint32_t	nshort;
+	bool		spill_possible;
 
 	if (stats != NULL)
 		memset(stats, 0, sizeof(*stats));
@@ -2143,9 +2153,9 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		stats->tile_keys = hstats.tile_keys;
 		stats->bmw_queries = job->plan.nbmw;
 	}
-	nshort = job->plan.nshort;
+	spill_possible = job->plan.short_full_keys > 0;	/* a query had a short region */
 	plan_free(&job->plan);
-	if (st == GPUIR_CUDA_OK && nshort > 0)
+	if (st == GPUIR_CUDA_OK && spill_possible)
 		st = search_again(job, out_docids, out_scores, out_counts, stats);
 	return st;
 }
