@@ -1622,7 +1622,7 @@ struct gpuir_cuda_search_job
 	/*
 	 * The pending search's inputs, kept while any of its queries has a
 	 * short region, for search_finish to search again those that spilled
-	 * (the arrays grow, never shrink)
+	 * (pinned host arrays that grow, never shrink; freed by ws_release)
 	 */
 	gpuir_cuda_segment seg;
 	gpuir_cuda_scoring sc;
@@ -1665,8 +1665,10 @@ ws_release(gpuir_cuda_search_job *job)
 	}
 	job->dev = job->host = NULL;
 	job->dev_cap = job->host_cap = 0;
-	free(job->queries);
-	free(job->terms);
+	if (job->queries != NULL)
+		gpuir_cuda_ignore_error(cudaFreeHost(job->queries));
+	if (job->terms != NULL)
+		gpuir_cuda_ignore_error(cudaFreeHost(job->terms));
 	job->queries = NULL;
 	job->terms = NULL;
 	job->queries_cap = job->terms_cap = 0;
@@ -1694,36 +1696,25 @@ spill_room(const GpuirSearchPlan *p)
 	return sizeof(uint64_t) * (size_t) (keys - p->max_chunk_keys) + (size_t) 64 * 256;
 }
 
-/* keep_grow: make the host array *p of *cap units (unit bytes each) hold need */
-static bool
-keep_grow(void **p, size_t *cap, size_t need, size_t unit)
-{
-	void	   *q;
-
-	if (need <= *cap)
-		return true;
-	need += need / 2;
-	if ((q = realloc(*p, need * unit)) == NULL)
-		return false;
-	*p = q;
-	*cap = need;
-	return true;
-}
-
 /*
  * search_keep: keep a search's inputs in its job, for search_again: the
  * segment and constants by value (the segment's arrays stay where they
  * are: it must stay resident until search_finish anyway), the queries and
- * terms copied
+ * terms copied into buffers kept by the job (gpuir_cuda_grow: grown, never
+ * allocated per batch once large enough)
  */
 static gpuir_cuda_status
 search_keep(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 			const gpuir_cuda_scoring *sc, const gpuir_cuda_query *queries, uint32_t nqueries,
 			const gpuir_cuda_term *terms, uint32_t nterms)
 {
-	if (!keep_grow((void **) &job->queries, &job->queries_cap, nqueries, sizeof(*queries)) ||
-		!keep_grow((void **) &job->terms, &job->terms_cap, std::max(nterms, 1u), sizeof(*terms)))
-		return GPUIR_CUDA_OOM;
+	gpuir_cuda_status st;
+
+	if ((st = gpuir_cuda_grow((void **) &job->queries, &job->queries_cap, nqueries,
+							  sizeof(*queries), 64, true)) != GPUIR_CUDA_OK ||
+		(st = gpuir_cuda_grow((void **) &job->terms, &job->terms_cap, std::max(nterms, 1u),
+							  sizeof(*terms), 64, true)) != GPUIR_CUDA_OK)
+		return st;
 	job->seg = *seg;
 	job->sc = *sc;
 	memcpy(job->queries, queries, sizeof(*queries) * nqueries);
