@@ -441,6 +441,13 @@ seg_upload(TestSeg *s)
 									 s->prior_max, s->ndocs, &s->dev);
 }
 
+/* seg_tiles: the tiles of GPUIR_CUDA_TILE_DOCS docIDs that s's docIDs fill */
+static uint64_t
+seg_tiles(const TestSeg *s)
+{
+	return ((uint64_t) s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS;
+}
+
 static void
 seg_free(TestSeg *s)
 {
@@ -865,7 +872,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 				tbmw = 0;
 	gpuir_cuda_status st;
 	char		what[256];
-	const uint64_t ntiles = ((uint64_t) s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS;
+	const uint64_t ntiles = seg_tiles(s);
 	size_t		n;
 
 	batch_make(&b, s, bs);
@@ -965,7 +972,7 @@ test_bmw_maxscore(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const 
 	static const uint32_t denses[] = {0, GPUIR_CUDA_MAXSCORE_DENSE, UINT32_MAX, 0};
 	Batch		b;
 	char		what[256];
-	const uint64_t ntiles = ((uint64_t) s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS;
+	const uint64_t ntiles = seg_tiles(s);
 	uint32_t	n1 = 0,			/* queries of one term */
 				must_ms = 0,	/* of them, those MaxScore must answer with share 1 */
 				must_tiles = 0;	/* those the tiles must answer */
@@ -2045,9 +2052,27 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 }
 
 /*
- * test_two_levels: batch bs with full candidate regions (no short rooms)
- * checked against the reference with debug statistics, which must count
- * some query selected in two levels
+ * run_full_regions: batch bs made into *b and run with full candidate
+ * regions (no short rooms) through run_debug_checked, its statistics into
+ * *st; returns the status (the caller frees *b)
+ */
+static gpuir_cuda_status
+run_full_regions(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs,
+				 Batch *b, gpuir_cuda_search_stats *st)
+{
+	gpuir_cuda_status rc;
+
+	batch_make(b, s, bs);
+	gpuir_cuda_search_set_short_room(0);
+	rc = run_debug_checked(r, s, sc, b, st, bs->name);
+	gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+	return rc;
+}
+
+/*
+ * test_two_levels: batch bs with full candidate regions checked against
+ * the reference with debug statistics, which must count some query
+ * selected in two levels
  */
 static void
 test_two_levels(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
@@ -2056,9 +2081,7 @@ test_two_levels(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Ba
 	gpuir_cuda_search_stats st;
 	char		what[256];
 
-	batch_make(&b, s, bs);
-	gpuir_cuda_search_set_short_room(0);
-	if (run_debug_checked(r, s, sc, &b, &st, bs->name) == GPUIR_CUDA_OK)
+	if (run_full_regions(r, s, sc, bs, &b, &st) == GPUIR_CUDA_OK)
 	{
 		snprintf(what, sizeof(what), "%s/%s: some query selected in two levels (%llu of %u)",
 				 s->spec.name, bs->name, (unsigned long long) st.partial_queries, b.nq);
@@ -2066,7 +2089,6 @@ test_two_levels(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Ba
 		printf("cuda search: %s on %s: %llu of %u queries selected in two levels\n", bs->name,
 			   s->spec.name, (unsigned long long) st.partial_queries, b.nq);
 	}
-	gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
 	batch_free(&b);
 }
 
@@ -2086,16 +2108,13 @@ test_hist_raise(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc)
 {
 	const BatchSpec bs = {"histogram: OR of 1..2 long lists, k 1000", 40, 1, 2,
 	GPUIR_CUDA_MODE_OR, 1000, 1000, 0, 1, 0};
-	const uint64_t ntiles = ((uint64_t) s->ndocs + GPUIR_CUDA_TILE_DOCS - 1) / GPUIR_CUDA_TILE_DOCS;
 	Batch		b;
 	gpuir_cuda_search_stats st;
 	char		what[256];
 
-	batch_make(&b, s, &bs);
-	gpuir_cuda_search_set_short_room(0);
-	if (run_debug_checked(r, s, sc, &b, &st, bs.name) == GPUIR_CUDA_OK)
+	if (run_full_regions(r, s, sc, &bs, &b, &st) == GPUIR_CUDA_OK)
 	{
-		const uint64_t most = ntiles * bs.k * b.nq;
+		const uint64_t most = seg_tiles(s) * bs.k * b.nq;
 
 		snprintf(what, sizeof(what), "%s/%s: the tiles emitted %llu keys, under half of %llu",
 				 s->spec.name, bs.name, (unsigned long long) st.tile_keys,
@@ -2104,7 +2123,6 @@ test_hist_raise(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc)
 		printf("cuda search: %s on %s: the tiles emitted %llu keys of at most %llu\n", bs.name,
 			   s->spec.name, (unsigned long long) st.tile_keys, (unsigned long long) most);
 	}
-	gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
 	batch_free(&b);
 }
 
