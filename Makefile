@@ -66,7 +66,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_list_cache test/test_prune test/test_cuda_decode test/test_cuda_search cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_list_cache test/test_prune test/test_cuda_decode test/test_cuda_search test/test_cuda_layout cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -161,6 +161,14 @@ test/test_cuda_search: test/test_cuda_search.c test/test_util.h test/test_size.h
 		$(CUDA_OBJS) $(CUDA_LIBS) -lm
 UNITTESTS += test/test_cuda_search
 endif
+# the device decoder's header rules against the CPU codec's, on the host
+# (gpuir_block_layout is __host__ __device__): runs without a GPU
+test/test_cuda_layout: test/test_cuda_layout.cu test/test_util.h cuda/gpuir_decode.cuh \
+		src/gpuircodec.c src/gpuircodec.h
+	$(CC) -O2 -Wall -Wextra -Isrc -c src/gpuircodec.c -o $@.codec.o
+	$(NVCC) -O2 --std=c++17 -Xcompiler -Wall,-Wextra -Isrc -Icuda -Itest -o $@ $< $@.codec.o
+	rm -f $@.codec.o
+UNITTESTS += test/test_cuda_layout
 endif
 
 EXTRA_CLEAN += test/cuda_decode_kernel.o

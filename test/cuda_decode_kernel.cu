@@ -33,7 +33,10 @@ __device__ unsigned long long listed_decoded;
  * listed_gate: whether the block at in, with avail bytes available to it,
  * passes the host's gate for a list's block on the device (4-byte aligned,
  * its header sound and giving the length avail: gpuir_cuda_segment_upload's
- * directory checks), so that gpuir_warp_decode_listed_block may decode it
+ * directory checks), so that gpuir_warp_decode_listed_block may decode it;
+ * gpuir_block_layout gives GpuirCodecBlockBytes' verdict and length on
+ * every header (test/test_cuda_layout.cu, on the host), so this is the
+ * host's gate
  */
 __device__ static bool
 listed_gate(const uint8_t *in, size_t avail)
