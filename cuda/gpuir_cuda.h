@@ -157,6 +157,14 @@ typedef struct gpuir_cuda_scoring
  *								every posting of block b has tf <= impact_tf[i]
  *								and dl >= impact_dl[i] for some of its i
  *	doclen[ndocs]				dl of each docID
+ *	doclen_code[ndocs]			the same in one byte: dl when below
+ *								GPUIR_CUDA_DL_ESCAPE, else GPUIR_CUDA_DL_ESCAPE
+ *								(then read doclen[d]); made by the upload.  The
+ *								kernels gather a length per posting at a
+ *								random docID: from this array a 32-byte
+ *								sector serves 32 documents rather than 8, and
+ *								the array (1 byte a document) mostly stays in
+ *								L2 on 40 M documents
  *	deleted[(ndocs + 7) / 8]	bit d set: docID d is deleted; may be NULL
  *	prior[ndocs]				the static prior of each docID (0 ..
  *								prior_max), or NULL for a segment without
@@ -188,6 +196,7 @@ typedef struct gpuir_cuda_scoring
  * unchecked (gpuir_warp_decode_listed_block, cuda/gpuir_decode.cuh).
  */
 #define GPUIR_CUDA_BLOCK_IMPACTS	GPUIR_BLOCK_IMPACTS	/* src/gpuirlist.h */
+#define GPUIR_CUDA_DL_ESCAPE		255	/* gpuir_cuda_segment.doclen_code */
 
 typedef struct gpuir_cuda_segment
 {
@@ -198,6 +207,7 @@ typedef struct gpuir_cuda_segment
 	const uint32_t *impact_tf;
 	const uint32_t *impact_dl;
 	const uint32_t *doclen;
+	const uint8_t *doclen_code;
 	const uint8_t *deleted;
 	const float *prior;
 	float		prior_max;
@@ -316,7 +326,9 @@ typedef struct gpuir_cuda_query
  *								then runs as OR)
  *	nblocks						blocks of the segment (0 allowed; then the
  *								block arrays may be NULL)
- *	doclen[ndocs]				dl of each docID (required when ndocs > 0)
+ *	doclen[ndocs]				dl of each docID (required when ndocs > 0);
+ *								the device holds it twice, as uploaded and
+ *								as one-byte codes (5 bytes a document)
  *	deleted[(ndocs + 7) / 8]	VACUUM's bitmap (bit d % 8 of byte d / 8
  *								set: docID d deleted), or NULL for none
  *	prior[ndocs]				each docID's static prior, or NULL for none

@@ -357,7 +357,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 	{
 		const bool	in = (int) (GPUIR_DECODE_PER_LANE * lane + r) < n;
 
-		c[r] = in ? gpuir_bm25(term.idf, tf[r], seg.doclen[doc[r]], sc) : 0.0f;
+		c[r] = in ? gpuir_bm25(term.idf, tf[r], gpuir_doclen(seg, doc[r]), sc) : 0.0f;
 		if (!in)
 			doc[r] = UINT32_MAX;
 	}
@@ -996,7 +996,7 @@ search_args_valid(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		 seg->tile_end > ((uint64_t) seg->ndocs + GPUIR_TILE_DOCS - 1) / GPUIR_TILE_DOCS))
 		return false;
 	if (seg->ndocs > 0xFFFFFFFEu || seg->payload_bytes > UINT32_MAX ||
-		(seg->ndocs > 0 && seg->doclen == NULL) ||
+		(seg->ndocs > 0 && (seg->doclen == NULL || seg->doclen_code == NULL)) ||
 		(seg->nblocks > 0 && (seg->payload == NULL || seg->block_last == NULL ||
 							  seg->block_offset == NULL || seg->h_bad == NULL ||
 							  seg->h_desc == NULL)))

@@ -617,7 +617,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 		{
 			const uint32_t d = sm.cdoc[t];
 
-			score = __fadd_rn(score, gpuir_bm25(qt[j].idf, row[sm.cslot[t]], seg.doclen[d], sc));
+			score = __fadd_rn(score, gpuir_bm25(qt[j].idf, row[sm.cslot[t]], gpuir_doclen(seg, d), sc));
 		}
 	}
 	if (t < sm.ncand)

@@ -139,6 +139,18 @@ gpuir_claim_slots(uint32_t *count, uint32_t n, uint64_t cap, uint32_t *corrupt, 
 }
 
 /*
+ * gpuir_doclen: dl of docID d of seg, from its one-byte code unless that is
+ * the escape (gpuir_cuda_segment.doclen_code)
+ */
+__device__ static inline uint32_t
+gpuir_doclen(const gpuir_cuda_segment &seg, uint32_t d)
+{
+	const uint32_t c = __ldg(seg.doclen_code + d);
+
+	return (c < GPUIR_CUDA_DL_ESCAPE) ? c : __ldg(seg.doclen + d);
+}
+
+/*
  * gpuir_bm25: one term's contribution, the float32 expression of GpuirBM25
  * (src/gpuir.h) operation by operation, rounded to nearest at each step.
  */
@@ -413,7 +425,7 @@ gpuir_tile_term(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 				const uint32_t i = d - lo;
 				const uint32_t bit = 1u << (i & 31);
 				const float c = decoded ? __uint_as_float(tf[r])
-					: gpuir_bm25(term.idf, tf[r], seg.doclen[d], sc);
+					: gpuir_bm25(term.idf, tf[r], gpuir_doclen(seg, d), sc);
 				const uint32_t old = atomicOr(&sm.cur[i >> 5], bit);
 
 				/* the document's first term starts its sum at 0.0f, as the CPU */

@@ -47,6 +47,44 @@ upload_array(const void *src, size_t bytes, const void **dst)
 }
 
 /*
+ * gpuir_doclen_code_kernel: code[d] = min(doclen[d], GPUIR_CUDA_DL_ESCAPE)
+ * for d < n (gpuir_cuda_segment.doclen_code), a thread a document
+ */
+__global__ void
+gpuir_doclen_code_kernel(const uint32_t *__restrict__ doclen, uint32_t n,
+						 uint8_t *__restrict__ code)
+{
+	const uint64_t d = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (d < n)
+		code[d] = (uint8_t) min(doclen[d], (uint32_t) GPUIR_CUDA_DL_ESCAPE);
+}
+
+/*
+ * doclen_codes: allocate s->doclen_code and fill it from s->doclen on the
+ * legacy default stream, behind the length array's copy (the upload then
+ * waits for that stream)
+ */
+static gpuir_cuda_status
+doclen_codes(gpuir_cuda_segment *s)
+{
+	void	   *p = NULL;
+	gpuir_cuda_status st;
+
+	if ((st = gpuir_cuda_check(cudaMalloc(&p, s->ndocs > 0 ? s->ndocs : 4))) != GPUIR_CUDA_OK)
+		return st;
+	s->doclen_code = (const uint8_t *) p;
+	if (s->ndocs > 0)
+	{
+		gpuir_doclen_code_kernel<<<(s->ndocs + 255) / 256, 256, 0, cudaStreamLegacy>>>
+			(s->doclen, s->ndocs, (uint8_t *) p);
+		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			return st;
+	}
+	return GPUIR_CUDA_OK;
+}
+
+/*
  * directory_checks: the host prefix counts h_bad and h_desc of s (contract
  * in gpuir_cuda.h) over a block directory whose offsets are non-decreasing
  * and end at payload_bytes, and the blocks' headers in payload (a block
@@ -165,6 +203,8 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 							   (size_t) ndocs * sizeof(uint32_t), &p)) != GPUIR_CUDA_OK)
 			goto fail;
 		s.doclen = (const uint32_t *) p;
+		if ((st = doclen_codes(&s)) != GPUIR_CUDA_OK)
+			goto fail;
 		if ((st = upload_array(deleted, ((size_t) ndocs + 7) / 8, &p)) != GPUIR_CUDA_OK)
 			goto fail;
 		s.deleted = (const uint8_t *) p;
@@ -203,8 +243,8 @@ gpuir_cuda_segment_free(gpuir_cuda_segment *dev)
 		return GPUIR_CUDA_OK;
 	{
 		const void *bufs[] = {dev->payload, dev->block_last, dev->block_offset,
-							  dev->impact_tf, dev->impact_dl, dev->doclen, dev->deleted,
-							  dev->prior};
+							  dev->impact_tf, dev->impact_dl, dev->doclen, dev->doclen_code,
+							  dev->deleted, dev->prior};
 
 		for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 			if (bufs[i] != NULL)

@@ -393,7 +393,7 @@ segment_device_bytes(const GpuirSegmentData *seg, bool lists)
 		nb * sizeof(uint32) +	/* block_last */
 		(nb + 1) * sizeof(uint32) +	/* block_offset */
 		2 * nb * GPUIR_CUDA_BLOCK_IMPACTS * sizeof(uint32) +	/* impacts */
-		(uint64) seg->ndocs * sizeof(uint32) +	/* doclen */
+		(uint64) seg->ndocs * (sizeof(uint32) + 1) +	/* doclen, doclen_code */
 		(uint64) seg->streams[GPUIR_S_PRIORS].nbytes;	/* prior (0 or ndocs floats) */
 }
 
