@@ -4,6 +4,8 @@
 #
 #   make -f bench/engine.mk          # from the repository root
 #   make -f bench/engine.mk clean
+#   make -f bench/engine.mk TRACE=1  # build/engine_bench_trace: stage times of
+#                                    # small batches (cuda/gpuir_search_trace.cuh)
 #
 # With nvcc (on PATH or /usr/local/cuda/bin/nvcc) the kernels cuda/*.cu are
 # compiled here, into build/engine_obj/, with the main Makefile's NVCC flags,
@@ -28,6 +30,11 @@ ENGINE_CFLAGS = -O3 -Wall -Wextra -ffp-contract=off -pthread
 
 OBJDIR = build/engine_obj
 BIN = build/engine_bench
+ifeq ($(TRACE),1)
+NVCC_FLAGS += -DGPUIR_SEARCH_TRACE
+OBJDIR = build/trace_obj
+BIN = build/engine_bench_trace
+endif
 ENGINE_SRCS = bench/engine_bench.c bench/engine/util.c bench/engine/inputs.c \
 	bench/engine/corpus.c bench/engine/segment.c bench/engine/reference.c bench/engine/gpu.c
 SRCS = $(ENGINE_SRCS) src/gpuirlist.c src/gpuircodec.c cuda/gpuir_cuda_status.c \

@@ -154,6 +154,15 @@
 #include "gpuir_search_tile.cuh"
 #include "gpuir_topk.cuh"
 
+#ifdef GPUIR_SEARCH_TRACE
+#include "gpuir_search_trace.cuh"
+#else
+#define GPUIR_TRACE_START(nq, q, k)	((void) 0)
+#define GPUIR_TRACE_HOST(stage)		((void) 0)
+#define GPUIR_TRACE_EVENT(stage, s)	((void) 0)
+#define GPUIR_TRACE_FINISH()		((void) 0)
+#endif
+
 #define GPUIR_FINAL_THREADS		256		/* final selection kernel */
 #define GPUIR_FINAL_ITEMS		4		/* keys per thread in the final sort */
 /*
@@ -1868,6 +1877,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			 (float *) (arena + l->o_dtop), p->nbmw > 0, d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
+		GPUIR_TRACE_EVENT("decode", s);
 	}
 	for (uint32_t c = 0; c < p->nchunks; c++)
 	{
@@ -1887,6 +1897,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				 d_mswork, d_msn + c, d_live + p->chunk_items[c], d_nlive + c, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
+			GPUIR_TRACE_EVENT("seed", s);
 		}
 		if (ni > 0)
 		{
@@ -1900,6 +1911,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				 d_cand, d_count + w0, d_hist, d_corrupt, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
+			GPUIR_TRACE_EVENT("tile", s);
 		}
 		if (nms > 0)
 		{
@@ -1909,6 +1921,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				 d_thr + w0, d_cand, d_count + w0, d_corrupt);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
+			GPUIR_TRACE_EVENT("maxscore", s);
 		}
 		if (nand > 0)
 		{
@@ -1917,6 +1930,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				 d_count + w0, d_corrupt, d_stats);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
+			GPUIR_TRACE_EVENT("and", s);
 		}
 		if (p->chunk_part[c])
 		{
@@ -1924,6 +1938,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				(d_work + w0, d_cand, d_count + w0, d_thr + w0);
 			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 				return st;
+			GPUIR_TRACE_EVENT("partial", s);
 		}
 		gpuir_search_final_kernel<<<nw, GPUIR_FINAL_THREADS, 0, s>>>
 			(d_work + w0, d_cand, d_count + w0, d_thr + w0, kmax,
@@ -1931,6 +1946,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			 (uint32_t *) (arena + l->o_counts), d_corrupt, d_stats);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
+		GPUIR_TRACE_EVENT("final", s);
 	}
 	return GPUIR_CUDA_OK;
 }
@@ -1963,6 +1979,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		return GPUIR_CUDA_OK;
 	if (!search_args_valid(seg, sc, queries, nqueries, terms, nterms, kmax))
 		return GPUIR_CUDA_INVALID_ARGUMENT;
+	GPUIR_TRACE_START(nqueries, queries, kmax);
 
 	memset(&job->plan, 0, sizeof(job->plan));
 	if ((st = plan_batch(&job->plan, seg, sc, queries, nqueries, terms, nterms,
@@ -1970,10 +1987,13 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		(job->plan.short_full_keys > 0 &&
 		 (st = search_keep(job, seg, sc, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK))
 		goto done;
+	GPUIR_TRACE_HOST("plan");
 	search_layout(l, &job->plan, nqueries, nterms, kmax);
 	if ((st = ws_reserve(job, l->total + spill_room(&job->plan), l->h_total)) != GPUIR_CUDA_OK)
 		goto done;
 	search_stage(job->host, &job->plan, l, terms, nterms);
+	GPUIR_TRACE_HOST("layout, stage");
+	GPUIR_TRACE_EVENT("start", s);
 
 	if ((l->o_count > 0 &&
 		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, l->o_count,
@@ -1981,6 +2001,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		(st = gpuir_cuda_check(cudaMemsetAsync(job->dev + l->o_count, 0, l->o_cand - l->o_count,
 											   s))) != GPUIR_CUDA_OK)
 		goto fail;
+	GPUIR_TRACE_EVENT("upload, zero", s);
 	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, kmax, with_stats, s)) != GPUIR_CUDA_OK)
 		goto fail;
 
@@ -1995,6 +2016,8 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		(job->own_stream &&
 		 (st = gpuir_cuda_check(cudaEventRecord(job->done, s))) != GPUIR_CUDA_OK))
 		goto fail;
+	GPUIR_TRACE_EVENT("download", s);
+	GPUIR_TRACE_HOST("enqueue");
 	job->pending = true;
 	return GPUIR_CUDA_OK;
 
@@ -2111,7 +2134,9 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	if (!job->pending)
 		return GPUIR_CUDA_OK;
 	job->pending = false;
+	GPUIR_TRACE_HOST("caller");
 	st = gpuir_cuda_check(cudaStreamSynchronize(job->stream));
+	GPUIR_TRACE_HOST("wait");
 	if (st == GPUIR_CUDA_OK &&
 		(out_docids == NULL || out_scores == NULL || out_counts == NULL))
 		st = GPUIR_CUDA_INVALID_ARGUMENT;
@@ -2146,6 +2171,8 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	}
 	spill_possible = job->plan.short_full_keys > 0;	/* a query had a short region */
 	plan_free(&job->plan);
+	GPUIR_TRACE_HOST("outputs");
+	GPUIR_TRACE_FINISH();
 	if (st == GPUIR_CUDA_OK && spill_possible)
 		st = search_again(job, out_docids, out_scores, out_counts, stats);
 	return st;
