@@ -145,6 +145,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <unordered_map>
 
@@ -304,6 +305,7 @@ gpuir_search_decode_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						   float *__restrict__ dec_ub, float *__restrict__ dec_top, bool bmw,
 						   uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
+	gpuir_pdl_start();
 	/* each warp's decode scratch (gpuir_warp_decode_listed_block's patch) */
 	__shared__ __align__(GPUIR_PATCH_ALIGN) uint32_t patch[GPUIR_SEARCH_WARPS][GPUIR_CUDA_BLOCK_SIZE];
 	const uint32_t g = blockIdx.x * (GPUIR_SEARCH_THREADS / 32) + (threadIdx.x >> 5);
@@ -455,7 +457,8 @@ gpuir_tile_hist_count(GpuirTileSmem &sm, float sc, uint32_t base)
  * gpuir_tile_hist_raise: every thread of the tile kernel, after a tile of
  * a query with k >= GPUIR_HIST_MIN_K emitted its candidates and counted
  * each of them (matched, not deleted, at least the threshold sm.th, fully
- * scored) with gpuir_tile_hist_count (the counts zero before the tile):
+ * scored) with gpuir_tile_hist_count (the counts zero before the tile)
+ * and passed a barrier after the counting:
  * adds the tile's counts to the query's histogram hist[GPUIR_HIST_BUCKETS]
  * (zero before the batch), then raises thr to the lower edge of the
  * highest bucket b such that the candidates counted in buckets >= b, from
@@ -493,7 +496,6 @@ gpuir_tile_hist_raise(GpuirTileSmem &sm, uint32_t k, uint32_t base, uint32_t *hi
 	int			r;
 
 	static_assert(GPUIR_HIST_BUCKETS % GPUIR_SEARCH_THREADS == 0, "whole buckets a thread");
-	__syncthreads();			/* the tile's counts are in */
 #pragma unroll
 	for (uint32_t j = 0; j < per; j++)
 	{
@@ -629,16 +631,17 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		/*
 		 * k non-deleted, fully scored documents of the tile score at least
 		 * its k-th best, so that score bounds the query's k-th best from
-		 * below: publish it as the threshold (Huang et al. 2017).
+		 * below: publish it as the threshold (Huang et al. 2017).  One
+		 * barrier (uniform: sm.total and with_hist are the block's) orders
+		 * the atomicMin before thread 0's read and, for large k, the
+		 * tile's bucket counts before gpuir_tile_hist_raise reads them.
 		 */
-		if (sm.total >= qw.k)
-		{
-			if (kmin != ~0ull)
-				atomicMin(&sm.kmin, kmin);
+		if (sm.total >= qw.k && kmin != ~0ull)
+			atomicMin(&sm.kmin, kmin);
+		if (sm.total >= qw.k || with_hist)
 			__syncthreads();
-			if (t == 0)
-				gpuir_threshold_raise(&thr[wi], gpuir_key_to_score(sm.kmin));
-		}
+		if (sm.total >= qw.k && t == 0)
+			gpuir_threshold_raise(&thr[wi], gpuir_key_to_score(sm.kmin));
 	}
 
 	/* large k: every tile's candidates so far, counted by score (uniform branch) */
@@ -676,6 +679,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						 uint32_t *__restrict__ cand_count, uint32_t *hist, uint32_t *corrupt,
 						 GpuirSearchDevStats *stats)
 {
+	gpuir_pdl_start();
 	extern __shared__ __align__(16) unsigned char tile_smem[];
 	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
 	const uint32_t n = (nlive != NULL) ? *nlive : ni;
@@ -836,6 +840,7 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
 							const uint32_t *__restrict__ cand_count,
 							const uint32_t *__restrict__ thr_bits)
 {
+	gpuir_pdl_start();
 	__shared__ GpuirTopkStorage ts;
 	const uint32_t wi = blockIdx.x / GPUIR_PART_SLICES;
 	const uint32_t g = blockIdx.x % GPUIR_PART_SLICES;
@@ -880,6 +885,7 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 						  uint32_t *__restrict__ out_counts, uint32_t *failed,
 						  GpuirSearchDevStats *stats)
 {
+	gpuir_pdl_start();
 	typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> BlockSort;
 	__shared__ union
 	{
@@ -1364,7 +1370,7 @@ gpuir_cuda_search_set_short_room(uint32_t tiles)
 	short_room = tiles;
 }
 
-static void resident_grids(uint32_t *tile, uint32_t *ms);
+static void resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl);
 
 /*
  * plan_short_tiles: the room of the batch's short candidate regions in
@@ -1388,7 +1394,7 @@ plan_short_tiles(const gpuir_cuda_query *queries, uint32_t nqueries)
 		nh += plan_hist_query(queries[q].mode, queries[q].k);
 	if (nh == 0)
 		return 0;
-	resident_grids(&tile_grid, &ms_grid);
+	resident_grids(&tile_grid, &ms_grid, NULL);
 	return GPUIR_SHORT_ROOM_TILES + 2 * ((tile_grid + nh - 1) / nh);
 }
 
@@ -1520,8 +1526,15 @@ plan_batch(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
  * offsets.  The inputs [0, o_count) are staged in the pinned host buffer
  * and copied with one copy, [o_count, o_cand) is zeroed, and the outputs
  * [o_corrupt, o_thr) come back with one copy into the pinned buffer at
- * h_out (after the staged inputs).
+ * h_out (after the staged inputs).  When [o_count, o_cand) is at most
+ * GPUIR_ZERO_BY_COPY bytes (zero_by_copy), its zeros are staged too and go
+ * with the inputs' copy: one copy instead of a copy and a memset, each a
+ * few microseconds of a small batch's latency (the pinned buffer then
+ * holds o_cand bytes at least; the outputs land over the staged zeros
+ * once the copy has read them).
  */
+#define GPUIR_ZERO_BY_COPY	((size_t) 64 << 10)
+
 struct GpuirSearchLayout
 {
 	size_t		o_work,
@@ -1554,6 +1567,7 @@ struct GpuirSearchLayout
 				total;
 	size_t		h_out,			/* outputs in the pinned buffer */
 				h_total;
+	bool		zero_by_copy;	/* [o_count, o_cand) staged as zeros */
 };
 
 /* search_layout: the workspace of plan p */
@@ -1599,6 +1613,9 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->total = l->o_live + sizeof(uint32_t) * (size_t) p->ntile_items;
 	l->h_out = l->o_count;
 	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
+	l->zero_by_copy = l->o_cand - l->o_count <= GPUIR_ZERO_BY_COPY;
+	if (l->zero_by_copy)
+		l->h_total = std::max(l->h_total, l->o_cand);
 }
 
 /*
@@ -1742,7 +1759,8 @@ gpuir_cuda_workspace_release(void)
 /*
  * search_stage: the inputs [0, o_count) of the workspace, staged in host
  * (the pinned buffer): work items, terms, AND orders and thread blocks,
- * the tile kernel's items, and the decoded lists' places.
+ * the tile kernel's items, and the decoded lists' places; with
+ * zero_by_copy, also the zeros of [o_count, o_cand).
  */
 static void
 search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
@@ -1762,6 +1780,8 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 		memcpy(host + l->o_lterm, p->list_term, sizeof(uint32_t) * p->nlists);
 		memcpy(host + l->o_lfirst, p->list_first, sizeof(uint32_t) * (p->nlists + 1));
 	}
+	if (l->zero_by_copy)
+		memset(host + l->o_count, 0, l->o_cand - l->o_count);
 }
 
 /*
@@ -1772,20 +1792,25 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * shared memory attribute (which the occupancy needs, and every launch of
  * the tile kernel: plan_short_tiles and search_launch call this first).
  * A failed query clears its error, gives 1024 and is tried again next
- * call.
+ * call.  *pdl (when pdl is not NULL): whether the device has programmatic
+ * dependent launch (compute capability 9.0 or above; SearchLauncher).
  */
 static void
-resident_grids(uint32_t *tile, uint32_t *ms)
+resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 {
 	static thread_local int cached_dev = -1;
 	static thread_local uint32_t cached_tile,
 				cached_ms;
+	static thread_local bool cached_pdl;
 	int			dev,
 				sms,
+				major,
 				per_tile,
 				per_ms;
 
 	*tile = *ms = 1024;
+	if (pdl != NULL)
+		*pdl = false;
 	if (cudaGetDevice(&dev) != cudaSuccess)
 	{
 		(void) cudaGetLastError();
@@ -1797,6 +1822,7 @@ resident_grids(uint32_t *tile, uint32_t *ms)
 								 cudaFuncAttributeMaxDynamicSharedMemorySize,
 								 (int) sizeof(GpuirTileSmem)) != cudaSuccess ||
 			cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+			cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
 			cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_tile, gpuir_search_tile_kernel,
 														  GPUIR_SEARCH_THREADS,
 														  sizeof(GpuirTileSmem)) != cudaSuccess ||
@@ -1810,10 +1836,55 @@ resident_grids(uint32_t *tile, uint32_t *ms)
 		cached_dev = dev;
 		cached_tile = (uint32_t) sms * (uint32_t) per_tile;
 		cached_ms = (uint32_t) sms * (uint32_t) per_ms;
+		cached_pdl = major >= 9;
 	}
 	*tile = cached_tile;
 	*ms = cached_ms;
+	if (pdl != NULL)
+		*pdl = cached_pdl;
 }
+
+/*
+ * SearchLauncher: search_launch's kernel launches on stream s.  In a call
+ * of at most GPUIR_PDL_MAX_QUERIES queries, each kernel after its first goes
+ * with programmatic dependent launch where the device has it (every search
+ * kernel starts with gpuir_pdl_start): its launch overlaps the end of the
+ * kernel before it rather than following it.  The first waits in full for
+ * what precedes it on the stream (the call's copies).  Returns the launch
+ * status.  H200, 40 M documents, against launches in turn (two rounds,
+ * best of each): one query at a time 1.005-1.114x the q/s on the TREC 2005
+ * and MQ 2009 logs (AND, OR and BMW, k = 10 and 1000), but in batches of 16
+ * AND k = 1000 0.92-0.97x (bench/results/2026-11-30-h200-pdl.md), hence
+ * small calls only.
+ */
+#define GPUIR_PDL_MAX_QUERIES	4
+
+struct SearchLauncher
+{
+	cudaStream_t s;
+	bool		pdl;			/* the device has programmatic dependent launch */
+	bool		after;			/* a kernel of this call is enqueued before */
+
+	template <typename... Param, typename... Arg>
+	gpuir_cuda_status
+	operator() (void (*kernel) (Param...), uint32_t grid, uint32_t threads, size_t smem,
+				Arg &&... args)
+	{
+		cudaLaunchConfig_t cfg = {};
+		cudaLaunchAttribute attr[1];
+
+		attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		attr[0].val.programmaticStreamSerializationAllowed = 1;
+		cfg.gridDim = dim3(grid);
+		cfg.blockDim = dim3(threads);
+		cfg.dynamicSmemBytes = smem;
+		cfg.stream = s;
+		cfg.attrs = attr;
+		cfg.numAttrs = (pdl && after) ? 1 : 0;
+		after = true;
+		return gpuir_cuda_check(cudaLaunchKernelEx(&cfg, kernel, std::forward<Arg>(args)...));
+	}
+};
 
 /*
  * search_launch: enqueue the kernels on s over the workspace arena: the
@@ -1852,6 +1923,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint2	   *d_mswork = (uint2 *) (arena + l->o_mswork);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	const uint32_t ndec = plan_decoded_blocks(p);
+	SearchLauncher launch = {s, false, false};
 	GpuirDecoded dec;
 	gpuir_cuda_status st;
 
@@ -1863,19 +1935,21 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 
 	/*
 	 * also lets the tile kernel use its shared memory (above the 48 KB of a
-	 * default launch); if that failed, the tile kernel's launch fails
+	 * default launch; if that failed, the tile kernel's launch fails) and
+	 * says whether the device has programmatic dependent launch
 	 */
-	resident_grids(&tile_grid, &ms_grid);
+	resident_grids(&tile_grid, &ms_grid, &launch.pdl);
+	launch.pdl = launch.pdl && p->nwork <= GPUIR_PDL_MAX_QUERIES;
 	if (ndec > 0)
 	{
 		const uint32_t per = GPUIR_SEARCH_THREADS / 32;
 
-		gpuir_search_decode_kernel<<<(ndec + per - 1) / per, GPUIR_SEARCH_THREADS, 0, s>>>
-			(dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
-			 (const uint32_t *) (arena + l->o_lfirst), p->nlists, (uint4 *) (arena + l->o_ddoc),
-			 (float4 *) (arena + l->o_dscore), (float *) (arena + l->o_dub),
-			 (float *) (arena + l->o_dtop), p->nbmw > 0, d_corrupt, d_stats);
-		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+		if ((st = launch(gpuir_search_decode_kernel, (ndec + per - 1) / per, GPUIR_SEARCH_THREADS, 0,
+						 dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
+						 (const uint32_t *) (arena + l->o_lfirst), p->nlists,
+						 (uint4 *) (arena + l->o_ddoc), (float4 *) (arena + l->o_dscore),
+						 (float *) (arena + l->o_dub), (float *) (arena + l->o_dtop),
+						 p->nbmw > 0, d_corrupt, d_stats)) != GPUIR_CUDA_OK)
 			return st;
 		GPUIR_TRACE_EVENT("decode", s);
 	}
@@ -1891,11 +1965,11 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 
 		if (ndec > 0 && p->nbmw > 0)
 		{
-			gpuir_search_seed_kernel<<<nw, GPUIR_SEED_THREADS, 0, s>>>
-				(d_work + w0, d_terms, dec, maxscore_share, gpuir_prior_bound(*seg, *sc),
-				 d_thr + w0, d_rem,
-				 d_mswork, d_msn + c, d_live + p->chunk_items[c], d_nlive + c, d_stats);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			if ((st = launch(gpuir_search_seed_kernel, nw, GPUIR_SEED_THREADS, 0,
+							 d_work + w0, d_terms, dec, maxscore_share,
+							 gpuir_prior_bound(*seg, *sc), d_thr + w0, d_rem, d_mswork,
+							 d_msn + c, d_live + p->chunk_items[c], d_nlive + c,
+							 d_stats)) != GPUIR_CUDA_OK)
 				return st;
 			GPUIR_TRACE_EVENT("seed", s);
 		}
@@ -1904,47 +1978,48 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
 			const uint64_t pairs = (uint64_t) ni * ntiles;
 
-			gpuir_search_tile_kernel<<<(uint32_t) std::min(pairs, (uint64_t) tile_grid),
-				GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem), s>>>
-				(dseg, dsc, d_work + w0, seeded ? d_live + i0 : d_items + i0, ni,
-				 seeded ? d_nlive + c : NULL, ntiles, d_next + 2 * c, d_terms, dec, d_thr + w0,
-				 d_cand, d_count + w0, d_hist, d_corrupt, d_stats);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			if ((st = launch(gpuir_search_tile_kernel,
+							 (uint32_t) std::min(pairs, (uint64_t) tile_grid),
+							 GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem),
+							 dseg, dsc, d_work + w0, seeded ? d_live + i0 : d_items + i0, ni,
+							 seeded ? d_nlive + c : NULL, ntiles, d_next + 2 * c, d_terms, dec,
+							 d_thr + w0, d_cand, d_count + w0, d_hist, d_corrupt,
+							 d_stats)) != GPUIR_CUDA_OK)
 				return st;
 			GPUIR_TRACE_EVENT("tile", s);
 		}
 		if (nms > 0)
 		{
-			gpuir_search_maxscore_kernel<<<std::min(nms, ms_grid), GPUIR_AND_THREADS, 0, s>>>
-				(dseg, dsc, d_work + w0, d_mswork, d_msn + c, d_next + 2 * c + 1, d_terms, dec,
-				 d_rem,
-				 d_thr + w0, d_cand, d_count + w0, d_corrupt);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			if ((st = launch(gpuir_search_maxscore_kernel, std::min(nms, ms_grid),
+							 GPUIR_AND_THREADS, 0,
+							 dseg, dsc, d_work + w0, d_mswork, d_msn + c, d_next + 2 * c + 1,
+							 d_terms, dec, d_rem, d_thr + w0, d_cand, d_count + w0,
+							 d_corrupt)) != GPUIR_CUDA_OK)
 				return st;
 			GPUIR_TRACE_EVENT("maxscore", s);
 		}
 		if (nand > 0)
 		{
-			gpuir_search_and_kernel<<<nand, GPUIR_AND_THREADS, 0, s>>>
-				(dseg, dsc, d_work + w0, d_astart + w0, nw, d_terms, d_order, d_thr + w0, d_cand,
-				 d_count + w0, d_corrupt, d_stats);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			if ((st = launch(gpuir_search_and_kernel, nand, GPUIR_AND_THREADS, 0,
+							 dseg, dsc, d_work + w0, d_astart + w0, nw, d_terms, d_order,
+							 d_thr + w0, d_cand, d_count + w0, d_corrupt,
+							 d_stats)) != GPUIR_CUDA_OK)
 				return st;
 			GPUIR_TRACE_EVENT("and", s);
 		}
 		if (p->chunk_part[c])
 		{
-			gpuir_search_partial_kernel<<<nw * GPUIR_PART_SLICES, GPUIR_FINAL_THREADS, 0, s>>>
-				(d_work + w0, d_cand, d_count + w0, d_thr + w0);
-			if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+			if ((st = launch(gpuir_search_partial_kernel, nw * GPUIR_PART_SLICES,
+							 GPUIR_FINAL_THREADS, 0,
+							 d_work + w0, d_cand, d_count + w0, d_thr + w0)) != GPUIR_CUDA_OK)
 				return st;
 			GPUIR_TRACE_EVENT("partial", s);
 		}
-		gpuir_search_final_kernel<<<nw, GPUIR_FINAL_THREADS, 0, s>>>
-			(d_work + w0, d_cand, d_count + w0, d_thr + w0, kmax,
-			 (uint32_t *) (arena + l->o_docids), (float *) (arena + l->o_scores),
-			 (uint32_t *) (arena + l->o_counts), d_corrupt, d_stats);
-		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
+		if ((st = launch(gpuir_search_final_kernel, nw, GPUIR_FINAL_THREADS, 0,
+						 d_work + w0, d_cand, d_count + w0, d_thr + w0, kmax,
+						 (uint32_t *) (arena + l->o_docids), (float *) (arena + l->o_scores),
+						 (uint32_t *) (arena + l->o_counts), d_corrupt,
+						 d_stats)) != GPUIR_CUDA_OK)
 			return st;
 		GPUIR_TRACE_EVENT("final", s);
 	}
@@ -1995,11 +2070,19 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 	GPUIR_TRACE_HOST("layout, stage");
 	GPUIR_TRACE_EVENT("start", s);
 
-	if ((l->o_count > 0 &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, l->o_count,
-												cudaMemcpyHostToDevice, s))) != GPUIR_CUDA_OK) ||
-		(st = gpuir_cuda_check(cudaMemsetAsync(job->dev + l->o_count, 0, l->o_cand - l->o_count,
-											   s))) != GPUIR_CUDA_OK)
+	if (l->zero_by_copy)
+	{
+		if ((st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, l->o_cand,
+												   cudaMemcpyHostToDevice, s))) != GPUIR_CUDA_OK)
+			goto fail;
+	}
+	else if ((l->o_count > 0 &&
+			  (st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, l->o_count,
+													 cudaMemcpyHostToDevice,
+													 s))) != GPUIR_CUDA_OK) ||
+			 (st = gpuir_cuda_check(cudaMemsetAsync(job->dev + l->o_count, 0,
+													l->o_cand - l->o_count,
+													s))) != GPUIR_CUDA_OK)
 		goto fail;
 	GPUIR_TRACE_EVENT("upload, zero", s);
 	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, kmax, with_stats, s)) != GPUIR_CUDA_OK)

@@ -499,6 +499,7 @@ gpuir_search_and_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 						uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
 						uint32_t *corrupt, GpuirSearchDevStats *stats)
 {
+	gpuir_pdl_start();
 	__shared__ GpuirAndSmem sm;
 	const uint32_t t = threadIdx.x;
 	const uint32_t warp = t >> 5;

@@ -432,6 +432,7 @@ gpuir_search_seed_kernel(const GpuirSearchWork *__restrict__ work,
 						 uint2 *ms_work, uint32_t *ms_count,
 						 uint32_t *live, uint32_t *nlive, GpuirSearchDevStats *stats)
 {
+	gpuir_pdl_start();
 	__shared__ GpuirSeedSmem sm;
 	const GpuirSearchWork qw = work[blockIdx.x];
 	const gpuir_cuda_term *qt = terms + qw.first_term;
@@ -719,6 +720,7 @@ gpuir_search_maxscore_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 							 uint64_t *__restrict__ cand, uint32_t *__restrict__ cand_count,
 							 uint32_t *corrupt)
 {
+	gpuir_pdl_start();
 	__shared__ GpuirAndSmem sm;
 	__shared__ GpuirMsSmem ms;
 	const uint32_t n = *ms_count;

@@ -97,6 +97,28 @@ struct GpuirSearchDevStats
 /* ---------- device helpers ---------- */
 
 /*
+ * gpuir_pdl_start: the first statement of every search kernel, before any
+ * read.  search_launch starts each kernel of a call after its first with
+ * programmatic dependent launch (Hopper and later), so that it may begin
+ * while the kernel before it on the stream still runs.
+ * griddepcontrol.wait blocks until that kernel has completed and its
+ * writes are visible; each kernel waits so before it can finish, so this
+ * also covers every earlier kernel of the call.  launch_dependents then
+ * lets the next kernel's thread blocks be scheduled, to wait in turn, as
+ * soon as every thread block of this one has started: the next kernel's
+ * launch overlaps this one's last wave instead of following its end.  On
+ * a launch without the attribute, and below sm_90, both are no-ops.
+ */
+__device__ __forceinline__ void
+gpuir_pdl_start(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/*
  * gpuir_window_lo / gpuir_window_hi: the docIDs [lo, hi) a search of seg
  * covers: its window's tiles on a windowed segment, else all its documents
  */
