@@ -14,7 +14,8 @@
  * the calls traced and each stage's median and mean in microseconds, to
  * stderr.  The events cost the host a few microseconds a call and the
  * stream a little: compare the traced build's batch times with an
- * untraced build's in the same run.
+ * untraced build's in the same run.  The record is global and unlocked:
+ * one thread's calls only (engine_bench on one device).
  *
  *-------------------------------------------------------------------------
  */
