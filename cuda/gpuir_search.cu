@@ -1709,7 +1709,10 @@ ws_release(gpuir_cuda_search_job *job)
  * queries with their full regions, in chunks of at most GPUIR_CAND_BUDGET
  * keys (a larger region alone), and every other part of its workspace is
  * at most p's (a subset of the queries and lists, the same terms), up to
- * the 256-byte alignment of each part.
+ * the 256-byte alignment of each part.  For the same reason search_start
+ * reserves the pinned buffer GPUIR_ZERO_BY_COPY bytes beyond p's own when
+ * a query may spill: the search again may stage its zeroed range with its
+ * inputs (zero_by_copy) where p did not.
  */
 static size_t
 spill_room(const GpuirSearchPlan *p)
@@ -1792,8 +1795,11 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * shared memory attribute (which the occupancy needs, and every launch of
  * the tile kernel: plan_short_tiles and search_launch call this first).
  * A failed query clears its error, gives 1024 and is tried again next
- * call.  *pdl (when pdl is not NULL): whether the device has programmatic
- * dependent launch (compute capability 9.0 or above; SearchLauncher).
+ * call.  *pdl (when pdl is not NULL): whether the search kernels may go
+ * as programmatic dependent launches (SearchLauncher): the device has them
+ * (compute capability 9.0 or above) and runs the kernels' sm_90 code,
+ * which waits for the kernel before (gpuir_pdl_start); a newer device
+ * compiles the compute_75 PTX at load, whose kernels do not wait.
  */
 static void
 resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
@@ -1802,6 +1808,7 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 	static thread_local uint32_t cached_tile,
 				cached_ms;
 	static thread_local bool cached_pdl;
+	cudaFuncAttributes fa;
 	int			dev,
 				sms,
 				major,
@@ -1823,6 +1830,7 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 								 (int) sizeof(GpuirTileSmem)) != cudaSuccess ||
 			cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
 			cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+			cudaFuncGetAttributes(&fa, gpuir_search_final_kernel) != cudaSuccess ||
 			cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_tile, gpuir_search_tile_kernel,
 														  GPUIR_SEARCH_THREADS,
 														  sizeof(GpuirTileSmem)) != cudaSuccess ||
@@ -1836,7 +1844,7 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 		cached_dev = dev;
 		cached_tile = (uint32_t) sms * (uint32_t) per_tile;
 		cached_ms = (uint32_t) sms * (uint32_t) per_ms;
-		cached_pdl = major >= 9;
+		cached_pdl = major >= 9 && fa.ptxVersion >= 90;
 	}
 	*tile = cached_tile;
 	*ms = cached_ms;
@@ -2064,7 +2072,9 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		goto done;
 	GPUIR_TRACE_HOST("plan");
 	search_layout(l, &job->plan, nqueries, nterms, kmax);
-	if ((st = ws_reserve(job, l->total + spill_room(&job->plan), l->h_total)) != GPUIR_CUDA_OK)
+	if ((st = ws_reserve(job, l->total + spill_room(&job->plan),
+						  l->h_total + (job->plan.short_full_keys > 0 ? GPUIR_ZERO_BY_COPY
+										: 0))) != GPUIR_CUDA_OK)
 		goto done;
 	search_stage(job->host, &job->plan, l, terms, nterms);
 	GPUIR_TRACE_HOST("layout, stage");

@@ -107,7 +107,10 @@ struct GpuirSearchDevStats
  * lets the next kernel's thread blocks be scheduled, to wait in turn, as
  * soon as every thread block of this one has started: the next kernel's
  * launch overlaps this one's last wave instead of following its end.  On
- * a launch without the attribute, and below sm_90, both are no-ops.
+ * a launch without the attribute both are no-ops.  Code compiled below
+ * sm_90 (the compute_75 PTX, which a newer device than sm_90 would
+ * compile at load) has neither, so search_launch launches it without the
+ * attribute (resident_grids checks the kernels' PTX version).
  */
 __device__ __forceinline__ void
 gpuir_pdl_start(void)

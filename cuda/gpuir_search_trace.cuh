@@ -4,18 +4,24 @@
  *	  Stage times of gpuir_cuda_search_batch, for the latency of small
  *	  batches (issue "GPU engine": where one query's call goes).  Compiled
  *	  only with -DGPUIR_SEARCH_TRACE (bench/engine.mk TRACE=1 builds
- *	  build/engine_bench that way); production builds define the hooks of
- *	  gpuir_search.cu as nothing.
+ *	  build/engine_bench_trace that way); production builds define the
+ *	  hooks of gpuir_search.cu as nothing.
  *
  * For each call of GPUIR_SEARCH_TRACE_NQ queries (environment, default 1)
- * it records host timestamps at the stages of search_start and
- * search_finish and CUDA events on the call's stream between the copies
- * and kernels, and at exit prints, per (mode of the first query, kmax),
- * the calls traced and each stage's median and mean in microseconds, to
- * stderr.  The events cost the host a few microseconds a call and the
- * stream a little: compare the traced build's batch times with an
- * untraced build's in the same run.  The record is global and unlocked:
- * one thread's calls only (engine_bench on one device).
+ * it records host timestamps at the stages of search_start (from its
+ * arguments' validation on) and search_finish and CUDA events on the
+ * call's stream between the copies and kernels, and at exit prints, per
+ * (mode of the first query, kmax), the calls traced and each stage's
+ * median and mean in microseconds, to stderr.  The events cost the host a
+ * few microseconds a call and the stream a little, and an event between
+ * two kernels probably keeps the second from starting early as a
+ * programmatic dependent launch (SearchLauncher): read the traced stages
+ * as those of kernels launched in turn.  Compare the traced build's batch times with an
+ * untraced build's in the same run.  The record is global and unlocked
+ * and holds one pending call: one thread's calls, one job at a time
+ * (engine_bench on one device; not the worker's two jobs in flight).  A
+ * search again of spilled queries (search_again) is traced as a call of
+ * its own, its time outside the first call's total.
  *
  *-------------------------------------------------------------------------
  */

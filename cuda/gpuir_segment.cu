@@ -76,7 +76,8 @@ doclen_codes(gpuir_cuda_segment *s)
 	s->doclen_code = (const uint8_t *) p;
 	if (s->ndocs > 0)
 	{
-		gpuir_doclen_code_kernel<<<(s->ndocs + 255) / 256, 256, 0, cudaStreamLegacy>>>
+		gpuir_doclen_code_kernel<<<(uint32_t) (((uint64_t) s->ndocs + 255) / 256), 256, 0,
+			cudaStreamLegacy>>>
 			(s->doclen, s->ndocs, (uint8_t *) p);
 		if ((st = gpuir_cuda_check(cudaGetLastError())) != GPUIR_CUDA_OK)
 			return st;
