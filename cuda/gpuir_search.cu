@@ -210,8 +210,9 @@ static_assert(GPUIR_FINAL_THREADS * GPUIR_FINAL_ITEMS >= GPUIR_CUDA_MAX_K,
 /*
  * plan_hist_query: does a query of mode and k get a score histogram
  * (GpuirSearchWork.hist_row; gpuir_tile_hist_raise): OR and BMW queries
- * with k >= GPUIR_HIST_MIN_K (those the plan keeps: one with no list is
- * answered with no work)
+ * with k >= GPUIR_HIST_MIN_K that the plan keeps (one with no list is
+ * answered with no work; plan_short_tiles counts every such query, kept
+ * or not, which can only make its short rooms smaller)
  */
 static inline bool
 plan_hist_query(int32_t mode, uint32_t k)
@@ -1264,7 +1265,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 		cap = std::min(std::max((uint64_t) p->ntiles * qq->k,
 								(qq->nterms > 1) ? msb * std::min(qq->k, (uint32_t) GPUIR_AND_CAND)
 								: 0), sump);
-		if (w->mode == GPUIR_CUDA_MODE_OR && qq->k >= GPUIR_HIST_MIN_K &&
+		if (w->mode == GPUIR_CUDA_MODE_OR && plan_hist_query(w->mode, qq->k) &&
 			p->short_tiles > 0 && (uint64_t) p->short_tiles * qq->k < cap)
 		{
 			const uint64_t full = region_keys(cap, qq->k);
@@ -1701,28 +1702,41 @@ ws_release(gpuir_cuda_search_job *job)
 	return st;
 }
 
+/* plan_may_spill: has plan p a query with a short region (search_again)? */
+static inline bool
+plan_may_spill(const GpuirSearchPlan *p)
+{
+	return p->short_full_keys > 0;
+}
+
 /*
- * spill_room: the workspace bytes beyond plan p's own that searching its
- * short-region queries again may need (search_again), reserved with it so
- * that search_finish does not grow the workspace (a failure there could
- * not make room as a failed start can): the search again plans those
- * queries with their full regions, in chunks of at most GPUIR_CAND_BUDGET
- * keys (a larger region alone), and every other part of its workspace is
- * at most p's (a subset of the queries and lists, the same terms), up to
- * the 256-byte alignment of each part.  For the same reason search_start
- * reserves the pinned buffer GPUIR_ZERO_BY_COPY bytes beyond p's own when
- * a query may spill: the search again may stage its zeroed range with its
- * inputs (zero_by_copy) where p did not.
+ * spill_room: the device arena's (*dev) and the pinned buffer's (*host)
+ * bytes beyond plan p's own that searching its short-region queries again
+ * may need (search_again), reserved with it so that search_finish does not
+ * grow the workspace (a failure there could not make room as a failed
+ * start can; the batch then fails).  The search again plans those queries
+ * with their full regions, in chunks of at most GPUIR_CAND_BUDGET keys (a
+ * larger region alone), and may stage its zeroed range with its inputs
+ * (zero_by_copy) where p did not: GPUIR_ZERO_BY_COPY more pinned bytes.
+ * Every other part of its workspace is at most p's (a subset of the
+ * queries and lists, the same terms), up to the 256-byte alignment of each
+ * part, but for one: plan_decode fills the decode budget greedily, so a
+ * search of fewer queries may decode a list that p's skipped.  Only a
+ * batch whose lists pass the budget (GPUIR_CUDA_DECODE_BUDGET blocks) can
+ * have that happen.
  */
-static size_t
-spill_room(const GpuirSearchPlan *p)
+static void
+spill_room(const GpuirSearchPlan *p, size_t *dev, size_t *host)
 {
 	const uint64_t keys = std::min(std::max((uint64_t) GPUIR_CAND_BUDGET, p->short_full_max),
 								   p->short_full_keys);
 
-	if (p->short_full_keys == 0 || keys <= p->max_chunk_keys)
-		return 0;
-	return sizeof(uint64_t) * (size_t) (keys - p->max_chunk_keys) + (size_t) 64 * 256;
+	*dev = *host = 0;
+	if (!plan_may_spill(p))
+		return;
+	*host = GPUIR_ZERO_BY_COPY;
+	if (keys > p->max_chunk_keys)
+		*dev = sizeof(uint64_t) * (size_t) (keys - p->max_chunk_keys) + (size_t) 64 * 256;
 }
 
 /*
@@ -1796,9 +1810,10 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * the tile kernel: plan_short_tiles and search_launch call this first).
  * A failed query clears its error, gives 1024 and is tried again next
  * call.  *pdl (when pdl is not NULL): whether the search kernels may go
- * as programmatic dependent launches (SearchLauncher): the device has them
- * (compute capability 9.0 or above) and runs the kernels' sm_90 code,
- * which waits for the kernel before (gpuir_pdl_start); a newer device
+ * as programmatic dependent launches (SearchLauncher): the device runs
+ * their sm_90 code (its PTX version 90, as CUB's PtxVersion reads it),
+ * which waits for the kernel before (gpuir_pdl_start), and so has
+ * programmatic dependent launch (compute capability 9.x); a newer device
  * compiles the compute_75 PTX at load, whose kernels do not wait.
  */
 static void
@@ -1811,7 +1826,6 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 	cudaFuncAttributes fa;
 	int			dev,
 				sms,
-				major,
 				per_tile,
 				per_ms;
 
@@ -1829,7 +1843,6 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 								 cudaFuncAttributeMaxDynamicSharedMemorySize,
 								 (int) sizeof(GpuirTileSmem)) != cudaSuccess ||
 			cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-			cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
 			cudaFuncGetAttributes(&fa, gpuir_search_final_kernel) != cudaSuccess ||
 			cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_tile, gpuir_search_tile_kernel,
 														  GPUIR_SEARCH_THREADS,
@@ -1844,7 +1857,7 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 		cached_dev = dev;
 		cached_tile = (uint32_t) sms * (uint32_t) per_tile;
 		cached_ms = (uint32_t) sms * (uint32_t) per_ms;
-		cached_pdl = major >= 9 && fa.ptxVersion >= 90;
+		cached_pdl = fa.ptxVersion >= 90;
 	}
 	*tile = cached_tile;
 	*ms = cached_ms;
@@ -1854,7 +1867,8 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 
 /*
  * SearchLauncher: search_launch's kernel launches on stream s.  In a call
- * of at most GPUIR_PDL_MAX_QUERIES queries, each kernel after its first goes
+ * of at most GPUIR_PDL_MAX_QUERIES queries with work (GpuirSearchPlan.nwork:
+ * those with a list), each kernel after its first goes
  * with programmatic dependent launch where the device has it (every search
  * kernel starts with gpuir_pdl_start): its launch overlaps the end of the
  * kernel before it rather than following it.  The first waits in full for
@@ -1931,7 +1945,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint2	   *d_mswork = (uint2 *) (arena + l->o_mswork);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	const uint32_t ndec = plan_decoded_blocks(p);
-	SearchLauncher launch = {s, false, false};
+	bool		pdl;
 	GpuirDecoded dec;
 	gpuir_cuda_status st;
 
@@ -1944,10 +1958,12 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	/*
 	 * also lets the tile kernel use its shared memory (above the 48 KB of a
 	 * default launch; if that failed, the tile kernel's launch fails) and
-	 * says whether the device has programmatic dependent launch
+	 * says whether the kernels may go as programmatic dependent launches
 	 */
-	resident_grids(&tile_grid, &ms_grid, &launch.pdl);
-	launch.pdl = launch.pdl && p->nwork <= GPUIR_PDL_MAX_QUERIES;
+	resident_grids(&tile_grid, &ms_grid, &pdl);
+
+	SearchLauncher launch = {s, pdl && p->nwork <= GPUIR_PDL_MAX_QUERIES, false};
+
 	if (ndec > 0)
 	{
 		const uint32_t per = GPUIR_SEARCH_THREADS / 32;
@@ -2051,6 +2067,9 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 {
 	cudaStream_t s = job->stream;
 	GpuirSearchLayout *l = &job->l;
+	size_t		dev_extra,
+				host_extra,
+				up;
 	gpuir_cuda_status st;
 
 	if (job->pending)
@@ -2067,32 +2086,26 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 	memset(&job->plan, 0, sizeof(job->plan));
 	if ((st = plan_batch(&job->plan, seg, sc, queries, nqueries, terms, nterms,
 						 full_regions)) != GPUIR_CUDA_OK ||
-		(job->plan.short_full_keys > 0 &&
+		(plan_may_spill(&job->plan) &&
 		 (st = search_keep(job, seg, sc, queries, nqueries, terms, nterms)) != GPUIR_CUDA_OK))
 		goto done;
 	GPUIR_TRACE_HOST("plan");
 	search_layout(l, &job->plan, nqueries, nterms, kmax);
-	if ((st = ws_reserve(job, l->total + spill_room(&job->plan),
-						  l->h_total + (job->plan.short_full_keys > 0 ? GPUIR_ZERO_BY_COPY
-										: 0))) != GPUIR_CUDA_OK)
+	spill_room(&job->plan, &dev_extra, &host_extra);
+	if ((st = ws_reserve(job, l->total + dev_extra, l->h_total + host_extra)) != GPUIR_CUDA_OK)
 		goto done;
 	search_stage(job->host, &job->plan, l, terms, nterms);
 	GPUIR_TRACE_HOST("layout, stage");
 	GPUIR_TRACE_EVENT("start", s);
 
-	if (l->zero_by_copy)
-	{
-		if ((st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, l->o_cand,
-												   cudaMemcpyHostToDevice, s))) != GPUIR_CUDA_OK)
-			goto fail;
-	}
-	else if ((l->o_count > 0 &&
-			  (st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, l->o_count,
-													 cudaMemcpyHostToDevice,
-													 s))) != GPUIR_CUDA_OK) ||
-			 (st = gpuir_cuda_check(cudaMemsetAsync(job->dev + l->o_count, 0,
-													l->o_cand - l->o_count,
-													s))) != GPUIR_CUDA_OK)
+	/* the inputs, with the zeroed range when staged (zero_by_copy) */
+	up = l->zero_by_copy ? l->o_cand : l->o_count;
+	if ((up > 0 &&
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->dev, job->host, up, cudaMemcpyHostToDevice,
+												s))) != GPUIR_CUDA_OK) ||
+		(!l->zero_by_copy &&
+		 (st = gpuir_cuda_check(cudaMemsetAsync(job->dev + l->o_count, 0, l->o_cand - l->o_count,
+												s))) != GPUIR_CUDA_OK))
 		goto fail;
 	GPUIR_TRACE_EVENT("upload, zero", s);
 	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, kmax, with_stats, s)) != GPUIR_CUDA_OK)
@@ -2132,8 +2145,9 @@ static gpuir_cuda_status search_finish(gpuir_cuda_search_job *job, uint32_t *out
  * candidate regions, the queries whose short region spilled (count
  * GPUIR_COUNT_SPILLED), and write their rows and counts; count them (the
  * thread's searched_again) and, with stats (the first search's debug
- * statistics), add the second search's blocks and tiles and count the
- * queries there too.  Synchronous.  The memory is allocated here: spills
+ * statistics), add the second search's blocks decoded, tiles pruned,
+ * partial selections and tile keys and count the queries there too (its
+ * queries are OR queries: no BMW or MaxScore ones to add).  Synchronous.  The memory is allocated here: spills
  * are rare (gpuir_tile_hist_raise).
  */
 static gpuir_cuda_status
@@ -2262,7 +2276,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		stats->tile_keys = hstats.tile_keys;
 		stats->bmw_queries = job->plan.nbmw;
 	}
-	spill_possible = job->plan.short_full_keys > 0;	/* a query had a short region */
+	spill_possible = plan_may_spill(&job->plan);
 	plan_free(&job->plan);
 	GPUIR_TRACE_HOST("outputs");
 	GPUIR_TRACE_FINISH();
