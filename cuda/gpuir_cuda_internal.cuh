@@ -11,6 +11,7 @@
 #define GPUIR_CUDA_INTERNAL_CUH
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <cuda_runtime.h>
 
@@ -60,30 +61,71 @@ gpuir_cuda_ignore_error(cudaError_t err)
 		(void) cudaGetLastError();
 }
 
+/* where a buffer of gpuir_cuda_grow lives */
+typedef enum GpuirCudaMem
+{
+	GPUIR_CUDA_MEM_DEVICE,		/* cudaMalloc */
+	GPUIR_CUDA_MEM_PINNED,		/* cudaMallocHost: host memory copies reach */
+	GPUIR_CUDA_MEM_HOST			/* malloc: host memory only the host reads */
+} GpuirCudaMem;
+
 /*
- * gpuir_cuda_grow: make the buffer *p of *cap units (of unit bytes each)
- * hold need units: when it is too small, free it and allocate half as
- * large again as asked (at least min units), or, when that fails, exactly
- * need units; pinned host memory or device memory.  On failure *p is NULL
- * and *cap 0.  The workspace arenas of searches and of lists in transit
- * grow through this (never per batch once they are large enough).
+ * gpuir_cuda_free: free p (may be NULL), a buffer of kind mem; the
+ * runtime's error (to check, or to ignore in a cleanup)
+ */
+static inline cudaError_t
+gpuir_cuda_free(void *p, GpuirCudaMem mem)
+{
+	if (p == NULL)
+		return cudaSuccess;
+	switch (mem)
+	{
+		case GPUIR_CUDA_MEM_DEVICE:
+			return cudaFree(p);
+		case GPUIR_CUDA_MEM_PINNED:
+			return cudaFreeHost(p);
+		case GPUIR_CUDA_MEM_HOST:
+			free(p);
+			break;
+	}
+	return cudaSuccess;
+}
+
+/*
+ * gpuir_cuda_grow: make the buffer *p of *cap units (of unit bytes each),
+ * of kind mem, hold need units: when it is too small, free it and allocate
+ * half as large again as asked (at least min units), or, when that fails,
+ * exactly need units.  On failure *p is NULL and *cap 0 (OOM).  The
+ * workspace arenas of searches and of lists in transit grow through this
+ * (never per batch once they are large enough), and so do a search's kept
+ * inputs (search_keep).
  */
 static inline gpuir_cuda_status
-gpuir_cuda_grow(void **p, size_t *cap, size_t need, size_t unit, size_t min, bool pinned)
+gpuir_cuda_grow(void **p, size_t *cap, size_t need, size_t unit, size_t min, GpuirCudaMem mem)
 {
 	size_t		want = need + need / 2 > min ? need + need / 2 : min;
 	gpuir_cuda_status st = GPUIR_CUDA_OK;
 
 	if (*p != NULL && need <= *cap)
 		return GPUIR_CUDA_OK;
-	if (*p != NULL)
-		gpuir_cuda_ignore_error(pinned ? cudaFreeHost(*p) : cudaFree(*p));
+	gpuir_cuda_ignore_error(gpuir_cuda_free(*p, mem));
 	*p = NULL;
 	*cap = 0;
 	for (int attempt = 0; attempt < 2; attempt++, want = need)
 	{
-		st = gpuir_cuda_check(pinned ? cudaMallocHost(p, want * unit)
-							  : cudaMalloc(p, want * unit));
+		switch (mem)
+		{
+			case GPUIR_CUDA_MEM_DEVICE:
+				st = gpuir_cuda_check(cudaMalloc(p, want * unit));
+				break;
+			case GPUIR_CUDA_MEM_PINNED:
+				st = gpuir_cuda_check(cudaMallocHost(p, want * unit));
+				break;
+			case GPUIR_CUDA_MEM_HOST:
+				*p = malloc(want * unit);
+				st = (*p != NULL) ? GPUIR_CUDA_OK : GPUIR_CUDA_OOM;
+				break;
+		}
 		if (st == GPUIR_CUDA_OK)
 		{
 			*cap = want;

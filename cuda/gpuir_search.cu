@@ -1649,7 +1649,8 @@ struct gpuir_cuda_search_job
 	/*
 	 * The pending search's inputs, kept while any of its queries has a
 	 * short region, for search_finish to search again those that spilled
-	 * (pinned host arrays that grow, never shrink; freed by ws_release)
+	 * (host arrays that grow, never shrink: the host alone reads them;
+	 * freed by ws_release)
 	 */
 	gpuir_cuda_segment seg;
 	gpuir_cuda_scoring sc;
@@ -1667,11 +1668,11 @@ static gpuir_cuda_status
 ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
 {
 	gpuir_cuda_status st = gpuir_cuda_grow((void **) &job->dev, &job->dev_cap, dev_bytes, 1,
-										   (size_t) 1 << 20, false);
+										   (size_t) 1 << 20, GPUIR_CUDA_MEM_DEVICE);
 
 	if (st == GPUIR_CUDA_OK)
 		st = gpuir_cuda_grow((void **) &job->host, &job->host_cap, host_bytes, 1,
-							 (size_t) 1 << 16, true);
+							 (size_t) 1 << 16, GPUIR_CUDA_MEM_PINNED);
 	return st;
 }
 
@@ -1692,10 +1693,8 @@ ws_release(gpuir_cuda_search_job *job)
 	}
 	job->dev = job->host = NULL;
 	job->dev_cap = job->host_cap = 0;
-	if (job->queries != NULL)
-		gpuir_cuda_ignore_error(cudaFreeHost(job->queries));
-	if (job->terms != NULL)
-		gpuir_cuda_ignore_error(cudaFreeHost(job->terms));
+	gpuir_cuda_ignore_error(gpuir_cuda_free(job->queries, GPUIR_CUDA_MEM_HOST));
+	gpuir_cuda_ignore_error(gpuir_cuda_free(job->terms, GPUIR_CUDA_MEM_HOST));
 	job->queries = NULL;
 	job->terms = NULL;
 	job->queries_cap = job->terms_cap = 0;
@@ -1754,9 +1753,9 @@ search_keep(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 	gpuir_cuda_status st;
 
 	if ((st = gpuir_cuda_grow((void **) &job->queries, &job->queries_cap, nqueries,
-							  sizeof(*queries), 64, true)) != GPUIR_CUDA_OK ||
+							  sizeof(*queries), 64, GPUIR_CUDA_MEM_HOST)) != GPUIR_CUDA_OK ||
 		(st = gpuir_cuda_grow((void **) &job->terms, &job->terms_cap, std::max(nterms, 1u),
-							  sizeof(*terms), 64, true)) != GPUIR_CUDA_OK)
+							  sizeof(*terms), 64, GPUIR_CUDA_MEM_HOST)) != GPUIR_CUDA_OK)
 		return st;
 	job->seg = *seg;
 	job->sc = *sc;

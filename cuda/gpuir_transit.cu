@@ -219,8 +219,8 @@ gpuir_cuda_transit_staging(gpuir_cuda_transit *tr, uint64_t bytes, void **host)
 	/* the previous search's upload may still read the buffer */
 	if ((st = gpuir_cuda_check(cudaStreamSynchronize(tr->stream))) != GPUIR_CUDA_OK)
 		return st;
-	if ((st = gpuir_cuda_grow((void **) &tr->host_stage, &tr->host_cap,
-							  bytes > 0 ? bytes : 16, 1, 1024, true)) != GPUIR_CUDA_OK)
+	if ((st = gpuir_cuda_grow((void **) &tr->host_stage, &tr->host_cap, bytes > 0 ? bytes : 16,
+							  1, 1024, GPUIR_CUDA_MEM_PINNED)) != GPUIR_CUDA_OK)
 		return st;
 	*host = tr->host_stage;
 	return GPUIR_CUDA_OK;
@@ -240,7 +240,7 @@ gpuir_cuda_transit_upload(gpuir_cuda_transit *tr, const void *host, uint64_t byt
 		host = tr->host_stage;
 	*dev_base = NULL;
 	if ((st = gpuir_cuda_grow((void **) &tr->dev_stage, &tr->dev_stage_cap,
-							  bytes / 4 + 4, 4, 1024, false)) != GPUIR_CUDA_OK)
+							  bytes / 4 + 4, 4, 1024, GPUIR_CUDA_MEM_DEVICE)) != GPUIR_CUDA_OK)
 		return st;
 	if (bytes > 0 &&
 		(st = gpuir_cuda_check(cudaMemcpyAsync(tr->dev_stage, host, bytes,
@@ -349,15 +349,15 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 	 * caller's contract, and the last assembly ended with its stream idle)
 	 */
 	if ((st = gpuir_cuda_grow((void **) &o->payload, &o->payload_cap,
-							  words * 4 + 4, 1, 1024, false)) != GPUIR_CUDA_OK ||
+							  words * 4 + 4, 1, 1024, GPUIR_CUDA_MEM_DEVICE)) != GPUIR_CUDA_OK ||
 		(st = gpuir_cuda_grow((void **) &o->blocks, &o->blocks_cap, nblocks + 1,
 							  sizeof(uint32_t) * (2 + 2 * GPUIR_CUDA_BLOCK_IMPACTS),
-							  1024, false)) != GPUIR_CUDA_OK ||
+							  1024, GPUIR_CUDA_MEM_DEVICE)) != GPUIR_CUDA_OK ||
 		(st = gpuir_cuda_grow((void **) &tr->desc_host, &tr->desc_cap, nlists > 0 ? nlists : 1,
-							  sizeof(transit_desc), 1024, true)) != GPUIR_CUDA_OK)
+							  sizeof(transit_desc), 1024, GPUIR_CUDA_MEM_PINNED)) != GPUIR_CUDA_OK)
 		return st;
 	if ((st = gpuir_cuda_grow((void **) &tr->desc_dev, &tr->desc_dev_cap, tr->desc_cap,
-							  sizeof(transit_desc), 1024, false)) != GPUIR_CUDA_OK)
+							  sizeof(transit_desc), 1024, GPUIR_CUDA_MEM_DEVICE)) != GPUIR_CUDA_OK)
 		return st;
 	if (o->h_zero == NULL || o->h_zero_cap < nblocks + 1)
 	{
