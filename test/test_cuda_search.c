@@ -1589,6 +1589,42 @@ test_windows(const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs
 /* ---------- main ---------- */
 
 /*
+ * Small calls: the first queries of batch bs sent one at a time, then three
+ * at a time, each call checked against the reference.  A call of at most
+ * four queries with work launches its kernels after the first as
+ * programmatic dependent launches (gpuir_search.cu, SearchLauncher), each
+ * waiting in gpuir_pdl_start for the one before; the batches of the other
+ * tests are larger, so this is where that path meets the reference for
+ * every mode (racecheck cannot see a missing wait between kernels).
+ */
+static void
+test_small_calls(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs)
+{
+	static const uint32_t per_call[] = {1, 3};
+	Batch		b;
+	gpuir_cuda_search_stats st;
+	char		label[128];
+
+	batch_make(&b, s, bs);
+	for (size_t c = 0; c < sizeof(per_call) / sizeof(per_call[0]); c++)
+	{
+		const uint32_t n = b.nq < sized(24, 12, 4) ? b.nq : sized(24, 12, 4);
+
+		for (uint32_t i = 0; i < n; i += per_call[c])
+		{
+			Batch		part = b;	/* the same terms; queries [i, i + per_call) */
+
+			part.q = b.q + i;
+			part.nq = (n - i < per_call[c]) ? n - i : per_call[c];
+			snprintf(label, sizeof(label), "%s, %u a call, from query %u", bs->name,
+					 per_call[c], i);
+			run_debug_checked(r, s, sc, &part, &st, label);
+		}
+	}
+	batch_free(&b);
+}
+
+/*
  * Searches in flight (gpuir_cuda_search_start / _done / _finish): batch a
  * started on one job and batch b on another, both pending at once (the
  * kernels of both on the device together), finished in the other order;
@@ -2019,6 +2055,9 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_windows(&s, sc, &mixed);
 	test_decode_budget(&r, &s, sc, &mixed, &bmw_mixed);
 	test_jobs_in_flight(&r, &s, sc, &mixed, &bmw_mixed);
+	test_small_calls(&r, &s, sc, &mixed);
+	test_small_calls(&r, &s, sc, &and_long);
+	test_small_calls(&r, &s, sc, &bmw_mixed);
 	test_transit(&r, &s, sc, &mixed);
 	test_transit(&r, &s, sc, &bmw_mixed);
 	if (timing)
