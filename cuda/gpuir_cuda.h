@@ -306,10 +306,11 @@ typedef struct gpuir_cuda_query
 
 /*
  * gpuir_cuda_segment_upload: copy one segment's posting data to device
- * memory (cudaMalloc, one allocation per array; copies on the legacy
- * default stream, all complete on the device before it returns, so that a
- * search on any stream may use the segment at once), filling *dev with the
- * device pointers and sizes.  The
+ * memory (cudaMalloc, one allocation per array; copies, and the kernel
+ * that makes the one-byte length codes, on the legacy default stream, all
+ * complete on the device before it returns, so that a search on any
+ * stream may use the segment at once), filling *dev with the device
+ * pointers and sizes.  The
  * segment then stays resident until gpuir_cuda_segment_free (the GPU
  * service's list cache; Ding et al. 2009, section 5: the index is kept in
  * GPU memory and queries are shipped to it).
@@ -338,9 +339,11 @@ typedef struct gpuir_cuda_query
  *	ndocs						documents, 0 .. 0xFFFFFFFE
  * Output: *dev (device pointers, and the host prefix counts of the block
  * directory's checks; every field zeroed on failure).  A block that fails a
- * directory check (last docID, extent, order within a list) does not fail
- * the upload: the searches whose lists hold it return GPUIR_CUDA_CORRUPT,
- * the others are answered.
+ * check (its last docID below ndocs, its extent of 8 to
+ * GPUIR_BLOCK_MAX_BYTES bytes at an offset that is a multiple of 4, a sound
+ * header whose length is that extent: GpuirCodecBlockBytes; docIDs
+ * increasing within a list) does not fail the upload: the searches whose
+ * lists hold it return GPUIR_CUDA_CORRUPT, the others are answered.
  * Returns GPUIR_CUDA_OK, GPUIR_CUDA_INVALID_ARGUMENT (NULL dev, a required
  * array NULL, only one impact array, payload_bytes or ndocs too large),
  * GPUIR_CUDA_CORRUPT (block_offset decreasing or its last entry not
@@ -415,11 +418,14 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			bound is near the lists' and rarely below the threshold, and
  *			full tiles cost less a posting than the lookups.  The output
  *			is exactly OR's.  Needs the segment's impact arrays and idf
- *			>= 0; otherwise the query runs as OR.  Corrupt posting blocks
- *			are reported only if they are decoded (every block of a list the
- *			batch decodes once; else those of the tiles not skipped; the
- *			block directory is always checked in full), like the CPU
- *			engine's BMW.
+ *			>= 0; otherwise the query runs as OR.  A block the directory
+ *			checks refused (its header, length, offset or order:
+ *			gpuir_cuda_segment_upload) fails every batch that uses its list,
+ *			before any kernel runs; corruption inside a sound block (an
+ *			exception position, a docID or tf out of range) is reported
+ *			only if the block is decoded (every block of a list the batch
+ *			decodes once; else those of the tiles not skipped), like the
+ *			CPU engine's BMW.
  *	top-k	multi-level selection (Ding et al. 2009, section 8.3; Stanfill
  *			1992, data-parallel top-N): each tile (and each thread block
  *			of AND) keeps its k best

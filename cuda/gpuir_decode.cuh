@@ -34,9 +34,11 @@
  * directory entries and headers the host checked when it put them on the
  * device, with gpuir_warp_decode_listed_block: the header's checks are not
  * made again there (the AND kernel ran 1.14x faster without them on an
- * H200), the rest are; the fully checked gpuir_warp_decode_block now
- * serves the decoder's test, the reference the listed decoder is
- * compared with.
+ * H200: bench/results/2026-11-30-h200-listed-blocks.md), the rest are.
+ * The fully checked gpuir_warp_decode_block, and the unaligned (ALIGNED
+ * false) forms of the helpers below, serve only test/test_cuda_decode.c,
+ * for blocks the host's checks would refuse; that test compares both
+ * decoders with the CPU's GpuirCodecDecode.
  *
  *-------------------------------------------------------------------------
  */

@@ -357,7 +357,8 @@ gpuir_seed_count_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,
  * one entry (see GPUIR_MS_BLOCK_BITS) per block of an essential list whose
  * bound plus the later terms' list bounds, times GPUIR_BOUND_SLACK and
  * rounded up, is not below th (the blocks the MaxScore kernel would not
- * skip), counting them in *ms_count (one atomic per warp and round).
+ * skip), counting them in *ms_count (one atomic per warp and load of a
+ * round: up to GPUIR_SEED_LOADS a round).
  */
 __device__ static void
 gpuir_seed_emit_blocks(const GpuirSearchWork &qw, const gpuir_cuda_term *qt,

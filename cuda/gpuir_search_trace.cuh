@@ -8,8 +8,8 @@
  *	  hooks of gpuir_search.cu as nothing.
  *
  * For each call of GPUIR_SEARCH_TRACE_NQ queries (environment, default 1)
- * it records host timestamps at the stages of search_start (from its
- * arguments' validation on) and search_finish and CUDA events on the
+ * it records host timestamps at the stages of search_start (from just
+ * after its arguments' validation) and search_finish and CUDA events on the
  * call's stream between the copies and kernels, and at exit prints, per
  * (mode of the first query, kmax), the calls traced and each stage's
  * median and mean in microseconds, to stderr.  The events cost the host a
@@ -21,7 +21,8 @@
  * and holds one pending call: one thread's calls, one job at a time
  * (engine_bench on one device; not the worker's two jobs in flight).  A
  * search again of spilled queries (search_again) is traced as a call of
- * its own, its time outside the first call's total.
+ * its own, its time outside the first call's total; a call that fails is
+ * not counted (the next call's start drops its record).
  *
  *-------------------------------------------------------------------------
  */

@@ -1388,7 +1388,7 @@ GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e, const GpuirTaken *t,
 			 */
 			if (p->kept[tl[i].item].nblocks != tl[i].nblocks)
 				corrupt_block(t, tl[i].first_block,
-							  "a list's block count differs from that of the list kept on the device from the same first block");
+							  "its list's block count differs from the list kept from there");
 			continue;
 		}
 		transit_read_headers(b, t, seg, &tl[i]);

@@ -71,9 +71,11 @@
  * GpuirCodecSectionSound: does the header (w, e, h) of a section of a
  * block of n postings follow the field rules (widths up to 32, at most n
  * exceptions, a high width that is nonzero exactly when there are
- * exceptions, w + h up to 32)?  1 or 0.  The one statement of the rules:
- * GpuirCodecBlockBytes checks every section with it, and so does the
+ * exceptions, w + h up to 32)?  1 or 0.  The one statement of these field
+ * rules: GpuirCodecBlockBytes checks every section with it, and so does the
  * device's checked decoder (cuda/gpuir_decode.cuh, gpuir_block_layout).
+ * The block-level rules and the sections' sizes are written in both;
+ * test/test_cuda_layout.cu checks that they agree.
  */
 GPUIR_CODEC_HOST_DEVICE static inline int
 GpuirCodecSectionSound(int n, int w, int e, int h)
