@@ -633,15 +633,17 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 		 * k non-deleted, fully scored documents of the tile score at least
 		 * its k-th best, so that score bounds the query's k-th best from
 		 * below: publish it as the threshold (Huang et al. 2017).  One
-		 * barrier (uniform: sm.total and with_hist are the block's) orders
+		 * barrier (uniform: take and with_hist are the block's) orders
 		 * the atomicMin before thread 0's read and, for large k, the
 		 * tile's bucket counts before gpuir_tile_hist_raise reads them.
 		 */
-		if (sm.total >= qw.k && kmin != ~0ull)
+		const bool	full = take == qw.k;	/* the tile kept k keys */
+
+		if (full && kmin != ~0ull)
 			atomicMin(&sm.kmin, kmin);
-		if (sm.total >= qw.k || with_hist)
+		if (full || with_hist)
 			__syncthreads();
-		if (sm.total >= qw.k && t == 0)
+		if (full && t == 0)
 			gpuir_threshold_raise(&thr[wi], gpuir_key_to_score(sm.kmin));
 	}
 
