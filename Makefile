@@ -163,7 +163,7 @@ UNITTESTS += test/test_cuda_search
 endif
 # the device decoder's header rules against the CPU codec's, on the host
 # (gpuir_block_layout is __host__ __device__): runs without a GPU
-test/test_cuda_layout: test/test_cuda_layout.cu test/test_util.h cuda/gpuir_decode.cuh \
+test/test_cuda_layout: test/test_cuda_layout.cu test/test_util.h $(wildcard cuda/*.h cuda/*.cuh) \
 		src/gpuircodec.c src/gpuircodec.h
 	$(CC) -O2 -Wall -Wextra -Isrc -c src/gpuircodec.c -o $@.codec.o
 	$(NVCC) -O2 --std=c++17 -Xcompiler -Wall,-Wextra -Isrc -Icuda -Itest -o $@ $< $@.codec.o
@@ -171,7 +171,7 @@ test/test_cuda_layout: test/test_cuda_layout.cu test/test_util.h cuda/gpuir_deco
 UNITTESTS += test/test_cuda_layout
 endif
 
-EXTRA_CLEAN += test/cuda_decode_kernel.o
+EXTRA_CLEAN += test/cuda_decode_kernel.o test/test_cuda_layout.codec.o
 
 unittest: $(UNITTESTS)
 	@set -e; for t in $(UNITTESTS); do ./$$t; done
