@@ -6,6 +6,8 @@
 #   make -f bench/engine.mk clean
 #   make -f bench/engine.mk TRACE=1  # build/engine_bench_trace: stage times of
 #                                    # small batches (cuda/gpuir_search_trace.cuh)
+#   make -f bench/engine.mk build/test_cuda_search   # the kernels' test, linked
+#                                    # with these kernels (bench/gpu-kernel-checks)
 #
 # With nvcc (on PATH or /usr/local/cuda/bin/nvcc) the kernels cuda/*.cu are
 # compiled here, into build/engine_obj/, with the main Makefile's NVCC flags,
@@ -56,6 +58,15 @@ endif
 .PHONY: all clean
 all: $(BIN)
 
+# the main Makefile's test/test_cuda_search, without PostgreSQL (-ffp-contract=off:
+# the CPU reference's BM25 must round like GpuirBM25)
+build/test_cuda_search: test/test_cuda_search.c test/test_util.h test/test_size.h \
+		test/ref_topk.h src/gpuircodec.c src/gpuirlist.c src/gpuirlist.h $(CUDA_OBJS) bench/engine.mk
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -ffp-contract=off -Isrc -Icuda -o $@ test/test_cuda_search.c \
+		src/gpuircodec.c src/gpuirlist.c cuda/gpuir_cuda_status.c cuda/gpuir_cuda_window.c \
+		$(ENGINE_LINK) -lm
+
 $(BIN): $(DEPS) $(CUDA_OBJS) bench/engine.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_CPPFLAGS) -Isrc -Icuda -o $@ $(SRCS) $(ENGINE_LINK) -lm
@@ -65,4 +76,5 @@ $(OBJDIR)/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gp
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 
 clean:
-	rm -rf $(OBJDIR) $(BIN)
+	rm -rf build/engine_obj build/trace_obj build/engine_bench build/engine_bench_trace \
+		build/test_cuda_search
