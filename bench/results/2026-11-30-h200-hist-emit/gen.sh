@@ -1,5 +1,7 @@
 #!/bin/bash
 # device: the generated log at 40 M documents for every built variant (/tmp/var/*) and new, after multi.sh built them
+# One round of bench/gpu-variants over the generated log, kept as run (new
+# device calls use bench/gpu-variants with --synthetic arguments).
 set -uo pipefail
 O=${OUT:-/tmp/out}; mkdir -p $O
 t0=$(date +%s)

@@ -1,5 +1,10 @@
 #!/bin/bash
 # device: engine_bench of several trees (.device/var/*.tar, and this tree as "new"), interleaved
+# A near-copy of bench/gpu-variants (several trees, interleaved rounds, best
+# q/s per cell against the first): kept as run; it differs in taking the real
+# logs by default, a time limit per run, going on past a failed run, and the
+# kernel tests (TESTS=1). New device calls use bench/gpu-variants, and
+# bench/gpu-kernel-checks for the tests.
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 O=${OUT:-/tmp/out}; mkdir -p $O
