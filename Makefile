@@ -66,7 +66,7 @@ ifndef HAVE_CUDA
 OBJS += cuda/gpuir_cuda_stub.o
 endif
 
-EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_list_cache test/test_prune test/test_cuda_decode test/test_cuda_search test/test_cuda_layout cuda/*.o
+EXTRA_CLEAN = build tmp_check test/test_codec test/test_codec_scalar test/test_list test/test_window test/test_route test/test_merge_policy test/test_list_cache test/test_prune test/test_cuda_decode test/test_cuda_search test/test_cuda_layout test/test_decode_cache cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -169,6 +169,10 @@ test/test_cuda_layout: test/test_cuda_layout.cu test/test_util.h $(wildcard cuda
 	$(NVCC) -O2 --std=c++17 -Xcompiler -Wall,-Wextra -Isrc -Icuda -Itest -o $@ $< $@.codec.o
 	rm -f $@.codec.o
 UNITTESTS += test/test_cuda_layout
+# the decoded-list ring's bookkeeping (cuda/gpuir_decode_cache.cuh), on the host
+test/test_decode_cache: test/test_decode_cache.cu test/test_util.h $(wildcard cuda/*.h cuda/*.cuh)
+	$(NVCC) -O2 --std=c++17 -Xcompiler -Wall,-Wextra -Isrc -Icuda -Itest -o $@ $<
+UNITTESTS += test/test_decode_cache
 endif
 
 EXTRA_CLEAN += test/cuda_decode_kernel.o test/test_cuda_layout.codec.o

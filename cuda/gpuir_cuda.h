@@ -194,6 +194,13 @@ typedef struct gpuir_cuda_scoring
  * refuses a list that does not pass before any kernel runs, and its kernels
  * take these checks as made: they read a block's directory entry and header
  * unchecked (gpuir_warp_decode_listed_block, cuda/gpuir_decode.cuh).
+ *
+ * decode_id (host value) names the upload: gpuir_cuda_segment_upload gives
+ * each segment a number never given before in the process, which the
+ * searches' decoded lists are kept under (cuda/gpuir_decode_cache.cuh), so
+ * the device arrays of a segment that has one must not change while it is
+ * uploaded.  0 (a segment of lists in transit, or one built by hand) keeps
+ * no decoded list between searches.
  */
 #define GPUIR_CUDA_BLOCK_IMPACTS	GPUIR_BLOCK_IMPACTS	/* src/gpuirlist.h */
 #define GPUIR_CUDA_DL_ESCAPE		255	/* gpuir_cuda_segment.doclen_code */
@@ -215,6 +222,7 @@ typedef struct gpuir_cuda_segment
 	uint32_t	nblocks;
 	uint32_t   *h_bad;			/* host memory */
 	uint32_t   *h_desc;			/* host memory */
+	uint64_t	decode_id;		/* the upload's number, 0 for none (above) */
 	/*
 	 * docID window: when windowed, a search sees only the docIDs of tiles
 	 * tile_first .. tile_end - 1 (GPUIR_CUDA_TILE_DOCS docIDs each); as
@@ -466,9 +474,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * reserves room for the k keys of some of its tiles, and one whose keys
  * spill is searched again before the call returns, see
  * gpuir_cuda_search_set_short_room; the lists of the batch's OR and BMW
- * queries are first decoded once into the workspace, 8 bytes a posting
- * plus 8 a block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2 GiB; the
- * rest is decoded by the tiles that read it), copies the results back into the
+ * queries are first decoded once into the job's decoded area, 8 bytes a
+ * posting plus 8 a block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2
+ * GiB, where they stay for the job's later searches of the same segment,
+ * which reuse them: cuda/gpuir_decode_cache.cuh; the rest is decoded by the
+ * tiles that read it), copies the results back into the
  * pinned buffer with one copy and synchronizes.  The workspace and the pinned
  * buffer belong to the calling thread and are kept between calls (grown
  * when a call needs more, CUB's temporary-storage pattern), so a call
@@ -785,6 +795,26 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch_debug(const gpui
  * a budget of 0 or a few blocks.  Not provided by the no-CUDA stub build.
  */
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
+
+/*
+ * gpuir_cuda_search_set_decode_cache: testing and benchmarks only
+ * (engine_bench --decode-cache): whether the calling thread's later
+ * searches (its default job's, and those of the jobs it starts) reuse the
+ * lists that an earlier search of the same job decoded (same segment
+ * upload, window, list, idf and constants: cuda/gpuir_decode_cache.cuh);
+ * on by default.  Off, each search decodes its lists again, as before
+ * 2026-11-30.  Same results either way.  Not provided by the no-CUDA stub
+ * build.
+ */
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_cache(bool on);
+
+/*
+ * gpuir_cuda_search_decode_cache_counts: testing and benchmarks only: the
+ * lists the calling thread's default job found decoded (*hits) and decoded
+ * (*misses) for its searches' tiles since the thread's first search.  Not
+ * provided by the no-CUDA stub build.
+ */
+extern GPUIR_CUDA_API void gpuir_cuda_search_decode_cache_counts(uint64_t *hits, uint64_t *misses);
 
 /*
  * gpuir_cuda_search_set_maxscore: testing and benchmarks only: when the

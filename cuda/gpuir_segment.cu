@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #include "gpuir_cuda_internal.cuh"
 
 /*
@@ -121,6 +123,9 @@ directory_checks(gpuir_cuda_segment *s, const uint8_t *payload, const uint32_t *
 	return true;
 }
 
+/* uploads so far in the process: each upload's decode_id (gpuir_cuda.h) */
+static std::atomic<uint64_t> segment_uploads;
+
 /*
  * gpuir_cuda_segment_upload: validate, the directory's prefix counts, then
  * one cudaMalloc and copy per array; contract in gpuir_cuda.h.
@@ -171,6 +176,7 @@ gpuir_cuda_segment_upload(const uint8_t *payload, uint64_t payload_bytes,
 	}
 
 	memset(&s, 0, sizeof(s));
+	s.decode_id = ++segment_uploads;
 	s.payload_bytes = payload_bytes;
 	s.ndocs = ndocs;
 	s.nblocks = nblocks;

@@ -433,6 +433,7 @@ gpuir_cuda_transit_assemble(gpuir_cuda_transit *tr, uint32_t slot,
 		out->nblocks = (uint32_t) nblocks;
 		out->h_bad = o->h_zero;
 		out->h_desc = o->h_zero;
+		out->decode_id = 0;		/* its slot is rewritten: keep no decoded list */
 		out->windowed = 0;
 		out->tile_first = 0;
 		out->tile_end = 0;

@@ -32,7 +32,10 @@
  * with a negative idf must fall back to OR (same results).  Decode budgets
  * of 0, 3 and 40 blocks make the tiles decode some or all of the OR and
  * BMW lists themselves (gpuir_cuda_search_set_decode_budget): same
- * results; corrupt blocks must be found on both paths.  A segment of
+ * results; corrupt blocks must be found on both paths.  Lists decoded by
+ * one search are reused by the next ones of the thread when nothing they
+ * depend on changed, and decoded again when something did (idf, k1, a new
+ * upload, BMW's bounds; test_decode_cache).  A segment of
  * 2.2 M docIDs makes top-1000 queries select in two levels (partial
  * selections, then the final one).
  *
@@ -879,6 +882,8 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 	n = (size_t) b.nq * b.kmax;
 	out_alloc(&oo, &b);
 	out_alloc(&ob, &b);
+	/* both decode their lists: no list kept from an earlier search */
+	gpuir_cuda_search_set_decode_cache(false);
 	st = run_stats_timed(s, sc, &b, &oo, &so, &tor);
 	snprintf(what, sizeof(what), "%s/%s as OR: status %s (%s)", s->spec.name, bs->name,
 			 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
@@ -918,6 +923,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 			   (unsigned long long) sb.maxscore_queries,
 			   tor * 1e3, b.nq / tor, tbmw * 1e3, b.nq / tbmw, tor / tbmw);
 	}
+	gpuir_cuda_search_set_decode_cache(true);
 	out_free(&oo);
 	out_free(&ob);
 	batch_free(&b);
@@ -1742,6 +1748,112 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 	gpuir_cuda_search_set_decode_budget(GPUIR_CUDA_DECODE_BUDGET);
 }
 
+/*
+ * run_cached: batch b through run_debug_checked under label (every query
+ * against the reference), then checks that it decoded some blocks (fresh)
+ * or none (every list found decoded by an earlier search of the thread's
+ * job: cuda/gpuir_decode_cache.cuh)
+ */
+static void
+run_cached(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b,
+		   int fresh, const char *label)
+{
+	gpuir_cuda_search_stats st;
+	char		what[256];
+
+	if (run_debug_checked(r, s, sc, b, &st, label) != GPUIR_CUDA_OK)
+		return;
+	snprintf(what, sizeof(what), "%s/%s: %llu blocks decoded, expected %s", s->spec.name, label,
+			 (unsigned long long) st.blocks_decoded, fresh ? "some" : "none");
+	check(fresh ? st.blocks_decoded > 0 : st.blocks_decoded == 0, what);
+}
+
+/*
+ * The decoded lists a job keeps between its searches
+ * (cuda/gpuir_decode_cache.cuh), from a released workspace: an OR batch
+ * decodes its lists, and run again decodes none; with every idf scaled,
+ * with k1 changed, or after the segment is uploaded again (same arrays, a
+ * new upload), they are decoded again; the same batch as BMW decodes them
+ * again (its bounds and seeds were not computed), then none; with a decode
+ * budget of 40 blocks (so an area of 40 blocks), three batches one after
+ * another, twice, evict each other's lists; with reuse off, a search
+ * decodes its lists every time.  Every result against the CPU reference
+ * (under the scaled idfs and changed k1 where those are used).
+ */
+static void
+test_decode_cache(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
+{
+	const BatchSpec or_spec = {"decode cache, OR", sized(60, 20, 8), 1, 6, GPUIR_CUDA_MODE_OR, 0,
+	GPUIR_CUDA_MAX_K, 0, 0, 0};
+	gpuir_cuda_scoring sc2 = *sc;
+	Batch		b,
+				small[3];
+	gpuir_cuda_status st;
+
+	gpuir_cuda_workspace_release();
+	batch_make(&b, s, &or_spec);
+	if (b.postings == 0)
+	{
+		batch_free(&b);
+		return;					/* no list to decode */
+	}
+	run_cached(r, s, sc, &b, 1, "decode cache: first search");
+	run_cached(r, s, sc, &b, 0, "decode cache: same batch again");
+	for (uint32_t i = 0; i < b.nt; i++)
+		b.t[i].idf *= 1.25f;
+	run_cached(r, s, sc, &b, 1, "decode cache: every idf scaled");
+	run_cached(r, s, sc, &b, 0, "decode cache: scaled again");
+	sc2.k1 = sc->k1 + 0.25f;
+	run_cached(r, s, &sc2, &b, 1, "decode cache: k1 changed");
+	run_cached(r, s, sc, &b, 0, "decode cache: k1 back");
+	gpuir_cuda_segment_free(&s->dev);
+	st = seg_upload(s);
+	check(st == GPUIR_CUDA_OK, "decode cache: segment uploaded again");
+	if (st != GPUIR_CUDA_OK)
+	{
+		batch_free(&b);
+		return;
+	}
+	run_cached(r, s, sc, &b, 1, "decode cache: segment uploaded again");
+	for (uint32_t i = 0; i < b.nq; i++)
+		b.q[i].mode = GPUIR_CUDA_MODE_BMW;
+	if (s->impact_tf != NULL)
+	{
+		/* every BMW query keeps the tiles' or MaxScore's path: no dense rule */
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
+		run_cached(r, s, sc, &b, 1, "decode cache: as BMW");
+		run_cached(r, s, sc, &b, 0, "decode cache: as BMW again");
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
+	}
+	for (uint32_t i = 0; i < b.nq; i++)
+		b.q[i].mode = GPUIR_CUDA_MODE_OR;
+	gpuir_cuda_search_set_decode_cache(false);
+	run_cached(r, s, sc, &b, 1, "decode cache off");
+	run_cached(r, s, sc, &b, 1, "decode cache off, again");
+	gpuir_cuda_search_set_decode_cache(true);
+
+	/* an area of 40 blocks: lists evicted and decoded again */
+	gpuir_cuda_workspace_release();
+	gpuir_cuda_search_set_decode_budget(40);
+	for (int i = 0; i < 3; i++)
+		batch_make(&small[i], s, &or_spec);
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 3; i++)
+		{
+			gpuir_cuda_search_stats st_;
+			char		label[96];
+
+			snprintf(label, sizeof(label), "decode cache of 40 blocks, round %d, batch %d",
+					 round, i);
+			run_debug_checked(r, s, sc, &small[i], &st_, label);
+		}
+	for (int i = 0; i < 3; i++)
+		batch_free(&small[i]);
+	gpuir_cuda_search_set_decode_budget(GPUIR_CUDA_DECODE_BUDGET);
+	gpuir_cuda_workspace_release();
+	batch_free(&b);
+}
+
 /* timing: 1 BMW against OR, 2 also the plain throughput batches */
 /*
  * test_transit: the batch searched from its lists (gpuir_cuda.h, "lists in
@@ -2060,6 +2172,7 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_small_calls(&r, &s, sc, &bmw_mixed);
 	test_transit(&r, &s, sc, &mixed);
 	test_transit(&r, &s, sc, &bmw_mixed);
+	test_decode_cache(&r, &s, sc);
 	if (timing)
 	{
 		BatchSpec	or10 = {"OR k=10, 2-4 terms", sized(2000, 200, 200), 2, 4,

@@ -188,6 +188,7 @@ batch_free(Batch *b)
 static int64_t maxscore_share = -1;
 static int64_t maxscore_dense = -1;
 static int64_t decode_budget = -1;	/* --decode-budget */
+static int	decode_cache = -1;		/* --decode-cache */
 
 /* device-to-device cudaMemcpy bandwidth; returns 0 or prints why not */
 static int
@@ -278,6 +279,7 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 	maxscore_share = o->maxscore;
 	maxscore_dense = o->maxscore_dense;
 	decode_budget = o->decode_budget;
+	decode_cache = o->decode_cache;
 	if (o->copy_mib > 0 && measure_copy(g, (size_t) o->copy_mib << 20, 10) == 0)
 		printf("copy bandwidth: device-to-device cudaMemcpy of %u MiB x 10: %.1f GB/s counting "
 			   "bytes read + bytes written (2 x bytes / time; the %%copy columns use it), "
@@ -312,6 +314,8 @@ typedef struct DevJob
 	uint32_t   *counts;
 	gpuir_cuda_search_stats *stats;	/* or NULL */
 	gpuir_cuda_status rc;
+	uint64_t	dc_hits;		/* the device thread's decoded lists found and */
+	uint64_t	dc_misses;		/* decoded so far (gpuir_cuda_search_decode_cache_counts) */
 } DevJob;
 
 static int	ndevices = 1;
@@ -339,6 +343,8 @@ run_job(DevJob *j)
 									   : GPUIR_CUDA_MAXSCORE_DENSE);
 	if (decode_budget >= 0)
 		gpuir_cuda_search_set_decode_budget((uint32_t) decode_budget);
+	if (decode_cache >= 0)
+		gpuir_cuda_search_set_decode_cache(decode_cache != 0);
 #endif
 	if (j->nq == 0)
 	{
@@ -370,6 +376,9 @@ device_thread(void *arg)
 		/* the thread lives until the program exits */
 		pthread_barrier_wait(&job_start);
 		jobs[d].rc = run_job(&jobs[d]);
+#ifdef ENGINE_BENCH_HAVE_CUDA
+		gpuir_cuda_search_decode_cache_counts(&jobs[d].dc_hits, &jobs[d].dc_misses);
+#endif
 		pthread_barrier_wait(&job_done);
 	}
 	return NULL;
@@ -565,7 +574,7 @@ search(const gpuir_cuda_segment *dev, const Segment *s, Batch *b, uint32_t kmax,
 							b->counts, stats);
 	{
 		DevJob		j = {dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax, b->docids, b->scores,
-		b->counts, stats, GPUIR_CUDA_OK};
+		b->counts, stats, GPUIR_CUDA_OK, 0, 0};
 
 		return run_job(&j);
 	}
@@ -650,7 +659,33 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
 	return bad;
 }
 
-/* one timed configuration */
+/*
+ * decode_cache_counts: the decoded lists the searches so far found in
+ * their job's area and decoded (gpuir_cuda_search_decode_cache_counts),
+ * over every device's thread
+ */
+static void
+decode_cache_counts(uint64_t *hits, uint64_t *misses)
+{
+	*hits = *misses = 0;
+#ifdef ENGINE_BENCH_HAVE_CUDA
+	if (ndevices == 1)
+	{
+		gpuir_cuda_search_decode_cache_counts(hits, misses);
+		return;
+	}
+	for (int d = 0; d < ndevices; d++)
+	{
+		*hits += jobs[d].dc_hits;
+		*misses += jobs[d].dc_misses;
+	}
+#endif
+}
+
+/*
+ * one timed configuration; its note gives the share of the decoded lists
+ * that the timed searches found decoded by an earlier one
+ */
 static void
 run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *row,
 		   const Options *o, double prev_rate, Batch *b)
@@ -660,6 +695,10 @@ run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *
 				last = 0;
 	gpuir_cuda_status rc;
 	uint32_t	B = row->B;
+	uint64_t	hits0,
+				misses0,
+				hits,
+				misses;
 
 	/* estimate one batch from the previous batch size's postings/s */
 	batch_make(b, l, s, 0, B, row->k, row->mode);
@@ -679,6 +718,7 @@ run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *
 				 gpuir_cuda_last_error_detail());
 		return;
 	}
+	decode_cache_counts(&hits0, &misses0);
 	for (;;)
 	{
 		double		t0;
@@ -707,6 +747,11 @@ run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *
 			break;
 	}
 	row->secs = elapsed;
+	decode_cache_counts(&hits, &misses);
+	if (hits + misses > hits0 + misses0)
+		snprintf(row->note, sizeof(row->note), "decoded lists reused: %.1f%% of %" PRIu64,
+				 100.0 * (hits - hits0) / (hits + misses - hits0 - misses0),
+				 hits + misses - hits0 - misses0);
 }
 
 static void

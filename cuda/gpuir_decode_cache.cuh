@@ -1,0 +1,282 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpuir_decode_cache.cuh
+ *	  The decoded lists a search job keeps between its searches (host side
+ *	  of gpuir_search.cu; the decode kernel writes them, the tile, seed and
+ *	  MaxScore kernels read them as GpuirDecoded).
+ *
+ * A batch's OR and BMW lists are decoded once into an area of the device
+ * (gpuir_search_decode_kernel: per posting its docID and BM25 contribution,
+ * per block BMW's bound and seed).  Those arrays depend only on the
+ * segment's arrays, its docID window, the list (its first block, block and
+ * posting counts), the term's idf and the scoring constants, all of which
+ * are fixed for a search; the lists of a query log repeat (its frequent
+ * terms are in most queries, and they hold most of its postings: list
+ * caching, Baeza-Yates et al., "The impact of caching on search engines",
+ * SIGIR 2007, section 5).  So the area is kept by the job, and a list
+ * found there under the same key is not decoded again.  For the 40 M
+ * document generated log of bench/engine_bench, decoding was 40% of one
+ * query's device time (bench/results/2026-11-30-h200-stage-times.md).
+ *
+ * Keys.  A segment upload gets a number of its own
+ * (gpuir_cuda_segment.decode_id, never reused in the process; 0, as in an
+ * assembled segment of lists in transit, takes no part): a freed segment's
+ * lists can never match, and a segment's device arrays never change once
+ * uploaded.  The key also holds the window, the list, and the bits of idf,
+ * k1, b, avgdl and the prior weight, so a change of the index's statistics
+ * (idf, avgdl) misses.  A list decoded without BMW's bounds (a batch
+ * without BMW queries) misses for a batch that needs them.
+ *
+ * Room.  The area holds cap blocks; a list takes consecutive blocks, given
+ * out round a ring (FIFO): a new list takes the blocks after the last one
+ * given, evicting the lists there, skipping those the batch being planned
+ * uses (pinned: batch == the current batch); when no room is left the
+ * list is decoded by the tiles that read it, as a list past the decode
+ * budget is.  The area grows (to at most the decode budget, or a new
+ * batch's needs, whichever is more) by a new allocation, which drops every
+ * list.  A search that fails (a corrupt block, a launch or copy error)
+ * drops every list too: its decode may not have written them.
+ *
+ * The job's stream orders everything: a search's decode writes before its
+ * kernels read, and a later search's decode overwrites an evicted list
+ * only after the earlier search has finished (a job runs one search at a
+ * time; gpuir_cuda_search_batch is synchronous).  Jobs do not share lists.
+ *
+ * Layout of the device area of cap blocks: docIDs [cap * 32] uint4, then
+ * contributions [cap * 32] float4, bounds [cap] float, seeds [cap] float
+ * (GpuirDecoded).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUIR_DECODE_CACHE_CUH
+#define GPUIR_DECODE_CACHE_CUH
+
+#include <stdint.h>
+#include <string.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "gpuir_cuda_internal.cuh"
+
+/* device bytes of one decoded block: 128 docIDs, 128 contributions, bound, seed */
+#define GPUIR_DECODED_BLOCK_BYTES	((size_t) GPUIR_CUDA_BLOCK_SIZE * 8 + 8)
+
+/* the smallest area allocated, in blocks (64 MiB) */
+#define GPUIR_DECODED_MIN_BLOCKS	((uint32_t) 1 << 16)
+
+/* what a decoded list's arrays depend on (no padding: compared as bytes) */
+struct GpuirDecodeKey
+{
+	uint64_t	seg;			/* gpuir_cuda_segment.decode_id */
+	uint32_t	windowed;
+	uint32_t	tile_first;
+	uint32_t	tile_end;
+	uint32_t	first_block;
+	uint32_t	nblocks;
+	uint32_t	npostings;
+	uint32_t	idf;			/* float bits, as the next four */
+	uint32_t	k1;
+	uint32_t	b;
+	uint32_t	avgdl;
+	uint32_t	prior_weight;
+	uint32_t	zero;			/* 0: the struct's size a multiple of 8 */
+};
+
+struct GpuirDecodeKeyHash
+{
+	size_t operator()(const GpuirDecodeKey &k) const
+	{
+		const unsigned char *p = (const unsigned char *) &k;
+		uint64_t	h = 14695981039346656037ull;	/* FNV-1a */
+
+		for (size_t i = 0; i < sizeof(k); i++)
+			h = (h ^ p[i]) * 1099511628211ull;
+		return (size_t) h;
+	}
+};
+
+struct GpuirDecodeKeyEq
+{
+	bool operator()(const GpuirDecodeKey &a, const GpuirDecodeKey &b) const
+	{
+		return memcmp(&a, &b, sizeof(a)) == 0;
+	}
+};
+
+/* a list in the area */
+struct GpuirDecodeEntry
+{
+	uint32_t	nblocks;
+	bool		bmw;			/* its bounds and seeds were computed */
+	uint64_t	batch;			/* the last batch that used it */
+	GpuirDecodeKey key;
+};
+
+struct GpuirDecodeCache
+{
+	uint8_t    *dev;			/* the area, cap blocks (layout above) */
+	uint32_t	cap;
+	uint32_t	head;			/* the ring's next block */
+	uint64_t	batch;			/* the batch being planned */
+	std::map<uint32_t, GpuirDecodeEntry> at;	/* by first block */
+	std::unordered_map<GpuirDecodeKey, uint32_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> where;
+	/* counts since the job's creation (engine_bench prints them) */
+	uint64_t	hits;
+	uint64_t	misses;
+};
+
+/* dcache_key: the key of term t's list in a search of seg with sc */
+static inline GpuirDecodeKey
+dcache_key(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc, const gpuir_cuda_term *t)
+{
+	GpuirDecodeKey k;
+
+	memset(&k, 0, sizeof(k));
+	k.seg = seg->decode_id;
+	k.windowed = seg->windowed;
+	k.tile_first = seg->windowed ? seg->tile_first : 0;
+	k.tile_end = seg->windowed ? seg->tile_end : 0;
+	k.first_block = t->first_block;
+	k.nblocks = t->nblocks;
+	k.npostings = t->npostings;
+	memcpy(&k.idf, &t->idf, 4);
+	memcpy(&k.k1, &sc->k1, 4);
+	memcpy(&k.b, &sc->b, 4);
+	memcpy(&k.avgdl, &sc->avgdl, 4);
+	memcpy(&k.prior_weight, &sc->prior_weight, 4);
+	return k;
+}
+
+/* dcache_clear: drop every list (the area stays) */
+static inline void
+dcache_clear(GpuirDecodeCache *c)
+{
+	c->at.clear();
+	c->where.clear();
+	c->head = 0;
+}
+
+/*
+ * dcache_reserve: make the area hold need blocks: when it holds fewer,
+ * free it and allocate need blocks (every list dropped).  No search of
+ * the job may be running.  On failure the area is freed (cap 0).
+ */
+static inline gpuir_cuda_status
+dcache_reserve(GpuirDecodeCache *c, uint32_t need)
+{
+	gpuir_cuda_status st;
+
+	if (c->dev != NULL && need <= c->cap)
+		return GPUIR_CUDA_OK;
+	dcache_clear(c);
+	gpuir_cuda_ignore_error(gpuir_cuda_free(c->dev, GPUIR_CUDA_MEM_DEVICE));
+	c->dev = NULL;
+	c->cap = 0;
+	st = gpuir_cuda_check(cudaMalloc((void **) &c->dev,
+									 (size_t) need * GPUIR_DECODED_BLOCK_BYTES));
+	if (st != GPUIR_CUDA_OK)
+	{
+		c->dev = NULL;
+		return st;
+	}
+	c->cap = need;
+	return GPUIR_CUDA_OK;
+}
+
+/* dcache_release: free the area and drop every list */
+static inline gpuir_cuda_status
+dcache_release(GpuirDecodeCache *c)
+{
+	gpuir_cuda_status st = GPUIR_CUDA_OK;
+
+	dcache_clear(c);
+	if (c->dev != NULL)
+		st = gpuir_cuda_check(gpuir_cuda_free(c->dev, GPUIR_CUDA_MEM_DEVICE));
+	c->dev = NULL;
+	c->cap = 0;
+	return st;
+}
+
+/*
+ * dcache_find: the first block of the list of key in the area, pinned for
+ * the current batch, or UINT32_MAX when it is not there (or is there
+ * without the BMW arrays that bmw asks for: dropped then)
+ */
+static inline uint32_t
+dcache_find(GpuirDecodeCache *c, const GpuirDecodeKey &key, bool bmw)
+{
+	auto		it = c->where.find(key);
+
+	if (it == c->where.end())
+		return UINT32_MAX;
+	GpuirDecodeEntry &e = c->at.at(it->second);
+
+	if (bmw && !e.bmw)
+	{
+		c->at.erase(it->second);
+		c->where.erase(it);
+		return UINT32_MAX;
+	}
+	e.batch = c->batch;
+	c->hits++;
+	return it->second;
+}
+
+/*
+ * dcache_add: n consecutive blocks for the list of key, decoded by the
+ * current batch (bmw: with its bounds and seeds), pinned for it: the first
+ * block, or UINT32_MAX when the area has no such room outside the lists
+ * the batch uses.  Evicts the lists in the blocks it takes.
+ */
+static inline uint32_t
+dcache_add(GpuirDecodeCache *c, const GpuirDecodeKey &key, uint32_t n, bool bmw)
+{
+	uint32_t	pos = c->head;
+	uint64_t	walked = 0;
+
+	if (n == 0 || n > c->cap)
+		return UINT32_MAX;
+	while (walked <= 2 * (uint64_t) c->cap)
+	{
+		uint32_t	skip = 0;
+
+		if ((uint64_t) pos + n > c->cap)
+		{
+			walked += c->cap - pos;
+			pos = 0;
+		}
+		/* the lists overlapping [pos, pos + n) */
+		auto		first = c->at.lower_bound(pos);
+
+		if (first != c->at.begin())
+		{
+			auto		before = std::prev(first);
+
+			if (before->first + before->second.nblocks > pos)
+				first = before;
+		}
+		for (auto it = first; it != c->at.end() && it->first < pos + n; ++it)
+			if (it->second.batch == c->batch)
+				skip = it->first + it->second.nblocks;	/* pinned: go past it */
+		if (skip > 0)
+		{
+			walked += skip - pos;
+			pos = skip;
+			continue;
+		}
+		while (first != c->at.end() && first->first < pos + n)
+		{
+			c->where.erase(first->second.key);
+			first = c->at.erase(first);
+		}
+		c->at[pos] = GpuirDecodeEntry{n, bmw, c->batch, key};
+		c->where[key] = pos;
+		c->head = pos + n;
+		c->misses++;
+		return pos;
+	}
+	return UINT32_MAX;
+}
+
+#endif							/* GPUIR_DECODE_CACHE_CUH */
