@@ -22,7 +22,7 @@
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
  *		[--resample DOCS] [--maxscore-share N] [--maxscore-dense N]
- *		[--decode-budget N]
+ *		[--decode-budget N] [--decode-cache BLOCKS]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -63,6 +63,12 @@
  *				BMW queries' lists (gpuir_cuda_search_set_decode_budget;
  *				0: none, every tile decodes the blocks it reads); the
  *				library's default without it.
+ *	--decode-cache BLOCKS: posting blocks (1,032 device bytes each) in
+ *				which the searches keep the lists they decoded for later
+ *				searches (gpuir_cuda_search_set_decode_cache; 0: none);
+ *				the library's default (the decode budget, 2 GiB) without
+ *				it.  Each timed row's note gives the share of its lists
+ *				found decoded.
  *
  * What it does:
  *	1. Device: name, memory, and the card's copy bandwidth measured in this

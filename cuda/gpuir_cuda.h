@@ -476,8 +476,9 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * gpuir_cuda_search_set_short_room; the lists of the batch's OR and BMW
  * queries are first decoded once into the job's decoded area, 8 bytes a
  * posting plus 8 a block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2
- * GiB, where they stay for the job's later searches of the same segment,
- * which reuse them: cuda/gpuir_decode_cache.cuh; the rest is decoded by the
+ * GiB, where they stay, up to GPUIR_CUDA_DECODE_BUDGET blocks in all, for
+ * the job's later searches of the same segment, which reuse them:
+ * cuda/gpuir_decode_cache.cuh; the rest is decoded by the
  * tiles that read it), copies the results back into the
  * pinned buffer with one copy and synchronizes.  The workspace and the pinned
  * buffer belong to the calling thread and are kept between calls (grown
@@ -798,15 +799,16 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
 
 /*
  * gpuir_cuda_search_set_decode_cache: testing and benchmarks only
- * (engine_bench --decode-cache): whether the calling thread's later
- * searches (its default job's, and those of the jobs it starts) reuse the
- * lists that an earlier search of the same job decoded (same segment
- * upload, window, list, idf and constants: cuda/gpuir_decode_cache.cuh);
- * on by default.  Off, each search decodes its lists again, as before
- * 2026-11-30.  Same results either way.  Not provided by the no-CUDA stub
- * build.
+ * (engine_bench --decode-cache): the posting blocks (1,032 device bytes
+ * each) in which the calling thread's later searches (its default job's,
+ * and those of the jobs it starts) keep the lists they decode, each job
+ * its own, for its later searches to reuse (same segment upload, window,
+ * list, idf and constants: cuda/gpuir_decode_cache.cuh); 0: none kept,
+ * each search decodes its lists again (as before 2026-11-30);
+ * GPUIR_CUDA_DECODE_BUDGET (2 GiB) by default.  Same results either way.
+ * Not provided by the no-CUDA stub build.
  */
-extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_cache(bool on);
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_cache(uint32_t blocks);
 
 /*
  * gpuir_cuda_search_decode_cache_counts: testing and benchmarks only: the

@@ -883,7 +883,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 	out_alloc(&oo, &b);
 	out_alloc(&ob, &b);
 	/* both decode their lists: no list kept from an earlier search */
-	gpuir_cuda_search_set_decode_cache(false);
+	gpuir_cuda_search_set_decode_cache(0);
 	st = run_stats_timed(s, sc, &b, &oo, &so, &tor);
 	snprintf(what, sizeof(what), "%s/%s as OR: status %s (%s)", s->spec.name, bs->name,
 			 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail());
@@ -923,7 +923,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 			   (unsigned long long) sb.maxscore_queries,
 			   tor * 1e3, b.nq / tor, tbmw * 1e3, b.nq / tbmw, tor / tbmw);
 	}
-	gpuir_cuda_search_set_decode_cache(true);
+	gpuir_cuda_search_set_decode_cache(GPUIR_CUDA_DECODE_BUDGET);
 	out_free(&oo);
 	out_free(&ob);
 	batch_free(&b);
@@ -1775,7 +1775,7 @@ run_cached(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *
  * with k1 changed, or after the segment is uploaded again (same arrays, a
  * new upload), they are decoded again; the same batch as BMW decodes them
  * again (its bounds and seeds were not computed), then none; with a decode
- * budget of 40 blocks (so an area of 40 blocks), three batches one after
+ * budget and a reuse capacity of 40 blocks (an area of 40), three batches one after
  * another, twice, evict each other's lists; with reuse off, a search
  * decodes its lists every time.  Every result against the CPU reference
  * (under the scaled idfs and changed k1 where those are used).
@@ -1827,14 +1827,15 @@ test_decode_cache(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 	}
 	for (uint32_t i = 0; i < b.nq; i++)
 		b.q[i].mode = GPUIR_CUDA_MODE_OR;
-	gpuir_cuda_search_set_decode_cache(false);
+	gpuir_cuda_search_set_decode_cache(0);
 	run_cached(r, s, sc, &b, 1, "decode cache off");
 	run_cached(r, s, sc, &b, 1, "decode cache off, again");
-	gpuir_cuda_search_set_decode_cache(true);
+	gpuir_cuda_search_set_decode_cache(GPUIR_CUDA_DECODE_BUDGET);
 
 	/* an area of 40 blocks: lists evicted and decoded again */
 	gpuir_cuda_workspace_release();
 	gpuir_cuda_search_set_decode_budget(40);
+	gpuir_cuda_search_set_decode_cache(40);
 	for (int i = 0; i < 3; i++)
 		batch_make(&small[i], s, &or_spec);
 	for (int round = 0; round < 2; round++)
@@ -1850,6 +1851,7 @@ test_decode_cache(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 	for (int i = 0; i < 3; i++)
 		batch_free(&small[i]);
 	gpuir_cuda_search_set_decode_budget(GPUIR_CUDA_DECODE_BUDGET);
+	gpuir_cuda_search_set_decode_cache(GPUIR_CUDA_DECODE_BUDGET);
 	gpuir_cuda_workspace_release();
 	batch_free(&b);
 }

@@ -15,12 +15,14 @@
  *	  later list was given those blocks);
  *	- the lists one batch uses never overlap (they are read at once);
  *	- a list given room lies inside the area;
- *	- the two maps agree (every entry's key leads back to it) and no two
- *	  entries overlap;
+ *	- the two maps agree (every entry's key leads back to it), no two
+ *	  entries overlap, and the blocks held are their sum;
  *	- a list asked for with BMW's arrays is not found when it was decoded
  *	  without them.
  * And: a list no larger than the area always gets room in a batch of one
- * list; a list larger than the area never does.
+ * list; a list larger than the area never does; a list found since it
+ * was decoded gets a second chance (the ring goes past it and evicts the
+ * next one), and is evicted when the ring comes round again.
  *
  * Prints "decode cache: N passed, N failed", exit 1 on failure.
  *
@@ -61,18 +63,20 @@ key_of(uint32_t list)
 static void
 check_maps(const GpuirDecodeCache *c, const char *what)
 {
-	uint64_t	end = 0;
+	uint64_t	end = 0,
+				held = 0;
 	bool		ok = c->at.size() == c->where.size();
 
 	for (const auto &e : c->at)
 	{
+		held += e.second.nblocks;
 		auto		w = c->where.find(e.second.key);
 
 		ok = ok && w != c->where.end() && w->second == e.first;
 		ok = ok && e.first >= end && (uint64_t) e.first + e.second.nblocks <= c->cap;
 		end = (uint64_t) e.first + e.second.nblocks;
 	}
-	check(ok, what);
+	check(ok && held == c->held, what);
 }
 
 int
@@ -93,11 +97,7 @@ main(void)
 					given = 0,
 					refused = 0;
 
-		c.dev = NULL;			/* no area: the blocks are simulated */
-		c.cap = cap;
-		c.head = 0;
-		c.batch = 0;
-		c.hits = c.misses = 0;
+		c.cap = cap;			/* no area (dev NULL): the blocks are simulated */
 		for (uint32_t k = 0; k < nkeys; k++)
 			size[k] = 1 + next_u32(cap / 3 + 1);
 		for (int batch = 0; batch < 4000; batch++)
@@ -193,6 +193,29 @@ main(void)
 		check(dcache_add(&c, key_of(1001), cap + 1, false) == UINT32_MAX, what);
 		snprintf(what, sizeof(what), "cap %u: after both", cap);
 		check_maps(&c, what);
+	}
+	{
+		/* the second chance: A, B, C of 3 blocks in 10; A found; D evicts B, not A */
+		GpuirDecodeCache c;
+
+		c.cap = 10;
+		for (uint32_t l = 0; l < 3; l++)
+		{
+			c.batch++;
+			check(dcache_add(&c, key_of(l), 3, false) == 3 * l, "second chance: A, B, C placed");
+		}
+		c.batch++;
+		check(dcache_find(&c, key_of(0), false) == 0, "second chance: A found");
+		c.batch++;
+		check(dcache_add(&c, key_of(3), 3, false) == 3, "second chance: D takes B's blocks");
+		c.batch++;
+		check(dcache_find(&c, key_of(1), false) == UINT32_MAX, "second chance: B evicted");
+		check(dcache_find(&c, key_of(2), false) == 6, "second chance: C kept");
+		c.batch++;
+		/* C found again (referenced), A's mark cleared: E goes past C, wraps, takes A's */
+		check(dcache_add(&c, key_of(4), 3, false) == 0, "second chance: E takes A's blocks");
+		check(dcache_find(&c, key_of(0), false) == UINT32_MAX, "second chance: A evicted after its chance");
+		check_maps(&c, "second chance: maps agree");
 	}
 	printf("decode cache: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

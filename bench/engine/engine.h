@@ -155,8 +155,8 @@ typedef struct Options
 	int64_t		maxscore_dense; /* --maxscore-dense: its dense, -1 for the default */
 	int64_t		decode_budget;	/* --decode-budget: gpuir_cuda_search_set_decode_budget's
 								 * blocks, -1 for the default */
-	int			decode_cache;	/* --decode-cache: gpuir_cuda_search_set_decode_cache's
-								 * on (0 or 1), -1 for the default */
+	int64_t		decode_cache;	/* --decode-cache: gpuir_cuda_search_set_decode_cache's
+								 * blocks, -1 for the default */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */

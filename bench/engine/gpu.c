@@ -188,7 +188,7 @@ batch_free(Batch *b)
 static int64_t maxscore_share = -1;
 static int64_t maxscore_dense = -1;
 static int64_t decode_budget = -1;	/* --decode-budget */
-static int	decode_cache = -1;		/* --decode-cache */
+static int64_t decode_cache = -1;	/* --decode-cache */
 
 /* device-to-device cudaMemcpy bandwidth; returns 0 or prints why not */
 static int
@@ -344,7 +344,7 @@ run_job(DevJob *j)
 	if (decode_budget >= 0)
 		gpuir_cuda_search_set_decode_budget((uint32_t) decode_budget);
 	if (decode_cache >= 0)
-		gpuir_cuda_search_set_decode_cache(decode_cache != 0);
+		gpuir_cuda_search_set_decode_cache((uint32_t) decode_cache);
 #endif
 	if (j->nq == 0)
 	{

@@ -33,7 +33,7 @@ usage(void)
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
 		   "         [--maxscore-share N] [--maxscore-dense N] [--decode-budget N]\n"
-		   "         [--decode-cache 0|1]\n"
+		   "         [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
 		   "docs (--resample): one document a line, lexeme:tf lexeme:tf ...\n"
@@ -223,7 +223,7 @@ parse_options(Options *o, int argc, char **argv)
 		else if (strcmp(name, "--decode-budget") == 0)
 			o->decode_budget = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--decode-cache") == 0)
-			o->decode_cache = parse_u64(name, val) != 0;
+			o->decode_cache = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--devices") == 0)
 			o->devices = (int) parse_u64(name, val);
 		else if (strcmp(name, "--split") == 0)
