@@ -476,14 +476,16 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * gpuir_cuda_search_set_short_room; the lists of the batch's OR and BMW
  * queries are first decoded once into the job's decoded area, 8 bytes a
  * posting plus 8 a block, up to GPUIR_CUDA_DECODE_BUDGET blocks, about 2
- * GiB, where they stay, up to GPUIR_CUDA_DECODE_BUDGET blocks in all, for
- * the job's later searches of the same segment, which reuse them:
- * cuda/gpuir_decode_cache.cuh; the rest is decoded by the
+ * GiB, where they stay for the job's later searches of the same segment,
+ * which reuse them: the job's area grows to the reuse capacity, 2 GiB by
+ * default, over its first searches, cuda/gpuir_decode_cache.cuh; the rest
+ * is decoded by the
  * tiles that read it), copies the results back into the
  * pinned buffer with one copy and synchronizes.  The workspace and the pinned
- * buffer belong to the calling thread and are kept between calls (grown
- * when a call needs more, CUB's temporary-storage pattern), so a call
- * allocates nothing once they are large enough (but for a little host
+ * buffer (and the decoded area) belong to the calling thread and are kept
+ * between calls (grown when a call needs more, CUB's temporary-storage
+ * pattern), so a call allocates nothing once they are large enough (but
+ * for a little host
  * memory when a query spilled its short candidate room and is searched
  * again: the workspace is reserved for that search at the start);
  * gpuir_cuda_workspace_release frees them.  Every list a query uses is
@@ -803,20 +805,14 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
  * each) in which the calling thread's later searches (its default job's,
  * and those of the jobs it starts) keep the lists they decode, each job
  * its own, for its later searches to reuse (same segment upload, window,
- * list, idf and constants: cuda/gpuir_decode_cache.cuh); 0: none kept,
- * each search decodes its lists again (as before 2026-11-30);
+ * list, idf and constants: cuda/gpuir_decode_cache.cuh), a job's area
+ * growing to blocks or to the decode budget, whichever is more; 0: none
+ * kept, each search decodes its lists again (as before 2026-11-30);
  * GPUIR_CUDA_DECODE_BUDGET (2 GiB) by default.  Same results either way.
  * Not provided by the no-CUDA stub build.
  */
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_cache(uint32_t blocks);
 
-/*
- * gpuir_cuda_search_decode_cache_counts: testing and benchmarks only: the
- * lists the calling thread's default job found decoded (*hits) and decoded
- * (*misses) for its searches' tiles since the thread's first search.  Not
- * provided by the no-CUDA stub build.
- */
-extern GPUIR_CUDA_API void gpuir_cuda_search_decode_cache_counts(uint64_t *hits, uint64_t *misses);
 
 /*
  * gpuir_cuda_search_set_maxscore: testing and benchmarks only: when the
@@ -868,6 +864,17 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_short_room(uint32_t tiles);
  * gpuir_status()'s searched_again.  The no-CUDA stub build returns 0.
  */
 extern GPUIR_CUDA_API uint64_t gpuir_cuda_search_take_searched_again(void);
+
+/*
+ * gpuir_cuda_search_take_decode_counts: the lists of OR and BMW queries
+ * that the calling thread's searches (gpuir_cuda_search_batch and _debug,
+ * and the jobs' starts, a search again included) found decoded by an
+ * earlier search of their job (*found) and decoded (*decoded), since its
+ * last call; both start again from 0 (cuda/gpuir_decode_cache.cuh).  The
+ * GPU service adds them to gpuir_status()'s decoded_found and
+ * decoded_lists.  The no-CUDA stub build gives 0 and 0.
+ */
+extern GPUIR_CUDA_API void gpuir_cuda_search_take_decode_counts(uint64_t *found, uint64_t *decoded);
 
 #ifdef __cplusplus
 }

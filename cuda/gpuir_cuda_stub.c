@@ -125,6 +125,14 @@ gpuir_cuda_search_take_searched_again(void)
 	return 0;
 }
 
+/* gpuir_cuda_search_take_decode_counts: no search ever runs */
+void
+gpuir_cuda_search_take_decode_counts(uint64_t *found, uint64_t *decoded)
+{
+	*found = 0;
+	*decoded = 0;
+}
+
 /* gpuir_cuda_search_job_create: always GPUIR_CUDA_NO_DEVICE (see gpuir_cuda.h) */
 gpuir_cuda_status
 gpuir_cuda_search_job_create(gpuir_cuda_search_job **job)

@@ -36,12 +36,13 @@
  * mark it clears: a list that later searches keep finding stays, where a
  * plain ring (FIFO) evicted the frequent lists as often as the rare ones
  * (the generated log one query at a time: 19% of its lists found with
- * FIFO).  When no room is left the list is decoded by the tiles that read
- * it, as a list past the decode budget is.  The area grows, by half at
- * least, to hold the lists kept and a new batch's (up to the capacity set
- * by gpuir_cuda_search_set_decode_cache, or the decode budget when that is
- * larger), by a new allocation, which drops every list: a few times in a
- * job's life.  A search that fails (a corrupt block, a launch or copy error)
+ * FIFO).  When a list finds no room (the lists the batch found lie across
+ * the ring), plan_decode empties the area and plans the batch again
+ * without reuse.  The area grows rather than evict, by half at least, to
+ * hold the lists kept and those a new batch does not find (up to the
+ * capacity set by gpuir_cuda_search_set_decode_cache, or the decode budget
+ * when that is larger), by a new allocation, which drops every list: a
+ * few times in a job's life.  A search that fails (a corrupt block, a launch or copy error)
  * drops every list too: its decode may not have written them.
  *
  * The job's stream orders everything: a search's decode writes before its
@@ -168,30 +169,46 @@ dcache_clear(GpuirDecodeCache *c)
 }
 
 /*
- * dcache_reserve: make the area hold need blocks: when it holds fewer,
- * free it and allocate need blocks (every list dropped).  No search of
- * the job may be running.  On failure the area is freed (cap 0).
+ * dcache_reserve: make the area hold want blocks, or at least need (<=
+ * want) when want cannot be had: when it holds fewer than want, free it
+ * and allocate (every list dropped).  No search of the job may be
+ * running.  On failure the area is freed (cap 0).
  */
 static inline gpuir_cuda_status
-dcache_reserve(GpuirDecodeCache *c, uint32_t need)
+dcache_reserve(GpuirDecodeCache *c, uint32_t want, uint32_t need)
 {
-	gpuir_cuda_status st;
+	gpuir_cuda_status st = GPUIR_CUDA_OK;
 
-	if (c->dev != NULL && need <= c->cap)
+	if (c->dev != NULL && want <= c->cap)
 		return GPUIR_CUDA_OK;
 	dcache_clear(c);
 	gpuir_cuda_ignore_error(gpuir_cuda_free(c->dev, GPUIR_CUDA_MEM_DEVICE));
 	c->dev = NULL;
 	c->cap = 0;
-	st = gpuir_cuda_check(cudaMalloc((void **) &c->dev,
-									 (size_t) need * GPUIR_DECODED_BLOCK_BYTES));
-	if (st != GPUIR_CUDA_OK)
+	for (uint32_t n : {want, need})
 	{
+		if (n < need || n == 0)
+			continue;
+		st = gpuir_cuda_check(cudaMalloc((void **) &c->dev, (size_t) n * GPUIR_DECODED_BLOCK_BYTES));
+		if (st == GPUIR_CUDA_OK)
+		{
+			c->cap = n;
+			return GPUIR_CUDA_OK;
+		}
 		c->dev = NULL;
-		return st;
+		if (n == need)
+			break;
 	}
-	c->cap = need;
-	return GPUIR_CUDA_OK;
+	return st;
+}
+
+/* dcache_has: is the list of key in the area (with BMW's arrays if bmw)?  No side effect. */
+static inline bool
+dcache_has(const GpuirDecodeCache *c, const GpuirDecodeKey &key, bool bmw)
+{
+	auto		it = c->where.find(key);
+
+	return it != c->where.end() && (!bmw || c->at.at(it->second).bmw);
 }
 
 /* dcache_release: free the area and drop every list */
@@ -275,9 +292,10 @@ dcache_add(GpuirDecodeCache *c, const GpuirDecodeKey &key, uint32_t n, bool bmw)
 				skip = it->first + it->second.nblocks;	/* go past it */
 		if (skip > 0)
 		{
-			/* a second chance for the referenced lists passed */
+			/* a second chance for the referenced lists passed (not the pinned) */
 			for (auto it = first; it != c->at.end() && it->first < skip; ++it)
-				it->second.referenced = false;
+				if (it->second.batch != c->batch)
+					it->second.referenced = false;
 			walked += skip - pos;
 			pos = skip;
 			continue;

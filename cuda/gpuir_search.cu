@@ -1359,6 +1359,19 @@ plan_decode_blocks(const GpuirSearchPlan *p)
 /* the decode budget of the calling thread (gpuir_cuda_search_set_decode_budget) */
 static thread_local uint32_t decode_budget = GPUIR_CUDA_DECODE_BUDGET;
 
+/* lists its searches found decoded and decoded (gpuir_cuda_search_take_decode_counts) */
+static thread_local uint64_t decode_found,
+			decode_decoded;
+
+/* gpuir_cuda_search_take_decode_counts: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_take_decode_counts(uint64_t *found, uint64_t *decoded)
+{
+	*found = decode_found;
+	*decoded = decode_decoded;
+	decode_found = decode_decoded = 0;
+}
+
 /* the blocks its searches keep decoded lists in (gpuir_cuda_search_set_decode_cache) */
 static thread_local uint32_t decode_cache_blocks = GPUIR_CUDA_DECODE_BUDGET;
 
@@ -1445,13 +1458,14 @@ plan_short_tiles(const gpuir_cuda_query *queries, uint32_t nqueries)
  * given room there and decoded by this batch; the terms of the lists past
  * the budget are decoded by the tiles that read them, those of AND
  * queries by the AND kernel.  Nothing when no query is OR or BMW.  The
- * area grows, first, to the budget or to the blocks of the batch's lists,
- * whichever is less, when it is smaller.  When a list within the budget
- * finds no room (the lists the batch found lie across the ring: a large
- * batch), the area is emptied and the plan made again, every list decoded
- * by this batch from block 0 (as without reuse): tiles decoding lists for
- * want of room cost more than decoding again (on the real logs in batches
- * of 1000, 0.81-0.96x, 2026-11-30).
+ * area grows, first, to hold the lists kept and those of the batch it
+ * does not hold (up to the reuse capacity), or, without reuse, the
+ * batch's lists (up to the budget).  When a list within the budget
+ * finds no room (the lists the batch found lie across the ring), the
+ * area is emptied and the plan made again, every list decoded by this
+ * batch from block 0 (and kept): tiles decoding lists for want of room
+ * cost more than decoding again (on the real logs in batches of 1000,
+ * 0.81-0.96x, 2026-11-30).
  */
 static gpuir_cuda_status
 plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *seg,
@@ -1486,41 +1500,72 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 	if (all == 0)
 		return GPUIR_CUDA_OK;
 	dc->batch++;
-	if (decode_cache_blocks == 0 || seg->decode_id == 0)
+
+	/*
+	 * reuse: lists found in the area and kept there (the ring); else every
+	 * list taken is placed from block 0 and none is kept.  No reuse for a
+	 * batch whose lists, repeats counted, are 8 times what the area can
+	 * hold, nor for one whose distinct lists taken exceed it: their
+	 * lookups and the ring's evictions (about a microsecond a list) would
+	 * cost more than the few lists found save (real logs in batches of
+	 * 1000: 0.95x with them, 2026-11-30).
+	 */
+	const uint64_t limit = std::max(decode_budget, decode_cache_blocks);
+	bool		reuse = decode_cache_blocks > 0 && seg->decode_id != 0 && all <= 8 * limit;
+	uint64_t	dist_all = 0,	/* blocks of the batch's distinct lists */
+				dist = 0,		/* of those taken (within the budget) */
+				fresh = 0;		/* of those, not found in the area */
+
+	if (reuse)
+	{
+		std::unordered_map<uint32_t, char> seen;	/* first blocks */
+
+		for (uint32_t w = 0; w < p->nwork; w++)
+		{
+			if (p->work[w].mode == GPUIR_CUDA_MODE_AND)
+				continue;
+			for (uint32_t j = p->work[w].first_term; j < p->work[w].first_term + p->work[w].nterms; j++)
+			{
+				const gpuir_cuda_term *t = &terms[j];
+
+				if (t->nblocks == 0 || !seen.emplace(t->first_block, 0).second)
+					continue;
+				dist_all += t->nblocks;
+				if (t->nblocks > decode_budget - dist)
+					continue;	/* plan_decode's loop skips it too */
+				dist += t->nblocks;
+				if (!dcache_has(dc, dcache_key(seg, sc, t), bmw))
+					fresh += t->nblocks;
+			}
+		}
+		reuse = dist_all <= limit;
+	}
+	if (!reuse)
 		dcache_clear(dc);
 	{
 		/*
 		 * the area holds the batch's lists (up to the budget) and, with
-		 * reuse, the lists kept besides (up to the reuse capacity)
+		 * reuse, the lists kept besides (up to the reuse capacity): it
+		 * grows rather than evict while below that; growing drops every
+		 * list, a few times in a job's life
 		 */
-		const uint64_t limit = std::max(decode_budget, decode_cache_blocks);
-		const uint64_t need = std::max(std::min(all + dc->held, limit),
-									   std::min(all, (uint64_t) decode_budget));
+		const uint64_t need = std::min(all, (uint64_t) decode_budget);	/* without reuse */
+		const uint64_t target = reuse ? std::min(limit, dc->held + fresh) : need;
 
-		if (dc->dev == NULL || dc->cap < need)
+		if (dc->dev == NULL || dc->cap < target)
 		{
-			/* grown by half at least (a growth drops every list) */
-			const uint64_t want = std::max({need, (uint64_t) dc->cap + dc->cap / 2,
+			const uint64_t want = std::max({target, (uint64_t) dc->cap + dc->cap / 2,
 											(uint64_t) GPUIR_DECODED_MIN_BLOCKS});
 
-			if ((st = dcache_reserve(dc, (uint32_t) std::min(want, limit))) != GPUIR_CUDA_OK)
+			/* at least the batch's lists, should the larger area not be had */
+			if ((st = dcache_reserve(dc, (uint32_t) std::min(want, limit),
+									 (uint32_t) std::max(need, dist))) != GPUIR_CUDA_OK)
 				return st;
 		}
 	}
-
-	/*
-	 * reuse: lists found and kept (ring); else every list taken is placed
-	 * from block 0 and none is kept, as when the batch's lists, repeats
-	 * counted, exceed the area: their lookups and the ring's evictions
-	 * (about a microsecond a list) would cost more than the lists found
-	 * save (real logs in batches of 1000: 0.95x with them, 2026-11-30)
-	 */
-	bool		reuse = decode_cache_blocks > 0 && seg->decode_id != 0 && all <= dc->cap;
 	const uint64_t hits0 = dc->hits,
 				misses0 = dc->misses;
 
-	if (!reuse)
-		dcache_clear(dc);
 	for (int pass = 0; pass < 2; pass++)
 	{
 		bool		no_room = false;
@@ -1570,11 +1615,10 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 		}
 		if (!no_room)
 			break;
-		/* again, every list from block 0 (the area holds the budget) */
+		/* again from an empty area, every list from block 0 (it holds them all) */
 		dcache_clear(dc);
 		dc->hits = hits0;
 		dc->misses = misses0;
-		reuse = false;
 		list_of.clear();
 		for (uint32_t i = 0; i < nterms; i++)
 			p->dec_off[i] = GPUIR_NOT_DECODED;
@@ -1582,6 +1626,8 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 		nblocks = 0;
 	}
 	p->dec_blocks = nblocks;
+	decode_found += dc->hits - hits0;
+	decode_decoded += p->nlists;
 	return GPUIR_CUDA_OK;
 }
 
@@ -1782,15 +1828,6 @@ struct gpuir_cuda_search_job
 
 static thread_local gpuir_cuda_search_job default_job;
 
-/* gpuir_cuda_search_decode_cache_counts: contract in gpuir_cuda.h */
-extern "C" void
-gpuir_cuda_search_decode_cache_counts(uint64_t *hits, uint64_t *misses)
-{
-	const GpuirDecodeCache *dc = default_job.dcache;
-
-	*hits = (dc != NULL) ? dc->hits : 0;
-	*misses = (dc != NULL) ? dc->misses : 0;
-}
 
 /* ws_reserve: make job's workspace hold dev_bytes and host_bytes */
 static gpuir_cuda_status
@@ -1857,9 +1894,9 @@ plan_may_spill(const GpuirSearchPlan *p)
  * (zero_by_copy) where p did not: GPUIR_ZERO_BY_COPY more pinned bytes.
  * Every other part of its workspace is at most p's (a subset of the
  * queries and lists, the same terms), up to the 256-byte alignment of each
- * part.  Its decoded lists are in the job's decoded area, which p's
- * search grew to hold them (most are found there, decoded by p's search;
- * a list for which there is no room is decoded by its tiles).
+ * part.  Its decoded lists are in the job's decoded area: with reuse it
+ * finds there those p's search decoded (the area does not grow), without
+ * it they take at most the room p's did.
  */
 static void
 spill_room(const GpuirSearchPlan *p, size_t *dev, size_t *host)

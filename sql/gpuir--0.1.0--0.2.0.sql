@@ -38,11 +38,12 @@ CREATE FUNCTION gpuir_status(
 	OUT last_error text, OUT queue_depth bigint, OUT backends_searching integer,
 	OUT auto_to_cpu bigint, OUT auto_to_gpu bigint,
 	OUT auto_predicted_us float8, OUT auto_observed_us float8,
-	OUT pruned_decided bigint, OUT pruned_refused bigint, OUT searched_again bigint)
+	OUT pruned_decided bigint, OUT pruned_refused bigint, OUT searched_again bigint,
+	OUT decoded_found bigint, OUT decoded_lists bigint)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION gpuir_status() IS
-	'state of the GPU service, one row per GPU of gpuir.devices: device, list cache (segments, and lists of segments larger than the budget), batches, queries answered, errors; service-wide: cpu_queries, fallbacks, the queue, gpuir.device = auto''s routing and its predicted against observed times, and the queries answered over pruned lists; per GPU again, the queries answered with a second search because their candidates outgrew the room the first reserved';
+	'state of the GPU service, one row per GPU of gpuir.devices: device, list cache (segments, and lists of segments larger than the budget), batches, queries answered, errors; service-wide: cpu_queries, fallbacks, the queue, gpuir.device = auto''s routing and its predicted against observed times, and the queries answered over pruned lists; per GPU again, the queries answered with a second search because their candidates outgrew the room the first reserved, and the lists of or and bmw queries found decoded by an earlier search and those decoded';
 
 CREATE FUNCTION gpuir_gpu_stages(
 	OUT stage text, OUT events bigint, OUT total_ms float8, OUT mean_us float8)

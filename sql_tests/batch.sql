@@ -104,7 +104,7 @@ SELECT count(*) >= 1 AS has_rows, bool_and(device IS NOT NULL) AS has_device,
        bool_and(budget >= 0) AS budget_ok,
        bool_and(bytes_cached <= greatest(budget, 0)) AS cache_within_budget,
        bool_and(gpu_queries >= 0 AND cpu_queries >= 0 AND fallbacks >= 0 AND errors >= 0
-                AND searched_again >= 0) AS counters_ok,
+                AND searched_again >= 0 AND decoded_found >= 0 AND decoded_lists >= 0) AS counters_ok,
        bool_and((batches = 0) = (mean_batch_size = 0)) AS mean_batch_ok,
        count(DISTINCT device_id) = count(device_id) AS device_ids_distinct,
        bool_and((memory IS NULL) = (compute_capability IS NULL)) AS facts_together

@@ -272,6 +272,9 @@ typedef struct GpuirServiceDevice
 	pg_atomic_uint64 searched_again;	/* queries its searches answered with a
 										 * second search (a short candidate
 										 * room spilled) */
+	pg_atomic_uint64 decoded_found;	/* lists its searches found decoded by an
+									 * earlier search (cuda/gpuir_decode_cache.cuh) */
+	pg_atomic_uint64 decoded_lists;	/* lists its searches decoded */
 	GpuirReaderJob readers;		/* its list readers (gpuirreader.c) */
 } GpuirServiceDevice;
 

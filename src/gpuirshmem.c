@@ -95,6 +95,8 @@ gpuir_shmem_startup(void)
 			pg_atomic_init_u64(&dev->queries, 0);
 			pg_atomic_init_u64(&dev->errors, 0);
 			pg_atomic_init_u64(&dev->searched_again, 0);
+			pg_atomic_init_u64(&dev->decoded_found, 0);
+			pg_atomic_init_u64(&dev->decoded_lists, 0);
 			GpuirReaderJobInit(&dev->readers);
 		}
 		pg_atomic_init_u64(&GpuirService->cpu_queries, 0);
@@ -580,7 +582,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 PG_FUNCTION_INFO_V1(gpuir_status);
 
-#define GPUIR_STATUS_COLS	27
+#define GPUIR_STATUS_COLS	29
 
 /*
  * gpuir_status() RETURNS SETOF record: the GPU service's state, one row per
@@ -630,6 +632,11 @@ PG_FUNCTION_INFO_V1(gpuir_status);
  *						enough; gpuir_cuda_search_set_short_room); a query
  *						split over the devices counts on each device whose
  *						part was searched again, unlike gpu_queries
+ *	decoded_found, decoded_lists	lists of or and bmw queries that its
+ *						searches found decoded by an earlier search of
+ *						the same segment (kept in each search job's area,
+ *						cuda/gpuir_decode_cache.cuh), and lists they
+ *						decoded
  * Without gpuir in shared_preload_libraries, one row says so, every counter
  * 0.
  */
@@ -754,6 +761,8 @@ gpuir_status(PG_FUNCTION_ARGS)
 		values[24] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->pruned_decided));
 		values[25] = Int64GetDatum((int64) pg_atomic_read_u64(&GpuirService->pruned_refused));
 		values[26] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->searched_again));
+		values[27] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->decoded_found));
+		values[28] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->decoded_lists));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

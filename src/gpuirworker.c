@@ -881,17 +881,26 @@ run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra, in
 }
 
 /*
- * note_searched_again: after a search of status st, add the queries it
+ * note_search_counts: after a search of status st, add the queries it
  * searched again (gpuir_cuda_search_take_searched_again) to the device's
- * count
+ * count, and the lists it found decoded and decoded
+ * (gpuir_cuda_search_take_decode_counts) to the device's
  */
 static void
-note_searched_again(gpuir_cuda_status st)
+note_search_counts(gpuir_cuda_status st)
 {
 	uint64		n = gpuir_cuda_search_take_searched_again();
+	uint64_t	found,
+				decoded;
 
 	if (st == GPUIR_CUDA_OK && n > 0)
 		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->searched_again, n);
+	/* and the lists found decoded and decoded, whatever the outcome */
+	gpuir_cuda_search_take_decode_counts(&found, &decoded);
+	if (found > 0)
+		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->decoded_found, found);
+	if (decoded > 0)
+		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->decoded_lists, decoded);
 }
 
 /*
@@ -935,7 +944,7 @@ run_search(GpuirBatch *b, GpuirUnit *units, int n)
 		(void) GpuirCacheEvictOthers(e);
 		st = run_kernels(seg, &units[0], &ra);
 	}
-	note_searched_again(st);
+	note_search_counts(st);
 	t_end = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_SEARCH, t_start, t_end);
 	if (st != GPUIR_CUDA_OK)
@@ -1177,7 +1186,7 @@ flight_end(int j)
 
 	st = gpuir_cuda_search_finish(jobs[j], f->ra->out_docids, f->ra->out_scores,
 								  f->ra->out_counts);
-	note_searched_again(st);
+	note_search_counts(st);
 	t_end = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_SEARCH, f->started, t_end);
 	if (st != GPUIR_CUDA_OK)

@@ -1750,9 +1750,10 @@ test_decode_budget(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 
 /*
  * run_cached: batch b through run_debug_checked under label (every query
- * against the reference), then checks that it decoded some blocks (fresh)
- * or none (every list found decoded by an earlier search of the thread's
- * job: cuda/gpuir_decode_cache.cuh)
+ * against the reference), then checks that it decoded some blocks and
+ * lists (fresh) or none (every list found decoded by an earlier search of
+ * the thread's job: cuda/gpuir_decode_cache.cuh), as its statistics and
+ * gpuir_cuda_search_take_decode_counts say
  */
 static void
 run_cached(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *b,
@@ -1760,12 +1761,54 @@ run_cached(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *
 {
 	gpuir_cuda_search_stats st;
 	char		what[256];
+	uint64_t	found,
+				decoded;
 
+	gpuir_cuda_search_take_decode_counts(&found, &decoded);	/* from 0 */
 	if (run_debug_checked(r, s, sc, b, &st, label) != GPUIR_CUDA_OK)
 		return;
 	snprintf(what, sizeof(what), "%s/%s: %llu blocks decoded, expected %s", s->spec.name, label,
 			 (unsigned long long) st.blocks_decoded, fresh ? "some" : "none");
 	check(fresh ? st.blocks_decoded > 0 : st.blocks_decoded == 0, what);
+	gpuir_cuda_search_take_decode_counts(&found, &decoded);
+	snprintf(what, sizeof(what), "%s/%s: lists found decoded %llu, decoded %llu", s->spec.name,
+			 label, (unsigned long long) found, (unsigned long long) decoded);
+	check(fresh ? decoded > 0 : (decoded == 0 && found > 0), what);
+}
+
+/*
+ * batch_of_short_lists: into *b, up to 4 OR queries (k 10) of one term
+ * each, the terms from *next on whose lists hold 1 to 6 blocks, at most
+ * max_blocks in all; *next moves past the terms looked at.  Returns
+ * whether it made a query.
+ */
+static int
+batch_of_short_lists(Batch *b, const TestSeg *s, uint32_t *next, uint32_t max_blocks)
+{
+	uint32_t	blocks = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->kmax = 10;
+	b->q = xmalloc(4 * sizeof(gpuir_cuda_query));
+	while (b->nq < 4 && *next < s->nterms)
+	{
+		const uint32_t t = (*next)++;
+		gpuir_cuda_query *q;
+
+		if (s->nblocks[t] == 0 || s->nblocks[t] > 6 || blocks + s->nblocks[t] > max_blocks)
+			continue;
+		q = &b->q[b->nq++];
+		q->first_term = b->nt;
+		q->nterms = 1;
+		q->k = 10;
+		q->mode = GPUIR_CUDA_MODE_OR;
+		batch_add_term(b, s, (int32_t) t);
+		b->postings += s->npostings[t];
+		blocks += s->nblocks[t];
+	}
+	if (b->nq == 0)
+		batch_free(b);
+	return b->nq > 0;
 }
 
 /*
@@ -1775,8 +1818,9 @@ run_cached(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Batch *
  * with k1 changed, or after the segment is uploaded again (same arrays, a
  * new upload), they are decoded again; the same batch as BMW decodes them
  * again (its bounds and seeds were not computed), then none; with a decode
- * budget and a reuse capacity of 40 blocks (an area of 40), three batches one after
- * another, twice, evict each other's lists; with reuse off, a search
+ * budget and a reuse capacity of 40 blocks (an area of 40), three batches
+ * of short lists, one after another, twice round, evict each other's
+ * lists, each run again finding all of its own; with reuse off, a search
  * decodes its lists every time.  Every result against the CPU reference
  * (under the scaled idfs and changed k1 where those are used).
  */
@@ -1805,7 +1849,7 @@ test_decode_cache(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 	run_cached(r, s, sc, &b, 0, "decode cache: scaled again");
 	sc2.k1 = sc->k1 + 0.25f;
 	run_cached(r, s, &sc2, &b, 1, "decode cache: k1 changed");
-	run_cached(r, s, sc, &b, 0, "decode cache: k1 back");
+	run_cached(r, s, &sc2, &b, 0, "decode cache: k1 changed, again");
 	gpuir_cuda_segment_free(&s->dev);
 	st = seg_upload(s);
 	check(st == GPUIR_CUDA_OK, "decode cache: segment uploaded again");
@@ -1832,24 +1876,40 @@ test_decode_cache(Ref *r, TestSeg *s, const gpuir_cuda_scoring *sc)
 	run_cached(r, s, sc, &b, 1, "decode cache off, again");
 	gpuir_cuda_search_set_decode_cache(GPUIR_CUDA_DECODE_BUDGET);
 
-	/* an area of 40 blocks: lists evicted and decoded again */
+	/*
+	 * an area of 40 blocks and three batches of other short lists, 26
+	 * blocks at most each: each batch run twice (the second finds every
+	 * list), one after another, twice round, so that each evicts lists of
+	 * the one before (the ring goes past the lists found, once)
+	 */
 	gpuir_cuda_workspace_release();
 	gpuir_cuda_search_set_decode_budget(40);
 	gpuir_cuda_search_set_decode_cache(40);
-	for (int i = 0; i < 3; i++)
-		batch_make(&small[i], s, &or_spec);
-	for (int round = 0; round < 2; round++)
-		for (int i = 0; i < 3; i++)
-		{
-			gpuir_cuda_search_stats st_;
-			char		label[96];
+	{
+		uint32_t	next = 0;
+		int			nsmall = 0;
 
-			snprintf(label, sizeof(label), "decode cache of 40 blocks, round %d, batch %d",
-					 round, i);
-			run_debug_checked(r, s, sc, &small[i], &st_, label);
-		}
-	for (int i = 0; i < 3; i++)
-		batch_free(&small[i]);
+		while (nsmall < 3 && batch_of_short_lists(&small[nsmall], s, &next, 26))
+			nsmall++;
+		for (int round = 0; round < 2; round++)
+			for (int i = 0; i < nsmall; i++)
+			{
+				gpuir_cuda_search_stats st_;
+				char		label[96];
+
+				snprintf(label, sizeof(label), "decode cache of 40 blocks, round %d, batch %d",
+						 round, i);
+				if (round == 0)
+					run_cached(r, s, sc, &small[i], 1, label);
+				else
+					run_debug_checked(r, s, sc, &small[i], &st_, label);
+				snprintf(label, sizeof(label), "decode cache of 40 blocks, round %d, batch %d again",
+						 round, i);
+				run_cached(r, s, sc, &small[i], 0, label);
+			}
+		for (int i = 0; i < nsmall; i++)
+			batch_free(&small[i]);
+	}
 	gpuir_cuda_search_set_decode_budget(GPUIR_CUDA_DECODE_BUDGET);
 	gpuir_cuda_search_set_decode_cache(GPUIR_CUDA_DECODE_BUDGET);
 	gpuir_cuda_workspace_release();

@@ -314,8 +314,6 @@ typedef struct DevJob
 	uint32_t   *counts;
 	gpuir_cuda_search_stats *stats;	/* or NULL */
 	gpuir_cuda_status rc;
-	uint64_t	dc_hits;		/* the device thread's decoded lists found and */
-	uint64_t	dc_misses;		/* decoded so far (gpuir_cuda_search_decode_cache_counts) */
 } DevJob;
 
 static int	ndevices = 1;
@@ -328,6 +326,9 @@ static uint32_t *part_counts[ENGINE_MAX_DEVICES];
 static size_t part_cap = 0;		/* rows x kmax the part buffers hold */
 static uint32_t part_rows = 0;	/* queries they hold */
 static DevJob jobs[ENGINE_MAX_DEVICES];
+/* lists each device's searches found decoded and decoded (gpuir_cuda_search_take_decode_counts) */
+static uint64_t dc_found[ENGINE_MAX_DEVICES];
+static uint64_t dc_decoded[ENGINE_MAX_DEVICES];
 static pthread_t threads[ENGINE_MAX_DEVICES];
 static pthread_barrier_t job_start,
 			job_done;
@@ -363,6 +364,22 @@ run_job(DevJob *j)
 								   j->docids, j->scores, j->counts, NULL);
 }
 
+/* take_decode_counts: add the calling thread's decode counts to device d's */
+static void
+take_decode_counts(int d)
+{
+#ifdef ENGINE_BENCH_HAVE_CUDA
+	uint64_t	found,
+				decoded;
+
+	gpuir_cuda_search_take_decode_counts(&found, &decoded);
+	dc_found[d] += found;
+	dc_decoded[d] += decoded;
+#else
+	(void) d;
+#endif
+}
+
 /* the host thread of device d (arg): its share of every batch */
 static void *
 device_thread(void *arg)
@@ -376,9 +393,7 @@ device_thread(void *arg)
 		/* the thread lives until the program exits */
 		pthread_barrier_wait(&job_start);
 		jobs[d].rc = run_job(&jobs[d]);
-#ifdef ENGINE_BENCH_HAVE_CUDA
-		gpuir_cuda_search_decode_cache_counts(&jobs[d].dc_hits, &jobs[d].dc_misses);
-#endif
+		take_decode_counts(d);
 		pthread_barrier_wait(&job_done);
 	}
 	return NULL;
@@ -574,9 +589,11 @@ search(const gpuir_cuda_segment *dev, const Segment *s, Batch *b, uint32_t kmax,
 							b->counts, stats);
 	{
 		DevJob		j = {dev, &s->sc, b->q, b->nq, b->t, b->nt, kmax, b->docids, b->scores,
-		b->counts, stats, GPUIR_CUDA_OK, 0, 0};
+		b->counts, stats, GPUIR_CUDA_OK};
+		gpuir_cuda_status rc = run_job(&j);
 
-		return run_job(&j);
+		take_decode_counts(0);
+		return rc;
 	}
 }
 
@@ -660,26 +677,18 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
 }
 
 /*
- * decode_cache_counts: the decoded lists the searches so far found in
- * their job's area and decoded (gpuir_cuda_search_decode_cache_counts),
- * over every device's thread
+ * decode_cache_counts: the lists the searches so far found decoded by an
+ * earlier search of their job and decoded, over every device
  */
 static void
 decode_cache_counts(uint64_t *hits, uint64_t *misses)
 {
 	*hits = *misses = 0;
-#ifdef ENGINE_BENCH_HAVE_CUDA
-	if (ndevices == 1)
-	{
-		gpuir_cuda_search_decode_cache_counts(hits, misses);
-		return;
-	}
 	for (int d = 0; d < ndevices; d++)
 	{
-		*hits += jobs[d].dc_hits;
-		*misses += jobs[d].dc_misses;
+		*hits += dc_found[d];
+		*misses += dc_decoded[d];
 	}
-#endif
 }
 
 /*
