@@ -799,17 +799,21 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch_debug(const gpui
  */
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
 
+/* device bytes of a decoded block: 128 docIDs, 128 contributions, bound, seed */
+#define GPUIR_CUDA_DECODED_BLOCK_BYTES	((size_t) GPUIR_CUDA_BLOCK_SIZE * 8 + 8)
+
 /*
- * gpuir_cuda_search_set_decode_cache: testing and benchmarks only
- * (engine_bench --decode-cache): the posting blocks (1,032 device bytes
- * each) in which the calling thread's later searches (its default job's,
+ * gpuir_cuda_search_set_decode_cache: the GPU service
+ * (gpuir.decoded_lists_memory), engine_bench --decode-cache and the
+ * tests: the posting blocks (GPUIR_CUDA_DECODED_BLOCK_BYTES, 1,032 device
+ * bytes, each) in which the calling thread's later searches (its default job's,
  * and those of the jobs it starts) keep the lists they decode, each job
  * its own, for its later searches to reuse (same segment upload, window,
  * list, idf and constants: cuda/gpuir_decode_cache.cuh), a job's area
  * growing to blocks or to the decode budget, whichever is more; 0: none
  * kept, each search decodes its lists again (as before 2026-11-30);
  * GPUIR_CUDA_DECODE_BUDGET (2 GiB) by default.  Same results either way.
- * Not provided by the no-CUDA stub build.
+ * A no-op in the no-CUDA stub build.
  */
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_cache(uint32_t blocks);
 

@@ -125,6 +125,13 @@ gpuir_cuda_search_take_searched_again(void)
 	return 0;
 }
 
+/* gpuir_cuda_search_set_decode_cache: no search ever runs */
+void
+gpuir_cuda_search_set_decode_cache(uint32_t blocks)
+{
+	(void) blocks;
+}
+
 /* gpuir_cuda_search_take_decode_counts: no search ever runs */
 void
 gpuir_cuda_search_take_decode_counts(uint64_t *found, uint64_t *decoded)

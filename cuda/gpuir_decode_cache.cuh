@@ -37,8 +37,8 @@
  * plain ring (FIFO) evicted the frequent lists as often as the rare ones
  * (the generated log one query at a time: 19% of its lists found with
  * FIFO).  When a list finds no room (the lists the batch found lie across
- * the ring), plan_decode empties the area and plans the batch again
- * without reuse.  The area grows rather than evict, by half at least, to
+ * the ring), plan_decode empties the area and plans the batch again from
+ * block 0, keeping its lists.  The area grows rather than evict, by half at least, to
  * hold the lists kept and those a new batch does not find (up to the
  * capacity set by gpuir_cuda_search_set_decode_cache, or the decode budget
  * when that is larger), by a new allocation, which drops every list: a
@@ -62,13 +62,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
 #include "gpuir_cuda_internal.cuh"
 
-/* device bytes of one decoded block: 128 docIDs, 128 contributions, bound, seed */
-#define GPUIR_DECODED_BLOCK_BYTES	((size_t) GPUIR_CUDA_BLOCK_SIZE * 8 + 8)
+/* device bytes of one decoded block (gpuir_cuda.h) */
+#define GPUIR_DECODED_BLOCK_BYTES	GPUIR_CUDA_DECODED_BLOCK_BYTES
 
 /* the smallest area allocated, in blocks (64 MiB) */
 #define GPUIR_DECODED_MIN_BLOCKS	((uint32_t) 1 << 16)
@@ -129,9 +130,11 @@ struct GpuirDecodeCache
 	uint32_t	head = 0;		/* the ring's next block */
 	uint64_t	held = 0;		/* blocks of the lists in it */
 	uint64_t	batch = 0;		/* the batch being planned */
+	uint32_t	ceiling = UINT32_MAX;	/* blocks: the area an allocation could
+										 * not exceed (a larger one failed) */
 	std::map<uint32_t, GpuirDecodeEntry> at;	/* by first block */
 	std::unordered_map<GpuirDecodeKey, uint32_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> where;
-	/* counts since the job's creation (engine_bench prints them) */
+	/* lists found and given room since the job's creation (tests) */
 	uint64_t	hits = 0;
 	uint64_t	misses = 0;
 };
@@ -170,8 +173,8 @@ dcache_clear(GpuirDecodeCache *c)
 
 /*
  * dcache_reserve: make the area hold want blocks, or at least need (<=
- * want) when want cannot be had: when it holds fewer than want, free it
- * and allocate (every list dropped).  No search of the job may be
+ * want) when want cannot be had (need then becomes the ceiling): when it
+ * holds fewer than want, free it and allocate (every list dropped).  No search of the job may be
  * running.  On failure the area is freed (cap 0).
  */
 static inline gpuir_cuda_status
@@ -179,6 +182,7 @@ dcache_reserve(GpuirDecodeCache *c, uint32_t want, uint32_t need)
 {
 	gpuir_cuda_status st = GPUIR_CUDA_OK;
 
+	want = std::max(want, need);
 	if (c->dev != NULL && want <= c->cap)
 		return GPUIR_CUDA_OK;
 	dcache_clear(c);
@@ -193,6 +197,8 @@ dcache_reserve(GpuirDecodeCache *c, uint32_t want, uint32_t need)
 		if (st == GPUIR_CUDA_OK)
 		{
 			c->cap = n;
+			if (n < want)
+				c->ceiling = n;	/* want failed: do not ask again each batch */
 			return GPUIR_CUDA_OK;
 		}
 		c->dev = NULL;
@@ -257,7 +263,8 @@ dcache_find(GpuirDecodeCache *c, const GpuirDecodeKey &key, bool bmw)
  * current batch (bmw: with its bounds and seeds), pinned for it: the first
  * block, or UINT32_MAX when the area has no such room outside the lists
  * the batch uses.  Evicts the lists in the blocks it takes; goes past the
- * pinned and the referenced ones (clearing their marks).  Three laps of
+ * pinned and the referenced ones (clearing the referenced ones' marks,
+ * but for those the batch itself found).  Three laps of
  * the ring at most: after the first every mark it passed is clear.
  */
 static inline uint32_t

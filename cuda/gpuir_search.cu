@@ -1504,21 +1504,25 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 	/*
 	 * reuse: lists found in the area and kept there (the ring); else every
 	 * list taken is placed from block 0 and none is kept.  No reuse for a
-	 * batch whose lists, repeats counted, are 8 times what the area can
-	 * hold, nor for one whose distinct lists taken exceed it: their
-	 * lookups and the ring's evictions (about a microsecond a list) would
-	 * cost more than the few lists found save (real logs in batches of
-	 * 1000: 0.95x with them, 2026-11-30).
+	 * batch whose lists, repeats counted, are 8 times the reuse capacity
+	 * (thousands of long queries: the generated log's batches of 1000),
+	 * nor for one whose distinct lists (taken or past the budget) exceed
+	 * that capacity: their lookups and the ring's evictions (about a
+	 * microsecond a list) would cost more than the few lists found save
+	 * (real logs in batches of 1000: 0.95x with them, 2026-11-30).  The
+	 * capacity is the reuse capacity or the budget, whichever is more,
+	 * below the largest area an allocation gave (dc->ceiling).
 	 */
-	const uint64_t limit = std::max(decode_budget, decode_cache_blocks);
+	const uint64_t limit = std::min(std::max(decode_budget, decode_cache_blocks), dc->ceiling);
 	bool		reuse = decode_cache_blocks > 0 && seg->decode_id != 0 && all <= 8 * limit;
 	uint64_t	dist_all = 0,	/* blocks of the batch's distinct lists */
-				dist = 0,		/* of those taken (within the budget) */
+				dist = 0,		/* of those, taken as the loop below takes them */
 				fresh = 0;		/* of those, not found in the area */
 
 	if (reuse)
 	{
-		std::unordered_map<uint32_t, char> seen;	/* first blocks */
+		std::unordered_map<uint32_t, char> listed,	/* first blocks: any list */
+					taken;		/* those the loop below takes */
 
 		for (uint32_t w = 0; w < p->nwork; w++)
 		{
@@ -1528,11 +1532,13 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 			{
 				const gpuir_cuda_term *t = &terms[j];
 
-				if (t->nblocks == 0 || !seen.emplace(t->first_block, 0).second)
+				if (t->nblocks == 0)
 					continue;
-				dist_all += t->nblocks;
-				if (t->nblocks > decode_budget - dist)
-					continue;	/* plan_decode's loop skips it too */
+				if (listed.emplace(t->first_block, 0).second)
+					dist_all += t->nblocks;
+				if (taken.count(t->first_block) > 0 || t->nblocks > decode_budget - dist)
+					continue;	/* as the loop below: taken once, within the budget */
+				taken.emplace(t->first_block, 0);
 				dist += t->nblocks;
 				if (!dcache_has(dc, dcache_key(seg, sc, t), bmw))
 					fresh += t->nblocks;
@@ -1557,7 +1563,10 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 			const uint64_t want = std::max({target, (uint64_t) dc->cap + dc->cap / 2,
 											(uint64_t) GPUIR_DECODED_MIN_BLOCKS});
 
-			/* at least the batch's lists, should the larger area not be had */
+			/*
+			 * at least the batch's lists, should the larger area not be
+			 * had (which then stays the ceiling of the job's area)
+			 */
 			if ((st = dcache_reserve(dc, (uint32_t) std::min(want, limit),
 									 (uint32_t) std::max(need, dist))) != GPUIR_CUDA_OK)
 				return st;
@@ -1615,7 +1624,7 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 		}
 		if (!no_room)
 			break;
-		/* again from an empty area, every list from block 0 (it holds them all) */
+		/* again from an empty area, every list from block 0 (it holds dist blocks) */
 		dcache_clear(dc);
 		dc->hits = hits0;
 		dc->misses = misses0;
@@ -1895,8 +1904,11 @@ plan_may_spill(const GpuirSearchPlan *p)
  * Every other part of its workspace is at most p's (a subset of the
  * queries and lists, the same terms), up to the 256-byte alignment of each
  * part.  Its decoded lists are in the job's decoded area: with reuse it
- * finds there those p's search decoded (the area does not grow), without
- * it they take at most the room p's did.
+ * finds there those p's search decoded, and the area grows only when the
+ * reuse capacity exceeds the decode budget and the search again takes a
+ * list p's left past the budget (an allocation in search_finish, whose
+ * failure fails the batch); without reuse they take at most the room p's
+ * did.
  */
 static void
 spill_room(const GpuirSearchPlan *p, size_t *dev, size_t *host)

@@ -31,6 +31,7 @@ int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
 int			gpuir_worker_spin = 200;
+int			gpuir_decoded_lists_memory = 2048;	/* MB */
 char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
 int			gpuir_auto_cpu_slots = -1;
@@ -201,6 +202,11 @@ _PG_init(void)
 								"Started by each device's worker when it first needs them, as background workers (counted against max_worker_processes); 0 leaves the copying to the worker alone.",
 								&gpuir_list_readers, 4, 0, GPUIR_MAX_LIST_READERS,
 								PGC_SIGHUP, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("gpuir.decoded_lists_memory",
+								"GPU memory each search job of the GPU service keeps decoded posting lists in, for later searches that use them.",
+								"A list found decoded (same segment, same statistics) is not decoded again; at least what one batch decodes is kept, up to 2 GB. 0 keeps none: every search decodes its lists.",
+								&gpuir_decoded_lists_memory, 2048, 0, 1 << 20,
+								PGC_SIGHUP, GUC_UNIT_MB, NULL, NULL, NULL);
 		DefineCustomBoolVariable("gpuir.pruned_lists",
 								 "Lets the GPU service keep the high-impact part of long posting lists of a segment larger than gpuir.device_memory, and answer or and bmw queries from it where it decides their top-k.",
 								 "A query whose pruned lists do not decide its top-k is answered by the CPU engine; results are the same either way.",

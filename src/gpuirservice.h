@@ -76,6 +76,7 @@ extern int	gpuir_device;
 extern int	gpuir_max_batch;
 extern double gpuir_batch_window;
 extern int	gpuir_worker_spin;
+extern int	gpuir_decoded_lists_memory;	/* MB, gpuir.decoded_lists_memory */
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_auto_cpu_slots;

@@ -206,6 +206,7 @@ GpuirWorkerNoteFailure(const char *msg)
 
 /* vfail: mark t FAILED with the first reason given; false if it already was */
 static bool vfail(GpuirTaken *t, const char *fmt, va_list ap) pg_attribute_printf(2, 0);
+static void apply_decoded_lists_memory(void);
 
 static bool
 vfail(GpuirTaken *t, const char *fmt, va_list ap)
@@ -512,6 +513,7 @@ probe_device(void)
 	}
 
 	budget = GpuirCacheSetBudget((uint64) mem);
+	apply_decoded_lists_memory();
 
 	/* the search jobs of batches in flight; without them, one batch at a time */
 	for (int j = 0; j < GPUIR_JOBS; j++)
@@ -878,6 +880,18 @@ run_prepare(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra, in
 	*resident = GetCurrentTimestamp();
 	GpuirServiceStage(GPUIR_STAGE_CACHE, t_start, *resident);
 	return e;
+}
+
+/*
+ * apply_decoded_lists_memory: gpuir.decoded_lists_memory to this worker's
+ * searches (its thread's, so every search job's it starts)
+ */
+static void
+apply_decoded_lists_memory(void)
+{
+	uint64		blocks = ((uint64) gpuir_decoded_lists_memory << 20) / GPUIR_CUDA_DECODED_BLOCK_BYTES;
+
+	gpuir_cuda_search_set_decode_cache((uint32) Min(blocks, (uint64) PG_UINT32_MAX));
 }
 
 /*
@@ -1529,6 +1543,7 @@ GpuirWorkerMain(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			apply_decoded_lists_memory();
 		}
 
 		/* without a device, this worker takes nothing */

@@ -6,7 +6,8 @@
 # 2. A list naming a device that is not there, or a machine without a GPU:
 #    the server starts, gpuir_status() has one row saying why no device is
 #    used, and queries are answered (by the CPU engine), also with
-#    gpuir.device = gpu.
+#    gpuir.device = gpu; no list is counted found decoded or decoded; and
+#    gpuir.decoded_lists_memory is an amount of memory set on reload.
 # 3. Where the machine has GPUs (not in CI), 'all' gives one row per device
 #    with a worker each, and every worker runs "gpuir gpu service N".
 use strict;
@@ -56,6 +57,16 @@ like($node->safe_psql('postgres', 'SELECT device FROM gpuir_status()'),
 is($node->safe_psql('postgres', q{SET gpuir.device = gpu;
 	SELECT count(*) FROM gpuir_search('d_idx', 'word3 common', 10)}),
 	'10', 'gpuir.device = gpu: answered by the CPU engine');
+is($node->safe_psql('postgres', q{SELECT decoded_found || ' ' || decoded_lists FROM gpuir_status()}),
+	'0 0', 'no device: no list found decoded or decoded');
+# gpuir.decoded_lists_memory: an amount of memory, set on reload
+is($node->safe_psql('postgres', q{SHOW gpuir.decoded_lists_memory}), '2GB', 'decoded lists: 2GB by default');
+$node->append_conf('postgresql.conf', "gpuir.decoded_lists_memory = '512MB'\n");
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('gpuir.decoded_lists_memory') = '512MB'})
+  or die "gpuir.decoded_lists_memory was not reloaded";
+is($node->safe_psql('postgres', q{SELECT setting || ' ' || unit FROM pg_settings
+	WHERE name = 'gpuir.decoded_lists_memory'}), '512 MB', 'set on reload, in MB');
 $node->stop;
 
 # 3. 'all' (the default): one row per visible device, each with its worker
