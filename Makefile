@@ -169,13 +169,17 @@ test/test_cuda_layout: test/test_cuda_layout.cu test/test_util.h $(wildcard cuda
 	$(NVCC) -O2 --std=c++17 -Xcompiler -Wall,-Wextra -Isrc -Icuda -Itest -o $@ $< $@.codec.o
 	rm -f $@.codec.o
 UNITTESTS += test/test_cuda_layout
-# the decoded-list ring's bookkeeping (cuda/gpuir_decode_cache.cuh), on the host
-test/test_decode_cache: test/test_decode_cache.cu test/test_util.h $(wildcard cuda/*.h cuda/*.cuh)
-	$(NVCC) -O2 --std=c++17 -Xcompiler -Wall,-Wextra -Isrc -Icuda -Itest -o $@ $<
+# the decoded lists' ring and plan (cuda/gpuir_decode_cache.cuh), on the host:
+# the area's allocations simulated, so no GPU is needed
+test/test_decode_cache: test/test_decode_cache.cu test/test_util.h $(wildcard cuda/*.h cuda/*.cuh) \
+		cuda/gpuir_cuda_status.c
+	$(CC) -O2 -Wall -Wextra -Isrc -Icuda -c cuda/gpuir_cuda_status.c -o $@.status.o
+	$(NVCC) -O2 --std=c++17 -Xcompiler -Wall,-Wextra -Isrc -Icuda -Itest -o $@ $< $@.status.o
+	rm -f $@.status.o
 UNITTESTS += test/test_decode_cache
 endif
 
-EXTRA_CLEAN += test/cuda_decode_kernel.o test/test_cuda_layout.codec.o
+EXTRA_CLEAN += test/cuda_decode_kernel.o test/test_cuda_layout.codec.o test/test_decode_cache.status.o
 
 unittest: $(UNITTESTS)
 	@set -e; for t in $(UNITTESTS); do ./$$t; done

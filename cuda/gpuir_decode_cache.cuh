@@ -65,6 +65,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "gpuir_cuda_internal.cuh"
 
@@ -321,6 +322,195 @@ dcache_add(GpuirDecodeCache *c, const GpuirDecodeKey &key, uint32_t n, bool bmw)
 		return pos;
 	}
 	return UINT32_MAX;
+}
+
+/* where dcache_plan puts a batch's plan (arrays the caller allocated) */
+struct GpuirDecodeOut
+{
+	uint32_t   *dec_off;		/* [nterms]: a term's list's first block in the
+								 * area, GPUIR_NOT_DECODED when not decoded once */
+	uint32_t   *list_term;		/* [lists]: a term of each list the batch decodes */
+	uint32_t   *list_first;		/* [lists + 1]: prefix sums of their blocks */
+	uint32_t   *list_dst;		/* [lists]: each one's first block in the area */
+	uint32_t	nlists;
+	uint32_t	dec_blocks;		/* blocks of the lists the terms read there */
+};
+
+/* a term whose list is not in the area (GpuirDecoded.off) */
+#define GPUIR_NOT_DECODED	UINT32_MAX
+
+/*
+ * dcache_plan: the lists of a batch's OR and BMW queries decoded once, in
+ * the job's area c: seq[0 .. n) are their terms (indexes into terms[0 ..
+ * nterms)) in query order, repeats included; bmw: the batch has BMW
+ * queries (bounds and seeds needed); budget: the blocks a batch takes at
+ * most (> 0); cache_blocks: the reuse capacity (0: none kept).
+ *
+ * A list is known by its first block; the terms that name it with the
+ * same key (dcache_key: idf and the rest) read it from the area, a term
+ * naming it with another key is left to its tiles.  Lists are taken in
+ * seq's order until the budget is spent, each found in the area (decoded
+ * by an earlier search of the job) or given room there and decoded by
+ * this batch; the terms of the lists past the budget are left to the
+ * tiles that read them.
+ *
+ * Reuse (lists found, and kept: the ring) unless the segment has no
+ * decode_id, cache_blocks is 0, the batch's lists (repeats counted) are 8
+ * times the capacity (thousands of long queries: the generated log's
+ * batches of 1000) or its distinct lists (taken or past the budget)
+ * exceed it: their lookups and the ring's evictions (about a microsecond
+ * a list) would cost more than the few lists found save (real logs in
+ * batches of 1000: 0.95x with them, 2026-11-30).  Without reuse every
+ * list taken is placed from block 0 and none is kept.  The capacity is
+ * cache_blocks or the budget, whichever is more, below c->ceiling.
+ *
+ * The area grows, first, to hold the lists kept and those of the batch it
+ * does not hold (with reuse: it grows rather than evict while below the
+ * capacity), or the batch's lists (without); growing drops every list, a
+ * few times in a job's life.  When a list finds no room (the lists the
+ * batch found lie across the ring), the area is emptied and the plan made
+ * again, every list decoded by this batch from block 0 (and kept): tiles
+ * decoding lists for want of room cost more than decoding again (on the
+ * real logs in batches of 1000, 0.81-0.96x, 2026-11-30).
+ *
+ * Output in *out (nlists 0 and every dec_off GPUIR_NOT_DECODED when
+ * nothing is decoded once); *found: the lists found in the area.  Returns
+ * GPUIR_CUDA_OK, or the status of a failed allocation of the area (OOM).
+ */
+static inline gpuir_cuda_status
+dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
+			const gpuir_cuda_term *terms, uint32_t nterms, const uint32_t *seq, uint32_t n,
+			bool bmw, uint32_t budget, uint32_t cache_blocks, GpuirDecodeOut *out,
+			uint64_t *found)
+{
+	/* first block -> its key and place */
+	std::unordered_map<uint32_t, std::pair<GpuirDecodeKey, uint32_t>> list_of;
+	uint64_t	all = 0;		/* blocks of the batch's lists, with repeats */
+	uint32_t	nblocks = 0;
+	gpuir_cuda_status st;
+
+	for (uint32_t i = 0; i < nterms; i++)
+		out->dec_off[i] = GPUIR_NOT_DECODED;
+	out->list_first[0] = 0;
+	out->nlists = 0;
+	out->dec_blocks = 0;
+	*found = 0;
+	for (uint32_t i = 0; i < n; i++)
+		all += terms[seq[i]].nblocks;
+	if (all == 0 || budget == 0)
+		return GPUIR_CUDA_OK;
+	c->batch++;
+
+	const uint64_t limit = std::min(std::max(budget, cache_blocks), c->ceiling);
+	bool		reuse = cache_blocks > 0 && seg->decode_id != 0 && all <= 8 * limit;
+	uint64_t	dist_all = 0,	/* blocks of the batch's distinct lists */
+				dist = 0,		/* of those, taken as the loop below takes them */
+				fresh = 0;		/* of those, not found in the area */
+
+	if (reuse)
+	{
+		std::unordered_map<uint32_t, char> listed,	/* first blocks: any list */
+					taken;		/* those the loop below takes */
+
+		for (uint32_t i = 0; i < n; i++)
+		{
+			const gpuir_cuda_term *t = &terms[seq[i]];
+
+			if (t->nblocks == 0)
+				continue;
+			if (listed.emplace(t->first_block, 0).second)
+				dist_all += t->nblocks;
+			if (taken.count(t->first_block) > 0 || t->nblocks > budget - dist)
+				continue;		/* as the loop below: taken once, within the budget */
+			taken.emplace(t->first_block, 0);
+			dist += t->nblocks;
+			if (!dcache_has(c, dcache_key(seg, sc, t), bmw))
+				fresh += t->nblocks;
+		}
+		reuse = dist_all <= limit;
+	}
+	if (!reuse)
+		dcache_clear(c);
+	{
+		const uint64_t need = std::min(all, (uint64_t) budget);	/* without reuse */
+		const uint64_t target = reuse ? std::min(limit, c->held + fresh) : need;
+
+		if (c->dev == NULL || c->cap < target)
+		{
+			const uint64_t want = std::max({target, (uint64_t) c->cap + c->cap / 2,
+											(uint64_t) GPUIR_DECODED_MIN_BLOCKS});
+
+			/*
+			 * at least the batch's lists, should the larger area not be
+			 * had (which then stays the ceiling of the job's area)
+			 */
+			if ((st = dcache_reserve(c, (uint32_t) std::min(want, limit),
+									 (uint32_t) std::max(need, dist))) != GPUIR_CUDA_OK)
+				return st;
+		}
+	}
+
+	const uint64_t hits0 = c->hits,
+				misses0 = c->misses;
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		bool		no_room = false;
+
+		for (uint32_t i = 0; i < n && !no_room; i++)
+		{
+			const uint32_t j = seq[i];
+			const gpuir_cuda_term *t = &terms[j];
+			uint32_t	at;
+
+			if (t->nblocks == 0)
+				continue;
+
+			const GpuirDecodeKey key = dcache_key(seg, sc, t);
+			auto		it = list_of.find(t->first_block);
+
+			if (it != list_of.end())
+			{
+				/* a list the batch has taken: the same, or the tiles decode it */
+				if (GpuirDecodeKeyEq()(it->second.first, key))
+					out->dec_off[j] = it->second.second;
+				continue;
+			}
+			if (t->nblocks > budget - nblocks)
+				continue;		/* over the budget: its tiles decode it */
+			at = reuse ? dcache_find(c, key, bmw) : UINT32_MAX;
+			if (at == UINT32_MAX)
+			{
+				at = reuse ? dcache_add(c, key, t->nblocks, bmw) : nblocks;
+				if (at == UINT32_MAX)
+				{
+					no_room = true;
+					break;
+				}
+				out->list_term[out->nlists] = j;
+				out->list_dst[out->nlists] = at;
+				out->list_first[out->nlists + 1] = out->list_first[out->nlists] + t->nblocks;
+				out->nlists++;
+			}
+			list_of.emplace(t->first_block, std::make_pair(key, at));
+			out->dec_off[j] = at;
+			nblocks += t->nblocks;
+		}
+		if (!no_room)
+			break;
+		/* again from an empty area, every list from block 0 (it holds dist blocks) */
+		dcache_clear(c);
+		c->hits = hits0;
+		c->misses = misses0;
+		list_of.clear();
+		for (uint32_t i = 0; i < nterms; i++)
+			out->dec_off[i] = GPUIR_NOT_DECODED;
+		out->nlists = 0;
+		nblocks = 0;
+	}
+	out->dec_blocks = nblocks;
+	*found = c->hits - hits0;
+	return GPUIR_CUDA_OK;
 }
 
 #endif							/* GPUIR_DECODE_CACHE_CUH */

@@ -149,6 +149,7 @@
 #include <utility>
 #include <cmath>
 #include <unordered_map>
+#include <vector>
 
 #include <cub/block/block_radix_sort.cuh>
 
@@ -1449,39 +1450,26 @@ plan_short_tiles(const gpuir_cuda_query *queries, uint32_t nqueries)
 
 /*
  * plan_decode: the lists that the tiles of the plan's OR and BMW queries
- * read decoded once (GpuirDecoded): a list is known by its first block;
- * the terms of such queries that name it (with the same key: idf and the
- * rest, gpuir_decode_cache.cuh) read it from the job's decoded area dc.
- * Lists are taken in query order until the decode budget
- * (GPUIR_CUDA_DECODE_BUDGET blocks unless a test set another) is spent,
- * each found in the area (decoded by an earlier search of the job) or
- * given room there and decoded by this batch; the terms of the lists past
- * the budget are decoded by the tiles that read them, those of AND
- * queries by the AND kernel.  Nothing when no query is OR or BMW.  The
- * area grows, first, to hold the lists kept and those of the batch it
- * does not hold (up to the reuse capacity), or, without reuse, the
- * batch's lists (up to the budget).  When a list within the budget
- * finds no room (the lists the batch found lie across the ring), the
- * area is emptied and the plan made again, every list decoded by this
- * batch from block 0 (and kept): tiles decoding lists for want of room
- * cost more than decoding again (on the real logs in batches of 1000,
- * 0.81-0.96x, 2026-11-30).
+ * read decoded once (GpuirDecoded), planned by dcache_plan
+ * (gpuir_decode_cache.cuh) over the job's decoded area dc with the
+ * thread's decode budget and reuse capacity: their terms in query order,
+ * repeats included.  Nothing when no query is OR or BMW, or the budget is
+ * 0.
  */
 static gpuir_cuda_status
 plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *seg,
 			const gpuir_cuda_scoring *sc, const gpuir_cuda_term *terms, uint32_t nterms)
 {
-	/* first block -> its key and place */
-	std::unordered_map<uint32_t, std::pair<GpuirDecodeKey, uint32_t>> list_of;
-	const bool	bmw = p->nbmw > 0;
-	uint64_t	all = 0;		/* blocks of the batch's lists, with repeats */
-	uint32_t	nblocks = 0;
+	std::vector<uint32_t> seq;	/* the OR and BMW queries' terms */
+	GpuirDecodeOut out;
+	uint64_t	found = 0;
 	gpuir_cuda_status st;
-	bool		any = false;
 
-	for (uint32_t w = 0; w < p->nwork && !any; w++)
-		any = (p->work[w].mode != GPUIR_CUDA_MODE_AND);
-	if (!any || decode_budget == 0)
+	for (uint32_t w = 0; w < p->nwork; w++)
+		if (p->work[w].mode != GPUIR_CUDA_MODE_AND)
+			for (uint32_t j = p->work[w].first_term; j < p->work[w].first_term + p->work[w].nterms; j++)
+				seq.push_back(j);
+	if (seq.empty() || decode_budget == 0)
 		return GPUIR_CUDA_OK;
 	p->dec_off = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
 	p->list_term = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
@@ -1490,154 +1478,20 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 	if (p->dec_off == NULL || p->list_term == NULL || p->list_first == NULL ||
 		p->list_dst == NULL)
 		return GPUIR_CUDA_OOM;
-	for (uint32_t i = 0; i < nterms; i++)
-		p->dec_off[i] = GPUIR_NOT_DECODED;
-	p->list_first[0] = 0;
-	for (uint32_t w = 0; w < p->nwork; w++)
-		if (p->work[w].mode != GPUIR_CUDA_MODE_AND)
-			for (uint32_t j = p->work[w].first_term; j < p->work[w].first_term + p->work[w].nterms; j++)
-				all += terms[j].nblocks;
-	if (all == 0)
-		return GPUIR_CUDA_OK;
-	dc->batch++;
-
-	/*
-	 * reuse: lists found in the area and kept there (the ring); else every
-	 * list taken is placed from block 0 and none is kept.  No reuse for a
-	 * batch whose lists, repeats counted, are 8 times the reuse capacity
-	 * (thousands of long queries: the generated log's batches of 1000),
-	 * nor for one whose distinct lists (taken or past the budget) exceed
-	 * that capacity: their lookups and the ring's evictions (about a
-	 * microsecond a list) would cost more than the few lists found save
-	 * (real logs in batches of 1000: 0.95x with them, 2026-11-30).  The
-	 * capacity is the reuse capacity or the budget, whichever is more,
-	 * below the largest area an allocation gave (dc->ceiling).
-	 */
-	const uint64_t limit = std::min(std::max(decode_budget, decode_cache_blocks), dc->ceiling);
-	bool		reuse = decode_cache_blocks > 0 && seg->decode_id != 0 && all <= 8 * limit;
-	uint64_t	dist_all = 0,	/* blocks of the batch's distinct lists */
-				dist = 0,		/* of those, taken as the loop below takes them */
-				fresh = 0;		/* of those, not found in the area */
-
-	if (reuse)
+	out.dec_off = p->dec_off;
+	out.list_term = p->list_term;
+	out.list_first = p->list_first;
+	out.list_dst = p->list_dst;
+	st = dcache_plan(dc, seg, sc, terms, nterms, seq.data(), (uint32_t) seq.size(), p->nbmw > 0,
+					 decode_budget, decode_cache_blocks, &out, &found);
+	p->nlists = out.nlists;
+	p->dec_blocks = out.dec_blocks;
+	if (st == GPUIR_CUDA_OK)
 	{
-		std::unordered_map<uint32_t, char> listed,	/* first blocks: any list */
-					taken;		/* those the loop below takes */
-
-		for (uint32_t w = 0; w < p->nwork; w++)
-		{
-			if (p->work[w].mode == GPUIR_CUDA_MODE_AND)
-				continue;
-			for (uint32_t j = p->work[w].first_term; j < p->work[w].first_term + p->work[w].nterms; j++)
-			{
-				const gpuir_cuda_term *t = &terms[j];
-
-				if (t->nblocks == 0)
-					continue;
-				if (listed.emplace(t->first_block, 0).second)
-					dist_all += t->nblocks;
-				if (taken.count(t->first_block) > 0 || t->nblocks > decode_budget - dist)
-					continue;	/* as the loop below: taken once, within the budget */
-				taken.emplace(t->first_block, 0);
-				dist += t->nblocks;
-				if (!dcache_has(dc, dcache_key(seg, sc, t), bmw))
-					fresh += t->nblocks;
-			}
-		}
-		reuse = dist_all <= limit;
+		decode_found += found;
+		decode_decoded += out.nlists;
 	}
-	if (!reuse)
-		dcache_clear(dc);
-	{
-		/*
-		 * the area holds the batch's lists (up to the budget) and, with
-		 * reuse, the lists kept besides (up to the reuse capacity): it
-		 * grows rather than evict while below that; growing drops every
-		 * list, a few times in a job's life
-		 */
-		const uint64_t need = std::min(all, (uint64_t) decode_budget);	/* without reuse */
-		const uint64_t target = reuse ? std::min(limit, dc->held + fresh) : need;
-
-		if (dc->dev == NULL || dc->cap < target)
-		{
-			const uint64_t want = std::max({target, (uint64_t) dc->cap + dc->cap / 2,
-											(uint64_t) GPUIR_DECODED_MIN_BLOCKS});
-
-			/*
-			 * at least the batch's lists, should the larger area not be
-			 * had (which then stays the ceiling of the job's area)
-			 */
-			if ((st = dcache_reserve(dc, (uint32_t) std::min(want, limit),
-									 (uint32_t) std::max(need, dist))) != GPUIR_CUDA_OK)
-				return st;
-		}
-	}
-	const uint64_t hits0 = dc->hits,
-				misses0 = dc->misses;
-
-	for (int pass = 0; pass < 2; pass++)
-	{
-		bool		no_room = false;
-
-		for (uint32_t w = 0; w < p->nwork && !no_room; w++)
-		{
-			const GpuirSearchWork *qw = &p->work[w];
-
-			if (qw->mode == GPUIR_CUDA_MODE_AND)
-				continue;
-			for (uint32_t j = qw->first_term; j < qw->first_term + qw->nterms; j++)
-			{
-				const gpuir_cuda_term *t = &terms[j];
-				const GpuirDecodeKey key = dcache_key(seg, sc, t);
-				auto		it = list_of.find(t->first_block);
-				uint32_t	at;
-
-				if (t->nblocks == 0)
-					continue;
-				if (it != list_of.end())
-				{
-					/* a list the batch has taken: the same, or the tiles decode it */
-					if (GpuirDecodeKeyEq()(it->second.first, key))
-						p->dec_off[j] = it->second.second;
-					continue;
-				}
-				if (t->nblocks > decode_budget - nblocks)
-					continue;	/* over the budget: its tiles decode it */
-				at = reuse ? dcache_find(dc, key, bmw) : UINT32_MAX;
-				if (at == UINT32_MAX)
-				{
-					at = reuse ? dcache_add(dc, key, t->nblocks, bmw) : nblocks;
-					if (at == UINT32_MAX)
-					{
-						no_room = true;
-						break;
-					}
-					p->list_term[p->nlists] = j;
-					p->list_dst[p->nlists] = at;
-					p->list_first[p->nlists + 1] = p->list_first[p->nlists] + t->nblocks;
-					p->nlists++;
-				}
-				list_of.emplace(t->first_block, std::make_pair(key, at));
-				p->dec_off[j] = at;
-				nblocks += t->nblocks;
-			}
-		}
-		if (!no_room)
-			break;
-		/* again from an empty area, every list from block 0 (it holds dist blocks) */
-		dcache_clear(dc);
-		dc->hits = hits0;
-		dc->misses = misses0;
-		list_of.clear();
-		for (uint32_t i = 0; i < nterms; i++)
-			p->dec_off[i] = GPUIR_NOT_DECODED;
-		p->nlists = 0;
-		nblocks = 0;
-	}
-	p->dec_blocks = nblocks;
-	decode_found += dc->hits - hits0;
-	decode_decoded += p->nlists;
-	return GPUIR_CUDA_OK;
+	return st;
 }
 
 /*

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "gpuir_cuda_internal.cuh"
+#include "gpuir_decode_cache.cuh"
 #include "gpuir_decode.cuh"
 #include "gpuir_topk.cuh"
 
@@ -74,7 +75,7 @@ struct GpuirTileSmem
  * themselves, or a term of AND queries only); off is NULL when nothing was
  * decoded.
  */
-#define GPUIR_NOT_DECODED	UINT32_MAX
+/* GPUIR_NOT_DECODED: gpuir_decode_cache.cuh, which places the decoded lists */
 struct GpuirDecoded
 {
 	const uint32_t *off;		/* [nterms] or NULL */

@@ -3,8 +3,9 @@
  * test_decode_cache.cu
  *	  The bookkeeping of the decoded lists a search job keeps between its
  *	  searches (cuda/gpuir_decode_cache.cuh: the ring of blocks, the keys,
- *	  the lists a batch pins), run on the host (no GPU needed: no area is
- *	  allocated, the blocks are simulated).
+ *	  the lists a batch pins, and dcache_plan, which places a batch's
+ *	  lists), run on the host (no GPU needed: the area's allocations and
+ *	  blocks are simulated).
  *
  * Random batches of lists (keys drawn from a small set, so that lists
  * repeat; 1 to a third of the area's blocks each) are planned as
@@ -24,6 +25,13 @@
  * was decoded gets a second chance (the ring goes past it and evicts the
  * next one), and is evicted when the ring comes round again.
  *
+ * dcache_plan (test_plan, after a simulation of its helper's review):
+ * 180,000 random batches, their decode simulated on a shadow of the area;
+ * every place inside the area, every term reading its own list's blocks,
+ * every list kept intact, no term left to the tiles but by the budget and
+ * key rules, failures only from allocations; and an area whose growth
+ * failed keeps its size as a ceiling.
+ *
  * Prints "decode cache: N passed, N failed", exit 1 on failure.
  *
  *-------------------------------------------------------------------------
@@ -32,7 +40,42 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unordered_map>
 #include <vector>
+
+#include <cuda_runtime.h>
+
+/*
+ * The area's allocations are simulated (no GPU): an allocation fails when
+ * larger than fake_limit bytes or, with fake_fail_pct, at random; a
+ * returned area is a token address, never read
+ */
+static size_t fake_limit = SIZE_MAX;
+static uint32_t fake_fail_pct = 0;
+static uint32_t next_u32(uint32_t n);
+static char fake_token[64];
+static int	fake_allocs;
+
+static cudaError_t
+fake_malloc(void **p, size_t n)
+{
+	if (n > fake_limit || (fake_fail_pct > 0 && next_u32(100) < fake_fail_pct))
+	{
+		*p = NULL;
+		return cudaErrorMemoryAllocation;
+	}
+	*p = fake_token + (++fake_allocs % 32);
+	return cudaSuccess;
+}
+
+static cudaError_t
+fake_free(void *p)
+{
+	(void) p;
+	return cudaSuccess;
+}
+#define cudaMalloc(p, n) fake_malloc((void **) (p), (n))
+#define cudaFree(p) fake_free(p)
 
 #include "gpuir_decode_cache.cuh"
 #include "test_util.h"
@@ -77,6 +120,307 @@ check_maps(const GpuirDecodeCache *c, const char *what)
 		end = (uint64_t) e.first + e.second.nblocks;
 	}
 	check(ok && held == c->held, what);
+}
+
+/* ---------- dcache_plan over simulated batches ---------- */
+
+/* the simulated area: which list (key number) each block holds, with BMW's arrays or not */
+struct Shadow
+{
+	const void *dev = NULL;
+	uint32_t	cap = 0;
+	std::vector<int64_t> id;
+	std::vector<char> bmw;
+};
+
+static std::unordered_map<GpuirDecodeKey, int64_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> key_ids;
+
+static int64_t
+key_id(const GpuirDecodeKey &k)
+{
+	auto		it = key_ids.find(k);
+	int64_t		n = (int64_t) key_ids.size();
+
+	if (it != key_ids.end())
+		return it->second;
+	key_ids[k] = n;
+	return n;
+}
+
+/* a query of the simulated batch: its mode and terms[first, first + n) */
+struct SimQuery
+{
+	int			mode;
+	uint32_t	first;
+	uint32_t	n;
+};
+
+/*
+ * plan_terms_left: the OR and BMW terms that the plan must leave to the
+ * tiles, whatever the area: past the budget, or naming a list the batch
+ * took under another key (dcache_plan's rules without the area)
+ */
+static uint64_t
+plan_terms_left(const std::vector<uint32_t> &seq, const std::vector<gpuir_cuda_term> &terms,
+				const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc, uint32_t budget)
+{
+	std::unordered_map<uint32_t, GpuirDecodeKey> taken;
+	uint64_t	used = 0,
+				left = 0;
+
+	for (uint32_t j : seq)
+	{
+		const gpuir_cuda_term *t = &terms[j];
+		GpuirDecodeKey k;
+
+		if (t->nblocks == 0)
+			continue;
+		k = dcache_key(seg, sc, t);
+		if (taken.count(t->first_block) > 0)
+		{
+			left += !GpuirDecodeKeyEq()(taken[t->first_block], k);
+			continue;
+		}
+		if (t->nblocks > budget - used)
+		{
+			left++;
+			continue;
+		}
+		used += t->nblocks;
+		taken.emplace(t->first_block, k);
+	}
+	return left;
+}
+
+/*
+ * plan_one: dcache_plan of one simulated batch, its decode simulated
+ * (the shadow's blocks get the decoded lists' key numbers), then checked:
+ * every place inside the area, every term reading its own key's blocks
+ * (with BMW's arrays when the batch has BMW queries), every entry of the
+ * area holding its key's blocks, and no more terms left to the tiles than
+ * the budget and the key rule leave.  Returns false for an allocation
+ * failure (the plan's OOM).
+ */
+static bool
+plan_one(GpuirDecodeCache *c, Shadow *sh, const gpuir_cuda_segment *seg,
+		 const gpuir_cuda_scoring *sc, const std::vector<SimQuery> &qs,
+		 const std::vector<gpuir_cuda_term> &terms, uint32_t budget, uint32_t cache_blocks,
+		 long batch)
+{
+	const uint32_t nterms = (uint32_t) terms.size();
+	std::vector<uint32_t> seq,
+				dec_off(nterms + 1),
+				list_term(nterms + 1),
+				list_first(nterms + 2),
+				list_dst(nterms + 1);
+	GpuirDecodeOut out = {dec_off.data(), list_term.data(), list_first.data(), list_dst.data(), 0, 0};
+	uint64_t	found;
+	bool		bmw = false,
+				ok = true;
+	uint64_t	left = 0;
+	gpuir_cuda_status st;
+	char		what[200];
+
+	for (const SimQuery &q : qs)
+		if (q.mode != 0)		/* 0: AND */
+		{
+			bmw = bmw || q.mode == 2;
+			for (uint32_t j = q.first; j < q.first + q.n; j++)
+				seq.push_back(j);
+		}
+	if (seq.empty())
+		return true;
+	st = dcache_plan(c, seg, sc, terms.data(), nterms, seq.data(), (uint32_t) seq.size(), bmw,
+					 budget, cache_blocks, &out, &found);
+	if (st != GPUIR_CUDA_OK)
+	{
+		snprintf(what, sizeof(what), "plan %ld: a failure is an allocation's (%d)", batch, (int) st);
+		check(st == GPUIR_CUDA_OOM && c->dev == NULL && c->cap == 0, what);
+		dcache_clear(c);		/* as search_start does */
+		return false;
+	}
+	if (c->dev != sh->dev || c->cap != sh->cap)
+	{
+		sh->dev = c->dev;
+		sh->cap = c->cap;
+		sh->id.assign(c->cap, -1);
+		sh->bmw.assign(c->cap, 0);
+	}
+	/* the decode kernel */
+	for (uint32_t l = 0; l < out.nlists; l++)
+	{
+		const gpuir_cuda_term *t = &terms[list_term[l]];
+		const int64_t id = key_id(dcache_key(seg, sc, t));
+
+		ok = ok && list_first[l + 1] - list_first[l] == t->nblocks &&
+			(uint64_t) list_dst[l] + t->nblocks <= c->cap;
+		for (uint32_t i = 0; ok && i < t->nblocks; i++)
+		{
+			sh->id[list_dst[l] + i] = id;
+			sh->bmw[list_dst[l] + i] = bmw;
+		}
+	}
+	snprintf(what, sizeof(what), "plan %ld: every list decoded inside the area of %u blocks",
+			 batch, c->cap);
+	check(ok, what);
+	if (!ok)
+		return true;
+	/* the tiles' reads */
+	for (uint32_t j = 0; j < nterms; j++)
+	{
+		const gpuir_cuda_term *t = &terms[j];
+		int64_t		id;
+
+		if (dec_off[j] == GPUIR_NOT_DECODED)
+			continue;
+		id = key_id(dcache_key(seg, sc, t));
+		ok = ok && (uint64_t) dec_off[j] + t->nblocks <= c->cap;
+		for (uint32_t i = 0; ok && i < t->nblocks; i++)
+			ok = sh->id[dec_off[j] + i] == id && (!bmw || sh->bmw[dec_off[j] + i]);
+	}
+	snprintf(what, sizeof(what), "plan %ld: every term reads its own list", batch);
+	check(ok, what);
+	/* the lists kept */
+	for (const auto &e : c->at)
+	{
+		const int64_t id = key_id(e.second.key);
+
+		for (uint32_t i = 0; ok && i < e.second.nblocks; i++)
+			ok = sh->id[e.first + i] == id && (!e.second.bmw || sh->bmw[e.first + i]);
+	}
+	snprintf(what, sizeof(what), "plan %ld: every list kept holds its blocks", batch);
+	check(ok, what);
+	for (uint32_t j : seq)
+		left += terms[j].nblocks > 0 && dec_off[j] == GPUIR_NOT_DECODED;
+	snprintf(what, sizeof(what), "plan %ld: %llu terms left to the tiles, the rules leave %llu",
+			 batch, (unsigned long long) left,
+			 (unsigned long long) plan_terms_left(seq, terms, seg, sc, budget));
+	check(left == plan_terms_left(seq, terms, seg, sc, budget), what);
+	return true;
+}
+
+/*
+ * test_plan: jobs of 60 random batches each over a segment of up to 50
+ * lists of up to 1, 6, 20 or 100 blocks: queries of AND, OR and BMW, terms
+ * repeated, some with another idf, absent ones, some naming a prefix of a
+ * list (another block count, the same first block); budgets from 1 block
+ * to the default, reuse capacities from none to the default, changing
+ * within a job, as do the segment's upload number and k1; in a third of
+ * the jobs allocations fail at random.  Also: a job whose larger area
+ * cannot be had keeps its smaller one as a ceiling (allocations stop
+ * failing every batch).
+ */
+static void
+test_plan(void)
+{
+	const uint32_t budgets[] = {1, 3, 7, 26, 40, 100, GPUIR_CUDA_DECODE_BUDGET};
+	const uint32_t caches[] = {0, 1, 5, 40, 100, 300, GPUIR_CUDA_DECODE_BUDGET};
+	const uint32_t maxnb[] = {1, 6, 20, 100};
+	long		batches = 0,
+				ooms = 0;
+
+	for (int job = 0; job < 3000; job++)
+	{
+		GpuirDecodeCache c;
+		Shadow		sh;
+		std::vector<uint32_t> lfirst,
+					lblocks;
+		std::vector<float> lidf;
+		const uint32_t nlists = 1 + next_u32(50);
+		const uint32_t mx = maxnb[next_u32(4)];
+		uint32_t	fb = 0,
+					budget = budgets[next_u32(7)],
+					cache_blocks = caches[next_u32(7)];
+		gpuir_cuda_segment seg;
+		gpuir_cuda_scoring sc = {1.2f, 0.75f, 400.0f, 0.0f};
+
+		memset(&seg, 0, sizeof(seg));
+		seg.decode_id = 1;
+		for (uint32_t l = 0; l < nlists; l++)
+		{
+			const uint32_t nb = 1 + next_u32(mx);
+
+			lfirst.push_back(fb);
+			lblocks.push_back(nb);
+			lidf.push_back(0.5f + (float) next_u32(100) / 10.0f);
+			fb += nb;
+		}
+		fake_fail_pct = (next_u32(3) == 0) ? 30 : 0;
+		for (long b = 0; b < 60; b++)
+		{
+			std::vector<SimQuery> qs;
+			std::vector<gpuir_cuda_term> terms;
+			const uint32_t nq = 1 + next_u32(next_u32(4) == 0 ? 40 : 5);
+
+			if (next_u32(10) == 0)
+				budget = budgets[next_u32(7)];
+			if (next_u32(10) == 0)
+				cache_blocks = caches[next_u32(7)];
+			if (next_u32(20) == 0)
+				seg.decode_id = next_u32(4);
+			if (next_u32(20) == 0)
+				sc.k1 = 1.0f + (float) next_u32(3) * 0.25f;
+			for (uint32_t q = 0; q < nq; q++)
+			{
+				const uint32_t m = next_u32(10);
+				SimQuery	sq = {m < 2 ? 0 : (m < 5 ? 2 : 1), (uint32_t) terms.size(), 1 + next_u32(6)};
+
+				for (uint32_t j = 0; j < sq.n; j++)
+				{
+					const uint32_t l = next_u32(1 + next_u32(nlists));
+					gpuir_cuda_term t = {lfirst[l], lblocks[l], lblocks[l] * 128, lidf[l]};
+
+					if (next_u32(30) == 0)
+						t.idf *= 1.25f;
+					if (next_u32(40) == 0)
+						t = {0, 0, 0, 1.5f};
+					if (t.nblocks > 1 && next_u32(10) == 0)
+					{
+						t.nblocks = 1 + next_u32(t.nblocks);	/* a prefix */
+						t.npostings = t.nblocks * 128;
+					}
+					terms.push_back(t);
+				}
+				qs.push_back(sq);
+			}
+			batches++;
+			ooms += !plan_one(&c, &sh, &seg, &sc, qs, terms, budget, cache_blocks,
+							  (long) job * 60 + b);
+		}
+		(void) dcache_release(&c);
+	}
+	printf("decode cache: dcache_plan over %ld simulated batches (%ld failed allocations)\n",
+		   batches, ooms);
+
+	/* a ceiling: the larger area fails once, the job stays at the smaller */
+	{
+		GpuirDecodeCache c;
+		Shadow		sh;
+		gpuir_cuda_segment seg;
+		gpuir_cuda_scoring sc = {1.2f, 0.75f, 400.0f, 0.0f};
+		std::vector<gpuir_cuda_term> terms;
+		std::vector<SimQuery> qs;
+		int			allocs;
+
+		memset(&seg, 0, sizeof(seg));
+		seg.decode_id = 7;
+		fake_fail_pct = 0;
+		fake_limit = (size_t) 100000 * GPUIR_DECODED_BLOCK_BYTES;	/* the minimum, 65536, fits */
+		for (uint32_t l = 0; l < 4; l++)
+			terms.push_back({l * 30000, 30000, 30000 * 128, 2.0f});
+		qs.push_back({1, 0, 2});	/* lists 0 and 1: 60,000 blocks */
+		plan_one(&c, &sh, &seg, &sc, qs, terms, GPUIR_CUDA_DECODE_BUDGET, GPUIR_CUDA_DECODE_BUDGET, -1);
+		check(c.cap == 65536, "ceiling: the first area is the smallest one");
+		qs[0] = {1, 2, 2};		/* lists 2 and 3: growth wanted, 98,304 fails, 60,000 given */
+		plan_one(&c, &sh, &seg, &sc, qs, terms, GPUIR_CUDA_DECODE_BUDGET, GPUIR_CUDA_DECODE_BUDGET, -2);
+		check(c.ceiling == c.cap && c.cap < 98304, "ceiling: the area that could be had");
+		allocs = fake_allocs;
+		qs[0] = {1, 0, 2};
+		plan_one(&c, &sh, &seg, &sc, qs, terms, GPUIR_CUDA_DECODE_BUDGET, GPUIR_CUDA_DECODE_BUDGET, -3);
+		check(fake_allocs == allocs, "ceiling: no allocation for the next batch");
+		fake_limit = SIZE_MAX;
+		(void) dcache_release(&c);
+	}
 }
 
 int
@@ -217,6 +561,7 @@ main(void)
 		check(dcache_find(&c, key_of(0), false) == UINT32_MAX, "second chance: A evicted after its chance");
 		check_maps(&c, "second chance: maps agree");
 	}
+	test_plan();
 	printf("decode cache: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
