@@ -62,8 +62,11 @@
  * each posting's contribution computed there, into a workspace area that
  * the tiles read with vector loads (GpuirDecoded, up to
  * GPUIR_CUDA_DECODE_BUDGET blocks a batch; the tiles decode the rest
- * themselves).  AND's lists are not there: its kernel decodes only the
- * blocks that can hold a candidate.
+ * themselves).  That area is the search job's and keeps the lists for its
+ * later searches, which read those they find there rather than decode
+ * them again (gpuir_decode_cache.cuh: a log's frequent lists repeat).
+ * AND's lists are not there: its kernel decodes only the blocks that can
+ * hold a candidate.
  *
  * BMW: the OR result with block-max pruning (Ding & Suel, "Faster top-k
  * document retrieval using block-max indexes", SIGIR 2011, on the GPU as
