@@ -63,9 +63,9 @@
 #include <string.h>
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "gpuir_cuda_internal.cuh"
 
@@ -92,16 +92,22 @@ struct GpuirDecodeKey
 	uint32_t	prior_weight;
 	uint32_t	zero;			/* 0: the struct's size a multiple of 8 */
 };
+static_assert(sizeof(GpuirDecodeKey) == 56, "GpuirDecodeKey: 7 words, no padding");
 
+/* the key's seven 64-bit words, each mixed in (multiply and xor-shift) */
 struct GpuirDecodeKeyHash
 {
 	size_t operator()(const GpuirDecodeKey &k) const
 	{
-		const unsigned char *p = (const unsigned char *) &k;
-		uint64_t	h = 14695981039346656037ull;	/* FNV-1a */
+		uint64_t	w[sizeof(GpuirDecodeKey) / 8];
+		uint64_t	h = 0x9E3779B97F4A7C15ull;
 
-		for (size_t i = 0; i < sizeof(k); i++)
-			h = (h ^ p[i]) * 1099511628211ull;
+		memcpy(w, &k, sizeof(w));
+		for (size_t i = 0; i < sizeof(w) / 8; i++)
+		{
+			h = (h ^ w[i]) * 0xBF58476D1CE4E5B9ull;
+			h ^= h >> 31;
+		}
 		return (size_t) h;
 	}
 };
@@ -117,7 +123,8 @@ struct GpuirDecodeKeyEq
 /* a list in the area */
 struct GpuirDecodeEntry
 {
-	uint32_t	nblocks;
+	uint32_t	first;			/* its first block in the area */
+	uint32_t	nblocks;		/* 0: a free slot */
 	bool		bmw;			/* its bounds and seeds were computed */
 	bool		referenced;		/* found since decoded or last passed */
 	uint64_t	batch;			/* the last batch that used it */
@@ -133,7 +140,19 @@ struct GpuirDecodeCache
 	uint64_t	batch = 0;		/* the batch being planned */
 	uint32_t	ceiling = UINT32_MAX;	/* blocks: the area an allocation could
 										 * not exceed (a larger one failed) */
-	std::map<uint32_t, GpuirDecodeEntry> at;	/* by first block */
+	/*
+	 * the lists: entries (slots, reused), a bit for each block where a
+	 * list starts (starts) and that list's slot there (owner, read only
+	 * at such a block), the slot of each key in where.  Flat arrays, so
+	 * that the ring's walks read words of bits in order rather than chase
+	 * a tree's nodes (a std::map of 15,000 lists made a batch of 1000
+	 * real-log queries plan in 4-8 ms) or every block of a long list
+	 */
+	std::vector<GpuirDecodeEntry> entries;
+	std::vector<uint32_t> free_slots;
+	std::vector<uint64_t> starts;	/* [(cap + 63) / 64] */
+	std::vector<uint32_t> owner;	/* [cap] */
+	uint32_t	longest = 0;	/* the most blocks of a list since cleared */
 	std::unordered_map<GpuirDecodeKey, uint32_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> where;
 	/* lists found and given room since the job's creation (tests) */
 	uint64_t	hits = 0;
@@ -166,10 +185,86 @@ dcache_key(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc, const gp
 static inline void
 dcache_clear(GpuirDecodeCache *c)
 {
-	c->at.clear();
+	c->entries.clear();
+	c->free_slots.clear();
 	c->where.clear();
+	std::fill(c->starts.begin(), c->starts.end(), 0);
 	c->head = 0;
 	c->held = 0;
+	c->longest = 0;
+}
+
+/* dcache_next_start: the first block in [b, lim) where a list starts, or lim */
+static inline uint32_t
+dcache_next_start(const GpuirDecodeCache *c, uint32_t b, uint32_t lim)
+{
+	while (b < lim)
+	{
+		const uint64_t w = c->starts[b >> 6] >> (b & 63);
+
+		if (w != 0)
+			return std::min(lim, b + (uint32_t) __builtin_ctzll(w));
+		b = (b | 63) + 1;
+	}
+	return lim;
+}
+
+/*
+ * dcache_owner: the slot of the list holding block b, or UINT32_MAX: the
+ * list starting last at or before b (within the longest list's reach);
+ * for checks (the host test), the ring does not need it
+ */
+static inline uint32_t
+dcache_owner(const GpuirDecodeCache *c, uint32_t b)
+{
+	const uint32_t lo = (b >= c->longest) ? b - c->longest + 1 : 0;	/* nearest start that can reach b */
+	int64_t		i = b;
+
+	while (i >= (int64_t) lo)
+	{
+		uint64_t	w = c->starts[i >> 6];
+
+		if ((i & 63) != 63)
+			w &= ((uint64_t) 2 << (i & 63)) - 1;	/* bits 0 .. i & 63 */
+		if (w != 0)
+		{
+			const uint32_t s = (uint32_t) ((i & ~(int64_t) 63) + 63 - __builtin_clzll(w));
+			const GpuirDecodeEntry &x = c->entries[c->owner[s]];
+
+			return (s >= lo && b - s < x.nblocks) ? c->owner[s] : UINT32_MAX;
+		}
+		i = (i & ~(int64_t) 63) - 1;
+	}
+	return UINT32_MAX;
+}
+
+/* dcache_drop: free slot e (its list leaves the area) */
+static inline void
+dcache_drop(GpuirDecodeCache *c, uint32_t e)
+{
+	GpuirDecodeEntry &x = c->entries[e];
+
+	c->held -= x.nblocks;
+	c->where.erase(x.key);
+	c->starts[x.first >> 6] &= ~((uint64_t) 1 << (x.first & 63));
+	x.nblocks = 0;
+	c->free_slots.push_back(e);
+}
+
+
+
+/*
+ * dcache_set_cap: the area's size in blocks (owner sized to it, every
+ * list dropped); dcache_reserve's, and the host test's with no area
+ */
+static inline void
+dcache_set_cap(GpuirDecodeCache *c, uint32_t cap)
+{
+	c->cap = 0;
+	c->owner.assign(cap, UINT32_MAX);	/* (may throw: cap stays 0) */
+	c->starts.assign(((size_t) cap + 63) / 64, 0);
+	dcache_clear(c);
+	c->cap = cap;
 }
 
 /*
@@ -197,7 +292,7 @@ dcache_reserve(GpuirDecodeCache *c, uint32_t want, uint32_t need)
 		st = gpuir_cuda_check(cudaMalloc((void **) &c->dev, (size_t) n * GPUIR_DECODED_BLOCK_BYTES));
 		if (st == GPUIR_CUDA_OK)
 		{
-			c->cap = n;
+			dcache_set_cap(c, n);
 			if (n < want)
 				c->ceiling = n;	/* want failed: do not ask again each batch */
 			return GPUIR_CUDA_OK;
@@ -215,7 +310,7 @@ dcache_has(const GpuirDecodeCache *c, const GpuirDecodeKey &key, bool bmw)
 {
 	auto		it = c->where.find(key);
 
-	return it != c->where.end() && (!bmw || c->at.at(it->second).bmw);
+	return it != c->where.end() && (!bmw || c->entries[it->second].bmw);
 }
 
 /* dcache_release: free the area and drop every list */
@@ -229,6 +324,8 @@ dcache_release(GpuirDecodeCache *c)
 		st = gpuir_cuda_check(gpuir_cuda_free(c->dev, GPUIR_CUDA_MEM_DEVICE));
 	c->dev = NULL;
 	c->cap = 0;
+	std::vector<uint32_t>().swap(c->owner);
+	std::vector<uint64_t>().swap(c->starts);
 	return st;
 }
 
@@ -244,19 +341,17 @@ dcache_find(GpuirDecodeCache *c, const GpuirDecodeKey &key, bool bmw)
 
 	if (it == c->where.end())
 		return UINT32_MAX;
-	GpuirDecodeEntry &e = c->at.at(it->second);
+	GpuirDecodeEntry &e = c->entries[it->second];
 
 	if (bmw && !e.bmw)
 	{
-		c->held -= e.nblocks;
-		c->at.erase(it->second);
-		c->where.erase(it);
+		dcache_drop(c, it->second);
 		return UINT32_MAX;
 	}
 	e.batch = c->batch;
 	e.referenced = true;
 	c->hits++;
-	return it->second;
+	return e.first;
 }
 
 /*
@@ -278,44 +373,67 @@ dcache_add(GpuirDecodeCache *c, const GpuirDecodeKey &key, uint32_t n, bool bmw)
 		return UINT32_MAX;
 	while (walked <= 3 * (uint64_t) c->cap)
 	{
-		uint32_t	skip = 0;
+		uint32_t	skip = 0,
+					e;
 
 		if ((uint64_t) pos + n > c->cap)
 		{
 			walked += c->cap - pos;
 			pos = 0;
 		}
-		/* the lists overlapping [pos, pos + n) */
-		auto		first = c->at.lower_bound(pos);
-
-		if (first != c->at.begin())
+		/*
+		 * the lists overlapping [pos, pos + n), each once (b: where one
+		 * starts): the end of the last to pass.  No list starts before pos
+		 * and reaches it: pos is 0, or the end of the last list given room
+		 * (whose place no list overlapped, and none has been given since),
+		 * or the end of a list kept (which no list overlaps).
+		 */
+		for (uint32_t b = dcache_next_start(c, pos, pos + n); b < pos + n;)
 		{
-			auto		before = std::prev(first);
+			const GpuirDecodeEntry &x = c->entries[c->owner[b]];
 
-			if (before->first + before->second.nblocks > pos)
-				first = before;
+			if (x.batch == c->batch || x.referenced)
+				skip = x.first + x.nblocks;	/* go past it */
+			b = dcache_next_start(c, std::max(b + 1, x.first + x.nblocks), pos + n);
 		}
-		for (auto it = first; it != c->at.end() && it->first < pos + n; ++it)
-			if (it->second.batch == c->batch || it->second.referenced)
-				skip = it->first + it->second.nblocks;	/* go past it */
 		if (skip > 0)
 		{
 			/* a second chance for the referenced lists passed (not the pinned) */
-			for (auto it = first; it != c->at.end() && it->first < skip; ++it)
-				if (it->second.batch != c->batch)
-					it->second.referenced = false;
+			for (uint32_t b = dcache_next_start(c, pos, skip); b < skip;)
+			{
+				GpuirDecodeEntry &x = c->entries[c->owner[b]];
+
+				if (x.batch != c->batch)
+					x.referenced = false;
+				b = dcache_next_start(c, std::max(b + 1, x.first + x.nblocks), skip);
+			}
 			walked += skip - pos;
 			pos = skip;
 			continue;
 		}
-		while (first != c->at.end() && first->first < pos + n)
+		for (uint32_t b = dcache_next_start(c, pos, pos + n); b < pos + n;)
 		{
-			c->held -= first->second.nblocks;
-			c->where.erase(first->second.key);
-			first = c->at.erase(first);
+			const uint32_t e = c->owner[b];
+			const uint32_t end = c->entries[e].first + c->entries[e].nblocks;
+
+			dcache_drop(c, e);
+			b = dcache_next_start(c, std::max(b + 1, end), pos + n);
 		}
-		c->at[pos] = GpuirDecodeEntry{n, bmw, false, c->batch, key};
-		c->where[key] = pos;
+		if (c->free_slots.empty())
+		{
+			e = (uint32_t) c->entries.size();
+			c->entries.push_back(GpuirDecodeEntry());
+		}
+		else
+		{
+			e = c->free_slots.back();
+			c->free_slots.pop_back();
+		}
+		c->entries[e] = GpuirDecodeEntry{pos, n, bmw, false, c->batch, key};
+		c->where[key] = e;
+		c->owner[pos] = e;
+		c->starts[pos >> 6] |= (uint64_t) 1 << (pos & 63);
+		c->longest = std::max(c->longest, n);
 		c->head = pos + n;
 		c->held += n;
 		c->misses++;

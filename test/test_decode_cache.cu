@@ -16,8 +16,9 @@
  *	  later list was given those blocks);
  *	- the lists one batch uses never overlap (they are read at once);
  *	- a list given room lies inside the area;
- *	- the two maps agree (every entry's key leads back to it), no two
- *	  entries overlap, and the blocks held are their sum;
+ *	- the lists' slots, keys and blocks agree (every list's key leads back
+ *	  to its slot, every one of its blocks to it), no two lists overlap,
+ *	  and the blocks held are their sum;
  *	- a list asked for with BMW's arrays is not found when it was decoded
  *	  without them.
  * And: a list no larger than the area always gets room in a batch of one
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -106,19 +108,34 @@ key_of(uint32_t list)
 static void
 check_maps(const GpuirDecodeCache *c, const char *what)
 {
+	std::vector<std::pair<uint32_t, uint32_t>> lists;	/* first, blocks */
 	uint64_t	end = 0,
 				held = 0;
-	bool		ok = c->at.size() == c->where.size();
+	size_t		live = 0;
+	bool		ok = true;
 
-	for (const auto &e : c->at)
+	for (uint32_t e = 0; e < c->entries.size(); e++)
 	{
-		held += e.second.nblocks;
-		auto		w = c->where.find(e.second.key);
+		const GpuirDecodeEntry &x = c->entries[e];
+		auto		w = c->where.find(x.key);
 
-		ok = ok && w != c->where.end() && w->second == e.first;
-		ok = ok && e.first >= end && (uint64_t) e.first + e.second.nblocks <= c->cap;
-		end = (uint64_t) e.first + e.second.nblocks;
+		if (x.nblocks == 0)
+			continue;
+		live++;
+		held += x.nblocks;
+		ok = ok && w != c->where.end() && w->second == e &&
+			(uint64_t) x.first + x.nblocks <= c->cap;
+		for (uint32_t b = x.first; ok && b < x.first + x.nblocks; b++)
+			ok = dcache_owner(c, b) == e;
+		lists.push_back({x.first, x.nblocks});
 	}
+	std::sort(lists.begin(), lists.end());
+	for (const auto &l : lists)
+	{
+		ok = ok && l.first >= end;
+		end = (uint64_t) l.first + l.second;
+	}
+	ok = ok && live == c->where.size() && live + c->free_slots.size() == c->entries.size();
 	check(ok && held == c->held, what);
 }
 
@@ -281,12 +298,12 @@ plan_one(GpuirDecodeCache *c, Shadow *sh, const gpuir_cuda_segment *seg,
 	snprintf(what, sizeof(what), "plan %ld: every term reads its own list", batch);
 	check(ok, what);
 	/* the lists kept */
-	for (const auto &e : c->at)
+	for (const GpuirDecodeEntry &x : c->entries)
 	{
-		const int64_t id = key_id(e.second.key);
+		const int64_t id = key_id(x.key);
 
-		for (uint32_t i = 0; ok && i < e.second.nblocks; i++)
-			ok = sh->id[e.first + i] == id && (!e.second.bmw || sh->bmw[e.first + i]);
+		for (uint32_t i = 0; ok && i < x.nblocks; i++)
+			ok = sh->id[x.first + i] == id && (!x.bmw || sh->bmw[x.first + i]);
 	}
 	snprintf(what, sizeof(what), "plan %ld: every list kept holds its blocks", batch);
 	check(ok, what);
@@ -441,7 +458,7 @@ main(void)
 					given = 0,
 					refused = 0;
 
-		c.cap = cap;			/* no area (dev NULL): the blocks are simulated */
+		dcache_set_cap(&c, cap);	/* no area (dev NULL): the blocks are simulated */
 		for (uint32_t k = 0; k < nkeys; k++)
 			size[k] = 1 + next_u32(cap / 3 + 1);
 		for (int batch = 0; batch < 4000; batch++)
@@ -542,7 +559,7 @@ main(void)
 		/* the second chance: A, B, C of 3 blocks in 10; A found; D evicts B, not A */
 		GpuirDecodeCache c;
 
-		c.cap = 10;
+		dcache_set_cap(&c, 10);
 		for (uint32_t l = 0; l < 3; l++)
 		{
 			c.batch++;
