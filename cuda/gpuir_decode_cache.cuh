@@ -360,19 +360,34 @@ dcache_find(GpuirDecodeCache *c, const GpuirDecodeKey &key, bool bmw)
  * block, or UINT32_MAX when the area has no such room outside the lists
  * the batch uses.  Evicts the lists in the blocks it takes; goes past the
  * pinned and the referenced ones (clearing the referenced ones' marks,
- * but for those the batch itself found).  Three laps of
- * the ring at most: after the first every mark it passed is clear.
+ * but for those the batch itself found).  Two laps of the ring at most;
+ * then, should it find no room, every mark is cleared (a mark in the part
+ * of the ring a walk wraps over is never passed, so room behind it can
+ * stay hidden) and it walks two laps again, past the pinned lists alone:
+ * it finds any room the batch's lists leave.
  */
 static inline uint32_t
 dcache_add(GpuirDecodeCache *c, const GpuirDecodeKey &key, uint32_t n, bool bmw)
 {
 	uint32_t	pos = c->head;
 	uint64_t	walked = 0;
+	bool		marks_cleared = false;
 
 	if (n == 0 || n > c->cap)
 		return UINT32_MAX;
-	while (walked <= 3 * (uint64_t) c->cap)
+	for (;;)
 	{
+		if (walked > 2 * (uint64_t) c->cap)
+		{
+			if (marks_cleared)
+				break;
+			for (GpuirDecodeEntry &x : c->entries)
+				if (x.nblocks > 0 && x.batch != c->batch)
+					x.referenced = false;
+			marks_cleared = true;
+			walked = 0;
+			pos = c->head;
+		}
 		uint32_t	skip = 0,
 					e;
 

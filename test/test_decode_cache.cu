@@ -24,7 +24,8 @@
  * And: a list no larger than the area always gets room in a batch of one
  * list; a list larger than the area never does; a list found since it
  * was decoded gets a second chance (the ring goes past it and evicts the
- * next one), and is evicted when the ring comes round again.
+ * next one), and is evicted when the ring comes round again; room behind
+ * marks that a walk wraps over is found.
  *
  * dcache_plan (test_plan, after a simulation of its helper's review):
  * 180,000 random batches, their decode simulated on a shadow of the area;
@@ -136,6 +137,14 @@ check_maps(const GpuirDecodeCache *c, const char *what)
 		end = (uint64_t) l.first + l.second;
 	}
 	ok = ok && live == c->where.size() && live + c->free_slots.size() == c->entries.size();
+	{
+		/* no start bit but the lists' (each list's is set: dcache_owner found it) */
+		size_t		bits = 0;
+
+		for (uint32_t w = 0; w < (c->cap + 63) / 64; w++)
+			bits += (size_t) __builtin_popcountll(c->starts[w]);
+		ok = ok && bits == live;
+	}
 	check(ok && held == c->held, what);
 }
 
@@ -577,6 +586,32 @@ main(void)
 		check(dcache_add(&c, key_of(4), 3, false) == 0, "second chance: E takes A's blocks");
 		check(dcache_find(&c, key_of(0), false) == UINT32_MAX, "second chance: A evicted after its chance");
 		check_maps(&c, "second chance: maps agree");
+	}
+	{
+		/*
+		 * room behind marks a walk wraps over (found by a helper's
+		 * exhaustive search over areas of up to 9 blocks): 7 blocks, 0 and
+		 * 1 free, 2 and 3 pinned by the batch, 4, 5 and 6 found by an
+		 * earlier batch (marked), the ring at 2: 3 blocks fit at 4 once the
+		 * marks are cleared
+		 */
+		GpuirDecodeCache c;
+
+		dcache_set_cap(&c, 7);
+		c.batch++;
+		for (uint32_t l = 0; l < 7; l++)
+			check(dcache_add(&c, key_of(10 + l), 1, false) == l, "room behind marks: seven lists");
+		c.batch++;
+		for (uint32_t l = 4; l < 7; l++)
+			check(dcache_find(&c, key_of(10 + l), false) == l, "room behind marks: 4-6 found");
+		c.batch++;
+		check(dcache_find(&c, key_of(10), true) == UINT32_MAX &&
+			  dcache_find(&c, key_of(11), true) == UINT32_MAX, "room behind marks: 0 and 1 dropped");
+		check(dcache_find(&c, key_of(12), false) == 2 && dcache_find(&c, key_of(13), false) == 3,
+			  "room behind marks: 2 and 3 pinned");
+		c.head = 2;
+		check(dcache_add(&c, key_of(20), 3, false) == 4, "room behind marks: 3 blocks at 4");
+		check_maps(&c, "room behind marks: maps agree");
 	}
 	test_plan();
 	printf("decode cache: %d passed, %d failed\n", passed, failed);
