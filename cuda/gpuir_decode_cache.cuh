@@ -37,13 +37,14 @@
  * plain ring (FIFO) evicted the frequent lists as often as the rare ones
  * (the generated log one query at a time: 19% of its lists found with
  * FIFO).  When a list finds no room (the lists the batch found lie across
- * the ring), plan_decode empties the area and plans the batch again from
- * block 0, keeping its lists.  The area grows rather than evict, by half at least, to
- * hold the lists kept and those a new batch does not find (up to the
- * capacity set by gpuir_cuda_search_set_decode_cache, or the decode budget
- * when that is larger), by a new allocation, which drops every list: a
- * few times in a job's life.  A search that fails (a corrupt block, a launch or copy error)
- * drops every list too: its decode may not have written them.
+ * the ring), dcache_plan empties the area and plans the batch again from
+ * block 0, keeping its lists.  The area grows rather than evict, by half
+ * at least, to hold the lists kept and those a new batch does not find (up
+ * to the capacity set by gpuir_cuda_search_set_decode_cache, or the decode
+ * budget when that is larger, and below the size at which an allocation
+ * once failed), by a new allocation, which drops every list: a few times
+ * in a job's life.  A search that fails (a corrupt block, a launch or copy
+ * error) drops every list too: its decode may not have written them.
  *
  * The job's stream orders everything: a search's decode writes before its
  * kernels read, and a later search's decode overwrites an evicted list
