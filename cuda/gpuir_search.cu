@@ -1087,15 +1087,10 @@ struct GpuirSearchPlan
 									 * short region, summed (0: none) */
 	uint64_t	short_full_max;	/* the largest of those */
 	/*
-	 * the lists decoded once (GpuirDecoded): dec_blocks blocks in the job's
-	 * decoded area, of which the nlists lists decoded by this batch
+	 * the lists decoded once (GpuirDecoded), dcache_plan's: dec.dec_off is
+	 * GpuirDecoded.off (NULL if none), nlists of them decoded by this batch
 	 */
-	uint32_t   *dec_off;		/* [nterms]: GpuirDecoded.off, NULL if none */
-	uint32_t	dec_blocks;		/* blocks of the lists the terms read there */
-	uint32_t   *list_term;		/* [nlists]: a term of the list */
-	uint32_t   *list_first;		/* [nlists + 1]: prefix sums of their blocks */
-	uint32_t   *list_dst;		/* [nlists]: its first block in the area */
-	uint32_t	nlists;
+	GpuirDecodeOut dec;
 };
 
 /* plan_free: free what plan_batch allocated */
@@ -1111,10 +1106,10 @@ plan_free(GpuirSearchPlan *p)
 	free(p->chunk_items);
 	free(p->and_start);
 	free(p->ms_start);
-	free(p->dec_off);
-	free(p->list_term);
-	free(p->list_first);
-	free(p->list_dst);
+	free(p->dec.dec_off);
+	free(p->dec.list_term);
+	free(p->dec.list_first);
+	free(p->dec.list_dst);
 }
 
 /*
@@ -1350,14 +1345,14 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 static inline uint32_t
 plan_decoded_blocks(const GpuirSearchPlan *p)
 {
-	return (p->dec_off != NULL) ? p->dec_blocks : 0;
+	return (p->dec.dec_off != NULL) ? p->dec.dec_blocks : 0;
 }
 
 /* plan_decode_blocks: the blocks the plan's decode kernel decodes (list_first's last entry) */
 static inline uint32_t
 plan_decode_blocks(const GpuirSearchPlan *p)
 {
-	return (p->dec_off != NULL) ? p->list_first[p->nlists] : 0;
+	return (p->dec.dec_off != NULL) ? p->dec.list_first[p->dec.nlists] : 0;
 }
 
 /* the decode budget of the calling thread (gpuir_cuda_search_set_decode_budget) */
@@ -1464,7 +1459,6 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 			const gpuir_cuda_scoring *sc, const gpuir_cuda_term *terms, uint32_t nterms)
 {
 	std::vector<uint32_t> seq;	/* the OR and BMW queries' terms */
-	GpuirDecodeOut out;
 	uint64_t	found = 0;
 	gpuir_cuda_status st;
 
@@ -1474,25 +1468,19 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 				seq.push_back(j);
 	if (seq.empty() || decode_budget == 0)
 		return GPUIR_CUDA_OK;
-	p->dec_off = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
-	p->list_term = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
-	p->list_first = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 2));
-	p->list_dst = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
-	if (p->dec_off == NULL || p->list_term == NULL || p->list_first == NULL ||
-		p->list_dst == NULL)
+	p->dec.dec_off = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
+	p->dec.list_term = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
+	p->dec.list_first = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 2));
+	p->dec.list_dst = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
+	if (p->dec.dec_off == NULL || p->dec.list_term == NULL || p->dec.list_first == NULL ||
+		p->dec.list_dst == NULL)
 		return GPUIR_CUDA_OOM;
-	out.dec_off = p->dec_off;
-	out.list_term = p->list_term;
-	out.list_first = p->list_first;
-	out.list_dst = p->list_dst;
 	st = dcache_plan(dc, seg, sc, terms, nterms, seq.data(), (uint32_t) seq.size(), p->nbmw > 0,
-					 decode_budget, decode_cache_blocks, &out, &found);
-	p->nlists = out.nlists;
-	p->dec_blocks = out.dec_blocks;
+					 decode_budget, decode_cache_blocks, &p->dec, &found);
 	if (st == GPUIR_CUDA_OK)
 	{
 		decode_found += found;
-		decode_decoded += out.nlists;
+		decode_decoded += p->dec.nlists;
 	}
 	return st;
 }
@@ -1618,11 +1606,11 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_astart = align256(l->o_order + sizeof(uint32_t) * p->norder);
 	l->o_items = align256(l->o_astart + sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	l->o_doff = align256(l->o_items + sizeof(uint32_t) * p->ntile_items);
-	l->o_lterm = align256(l->o_doff + (p->dec_off != NULL ? sizeof(uint32_t) * nterms : 0));
-	l->o_lfirst = align256(l->o_lterm + sizeof(uint32_t) * p->nlists);
-	l->o_ldst = align256(l->o_lfirst + (p->dec_off != NULL ? sizeof(uint32_t) * (p->nlists + 1)
+	l->o_lterm = align256(l->o_doff + (p->dec.dec_off != NULL ? sizeof(uint32_t) * nterms : 0));
+	l->o_lfirst = align256(l->o_lterm + sizeof(uint32_t) * p->dec.nlists);
+	l->o_ldst = align256(l->o_lfirst + (p->dec.dec_off != NULL ? sizeof(uint32_t) * (p->dec.nlists + 1)
 										: 0));
-	l->o_count = align256(l->o_ldst + sizeof(uint32_t) * p->nlists);	/* end of the inputs */
+	l->o_count = align256(l->o_ldst + sizeof(uint32_t) * p->dec.nlists);	/* end of the inputs */
 	l->o_corrupt = align256(l->o_count + sizeof(uint32_t) * p->nwork);
 	l->o_docids = align256(l->o_corrupt + sizeof(uint32_t));
 	l->o_scores = align256(l->o_docids + sizeof(uint32_t) * nout);
@@ -1833,12 +1821,12 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 	memcpy(host + l->o_astart, p->and_start, sizeof(uint32_t) * ((size_t) p->nwork + 1));
 	if (p->ntile_items > 0)
 		memcpy(host + l->o_items, p->tile_items, sizeof(uint32_t) * p->ntile_items);
-	if (p->dec_off != NULL)
+	if (p->dec.dec_off != NULL)
 	{
-		memcpy(host + l->o_doff, p->dec_off, sizeof(uint32_t) * nterms);
-		memcpy(host + l->o_lterm, p->list_term, sizeof(uint32_t) * p->nlists);
-		memcpy(host + l->o_lfirst, p->list_first, sizeof(uint32_t) * (p->nlists + 1));
-		memcpy(host + l->o_ldst, p->list_dst, sizeof(uint32_t) * p->nlists);
+		memcpy(host + l->o_doff, p->dec.dec_off, sizeof(uint32_t) * nterms);
+		memcpy(host + l->o_lterm, p->dec.list_term, sizeof(uint32_t) * p->dec.nlists);
+		memcpy(host + l->o_lfirst, p->dec.list_first, sizeof(uint32_t) * (p->dec.nlists + 1));
+		memcpy(host + l->o_ldst, p->dec.list_dst, sizeof(uint32_t) * p->dec.nlists);
 	}
 	if (l->zero_by_copy)
 		memset(host + l->o_count, 0, l->o_cand - l->o_count);
@@ -2022,7 +2010,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 						 GPUIR_SEARCH_THREADS, 0,
 						 dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
 						 (const uint32_t *) (arena + l->o_lfirst),
-						 (const uint32_t *) (arena + l->o_ldst), p->nlists,
+						 (const uint32_t *) (arena + l->o_ldst), p->dec.nlists,
 						 d_ddoc, d_dscore, d_dub, d_dtop,
 						 p->nbmw > 0, d_corrupt, d_stats)) != GPUIR_CUDA_OK)
 			return st;
