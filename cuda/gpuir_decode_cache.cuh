@@ -153,7 +153,6 @@ struct GpuirDecodeCache
 	std::vector<uint32_t> free_slots;
 	std::vector<uint64_t> starts;	/* [(cap + 63) / 64] */
 	std::vector<uint32_t> owner;	/* [cap] */
-	uint32_t	longest = 0;	/* the most blocks of a list since cleared */
 	std::unordered_map<GpuirDecodeKey, uint32_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> where;
 	/* lists found and given room since the job's creation (tests) */
 	uint64_t	hits = 0;
@@ -192,7 +191,6 @@ dcache_clear(GpuirDecodeCache *c)
 	std::fill(c->starts.begin(), c->starts.end(), 0);
 	c->head = 0;
 	c->held = 0;
-	c->longest = 0;
 }
 
 /* dcache_next_start: the first block in [b, lim) where a list starts, or lim */
@@ -208,35 +206,6 @@ dcache_next_start(const GpuirDecodeCache *c, uint32_t b, uint32_t lim)
 		b = (b | 63) + 1;
 	}
 	return lim;
-}
-
-/*
- * dcache_owner: the slot of the list holding block b, or UINT32_MAX: the
- * list starting last at or before b (within the longest list's reach);
- * for checks (the host test), the ring does not need it
- */
-static inline uint32_t
-dcache_owner(const GpuirDecodeCache *c, uint32_t b)
-{
-	const uint32_t lo = (b >= c->longest) ? b - c->longest + 1 : 0;	/* nearest start that can reach b */
-	int64_t		i = b;
-
-	while (i >= (int64_t) lo)
-	{
-		uint64_t	w = c->starts[i >> 6];
-
-		if ((i & 63) != 63)
-			w &= ((uint64_t) 2 << (i & 63)) - 1;	/* bits 0 .. i & 63 */
-		if (w != 0)
-		{
-			const uint32_t s = (uint32_t) ((i & ~(int64_t) 63) + 63 - __builtin_clzll(w));
-			const GpuirDecodeEntry &x = c->entries[c->owner[s]];
-
-			return (s >= lo && b - s < x.nblocks) ? c->owner[s] : UINT32_MAX;
-		}
-		i = (i & ~(int64_t) 63) - 1;
-	}
-	return UINT32_MAX;
 }
 
 /* dcache_drop: free slot e (its list leaves the area) */
@@ -449,7 +418,6 @@ dcache_add(GpuirDecodeCache *c, const GpuirDecodeKey &key, uint32_t n, bool bmw)
 		c->where[key] = e;
 		c->owner[pos] = e;
 		c->starts[pos >> 6] |= (uint64_t) 1 << (pos & 63);
-		c->longest = std::max(c->longest, n);
 		c->head = pos + n;
 		c->held += n;
 		c->misses++;

@@ -17,8 +17,9 @@
  *	- the lists one batch uses never overlap (they are read at once);
  *	- a list given room lies inside the area;
  *	- the lists' slots, keys and blocks agree (every list's key leads back
- *	  to its slot, every one of its blocks to it), no two lists overlap,
- *	  and the blocks held are their sum;
+ *	  to its slot, its first block's start bit is set and names it, no
+ *	  other start bit is set), no two lists overlap, and the blocks held
+ *	  are their sum;
  *	- a list asked for with BMW's arrays is not found when it was decoded
  *	  without them.
  * And: a list no larger than the area always gets room in a batch of one
@@ -126,8 +127,7 @@ check_maps(const GpuirDecodeCache *c, const char *what)
 		held += x.nblocks;
 		ok = ok && w != c->where.end() && w->second == e &&
 			(uint64_t) x.first + x.nblocks <= c->cap;
-		for (uint32_t b = x.first; ok && b < x.first + x.nblocks; b++)
-			ok = dcache_owner(c, b) == e;
+		ok = ok && (c->starts[x.first >> 6] >> (x.first & 63) & 1) && c->owner[x.first] == e;
 		lists.push_back({x.first, x.nblocks});
 	}
 	std::sort(lists.begin(), lists.end());
@@ -138,7 +138,7 @@ check_maps(const GpuirDecodeCache *c, const char *what)
 	}
 	ok = ok && live == c->where.size() && live + c->free_slots.size() == c->entries.size();
 	{
-		/* no start bit but the lists' (each list's is set: dcache_owner found it) */
+		/* no start bit but the lists' (each list's is set: checked above) */
 		size_t		bits = 0;
 
 		for (uint32_t w = 0; w < (c->cap + 63) / 64; w++)
