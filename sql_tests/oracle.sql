@@ -283,6 +283,9 @@ INSERT INTO o_queries VALUES
 INSERT INTO o_queries SELECT 25, body FROM o_docs WHERE id = 19;
 INSERT INTO o_queries SELECT 26, body FROM o_docs WHERE id = 57;
 INSERT INTO o_queries SELECT 33, body FROM o_docs WHERE id = 133;
+-- the whole vocabulary as one query: a record's lexemes skip far ahead in
+-- the query's terms (the insert buffer's galloping match, A3)
+INSERT INTO o_queries SELECT 34, string_agg(w, ' ' ORDER BY wi) FROM o_vocab;
 SELECT count(*) AS queries FROM o_queries;
 
 -- A1. freshly built index, default BM25 parameters
