@@ -810,8 +810,9 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
  * and those of the jobs it starts) keep the lists they decode, each job
  * its own, for its later searches to reuse (same segment upload, window,
  * list, idf and constants: cuda/gpuir_decode_cache.cuh), a job's area
- * growing to blocks or to the decode budget, whichever is more; 0: none
- * kept, each search decodes its lists again (as before 2026-11-30);
+ * growing to hold up to blocks of them (a batch whose own lists need more,
+ * up to the decode budget, gets an area that large and keeps none); 0:
+ * none kept, each search decodes its lists again (as before 2026-11-30);
  * GPUIR_CUDA_DECODE_BUDGET (2 GiB) by default.  Same results either way.
  * A no-op in the no-CUDA stub build.
  */

@@ -40,9 +40,10 @@
  * the ring), dcache_plan empties the area and plans the batch again from
  * block 0, keeping its lists.  The area grows rather than evict, by half
  * at least, to hold the lists kept and those a new batch does not find (up
- * to the capacity set by gpuir_cuda_search_set_decode_cache, or the decode
- * budget when that is larger, and below the size at which an allocation
- * once failed), by a new allocation, which drops every list: a few times
+ * to the capacity set by gpuir_cuda_search_set_decode_cache, and below the
+ * size at which an allocation once failed; past it only for a batch whose
+ * own lists need more, up to the decode budget, which then plans without
+ * reuse), by a new allocation, which drops every list: a few times
  * in a job's life.  A search that fails (a corrupt block, a launch or copy
  * error) drops every list too: its decode may not have written them.
  *
@@ -464,7 +465,8 @@ struct GpuirDecodeOut
  * a list) would cost more than the few lists found save (real logs in
  * batches of 1000: 0.95x with them, 2026-11-30).  Without reuse every
  * list taken is placed from block 0 and none is kept.  The capacity is
- * cache_blocks or the budget, whichever is more, below c->ceiling.
+ * cache_blocks, below c->ceiling: the area grows past it only to hold one
+ * batch's lists (up to the budget), and such a batch plans without reuse.
  *
  * The area grows, first, to hold the lists kept and those of the batch it
  * does not hold (with reuse: it grows rather than evict while below the
@@ -503,7 +505,7 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 		return GPUIR_CUDA_OK;
 	c->batch++;
 
-	const uint64_t limit = std::min(std::max(budget, cache_blocks), c->ceiling);
+	const uint64_t limit = std::min(cache_blocks, c->ceiling);	/* the reuse capacity */
 	bool		reuse = cache_blocks > 0 && seg->decode_id != 0 && all <= 8 * limit;
 	uint64_t	dist_all = 0,	/* blocks of the batch's distinct lists */
 				dist = 0,		/* of those, taken as the loop below takes them */
@@ -534,20 +536,27 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 	if (!reuse)
 		dcache_clear(c);
 	{
-		const uint64_t need = std::min(all, (uint64_t) budget);	/* without reuse */
+		/*
+		 * the batch's lists: with reuse its distinct lists taken (dist <=
+		 * limit); without, at most all (repeats counted) and the budget
+		 */
+		const uint64_t need = reuse ? dist : std::min(all, (uint64_t) budget);
+		/* with reuse, the lists kept and those it does not find, up to the capacity */
 		const uint64_t target = reuse ? std::min(limit, c->held + fresh) : need;
 
 		if (c->dev == NULL || c->cap < target)
 		{
 			const uint64_t want = std::max({target, (uint64_t) c->cap + c->cap / 2,
 											(uint64_t) GPUIR_DECODED_MIN_BLOCKS});
+			const uint64_t most = reuse ? limit
+				: std::min((uint64_t) budget, (uint64_t) c->ceiling);
 
 			/*
 			 * at least the batch's lists, should the larger area not be
 			 * had (which then stays the ceiling of the job's area)
 			 */
-			if ((st = dcache_reserve(c, (uint32_t) std::min(want, limit),
-									 (uint32_t) std::max(need, dist))) != GPUIR_CUDA_OK)
+			if ((st = dcache_reserve(c, (uint32_t) std::min(want, most), (uint32_t) need)) !=
+				GPUIR_CUDA_OK)
 				return st;
 		}
 	}

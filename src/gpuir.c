@@ -204,7 +204,7 @@ _PG_init(void)
 								PGC_SIGHUP, 0, NULL, NULL, NULL);
 		DefineCustomIntVariable("gpuir.decoded_lists_memory",
 								"GPU memory each search job of the GPU service keeps decoded posting lists in, for later searches that use them.",
-								"A list found decoded (same segment, same statistics) is not decoded again; at least what one batch decodes is kept, up to 2 GB. 0 keeps none: every search decodes its lists.",
+								"A list found decoded (same segment, same statistics) is not decoded again. The lists kept take at most this much; a batch whose own lists need more (up to 2 GB) keeps none. 0 keeps none: every search decodes its lists.",
 								&gpuir_decoded_lists_memory, 2048, 0, 1 << 20,
 								PGC_SIGHUP, GUC_UNIT_MB, NULL, NULL, NULL);
 		DefineCustomBoolVariable("gpuir.pruned_lists",

@@ -32,8 +32,9 @@
  * 180,000 random batches, their decode simulated on a shadow of the area;
  * every place inside the area, every term reading its own list's blocks,
  * every list kept intact, no term left to the tiles but by the budget and
- * key rules, failures only from allocations; and an area whose growth
- * failed keeps its size as a ceiling.
+ * key rules, failures only from allocations, an area that keeps lists
+ * never grown past the reuse capacity; and an area whose growth failed
+ * keeps its size as a ceiling.
  *
  * Prints "decode cache: N passed, N failed", exit 1 on failure.
  *
@@ -223,8 +224,9 @@ plan_terms_left(const std::vector<uint32_t> &seq, const std::vector<gpuir_cuda_t
  * (the shadow's blocks get the decoded lists' key numbers), then checked:
  * every place inside the area, every term reading its own key's blocks
  * (with BMW's arrays when the batch has BMW queries), every entry of the
- * area holding its key's blocks, and no more terms left to the tiles than
- * the budget and the key rule leave.  Returns false for an allocation
+ * area holding its key's blocks, no more terms left to the tiles than
+ * the budget and the key rule leave, and an area grown to keep lists no
+ * larger than the reuse capacity.  Returns false for an allocation
  * failure (the plan's OOM).
  */
 static bool
@@ -267,6 +269,10 @@ plan_one(GpuirDecodeCache *c, Shadow *sh, const gpuir_cuda_segment *seg,
 	}
 	if (c->dev != sh->dev || c->cap != sh->cap)
 	{
+		/* an area grown to keep lists (held) stays within the reuse capacity */
+		snprintf(what, sizeof(what), "plan %ld: an area of %u blocks keeping %llu, capacity %u",
+				 batch, c->cap, (unsigned long long) c->held, cache_blocks);
+		check(c->held == 0 || c->cap <= cache_blocks, what);
 		sh->dev = c->dev;
 		sh->cap = c->cap;
 		sh->id.assign(c->cap, -1);
