@@ -479,15 +479,14 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * GiB, where they stay for the job's later searches of the same segment,
  * which reuse them: the job's area grows to the reuse capacity, 2 GiB by
  * default, over its first searches, cuda/gpuir_decode_cache.cuh; the rest
- * is decoded by the
- * tiles that read it), copies the results back into the
- * pinned buffer with one copy and synchronizes.  The workspace and the pinned
- * buffer (and the decoded area) belong to the calling thread and are kept
- * between calls (grown when a call needs more, CUB's temporary-storage
- * pattern), so a call allocates nothing once they are large enough (but
- * for a little host
- * memory when a query spilled its short candidate room and is searched
- * again: the workspace is reserved for that search at the start);
+ * is decoded by the tiles that read it), copies the results back into the
+ * pinned buffer with one copy and synchronizes.  The workspace and the
+ * pinned buffer (and the decoded area) belong to the calling thread and
+ * are kept between calls (grown when a call needs more, CUB's
+ * temporary-storage pattern), so a call allocates nothing once they are
+ * large enough (but for a little host memory when a query spilled its
+ * short candidate room and is searched again: the workspace is reserved
+ * for that search at the start);
  * gpuir_cuda_workspace_release frees them.  Every list a query uses is
  * checked like the CPU engine checks it: its block directory and block
  * headers on the host before the launch (the segment's prefix counts h_bad
@@ -817,7 +816,6 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_budget(uint32_t blocks);
  * A no-op in the no-CUDA stub build.
  */
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_cache(uint32_t blocks);
-
 
 /*
  * gpuir_cuda_search_set_maxscore: testing and benchmarks only: when the

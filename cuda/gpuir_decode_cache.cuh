@@ -66,6 +66,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -155,10 +156,37 @@ struct GpuirDecodeCache
 	std::vector<uint64_t> starts;	/* [(cap + 63) / 64] */
 	std::vector<uint32_t> owner;	/* [cap] */
 	std::unordered_map<GpuirDecodeKey, uint32_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> where;
-	/* lists found and given room since the job's creation (tests) */
+	/* lists found and given room since the job's creation (dcache_plan's found, tests) */
 	uint64_t	hits = 0;
 	uint64_t	misses = 0;
 };
+
+/* the area's arrays (layout above) */
+struct GpuirDecodeArrays
+{
+	uint4	   *doc;			/* [cap * 32]: 128 docIDs a block */
+	float4	   *score;			/* [cap * 32]: their BM25 contributions */
+	float	   *ub;				/* [cap]: BMW's block bounds */
+	float	   *top;			/* [cap]: BMW's block seeds */
+};
+
+/* dcache_arrays: the arrays of c's area (every one NULL when it has none) */
+static inline GpuirDecodeArrays
+dcache_arrays(const GpuirDecodeCache *c)
+{
+	GpuirDecodeArrays a = {NULL, NULL, NULL, NULL};
+
+	if (c->dev != NULL)
+	{
+		const size_t cap = c->cap;
+
+		a.doc = (uint4 *) c->dev;
+		a.score = (float4 *) (c->dev + cap * GPUIR_CUDA_BLOCK_SIZE * 4);
+		a.ub = (float *) (c->dev + cap * GPUIR_CUDA_BLOCK_SIZE * 8);
+		a.top = a.ub + cap;
+	}
+	return a;
+}
 
 /* dcache_key: the key of term t's list in a search of seg with sc */
 static inline GpuirDecodeKey
@@ -222,8 +250,6 @@ dcache_drop(GpuirDecodeCache *c, uint32_t e)
 	c->free_slots.push_back(e);
 }
 
-
-
 /*
  * dcache_set_cap: the area's size in blocks (owner sized to it, every
  * list dropped); dcache_reserve's, and the host test's with no area
@@ -258,7 +284,7 @@ dcache_reserve(GpuirDecodeCache *c, uint32_t want, uint32_t need)
 	c->cap = 0;
 	for (uint32_t n : {want, need})
 	{
-		if (n < need || n == 0)
+		if (n == 0)
 			continue;
 		st = gpuir_cuda_check(cudaMalloc((void **) &c->dev, (size_t) n * GPUIR_DECODED_BLOCK_BYTES));
 		if (st == GPUIR_CUDA_OK)
@@ -513,7 +539,7 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 
 	if (reuse)
 	{
-		std::unordered_map<uint32_t, char> listed,	/* first blocks: any list */
+		std::unordered_set<uint32_t> listed,	/* first blocks: any list */
 					taken;		/* those the loop below takes */
 
 		for (uint32_t i = 0; i < n; i++)
@@ -522,11 +548,11 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 
 			if (t->nblocks == 0)
 				continue;
-			if (listed.emplace(t->first_block, 0).second)
+			if (listed.insert(t->first_block).second)
 				dist_all += t->nblocks;
 			if (taken.count(t->first_block) > 0 || t->nblocks > budget - dist)
 				continue;		/* as the loop below: taken once, within the budget */
-			taken.emplace(t->first_block, 0);
+			taken.insert(t->first_block);
 			dist += t->nblocks;
 			if (!dcache_has(c, dcache_key(seg, sc, t), bmw))
 				fresh += t->nblocks;

@@ -151,7 +151,6 @@
 #include <new>
 #include <utility>
 #include <cmath>
-#include <unordered_map>
 #include <vector>
 
 #include <cub/block/block_radix_sort.cuh>
@@ -1339,11 +1338,11 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 }
 
 /*
- * plan_decoded_blocks: the blocks of the lists that the plan's tiles read
- * decoded once (found in the job's decoded area or decoded by the batch)
+ * plan_area_blocks: the blocks of the lists that the plan's tiles read
+ * from the job's decoded area (found there or decoded by the batch)
  */
 static inline uint32_t
-plan_decoded_blocks(const GpuirSearchPlan *p)
+plan_area_blocks(const GpuirSearchPlan *p)
 {
 	return (p->dec.dec_off != NULL) ? p->dec.dec_blocks : 0;
 }
@@ -1682,7 +1681,6 @@ struct gpuir_cuda_search_job
 
 static thread_local gpuir_cuda_search_job default_job;
 
-
 /* ws_reserve: make job's workspace hold dev_bytes and host_bytes */
 static gpuir_cuda_status
 ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
@@ -1975,23 +1973,20 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_live = (uint32_t *) (arena + l->o_live);
 	uint2	   *d_mswork = (uint2 *) (arena + l->o_mswork);
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
-	const uint32_t ndec = plan_decoded_blocks(p);
+	const uint32_t ndec = plan_area_blocks(p);
 	const uint32_t ndecode = plan_decode_blocks(p);
-	/* the job's decoded area (gpuir_decode_cache.cuh) */
-	const size_t cap = (ndec > 0) ? dc->cap : 0;
-	uint4	   *d_ddoc = (ndec > 0) ? (uint4 *) dc->dev : NULL;
-	float4	   *d_dscore = (ndec > 0) ? (float4 *) (dc->dev + cap * GPUIR_CUDA_BLOCK_SIZE * 4) : NULL;
-	float	   *d_dub = (ndec > 0) ? (float *) (dc->dev + cap * GPUIR_CUDA_BLOCK_SIZE * 8) : NULL;
-	float	   *d_dtop = (ndec > 0) ? d_dub + cap : NULL;
+	/* the job's decoded area (gpuir_decode_cache.cuh), when the tiles read it */
+	const GpuirDecodeArrays da = (ndec > 0) ? dcache_arrays(dc)
+		: GpuirDecodeArrays{NULL, NULL, NULL, NULL};
 	bool		pdl;
 	GpuirDecoded dec;
 	gpuir_cuda_status st;
 
 	dec.off = (ndec > 0) ? (const uint32_t *) (arena + l->o_doff) : NULL;
-	dec.doc = d_ddoc;
-	dec.score = d_dscore;
-	dec.ub = d_dub;
-	dec.top = d_dtop;
+	dec.doc = da.doc;
+	dec.score = da.score;
+	dec.ub = da.ub;
+	dec.top = da.top;
 
 	/*
 	 * also lets the tile kernel use its shared memory (above the 48 KB of a
@@ -2011,7 +2006,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 						 dseg, dsc, d_terms, (const uint32_t *) (arena + l->o_lterm),
 						 (const uint32_t *) (arena + l->o_lfirst),
 						 (const uint32_t *) (arena + l->o_ldst), p->dec.nlists,
-						 d_ddoc, d_dscore, d_dub, d_dtop,
+						 da.doc, da.score, da.ub, da.top,
 						 p->nbmw > 0, d_corrupt, d_stats)) != GPUIR_CUDA_OK)
 			return st;
 		GPUIR_TRACE_EVENT("decode", s);

@@ -34,7 +34,8 @@
  * every list kept intact, no term left to the tiles but by the budget and
  * key rules, failures only from allocations, an area that keeps lists
  * never grown past the reuse capacity; and an area whose growth failed
- * keeps its size as a ceiling.
+ * keeps its size as a ceiling.  The area's four arrays lie end to end in
+ * its bytes.
  *
  * Prints "decode cache: N passed, N failed", exit 1 on failure.
  *
@@ -620,6 +621,29 @@ main(void)
 		check_maps(&c, "room behind marks: maps agree");
 	}
 	test_plan();
+
+	/* the area's arrays (dcache_arrays): in order, end to end, inside its bytes */
+	for (uint32_t cap : {1u, 40u, 65536u, (uint32_t) GPUIR_CUDA_DECODE_BUDGET})
+	{
+		GpuirDecodeCache c;
+		GpuirDecodeArrays a;
+		const size_t bytes = (size_t) cap * GPUIR_DECODED_BLOCK_BYTES;
+
+		a = dcache_arrays(&c);
+		check(a.doc == NULL && a.score == NULL && a.ub == NULL && a.top == NULL,
+			  "arrays: none without an area");
+		c.dev = (uint8_t *) (uintptr_t) 0x10000;	/* a token address, never read */
+		c.cap = cap;
+		a = dcache_arrays(&c);
+		snprintf(what, sizeof(what), "arrays of an area of %u blocks: docIDs, contributions, "
+				 "bounds, seeds end to end in its %zu bytes", cap, bytes);
+		check((uint8_t *) a.doc == c.dev &&
+			  (uint8_t *) a.score == (uint8_t *) (a.doc + (size_t) cap * GPUIR_CUDA_BLOCK_SIZE / 4) &&
+			  (uint8_t *) a.ub == (uint8_t *) (a.score + (size_t) cap * GPUIR_CUDA_BLOCK_SIZE / 4) &&
+			  a.top == a.ub + cap && (uint8_t *) (a.top + cap) == c.dev + bytes, what);
+		c.dev = NULL;
+		c.cap = 0;
+	}
 	printf("decode cache: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
