@@ -681,13 +681,13 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
  * earlier search of their job and decoded, over every device
  */
 static void
-decode_cache_counts(uint64_t *hits, uint64_t *misses)
+decode_cache_counts(uint64_t *found, uint64_t *decoded)
 {
-	*hits = *misses = 0;
+	*found = *decoded = 0;
 	for (int d = 0; d < ndevices; d++)
 	{
-		*hits += dc_found[d];
-		*misses += dc_decoded[d];
+		*found += dc_found[d];
+		*decoded += dc_decoded[d];
 	}
 }
 
@@ -704,10 +704,10 @@ run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *
 				last = 0;
 	gpuir_cuda_status rc;
 	uint32_t	B = row->B;
-	uint64_t	hits0,
-				misses0,
-				hits,
-				misses;
+	uint64_t	found0,
+				decoded0,
+				found,
+				decoded;
 
 	/* estimate one batch from the previous batch size's postings/s */
 	batch_make(b, l, s, 0, B, row->k, row->mode);
@@ -727,7 +727,7 @@ run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *
 				 gpuir_cuda_last_error_detail());
 		return;
 	}
-	decode_cache_counts(&hits0, &misses0);
+	decode_cache_counts(&found0, &decoded0);
 	for (;;)
 	{
 		double		t0;
@@ -756,11 +756,12 @@ run_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, Row *
 			break;
 	}
 	row->secs = elapsed;
-	decode_cache_counts(&hits, &misses);
-	if (hits + misses > hits0 + misses0)
+	decode_cache_counts(&found, &decoded);
+	found -= found0;
+	decoded -= decoded0;
+	if (found + decoded > 0)
 		snprintf(row->note, sizeof(row->note), "decoded lists reused: %.1f%% of %" PRIu64,
-				 100.0 * (hits - hits0) / (hits + misses - hits0 - misses0),
-				 hits + misses - hits0 - misses0);
+				 100.0 * found / (found + decoded), found + decoded);
 }
 
 static void
