@@ -72,9 +72,6 @@
 
 #include "gpuir_cuda_internal.cuh"
 
-/* device bytes of one decoded block (gpuir_cuda.h) */
-#define GPUIR_DECODED_BLOCK_BYTES	GPUIR_CUDA_DECODED_BLOCK_BYTES
-
 /* the smallest area allocated, in blocks (64 MiB) */
 #define GPUIR_DECODED_MIN_BLOCKS	((uint32_t) 1 << 16)
 
@@ -286,7 +283,7 @@ dcache_reserve(GpuirDecodeCache *c, uint32_t want, uint32_t need)
 	{
 		if (n == 0)
 			continue;
-		st = gpuir_cuda_check(cudaMalloc((void **) &c->dev, (size_t) n * GPUIR_DECODED_BLOCK_BYTES));
+		st = gpuir_cuda_check(cudaMalloc((void **) &c->dev, (size_t) n * GPUIR_CUDA_DECODED_BLOCK_BYTES));
 		if (st == GPUIR_CUDA_OK)
 		{
 			dcache_set_cap(c, n);

@@ -438,7 +438,7 @@ test_plan(void)
 		memset(&seg, 0, sizeof(seg));
 		seg.decode_id = 7;
 		fake_fail_pct = 0;
-		fake_limit = (size_t) 100000 * GPUIR_DECODED_BLOCK_BYTES;	/* the minimum, 65536, fits */
+		fake_limit = (size_t) 100000 * GPUIR_CUDA_DECODED_BLOCK_BYTES;	/* the minimum, 65536, fits */
 		for (uint32_t l = 0; l < 4; l++)
 			terms.push_back({l * 30000, 30000, 30000 * 128, 2.0f});
 		qs.push_back({1, 0, 2});	/* lists 0 and 1: 60,000 blocks */
@@ -627,7 +627,7 @@ main(void)
 	{
 		GpuirDecodeCache c;
 		GpuirDecodeArrays a;
-		const size_t bytes = (size_t) cap * GPUIR_DECODED_BLOCK_BYTES;
+		const size_t bytes = (size_t) cap * GPUIR_CUDA_DECODED_BLOCK_BYTES;
 
 		a = dcache_arrays(&c);
 		check(a.doc == NULL && a.score == NULL && a.ub == NULL && a.top == NULL,
