@@ -77,6 +77,7 @@ extern int	gpuir_max_batch;
 extern double gpuir_batch_window;
 extern int	gpuir_worker_spin;
 extern int	gpuir_decoded_lists_memory;	/* MB, gpuir.decoded_lists_memory */
+extern int	gpuir_wake_threads;	/* gpuir.wake_threads (gpuirwake.c) */
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_auto_cpu_slots;
@@ -397,6 +398,7 @@ extern bool GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size
 extern void GpuirServiceCount(bool gpu, bool fallback);
 extern void GpuirServiceCountPruned(bool decided);
 extern void GpuirServiceStage(GpuirStage stage, TimestampTz from, TimestampTz to);
+extern void GpuirServiceStageAdd(GpuirStage stage, uint64 us, uint64 events);
 extern void GpuirServiceTruncationLock(bool truncate);
 extern void GpuirServiceTruncationUnlock(void);
 

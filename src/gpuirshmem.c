@@ -401,10 +401,22 @@ GpuirServiceCountPruned(bool decided)
 void
 GpuirServiceStage(GpuirStage stage, TimestampTz from, TimestampTz to)
 {
-	if (GpuirService == NULL)
+	GpuirServiceStageAdd(stage, to > from ? (uint64) (to - from) : 0, 1);
+}
+
+/*
+ * GpuirServiceStageAdd: add events events of stage, us microseconds in all
+ * (the worker sums its requests' queue stage over a batch: two atomic adds
+ * a batch on the counters' cache line, which every backend's round trip
+ * writes too, rather than two a request)
+ */
+void
+GpuirServiceStageAdd(GpuirStage stage, uint64 us, uint64 events)
+{
+	if (GpuirService == NULL || events == 0)
 		return;
-	pg_atomic_fetch_add_u64(&GpuirService->stage_us[stage], to > from ? (uint64) (to - from) : 0);
-	pg_atomic_fetch_add_u64(&GpuirService->stage_n[stage], 1);
+	pg_atomic_fetch_add_u64(&GpuirService->stage_us[stage], us);
+	pg_atomic_fetch_add_u64(&GpuirService->stage_n[stage], events);
 }
 
 /*

@@ -112,6 +112,7 @@ typedef struct GpuirBatch
 	bool		read_pages;		/* index pages were read (smgr files opened) */
 	bool		restart;		/* the device failed: restart after answering */
 	TimestampTz first_take;		/* when its first request was taken */
+	uint64		queue_us;		/* its requests' queue stage times, summed */
 	int64		answer_us;		/* time its runs spent writing results */
 	struct GpuirFlight *flight; /* its search in flight (gpuirworker.c), or NULL */
 } GpuirBatch;
@@ -129,6 +130,11 @@ extern void GpuirWorkerCudaSuccess(void);
 extern void GpuirWorkerCatchError(char *buf, size_t buflen);
 extern void GpuirWorkerErrorCleanup(ResourceOwner owner);
 extern void GpuirWorkerReleaseArea(GpuirTaken *t);
+
+/* gpuirwake.c */
+extern void GpuirWakeLatch(struct Latch *latch);
+extern void GpuirWakeFlush(void);
+extern void GpuirWakeDrain(void);
 
 /* gpuirrequest.c */
 extern void GpuirRequestPrepare(GpuirTaken *t);
