@@ -202,11 +202,6 @@ _PG_init(void)
 								"Started by each device's worker when it first needs them, as background workers (counted against max_worker_processes); 0 leaves the copying to the worker alone.",
 								&gpuir_list_readers, 4, 0, GPUIR_MAX_LIST_READERS,
 								PGC_SIGHUP, 0, NULL, NULL, NULL);
-		DefineCustomIntVariable("gpuir.wake_threads",
-								"Threads of each GPU service worker that wake the backends whose requests it has answered.",
-								"The worker hands each batch's wake-ups (a signal each) to them and starts its next batch meanwhile; 0 wakes the backends from the worker's own loop.",
-								&gpuir_wake_threads, 2, 0, 16,
-								PGC_SIGHUP, 0, NULL, NULL, NULL);
 		DefineCustomIntVariable("gpuir.decoded_lists_memory",
 								"GPU memory each search job of the GPU service keeps decoded posting lists in, for later searches that use them.",
 								"A list found decoded (same segment, same statistics) is not decoded again. The lists kept take at most this much; a batch whose own lists need more (up to 2 GB) keeps none. 0 keeps none: every search decodes its lists.",

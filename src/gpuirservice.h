@@ -77,7 +77,6 @@ extern int	gpuir_max_batch;
 extern double gpuir_batch_window;
 extern int	gpuir_worker_spin;
 extern int	gpuir_decoded_lists_memory;	/* MB, gpuir.decoded_lists_memory */
-extern int	gpuir_wake_threads;	/* gpuir.wake_threads (gpuirwake.c) */
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_auto_cpu_slots;

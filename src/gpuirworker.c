@@ -355,9 +355,8 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
  * if the slot still holds the request id taken and was not withdrawn: count
  * the part done (and failed; the first failed part writes the detail), and
  * when it is the last part, write the request's status (OK unless a part
- * failed) and, after a write barrier, set the slot DONE and have the
- * backend's latch set (GpuirWakeLatch: by the wake threads once the batch's
- * answers are handed over, GpuirWakeFlush).  With detach, unmaps the request.  Raises no ERROR (dsm_detach
+ * failed) and, after a write barrier, set the slot DONE and the backend's
+ * latch.  With detach, unmaps the request.  Raises no ERROR (dsm_detach
  * reports at WARNING).  When the last part's worker could not map the
  * request, the status stays PENDING, which the backend reads as "no
  * answer" and falls back.
@@ -400,7 +399,7 @@ answer(GpuirTaken *t, bool detach)
 		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->queries, t->nqueries);
 	GpuirWorkerReleaseArea(t);	/* the backend may write the area again */
 	if (latch != NULL)
-		GpuirWakeLatch(latch);	/* set by GpuirWakeFlush, or now */
+		SetLatch(latch);
 	if (detach && t->seg != NULL)
 	{
 		dsm_detach(t->seg);
@@ -440,7 +439,6 @@ worker_exit(int code, Datum arg)
 			answer(t, false);
 		}
 	}
-	GpuirWakeDrain();
 	current_batch = NULL;
 	for (int j = 0; j < GPUIR_JOBS; j++)
 		inflight[j] = NULL;
@@ -1096,8 +1094,7 @@ batch_answer(GpuirBatch *b)
 	t_start = GetCurrentTimestamp();
 	for (int i = 0; i < b->ntaken; i++)
 		answer(&b->taken[i], true);
-	GpuirWakeFlush();
-	/* the answer stage: the runs' result copies, and these wake-ups or their hand-over */
+	/* the answer stage: these wake-ups and the runs' result copies */
 	GpuirServiceStage(GPUIR_STAGE_ANSWER, t_start - b->answer_us, GetCurrentTimestamp());
 
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batches, 1);

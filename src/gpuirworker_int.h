@@ -131,11 +131,6 @@ extern void GpuirWorkerCatchError(char *buf, size_t buflen);
 extern void GpuirWorkerErrorCleanup(ResourceOwner owner);
 extern void GpuirWorkerReleaseArea(GpuirTaken *t);
 
-/* gpuirwake.c */
-extern void GpuirWakeLatch(struct Latch *latch);
-extern void GpuirWakeFlush(void);
-extern void GpuirWakeDrain(void);
-
 /* gpuirrequest.c */
 extern void GpuirRequestPrepare(GpuirTaken *t);
 
