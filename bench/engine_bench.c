@@ -22,7 +22,7 @@
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
  *		[--resample DOCS] [--maxscore-share N] [--maxscore-dense N]
- *		[--decode-budget N] [--decode-cache BLOCKS]
+ *		[--bmw-min-postings N] [--decode-budget N] [--decode-cache BLOCKS]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -59,6 +59,9 @@
  *				than a posting for every N documents of the window runs
  *				as OR (gpuir_cuda_search_set_maxscore's dense; 0: no such
  *				limit); the library's default without it.
+ *	--bmw-min-postings N: a BMW query whose lists hold fewer than N
+ *				postings runs as OR (gpuir_cuda_search_set_bmw_min_postings;
+ *				0: none does); the library's default without it.
  *	--decode-budget N: posting blocks a batch decodes once for its OR and
  *				BMW queries' lists (gpuir_cuda_search_set_decode_budget;
  *				0: none, every tile decodes the blocks it reads); the

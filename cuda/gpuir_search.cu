@@ -1143,6 +1143,8 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
 /* the MaxScore share and density of the calling thread (gpuir_cuda_search_set_maxscore) */
 static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
 static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
+/* the fewest postings of a BMW query that prunes (gpuir_cuda_search_set_bmw_min_postings) */
+static thread_local uint64_t bmw_min_postings = GPUIR_CUDA_BMW_MIN_POSTINGS;
 
 /*
  * plan_query: add query q to the plan unless no document can qualify (its
@@ -1226,6 +1228,9 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 	 */
 	if (bmw_mode && qq->nterms > 1 && maxscore_dense != 0 &&
 		sump > (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense)
+		bmw_mode = false;
+	/* short lists: the seed and MaxScore launches cost more than they save */
+	if (bmw_mode && sump < bmw_min_postings)
 		bmw_mode = false;
 	if (bmw_mode)
 	{
@@ -1386,6 +1391,13 @@ gpuir_cuda_search_set_maxscore(uint32_t share, uint32_t dense)
 {
 	maxscore_share = share;
 	maxscore_dense = dense;
+}
+
+/* gpuir_cuda_search_set_bmw_min_postings: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_set_bmw_min_postings(uint64_t n)
+{
+	bmw_min_postings = n;
 }
 
 /* gpuir_cuda_search_set_decode_budget: contract in gpuir_cuda.h */

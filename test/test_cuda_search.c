@@ -915,6 +915,31 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 		snprintf(what, sizeof(what), "%s/%s: every query ran as BMW (%llu of %u)",
 				 s->spec.name, bs->name, (unsigned long long) sb.bmw_queries, b.nq);
 		check(sb.bmw_queries == b.nq, what);
+	}
+	if (st == GPUIR_CUDA_OK)
+	{
+		Out			om;
+		gpuir_cuda_search_stats sm;
+		double		tm = 0;
+
+		/* no BMW query has enough postings to prune: every one runs as OR */
+		out_alloc(&om, &b);
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
+		gpuir_cuda_search_set_bmw_min_postings(UINT64_MAX);
+		st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
+		gpuir_cuda_search_set_bmw_min_postings(0);
+		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
+		snprintf(what, sizeof(what), "%s/%s as BMW below the minimum postings: status %s, %llu BMW queries, output identical to OR",
+				 s->spec.name, bs->name, gpuir_cuda_status_string(st),
+				 (unsigned long long) sm.bmw_queries);
+		check(st == GPUIR_CUDA_OK && sm.bmw_queries == 0 &&
+			  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
+			  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
+			  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
+		out_free(&om);
+	}
+	if (st == GPUIR_CUDA_OK)
+	{
 		printf("cuda search: BMW vs OR, %s on %s (%u docs, %u queries): blocks decoded OR %llu, BMW %llu (%.1f%%); tiles pruned %llu of %llu; %llu queries from their essential lists; OR %.2f ms (%.0f queries/s), BMW %.2f ms (%.0f queries/s): %.2fx\n",
 			   bs->name, s->spec.name, s->ndocs, b.nq,
 			   (unsigned long long) so.blocks_decoded, (unsigned long long) sb.blocks_decoded,
@@ -2399,6 +2424,8 @@ main(int argc, char **argv)
 	gpuir_cuda_scoring sc = {1.2f, 0.75f, 0.0f, 0.0f};
 
 	test_size_args(argc, argv);
+	/* every BMW query may prune, whatever the library's default (test_bmw_vs_or tests the limit) */
+	gpuir_cuda_search_set_bmw_min_postings(0);
 	st = gpuir_cuda_device_count(&ndev);
 	if (st != GPUIR_CUDA_OK)
 	{

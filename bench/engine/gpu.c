@@ -187,6 +187,7 @@ batch_free(Batch *b)
 /* --maxscore-share and --maxscore-dense, -1 for the library's defaults (set in each device thread) */
 static int64_t maxscore_share = -1;
 static int64_t maxscore_dense = -1;
+static int64_t bmw_min_postings = -1;
 static int64_t decode_budget = -1;	/* --decode-budget */
 static int64_t decode_cache = -1;	/* --decode-cache */
 
@@ -278,6 +279,7 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 #ifdef ENGINE_BENCH_HAVE_CUDA
 	maxscore_share = o->maxscore;
 	maxscore_dense = o->maxscore_dense;
+	bmw_min_postings = o->bmw_min_postings;
 	decode_budget = o->decode_budget;
 	decode_cache = o->decode_cache;
 	if (o->copy_mib > 0 && measure_copy(g, (size_t) o->copy_mib << 20, 10) == 0)
@@ -342,6 +344,8 @@ run_job(DevJob *j)
 									   : GPUIR_CUDA_MAXSCORE_SHARE,
 									   maxscore_dense >= 0 ? (uint32_t) maxscore_dense
 									   : GPUIR_CUDA_MAXSCORE_DENSE);
+	if (bmw_min_postings >= 0)
+		gpuir_cuda_search_set_bmw_min_postings((uint64_t) bmw_min_postings);
 	if (decode_budget >= 0)
 		gpuir_cuda_search_set_decode_budget((uint32_t) decode_budget);
 	if (decode_cache >= 0)

@@ -33,7 +33,7 @@ usage(void)
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
 		   "         [--maxscore-share N] [--maxscore-dense N] [--decode-budget N]\n"
-		   "         [--decode-cache BLOCKS]\n"
+		   "         [--bmw-min-postings N] [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
 		   "docs (--resample): one document a line, lexeme:tf lexeme:tf ...\n"
@@ -114,6 +114,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->copy_mib = 1024;
 	o->maxscore = -1;
 	o->maxscore_dense = -1;
+	o->bmw_min_postings = -1;
 	o->decode_budget = -1;
 	o->decode_cache = -1;
 	o->verify = 1;
@@ -220,6 +221,8 @@ parse_options(Options *o, int argc, char **argv)
 			o->maxscore = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--maxscore-dense") == 0)
 			o->maxscore_dense = (int64_t) parse_u64(name, val);
+		else if (strcmp(name, "--bmw-min-postings") == 0)
+			o->bmw_min_postings = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--decode-budget") == 0)
 			o->decode_budget = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--decode-cache") == 0)
