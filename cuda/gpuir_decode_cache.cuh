@@ -66,7 +66,6 @@
 
 #include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -120,6 +119,81 @@ struct GpuirDecodeKeyEq
 	}
 };
 
+/*
+ * A set of lists of one batch, known by their first blocks, with a value
+ * each: open addressing (Fibonacci hashing, linear probing) in slots kept
+ * from batch to batch, emptied in O(1) by a new generation.  dcache_plan's
+ * three of them cost no allocation once grown: std::unordered_set and _map
+ * allocated a node a list and took about 8 us of a batch of 16 queries.
+ */
+struct GpuirFirstBlocks
+{
+	struct Slot
+	{
+		uint32_t	gen;		/* == gen: taken in this generation */
+		uint32_t	first_block;
+		uint32_t	value;
+	};
+	std::vector<Slot> slots;	/* a power of two */
+	uint32_t	gen = 0;
+	uint32_t	shift = 32;		/* 32 - log2(slots) */
+
+	/* reset: empty, with room for n lists (at most half the slots taken) */
+	void reset(size_t n)
+	{
+		size_t		want = 16;
+		uint32_t	bits = 4;
+
+		while (want < 2 * n)
+		{
+			want <<= 1;
+			bits++;
+		}
+		if (want > slots.size())
+		{
+			slots.assign(want, Slot{0, 0, 0});
+			gen = 0;
+			shift = 32 - bits;
+		}
+		if (++gen == 0)
+		{
+			std::fill(slots.begin(), slots.end(), Slot{0, 0, 0});
+			gen = 1;
+		}
+	}
+
+	/* find: the value of the list at first_block, NULL when absent */
+	uint32_t   *find(uint32_t first_block)
+	{
+		const size_t mask = slots.size() - 1;
+
+		for (size_t i = (first_block * 2654435769u) >> shift;; i = (i + 1) & mask)
+		{
+			if (slots[i].gen != gen)
+				return NULL;
+			if (slots[i].first_block == first_block)
+				return &slots[i].value;
+		}
+	}
+
+	/* insert: add the list at first_block with value; false when present (unchanged) */
+	bool		insert(uint32_t first_block, uint32_t value)
+	{
+		const size_t mask = slots.size() - 1;
+
+		for (size_t i = (first_block * 2654435769u) >> shift;; i = (i + 1) & mask)
+		{
+			if (slots[i].gen != gen)
+			{
+				slots[i] = Slot{gen, first_block, value};
+				return true;
+			}
+			if (slots[i].first_block == first_block)
+				return false;
+		}
+	}
+};
+
 /* a list in the area */
 struct GpuirDecodeEntry
 {
@@ -153,6 +227,16 @@ struct GpuirDecodeCache
 	std::vector<uint64_t> starts;	/* [(cap + 63) / 64] */
 	std::vector<uint32_t> owner;	/* [cap] */
 	std::unordered_map<GpuirDecodeKey, uint32_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> where;
+	/*
+	 * dcache_plan's scratch, kept so that a batch allocates nothing: each
+	 * term's key (seq's order), the lists seen and taken by its first pass,
+	 * and those placed (first block -> index into placed: term, place)
+	 */
+	std::vector<GpuirDecodeKey> plan_keys;
+	GpuirFirstBlocks plan_listed;
+	GpuirFirstBlocks plan_taken;
+	GpuirFirstBlocks plan_lists;
+	std::vector<std::pair<uint32_t, uint32_t>> plan_placed;
 	/* lists found and given room since the job's creation (dcache_plan's found, tests) */
 	uint64_t	hits = 0;
 	uint64_t	misses = 0;
@@ -510,8 +594,6 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 			bool bmw, uint32_t budget, uint32_t cache_blocks, GpuirDecodeOut *out,
 			uint64_t *found)
 {
-	/* first block -> its key and place */
-	std::unordered_map<uint32_t, std::pair<GpuirDecodeKey, uint32_t>> list_of;
 	uint64_t	all = 0;		/* blocks of the batch's lists, with repeats */
 	uint32_t	nblocks = 0;
 	gpuir_cuda_status st;
@@ -527,6 +609,11 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 	if (all == 0 || budget == 0)
 		return GPUIR_CUDA_OK;
 	c->batch++;
+	/* each term's key, computed once */
+	c->plan_keys.resize(n);
+	for (uint32_t i = 0; i < n; i++)
+		if (terms[seq[i]].nblocks > 0)
+			c->plan_keys[i] = dcache_key(seg, sc, &terms[seq[i]]);
 
 	const uint64_t limit = std::min(cache_blocks, c->ceiling);	/* the reuse capacity */
 	bool		reuse = cache_blocks > 0 && seg->decode_id != 0 && all <= 8 * limit;
@@ -536,22 +623,21 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 
 	if (reuse)
 	{
-		std::unordered_set<uint32_t> listed,	/* first blocks: any list */
-					taken;		/* those the loop below takes */
-
+		/* first blocks: any list (plan_listed), those the loop below takes (plan_taken) */
+		c->plan_listed.reset(n);
+		c->plan_taken.reset(n);
 		for (uint32_t i = 0; i < n; i++)
 		{
 			const gpuir_cuda_term *t = &terms[seq[i]];
 
 			if (t->nblocks == 0)
 				continue;
-			if (listed.insert(t->first_block).second)
+			if (c->plan_listed.insert(t->first_block, 0))
 				dist_all += t->nblocks;
-			if (taken.count(t->first_block) > 0 || t->nblocks > budget - dist)
+			if (t->nblocks > budget - dist || !c->plan_taken.insert(t->first_block, 0))
 				continue;		/* as the loop below: taken once, within the budget */
-			taken.insert(t->first_block);
 			dist += t->nblocks;
-			if (!dcache_has(c, dcache_key(seg, sc, t), bmw))
+			if (!dcache_has(c, c->plan_keys[i], bmw))
 				fresh += t->nblocks;
 		}
 		reuse = dist_all <= limit;
@@ -591,23 +677,28 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 	{
 		bool		no_room = false;
 
+		/* the lists the batch has taken: first block -> plan_placed's (term, place) */
+		c->plan_lists.reset(n);
+		c->plan_placed.clear();
 		for (uint32_t i = 0; i < n && !no_room; i++)
 		{
 			const uint32_t j = seq[i];
 			const gpuir_cuda_term *t = &terms[j];
+			const uint32_t *placed;
 			uint32_t	at;
 
 			if (t->nblocks == 0)
 				continue;
 
-			const GpuirDecodeKey key = dcache_key(seg, sc, t);
-			auto		it = list_of.find(t->first_block);
+			const GpuirDecodeKey &key = c->plan_keys[i];
 
-			if (it != list_of.end())
+			if ((placed = c->plan_lists.find(t->first_block)) != NULL)
 			{
+				const std::pair<uint32_t, uint32_t> &pl = c->plan_placed[*placed];
+
 				/* a list the batch has taken: the same, or the tiles decode it */
-				if (GpuirDecodeKeyEq()(it->second.first, key))
-					out->dec_off[j] = it->second.second;
+				if (GpuirDecodeKeyEq()(c->plan_keys[pl.first], key))
+					out->dec_off[j] = pl.second;
 				continue;
 			}
 			if (t->nblocks > budget - nblocks)
@@ -626,7 +717,8 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 				out->list_first[out->nlists + 1] = out->list_first[out->nlists] + t->nblocks;
 				out->nlists++;
 			}
-			list_of.emplace(t->first_block, std::make_pair(key, at));
+			c->plan_lists.insert(t->first_block, (uint32_t) c->plan_placed.size());
+			c->plan_placed.emplace_back(i, at);
 			out->dec_off[j] = at;
 			nblocks += t->nblocks;
 		}
@@ -636,7 +728,6 @@ dcache_plan(GpuirDecodeCache *c, const gpuir_cuda_segment *seg, const gpuir_cuda
 		dcache_clear(c);
 		c->hits = hits0;
 		c->misses = misses0;
-		list_of.clear();
 		for (uint32_t i = 0; i < nterms; i++)
 			out->dec_off[i] = GPUIR_NOT_DECODED;
 		out->nlists = 0;
