@@ -123,8 +123,9 @@ struct GpuirDecodeKeyEq
  * A set of lists of one batch, known by their first blocks, with a value
  * each: open addressing (Fibonacci hashing, linear probing) in slots kept
  * from batch to batch, emptied in O(1) by a new generation.  dcache_plan's
- * three of them cost no allocation once grown: std::unordered_set and _map
- * allocated a node a list and took about 8 us of a batch of 16 queries.
+ * three of them cost no allocation once grown: with std::unordered_set and
+ * _map (a node allocated a list) and each key computed twice, a batch of
+ * 16 queries planned in 7.7 us, 4.1 us without (2026-11-30).
  */
 struct GpuirFirstBlocks
 {

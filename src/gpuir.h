@@ -633,6 +633,7 @@ extern const char *GpuirModeName(GpuirMode mode);
 extern char *GpuirVerify(Relation index, Relation heap, bool *vacuum_pending);
 
 /* gpuirutils.c */
+extern bool GpuirRelationHolds(Relation rel, uint64 nblocks);
 extern void GpuirInitPage(Page page, uint16 type);
 extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
 extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);

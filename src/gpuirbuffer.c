@@ -373,21 +373,20 @@ GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 	char	   *data;
 	BlockNumber blk = chain->head;
 	uint64		npages;
-	BlockNumber nblocks;
 
 	/*
 	 * The chain's pages existed when its end was committed, and the caller's
-	 * lock keeps appends out: every block of it is below nblocks.  Checked
-	 * before allocating and reading, so that a corrupt length or next
-	 * pointer gives ERRCODE_INDEX_CORRUPTED, not a huge allocation or a read
-	 * past the end of the relation.
+	 * lock keeps appends out: every block of it is inside the index
+	 * (GpuirRelationHolds: no system call).  Checked before allocating and
+	 * reading, so that a corrupt length or next pointer gives
+	 * ERRCODE_INDEX_CORRUPTED, not a huge allocation or a read past the end
+	 * of the relation.
 	 */
 	if (head_off >= GPUIR_PAGE_DATA)
 		GpuirCorrupt(index, "insert buffer head offset out of range");
 	npages = GpuirBufferPages(head_off, nbytes);
-	nblocks = RelationGetNumberOfBlocks(index);
 	/* the metapage and the free space map hold no chain */
-	if (nblocks < GPUIR_FIRST_DATA_BLKNO || npages > nblocks - GPUIR_FIRST_DATA_BLKNO)
+	if (!GpuirRelationHolds(index, (uint64) GPUIR_FIRST_DATA_BLKNO + npages))
 		GpuirCorrupt(index, "insert buffer chain is longer than the index");
 	data = palloc_extended(Max(nbytes, 1), MCXT_ALLOC_HUGE);
 	if (pages)
@@ -402,7 +401,7 @@ GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 
 		if (!BlockNumberIsValid(blk))
 			GpuirCorrupt(index, "insert buffer chain is shorter than its length");
-		if (!GpuirDataBlock(blk, nblocks))
+		if (blk < GPUIR_FIRST_DATA_BLKNO || !GpuirRelationHolds(index, (uint64) blk + 1))
 			GpuirCorrupt(index, "insert buffer chain leaves the index");
 		buf = ReadBuffer(index, blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -444,7 +443,6 @@ void
 GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
 				   GpuirBufferView *view, bool exclusive, Buffer *lanebufs)
 {
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	uint64		total = 0;
 
 	memset(view, 0, sizeof(GpuirBufferView));
@@ -459,7 +457,8 @@ GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
 				lanebufs[i] = InvalidBuffer;
 			if (meta->lane_page[i] == 0)
 				continue;
-			if (!GpuirDataBlock(meta->lane_page[i], nblocks))
+			if (meta->lane_page[i] < GPUIR_FIRST_DATA_BLKNO ||
+				!GpuirRelationHolds(index, (uint64) meta->lane_page[i] + 1))
 				GpuirCorrupt(index, "insert lane header is outside the index");
 			lanebuf = ReadBuffer(index, meta->lane_page[i]);
 			LockBuffer(lanebuf, exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);

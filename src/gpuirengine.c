@@ -291,7 +291,7 @@ GpuirQueryConsider(GpuirQuery *q, ItemPointer tid, float4 score, uint32 segdoc, 
 	 * the table can be truncated, and the table is locked): a TID from a
 	 * corrupt page must not reach the table AM.
 	 */
-	if (ItemPointerGetBlockNumberNoCheck(tid) >= q->heap_nblocks ||
+	if (!GpuirRelationHolds(q->heap, (uint64) ItemPointerGetBlockNumberNoCheck(tid) + 1) ||
 		ItemPointerGetOffsetNumberNoCheck(tid) < FirstOffsetNumber)
 		GpuirCorrupt(q->index, "heap TID outside the table");
 	r.score = score;
@@ -3236,7 +3236,6 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	q->select = k >= GPUIR_SELECT_MIN_K;
 	q->topk = palloc(sizeof(GpuirResult) * (q->select ? 2 * (Size) k : (Size) k));
 	GpuirQueryResetTopk(q);
-	q->heap_nblocks = RelationGetNumberOfBlocks(heap);
 	q->fetch = table_index_fetch_begin(heap);
 	q->slot = table_slot_create(heap, NULL);
 	q->ready = true;

@@ -51,7 +51,6 @@ typedef struct GpuirQuery
 	Snapshot	snapshot;
 	IndexFetchTableData *fetch;
 	TupleTableSlot *slot;
-	BlockNumber heap_nblocks;	/* the table's size after the buffer snapshot */
 	GpuirScoring sc;
 	/* the length norm of bounds, k1 ((1 - b) + b dl / avgdl) = norm_a + norm_b dl */
 	double		norm_a;

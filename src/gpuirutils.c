@@ -502,8 +502,6 @@ GpuirWriteStream(Relation index, const char *data, uint32 nbytes, uint32 tag,
 	return s;
 }
 
-static bool index_holds(Relation index, uint64 nblocks);
-
 /*
  * GpuirWriteStreamPages: write data[0..len) to the pages of a stream on
  * extents e from its page number first_page on (a stream written in pieces:
@@ -599,7 +597,7 @@ read_map_page(Relation index, const GpuirSegmentData *seg, GpuirSegmentMapData *
 	uint32		len;
 
 	if (seg->map < GPUIR_FIRST_DATA_BLKNO || !BlockNumberIsValid(seg->map) ||
-		!index_holds(index, (uint64) seg->map + 1))
+		!GpuirRelationHolds(index, (uint64) seg->map + 1))
 		GpuirCorrupt(index, "segment map page outside the index");
 	buf = GpuirReadBuffer(index, seg->map);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -827,21 +825,24 @@ GpuirUpdateStream(Relation index, const GpuirSegmentData *seg, GpuirStreamKind k
 }
 
 /*
- * index_holds: has index at least nblocks blocks?  The size smgr last saw
+ * GpuirRelationHolds: has rel (an index or its table, locked by the
+ * caller) at least nblocks blocks of its main fork?  The size smgr last saw
  * (every smgrnblocks call keeps it) answers without a system call when it
- * is large enough: the index shrinks only under an AccessExclusiveLock,
- * whose smgr invalidation reaches this backend when it locks the index, so
- * under the caller's lock that size is never above the true one; when it is
- * too small (the index grew since), the file is asked.
+ * is large enough: a relation shrinks only under an AccessExclusiveLock,
+ * whose smgr invalidation reaches this backend when it locks the relation,
+ * so under the caller's lock that size is never above the true one; when
+ * it is too small (the relation grew since), the file is asked (an lseek).
+ * The checks that a block number read from a page lies inside the relation
+ * use it, so that a query pays no system call for them.
  */
-static bool
-index_holds(Relation index, uint64 nblocks)
+bool
+GpuirRelationHolds(Relation rel, uint64 nblocks)
 {
-	BlockNumber seen = RelationGetSmgr(index)->smgr_cached_nblocks[MAIN_FORKNUM];
+	BlockNumber seen = RelationGetSmgr(rel)->smgr_cached_nblocks[MAIN_FORKNUM];
 
 	if (seen != InvalidBlockNumber && nblocks <= seen)
 		return true;
-	return nblocks <= RelationGetNumberOfBlocks(index);
+	return nblocks <= RelationGetNumberOfBlocks(rel);
 }
 
 /*
@@ -863,7 +864,7 @@ GpuirStreamReaderInit(GpuirStreamReader *r, Relation index,
 	for (int i = 0; i < r->ext.n; i++)
 		if (!BlockNumberIsValid(r->ext.ext[i].start) ||
 			r->ext.ext[i].start < GPUIR_FIRST_DATA_BLKNO ||
-			!index_holds(index, (uint64) r->ext.ext[i].start + r->ext.ext[i].npages))
+			!GpuirRelationHolds(index, (uint64) r->ext.ext[i].start + r->ext.ext[i].npages))
 			GpuirCorrupt(index, "segment stream pages are outside the index");
 	r->index = index;
 	r->stream = stream;
