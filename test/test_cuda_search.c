@@ -929,9 +929,9 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 		st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
 		gpuir_cuda_search_set_bmw_min_postings(0);
 		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
-		snprintf(what, sizeof(what), "%s/%s as BMW below the minimum postings: status %s, %llu BMW queries, output identical to OR",
+		snprintf(what, sizeof(what), "%s/%s as BMW below the minimum postings: status %s (%s), %llu BMW queries, output identical to OR",
 				 s->spec.name, bs->name, gpuir_cuda_status_string(st),
-				 (unsigned long long) sm.bmw_queries);
+				 gpuir_cuda_last_error_detail(), (unsigned long long) sm.bmw_queries);
 		check(st == GPUIR_CUDA_OK && sm.bmw_queries == 0 &&
 			  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
 			  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
