@@ -337,12 +337,21 @@ def copy_stream(table, lines):
 
 
 def read_log(path, kind):
-
+    """The (qid, query) pairs of a query log (gzip'd when path ends in .gz):
+    kind "tab" (qid<TAB>query), "colon" (qid:query, the TREC efficiency
+    topics), "colon2" (qid:x:query, MQ 2009), or "auto" ("qid:query" where
+    the part before the first colon is a number, else the line is the query,
+    numbered by its line).  Lines without a query are left out."""
     out = []
-    with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
-        for line in f:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
             line = line.rstrip("\n")
-            if kind == "tab":
+            if kind == "auto":
+                # "qid:query" (the TREC efficiency topics), else a query a line numbered from 1
+                head, sep, rest = line.partition(":")
+                qid, q = (head, rest) if sep and head.strip().isdigit() else (str(n), line)
+            elif kind == "tab":
                 qid, _, q = line.partition("\t")
             elif kind == "colon":
                 qid, _, q = line.partition(":")
