@@ -345,7 +345,8 @@ typedef struct GpuirLaneData
 /*
  * GpuirDataBlock: can block blk of an index of nblocks blocks hold a data
  * page (a stream, insert buffer or lane header page: past the metapage and
- * the free space map, inside the relation)?
+ * the free space map, inside the relation)?  GpuirIndexDataBlock asks the
+ * same of an index without its size at hand.
  */
 static inline bool
 GpuirDataBlock(BlockNumber blk, BlockNumber nblocks)
@@ -634,6 +635,7 @@ extern char *GpuirVerify(Relation index, Relation heap, bool *vacuum_pending);
 
 /* gpuirutils.c */
 extern bool GpuirRelationHolds(Relation rel, uint64 nblocks);
+extern bool GpuirIndexDataBlock(Relation index, BlockNumber blk);
 extern void GpuirInitPage(Page page, uint16 type);
 extern void GpuirCorrupt(Relation index, const char *what) pg_attribute_noreturn();
 extern void GpuirReadMeta(Relation index, GpuirMetaPageData *meta);

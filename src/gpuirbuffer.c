@@ -234,7 +234,7 @@ lane_lock(Relation index, int i)
 		}
 	}
 	UnlockReleaseBuffer(metabuf);
-	if (!GpuirDataBlock(blk, RelationGetNumberOfBlocks(index)))
+	if (!GpuirIndexDataBlock(index, blk))
 		GpuirCorrupt(index, "insert lane header is outside the index");
 	lanebuf = ReadBuffer(index, blk);
 	LockBuffer(lanebuf, BUFFER_LOCK_EXCLUSIVE);
@@ -401,7 +401,7 @@ GpuirChainRead(Relation index, const GpuirChain *chain, BlockNumber **pages)
 
 		if (!BlockNumberIsValid(blk))
 			GpuirCorrupt(index, "insert buffer chain is shorter than its length");
-		if (blk < GPUIR_FIRST_DATA_BLKNO || !GpuirRelationHolds(index, (uint64) blk + 1))
+		if (!GpuirIndexDataBlock(index, blk))
 			GpuirCorrupt(index, "insert buffer chain leaves the index");
 		buf = ReadBuffer(index, blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -457,8 +457,7 @@ GpuirBufferReadAll(Relation index, const GpuirMetaPageData *meta,
 				lanebufs[i] = InvalidBuffer;
 			if (meta->lane_page[i] == 0)
 				continue;
-			if (meta->lane_page[i] < GPUIR_FIRST_DATA_BLKNO ||
-				!GpuirRelationHolds(index, (uint64) meta->lane_page[i] + 1))
+			if (!GpuirIndexDataBlock(index, meta->lane_page[i]))
 				GpuirCorrupt(index, "insert lane header is outside the index");
 			lanebuf = ReadBuffer(index, meta->lane_page[i]);
 			LockBuffer(lanebuf, exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
@@ -669,7 +668,7 @@ GpuirChainRemovePrefix(Relation index, GenericXLogState *state, GpuirChain *c,
 		GpuirCheckPage(index, BufferGetPage(last), pages[npages - 1], GPUIR_PAGE_BUFFER);
 		newhead = GpuirPageGetOpaque(BufferGetPage(last))->next;
 		UnlockReleaseBuffer(last);
-		if (!GpuirDataBlock(newhead, RelationGetNumberOfBlocks(index)))
+		if (!GpuirIndexDataBlock(index, newhead))
 			GpuirCorrupt(index, "insert buffer chain leaves the index");
 	}
 	if (first > 0)

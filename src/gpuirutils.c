@@ -596,8 +596,7 @@ read_map_page(Relation index, const GpuirSegmentData *seg, GpuirSegmentMapData *
 	const char *why;
 	uint32		len;
 
-	if (seg->map < GPUIR_FIRST_DATA_BLKNO || !BlockNumberIsValid(seg->map) ||
-		!GpuirRelationHolds(index, (uint64) seg->map + 1))
+	if (!GpuirIndexDataBlock(index, seg->map))
 		GpuirCorrupt(index, "segment map page outside the index");
 	buf = GpuirReadBuffer(index, seg->map);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -843,6 +842,17 @@ GpuirRelationHolds(Relation rel, uint64 nblocks)
 	if (seen != InvalidBlockNumber && nblocks <= seen)
 		return true;
 	return nblocks <= RelationGetNumberOfBlocks(rel);
+}
+
+/*
+ * GpuirIndexDataBlock: GpuirDataBlock for block blk of index (locked by
+ * the caller), its size from GpuirRelationHolds: no system call when the
+ * size smgr last saw holds blk (InvalidBlockNumber never passes)
+ */
+bool
+GpuirIndexDataBlock(Relation index, BlockNumber blk)
+{
+	return blk >= GPUIR_FIRST_DATA_BLKNO && GpuirRelationHolds(index, (uint64) blk + 1);
 }
 
 /*
