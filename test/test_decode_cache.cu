@@ -620,6 +620,28 @@ main(void)
 		check(dcache_add(&c, key_of(20), 3, false) == 4, "room behind marks: 3 blocks at 4");
 		check_maps(&c, "room behind marks: maps agree");
 	}
+	{
+		/* dcache_plan's tables of first blocks: growth, a new generation, its wrap */
+		GpuirFirstBlocks fb;
+		bool		ok = true;
+
+		fb.reset(3);
+		for (uint32_t i = 0; i < 3; i++)
+			ok = ok && fb.insert(i * 4096, i) && !fb.insert(i * 4096, 99);
+		ok = ok && fb.find(4096) != NULL && *fb.find(4096) == 1 && fb.find(1) == NULL;
+		fb.reset(1000);			/* grown: empty */
+		ok = ok && fb.slots.size() >= 2000 && fb.find(4096) == NULL;
+		for (uint32_t i = 0; i < 1000; i++)
+			ok = ok && fb.insert(i * 7 + 1, i);
+		for (uint32_t i = 0; i < 1000; i++)
+			ok = ok && fb.find(i * 7 + 1) != NULL && *fb.find(i * 7 + 1) == i;
+		/* the next generation wraps to 1, the one the lists above were inserted in */
+		fb.gen = UINT32_MAX;
+		fb.reset(1000);
+		ok = ok && fb.gen == 1 && fb.find(1) == NULL && fb.find(8) == NULL && fb.insert(8, 5) &&
+			*fb.find(8) == 5;
+		check(ok, "first-block tables: insert, find, growth, generations and their wrap");
+	}
 	test_plan();
 
 	/* the area's arrays (dcache_arrays): in order, end to end, inside its bytes */
