@@ -8,6 +8,9 @@
 #                                    # small batches (cuda/gpuir_search_trace.cuh)
 #   make -f bench/engine.mk build/test_cuda_search   # the kernels' test, linked
 #                                    # with these kernels (bench/gpu-kernel-checks)
+#   make -f bench/engine.mk NVCC= BIN=build/engine_bench_cpu OBJDIR=build/engine_cpu_obj \
+#        build/engine_bench_cpu      # without the kernels (the main Makefile's
+#                                    # engine-cpu-check)
 #
 # With nvcc (on PATH or /usr/local/cuda/bin/nvcc) the kernels cuda/*.cu are
 # compiled here, into build/engine_obj/, with the main Makefile's NVCC flags,
@@ -38,11 +41,39 @@ OBJDIR = build/trace_obj
 BIN = build/engine_bench_trace
 endif
 ENGINE_SRCS = bench/engine_bench.c bench/engine/util.c bench/engine/inputs.c \
-	bench/engine/corpus.c bench/engine/segment.c bench/engine/reference.c bench/engine/gpu.c
+	bench/engine/corpus.c bench/engine/segment.c bench/engine/reference.c bench/engine/gpu.c \
+	bench/engine/cpu_engine.c
 SRCS = $(ENGINE_SRCS) src/gpuirlist.c src/gpuircodec.c cuda/gpuir_cuda_status.c \
 	cuda/gpuir_cuda_window.c
-DEPS = $(SRCS) bench/engine/engine.h src/gpuirlist.h src/gpuircodec.h cuda/gpuir_cuda.h \
-	cuda/gpuir_cuda_internal.h test/ref_topk.h
+DEPS = $(SRCS) bench/engine/engine.h bench/engine/cpu_image.h src/gpuirlist.h src/gpuircodec.h \
+	cuda/gpuir_cuda.h cuda/gpuir_cuda_internal.h test/ref_topk.h
+
+# The production CPU engine (--cpu-engine, bench/engine/cpu_image.c): that
+# file, test/fuzz/pgshim.c (-DPGSHIM_ENGINE) and the src/ files they run,
+# compiled against PostgreSQL's server headers (PG_CONFIG, else pg_config on
+# PATH) with the flags PostgreSQL builds gpuir with, then linked into one
+# object whose only global symbols are cpu_image_build and cpu_image_search
+# (so that they do not meet engine_bench's own src/gpuirlist.c and
+# src/gpuircodec.c).  PG_INCLUDEDIR_SERVER=DIR names the headers without a
+# pg_config (a configured source tree's src/include, after make -C
+# src/backend generated-headers).  Without either:
+# bench/engine/cpu_image_stub.c.
+PG_CONFIG ?= $(shell command -v pg_config 2>/dev/null)
+ifneq ($(strip $(PG_CONFIG)),)
+PG_INCLUDEDIR_SERVER ?= $(shell $(PG_CONFIG) --includedir-server)
+endif
+ifneq ($(strip $(PG_INCLUDEDIR_SERVER)),)
+CPU_IMAGE_SRCS = bench/engine/cpu_image.c test/fuzz/pgshim.c src/gpuirutils.c src/gpuirbuffer.c \
+	src/gpuirquery.c src/gpuirmerge.c src/gpuirengine.c src/gpuirlist.c src/gpuirlistread.c \
+	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c src/gpuirfree.c
+CPU_IMAGE_CFLAGS = -O2 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -fno-strict-aliasing \
+	-fwrapv -fexcess-precision=standard -D_GNU_SOURCE -DPGSHIM_ENGINE -Isrc -Itest/fuzz \
+	-I$(PG_INCLUDEDIR_SERVER)
+CPU_IMAGE = $(OBJDIR)/cpu_image.o
+else
+CPU_IMAGE_SRCS =
+CPU_IMAGE = bench/engine/cpu_image_stub.c
+endif
 
 ifneq ($(strip $(NVCC)),)
 CUDA_SRCS = $(wildcard cuda/*.cu)
@@ -67,14 +98,25 @@ build/test_cuda_search: test/test_cuda_search.c test/test_util.h test/test_size.
 		src/gpuircodec.c src/gpuirlist.c cuda/gpuir_cuda_status.c cuda/gpuir_cuda_window.c \
 		$(ENGINE_LINK) -lm
 
-$(BIN): $(DEPS) $(CUDA_OBJS) bench/engine.mk
+$(BIN): $(DEPS) $(CUDA_OBJS) $(CPU_IMAGE) bench/engine.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(ENGINE_CFLAGS) $(ENGINE_CPPFLAGS) -Isrc -Icuda -o $@ $(SRCS) $(ENGINE_LINK) -lm
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_CPPFLAGS) -Isrc -Icuda -o $@ $(SRCS) $(CPU_IMAGE) \
+		$(ENGINE_LINK) -lm
+
+$(OBJDIR)/cpu_image.o: $(CPU_IMAGE_SRCS) bench/engine/cpu_image.h test/fuzz/pgshim.h \
+		$(wildcard src/*.h) bench/engine.mk
+	@mkdir -p $(OBJDIR)/cpu_image
+	for f in $(CPU_IMAGE_SRCS); do \
+		$(CC) $(CPU_IMAGE_CFLAGS) -c $$f -o $(OBJDIR)/cpu_image/$$(basename $$f .c).o || exit 1; \
+	done
+	ld -r -o $@.all $(patsubst %.c,$(OBJDIR)/cpu_image/%.o,$(notdir $(CPU_IMAGE_SRCS)))
+	objcopy --keep-global-symbol=cpu_image_build --keep-global-symbol=cpu_image_search $@.all $@
+	rm -f $@.all
 
 $(OBJDIR)/%.o: cuda/%.cu $(wildcard cuda/*.h cuda/*.cuh) src/gpuircodec.h src/gpuirlist.h
 	@mkdir -p $(OBJDIR)
 	$(NVCC) $(NVCC_FLAGS) -Isrc -c $< -o $@
 
 clean:
-	rm -rf build/engine_obj build/trace_obj build/engine_bench build/engine_bench_trace \
-		build/test_cuda_search
+	rm -rf build/engine_obj build/trace_obj build/engine_cpu_obj build/engine_bench \
+		build/engine_bench_trace build/engine_bench_cpu build/test_cuda_search

@@ -23,6 +23,7 @@
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
  *		[--resample DOCS] [--maxscore-share N] [--maxscore-dense N]
  *		[--bmw-min-postings N] [--decode-budget N] [--decode-cache BLOCKS]
+ *		[--cpu-engine P] [--cpu-seconds 3] [--cpu-out cpu.tsv]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -38,8 +39,10 @@
  *	--queries	lines "qid<TAB>lex lex lex" (already tokenized), repeatable,
  *				one per query log; the log is named after the file.  As the
  *				engine's tokenizer does (GpuirTokenize), a query's lexemes are
- *				deduplicated and put in lexeme order (byte order, then
- *				length): that is the order its scores are summed in.  A lexeme
+ *				deduplicated; once the corpus gives their idfs they are put in
+ *				the engine's term order (order_terms of src/gpuirengine.c: idf
+ *				descending, ties in lexeme order, byte order then length), the
+ *				order its scores are summed in on the GPU and the CPU.  A lexeme
  *				missing from the vocabulary, or never drawn by the generator,
  *				is an absent term (an AND query holding one returns nothing).
  *				Lines with no lexeme, or more than 1024, are dropped (counted).
@@ -66,6 +69,12 @@
  *				BMW queries' lists (gpuir_cuda_search_set_decode_budget;
  *				0: none, every tile decodes the blocks it reads); the
  *				library's default without it.
+ *	--cpu-engine P: also run the production CPU engine, the one a
+ *				server's gpuir_search runs (bench/engine/cpu_engine.c), on P
+ *				processes over the same corpus and queries: step 4b below.
+ *				Needs PostgreSQL's server headers at build time (engine.mk).
+ *	--cpu-seconds S: its time per (log, mode, k); --cpu-out FILE: its rows
+ *				as TSV (log, mode, k, processes, queries, q/s, postings/s).
  *	--decode-cache BLOCKS: posting blocks (1,032 device bytes each) in
  *				which the searches keep the lists they decoded for later
  *				searches (gpuir_cuda_search_set_decode_cache; 0: none);
@@ -124,6 +133,18 @@
  *	   and OR.  Without a CUDA device the program then prints
  *	   "engine_bench: no CUDA device (<detail>), GPU part skipped" and exits
  *	   0 (1 if the self-check failed).
+ *	4b. With --cpu-engine P: the production index of the same corpus, built
+ *	   by the production segment writer (as a parallel CREATE INDEX's
+ *	   leader writes one segment) into pages in this process's memory, and
+ *	   the production CPU engine (GpuirSearch: AND, OR, BMW) on it: the
+ *	   first --check queries of each (log, mode, k) checked against the
+ *	   exact reference (as the GPU's are, step 6), then P processes forked
+ *	   from this one (the backend code is not thread-safe) answering the
+ *	   log's queries one at a time for --cpu-seconds.  After the GPU grid,
+ *	   GPU / CPU engine q/s per batch size.  What differs from a server:
+ *	   pages are plain memory (no buffer mapping, pins or locks) and every
+ *	   row is visible without a heap fetch, both in the CPU engine's favour
+ *	   (bench/engine/cpu_image.c).
  *	5. Upload with gpuir_cuda_segment_upload (timed), to each of the
  *	   --devices GPUs (default 1): with N > 1 every batch (the checks' too)
  *	   is split over the N devices in contiguous query ranges, run at the
@@ -224,6 +245,8 @@ main(int argc, char **argv)
 	gpuir_cuda_segment dev;
 	Row		   *rows;
 	int			nrows = 0;
+	Row		   *cpu_rows = NULL;
+	int			ncpu = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_options(&o, argc, argv);
@@ -245,6 +268,9 @@ main(int argc, char **argv)
 	generate_corpus(&c, &voc, &hist, o.resample != NULL ? &src : NULL, (uint32_t) o.docs,
 					o.seed, o.threads, o.verify);
 	build_segment(&s, &c, &voc, &o);
+	order_query_terms(logs, nlogs, &s);
+	if (o.cpu_engine > 0)
+		cpu_engine_build(&c, &voc, &o);
 	free(c.inv_doc);
 	free(c.inv_tf);
 	c.inv_doc = c.inv_tf = NULL;
@@ -253,10 +279,17 @@ main(int argc, char **argv)
 
 	if (selfcheck(logs, nlogs, &s, &o, kref) != 0)
 		failed = 1;
+	if (o.cpu_engine > 0)
+	{
+		cpu_rows = cpu_engine_grid(&s, logs, nlogs, &voc, &o, kref, &ncpu, &failed);
+		if (o.cpu_out != NULL)
+			write_cpu_tsv(o.cpu_out, cpu_rows, ncpu, logs, &o, &s);
+	}
 
 	if (!have_gpu)
 	{
 		printf("engine_bench: no CUDA device (%s), GPU part skipped\n", nodev);
+		free(cpu_rows);
 		return failed;
 	}
 
@@ -266,11 +299,14 @@ main(int argc, char **argv)
 		failed = 1;
 	rows = timing_grid(&dev, &s, logs, nlogs, &o, &g, &nrows, &failed);
 	print_bmw_summary(rows, nrows, logs);
+	if (o.cpu_engine > 0)
+		print_cpu_summary(cpu_rows, ncpu, rows, nrows, logs, &o);
 	if (o.out != NULL)
 		write_tsv(o.out, rows, nrows, logs, &g, &s);
 	gpuir_cuda_segment_free(&dev);
 	printf("engine_bench: done in %.1f s%s\n", now_s() - t_start,
 		   failed ? " (FAILED: see MISMATCH / error lines)" : "");
 	free(rows);
+	free(cpu_rows);
 	return failed;
 }

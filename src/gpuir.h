@@ -685,6 +685,11 @@ extern const char *GpuirPriorsSizeCheck(const GpuirSegmentData *seg);
 extern float4 *GpuirSegmentPriors(Relation index, const GpuirSegmentData *seg);
 extern bool GpuirPriorsInRange(const GpuirSegmentData *seg, const float4 *p);
 extern void GpuirSetMetaLower(Page metapage);
+extern void GpuirFillMetaPage(Page page, const GpuirMetaPageData *opts);
+extern void GpuirFillFreeMapPage(Page page);
+extern void GpuirWriteEmptyIndex(Relation index, const GpuirMetaPageData *opts);
+extern void GpuirStoreBuiltSegments(Relation index, const GpuirSegmentData *segs, int nsegs,
+									uint64 total_dl);
 extern float4 GpuirIdf(uint64 N, uint64 df);
 extern void *GpuirGrow(void *ptr, Size elemsize, uint64 *cap, uint64 need, uint64 max);
 

@@ -88,63 +88,25 @@ check_prior_column(Relation index)
 				 errhint("INCLUDE a numeric column, or index the text column as a key column.")));
 }
 
-/* fill_metapage: an empty index's metapage, options from the reloptions */
-static void
-fill_metapage(Relation index, Page page)
-{
-	GpuirOptions *opts = (GpuirOptions *) index->rd_options;
-	GpuirMetaPageData *meta;
-
-	GpuirInitPage(page, GPUIR_PAGE_META);
-	meta = GpuirPageGetMeta(page);
-	memset(meta, 0, sizeof(GpuirMetaPageData));
-	meta->magic = GPUIR_MAGIC;
-	meta->version = GPUIR_VERSION;
-	meta->cfg_id = GpuirResolveConfig(index);
-	meta->k1 = opts ? opts->k1 : GPUIR_DEFAULT_K1;
-	meta->b = opts ? opts->b : GPUIR_DEFAULT_B;
-	meta->buf_head = InvalidBlockNumber;
-	meta->buf_tail = InvalidBlockNumber;
-	GpuirIndexWeights(index, meta->weights);
-	check_prior_column(index);
-	meta->has_prior = IndexRelationGetNumberOfAttributes(index) >
-		IndexRelationGetNumberOfKeyAttributes(index);
-	meta->prior_weight = opts ? (float4) opts->prior_weight : (float4) GPUIR_DEFAULT_PRIOR_WEIGHT;
-	GpuirSetMetaLower(page);
-}
-
-/* fill_freemap: an empty free space map page */
-static void
-fill_freemap(Page page)
-{
-	GpuirInitPage(page, GPUIR_PAGE_FREEMAP);
-	memset(GpuirPageGetFreeMap(page), 0, sizeof(GpuirFreeMapData));
-	GpuirSetFreeMapLower(page);
-}
-
 /*
- * init_metapage: write the metapage and the empty free space map of an
- * empty index to forknum, WAL-logged
+ * index_options: what an empty index's metapage holds of its options (the
+ * reloptions, the text search configuration, the weights and the prior
+ * column, checked), for GpuirFillMetaPage
  */
 static void
-init_metapage(Relation index, ForkNumber forknum)
+index_options(Relation index, GpuirMetaPageData *opts)
 {
-	Buffer		buf;
-	Buffer		fmbuf;
-	GenericXLogState *state;
+	GpuirOptions *o = (GpuirOptions *) index->rd_options;
 
-	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
-	Assert(BufferGetBlockNumber(buf) == GPUIR_METAPAGE_BLKNO);
-	fmbuf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
-	Assert(BufferGetBlockNumber(fmbuf) == GPUIR_FREEMAP_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	fill_metapage(index, GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE));
-	fill_freemap(GenericXLogRegisterBuffer(state, fmbuf, GENERIC_XLOG_FULL_IMAGE));
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(fmbuf);
-	UnlockReleaseBuffer(buf);
+	memset(opts, 0, sizeof(GpuirMetaPageData));
+	opts->cfg_id = GpuirResolveConfig(index);
+	opts->k1 = o ? o->k1 : GPUIR_DEFAULT_K1;
+	opts->b = o ? o->b : GPUIR_DEFAULT_B;
+	GpuirIndexWeights(index, opts->weights);
+	check_prior_column(index);
+	opts->has_prior = IndexRelationGetNumberOfAttributes(index) >
+		IndexRelationGetNumberOfKeyAttributes(index);
+	opts->prior_weight = o ? (float4) o->prior_weight : (float4) GPUIR_DEFAULT_PRIOR_WEIGHT;
 }
 
 /*
@@ -1236,7 +1198,8 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
-	init_metapage(index, MAIN_FORKNUM);
+	index_options(index, &meta);
+	GpuirWriteEmptyIndex(index, &meta);
 	GpuirReadMeta(index, &meta);
 	record_config_dependency(index, meta.cfg_id);
 
@@ -1280,22 +1243,7 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	for (int r = 0; r < bs.nsegs; r++)
 		ndocs += bs.segs[r].ndocs;
 	if (bs.nsegs > 0)
-	{
-		Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
-		GenericXLogState *state;
-		GpuirMetaPage m;
-
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		state = GenericXLogStart(index);
-		m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
-		memcpy(m->segments, bs.segs, sizeof(GpuirSegmentData) * bs.nsegs);
-		m->nsegments = bs.nsegs;
-		m->ndocs = ndocs;
-		m->total_dl = bs.total_dl;
-		m->generation = bs.nsegs;	/* the segments' generations are 1 .. nsegs */
-		GenericXLogFinish(state);
-		UnlockReleaseBuffer(buf);
-	}
+		GpuirStoreBuiltSegments(index, bs.segs, bs.nsegs, bs.total_dl);
 	GpuirBuilderFree(bs.builder);
 	MemoryContextDelete(bs.tmpcxt);
 
@@ -1311,13 +1259,15 @@ void
 gpuirbuildempty(Relation index)
 {
 	Page		page = (Page) palloc(BLCKSZ);
+	GpuirMetaPageData opts;
 
+	index_options(index, &opts);
 	for (BlockNumber blkno = GPUIR_METAPAGE_BLKNO; blkno < GPUIR_FIRST_DATA_BLKNO; blkno++)
 	{
 		if (blkno == GPUIR_METAPAGE_BLKNO)
-			fill_metapage(index, page);
+			GpuirFillMetaPage(page, &opts);
 		else
-			fill_freemap(page);
+			GpuirFillFreeMapPage(page);
 		PageSetChecksumInplace(page, blkno);
 		smgrextend(RelationGetSmgr(index), INIT_FORKNUM, blkno, (char *) page, true);
 		log_newpage(&GpuirSmgrFile(index), INIT_FORKNUM, blkno, page, true);

@@ -95,6 +95,98 @@ GpuirSetMetaLower(Page metapage)
 }
 
 /*
+ * GpuirFillMetaPage: page becomes an empty index's metapage (no segment,
+ * document or buffered row) holding opts' options: cfg_id, k1, b, weights,
+ * has_prior and prior_weight (its other fields are not read)
+ */
+void
+GpuirFillMetaPage(Page page, const GpuirMetaPageData *opts)
+{
+	GpuirMetaPageData *meta;
+
+	GpuirInitPage(page, GPUIR_PAGE_META);
+	meta = GpuirPageGetMeta(page);
+	memset(meta, 0, sizeof(GpuirMetaPageData));
+	meta->magic = GPUIR_MAGIC;
+	meta->version = GPUIR_VERSION;
+	meta->cfg_id = opts->cfg_id;
+	meta->k1 = opts->k1;
+	meta->b = opts->b;
+	meta->buf_head = InvalidBlockNumber;
+	meta->buf_tail = InvalidBlockNumber;
+	memcpy(meta->weights, opts->weights, sizeof(meta->weights));
+	meta->has_prior = opts->has_prior;
+	meta->prior_weight = opts->prior_weight;
+	GpuirSetMetaLower(page);
+}
+
+/* GpuirFillFreeMapPage: page becomes an empty free space map page */
+void
+GpuirFillFreeMapPage(Page page)
+{
+	GpuirInitPage(page, GPUIR_PAGE_FREEMAP);
+	memset(GpuirPageGetFreeMap(page), 0, sizeof(GpuirFreeMapData));
+	GpuirSetFreeMapLower(page);
+}
+
+/*
+ * GpuirWriteEmptyIndex: the first two pages of a new index (its main fork
+ * must be empty), WAL-logged: the metapage (GpuirFillMetaPage with opts)
+ * and an empty free space map.  CREATE INDEX's first step (gpuirbuild.c,
+ * which takes opts from the catalogs); bench/engine/cpu_image.c's too.
+ */
+void
+GpuirWriteEmptyIndex(Relation index, const GpuirMetaPageData *opts)
+{
+	Buffer		buf;
+	Buffer		fmbuf;
+	GenericXLogState *state;
+
+	buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(buf) == GPUIR_METAPAGE_BLKNO);
+	fmbuf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(fmbuf) == GPUIR_FREEMAP_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(fmbuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	GpuirFillMetaPage(GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE), opts);
+	GpuirFillFreeMapPage(GenericXLogRegisterBuffer(state, fmbuf, GENERIC_XLOG_FULL_IMAGE));
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(fmbuf);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * GpuirStoreBuiltSegments: a build's segments segs[0..nsegs) (generations
+ * 1 .. nsegs: GpuirBuilderWrite's or GpuirListsWrite's, nsegs >= 1), their
+ * documents and total_dl (the sum of their documents' lengths) into the
+ * metapage of index, WAL-logged: the last step of CREATE INDEX
+ */
+void
+GpuirStoreBuiltSegments(Relation index, const GpuirSegmentData *segs, int nsegs,
+						uint64 total_dl)
+{
+	Buffer		buf = ReadBuffer(index, GPUIR_METAPAGE_BLKNO);
+	GenericXLogState *state;
+	GpuirMetaPage m;
+	uint64		ndocs = 0;
+
+	Assert(nsegs >= 1 && nsegs <= GPUIR_MAX_SEGMENTS);
+	for (int r = 0; r < nsegs; r++)
+		ndocs += segs[r].ndocs;
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	m = GpuirPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
+	memcpy(m->segments, segs, sizeof(GpuirSegmentData) * nsegs);
+	m->nsegments = nsegs;
+	m->ndocs = ndocs;
+	m->total_dl = total_dl;
+	m->generation = nsegs;		/* the segments' generations are 1 .. nsegs */
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
  * The session's hints of where a recently read page of a gpuir index sits
  * in shared buffers, direct-mapped by block number and relation file: a
  * query reads the same few pages again and again (the metapage, the first

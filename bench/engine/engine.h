@@ -14,6 +14,8 @@
  *	  reference.c	the exact CPU top-k (parallel and plain) and the
  *					self-check
  *	  gpu.c			device, upload, exactness check, timing grid, report
+ *	  cpu_engine.c	the production CPU engine (through cpu_image.c): its
+ *					index of the corpus, exactness check and timing
  *
  * Include it first: it defines _GNU_SOURCE (qsort_r, getline, popen,
  * MADV_HUGEPAGE).
@@ -160,6 +162,10 @@ typedef struct Options
 								 * blocks, -1 for the default */
 	int64_t		decode_cache;	/* --decode-cache: gpuir_cuda_search_set_decode_cache's
 								 * blocks, -1 for the default */
+	int			cpu_engine;		/* --cpu-engine: processes of the production CPU
+								 * engine (cpu_engine.c), 0: not run */
+	double		cpu_seconds;	/* --cpu-seconds: its time per (log, mode, k) */
+	const char *cpu_out;		/* --cpu-out: its rows as TSV, or NULL */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */
@@ -288,6 +294,16 @@ seg_bm25(const Segment *s, float idf, uint32_t tf, uint32_t dl)
 
 extern void build_segment(Segment *s, const Corpus *c, const Vocab *voc, const Options *o);
 
+/*
+ * order_query_terms: each query's terms (in lexeme order) in the engine's
+ * term order, idf descending, ties in lexeme order (order_terms of
+ * src/gpuirengine.c), the order scores are summed in; absent terms first
+ */
+extern void order_query_terms(QLog *logs, int nlogs, const Segment *s);
+
+/* list_order: the terms 0 .. V-1 by lexeme (dictionary order), malloc'd */
+extern uint32_t *list_order(const Vocab *voc, uint32_t V);
+
 /* ---------- reference.c ---------- */
 
 /* reference top lists of the first --check queries of one log */
@@ -356,5 +372,29 @@ extern Row *timing_grid(const gpuir_cuda_segment *dev, const Segment *s, const Q
 extern void print_bmw_summary(const Row *rows, int nrows, const QLog *logs);
 extern void write_tsv(const char *path, const Row *rows, int nrows, const QLog *logs,
 					  const GpuInfo *g, const Segment *s);
+
+/* ---------- cpu_engine.c ---------- */
+
+/*
+ * cpu_engine_build: the production index of corpus c, its lists still
+ * there (cpu_image_build); dies on an error
+ */
+extern void cpu_engine_build(const Corpus *c, const Vocab *voc, const Options *o);
+
+/*
+ * cpu_engine_grid: for each log, mode and k, the production CPU engine on
+ * o->cpu_engine processes for o->cpu_seconds (one row each, B = 1: each
+ * process answers one query at a time) after its exactness check against
+ * the reference; returns the rows (*nrows), sets *failed on a mismatch or
+ * error
+ */
+extern Row *cpu_engine_grid(const Segment *s, const QLog *logs, int nlogs, const Vocab *voc,
+							const Options *o, uint32_t kref, int *nrows, int *failed);
+
+/* print_cpu_summary: GPU / CPU engine per (log, mode, k) and GPU batch size */
+extern void print_cpu_summary(const Row *cpu, int ncpu, const Row *gpu, int ngpu,
+							  const QLog *logs, const Options *o);
+extern void write_cpu_tsv(const char *path, const Row *rows, int nrows, const QLog *logs,
+						  const Options *o, const Segment *s);
 
 #endif							/* ENGINE_BENCH_ENGINE_H */

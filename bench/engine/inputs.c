@@ -35,6 +35,7 @@ usage(void)
 		   "         [--maxscore-share N] [--maxscore-dense N] [--decode-budget N]\n"
 		   "         [--bmw-min-postings N] [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
+		   "         [--cpu-engine P] [--cpu-seconds 3] [--cpu-out FILE.tsv]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
 		   "docs (--resample): one document a line, lexeme:tf lexeme:tf ...\n"
 		   "(.gz files are read through gzip -dc).  See the header of bench/engine_bench.c.\n");
@@ -119,6 +120,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->decode_cache = -1;
 	o->verify = 1;
 	o->devices = 1;
+	o->cpu_seconds = 3.0;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -229,6 +231,12 @@ parse_options(Options *o, int argc, char **argv)
 			o->decode_cache = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--devices") == 0)
 			o->devices = (int) parse_u64(name, val);
+		else if (strcmp(name, "--cpu-engine") == 0)
+			o->cpu_engine = (int) parse_u64(name, val);
+		else if (strcmp(name, "--cpu-seconds") == 0)
+			o->cpu_seconds = parse_double(name, val);
+		else if (strcmp(name, "--cpu-out") == 0)
+			o->cpu_out = val;
 		else if (strcmp(name, "--split") == 0)
 		{
 			if (strcmp(val, "docs") == 0)
@@ -249,6 +257,10 @@ parse_options(Options *o, int argc, char **argv)
 		die("--docs must be 1 .. 4294967294");
 	if (o->threads < 1 || o->threads > 1024)
 		die("--threads must be 1 .. 1024");
+	if (o->cpu_engine < 0 || o->cpu_engine > 1024)
+		die("--cpu-engine must be 0 .. 1024 processes");
+	if (!(o->cpu_seconds > 0))
+		die("--cpu-seconds must be > 0");
 	if (o->devices < 1 || o->devices > ENGINE_MAX_DEVICES)
 		die("--devices must be 1 .. %d", ENGINE_MAX_DEVICES);
 	for (int i = 0; i < o->nks; i++)

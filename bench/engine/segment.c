@@ -255,11 +255,52 @@ lex_order_cmp(const void *a, const void *b, void *arg)
 	return lexeme_cmp(v->lex[x], v->len[x], v->lex[y], v->len[y]);
 }
 
+/* a query term's idf (an absent term's is the largest: df 0) */
+static float
+term_idf(const Segment *s, uint32_t v)
+{
+	return v == NO_TERM || s->npost[v] == 0 ? s->idf_absent : s->idf[v];
+}
+
+void
+order_query_terms(QLog *logs, int nlogs, const Segment *s)
+{
+	for (int li = 0; li < nlogs; li++)
+		for (uint32_t q = 0; q < logs[li].nq; q++)
+		{
+			uint32_t   *t = logs[li].qterm + logs[li].qoff[q];
+			uint32_t	n = logs[li].qoff[q + 1] - logs[li].qoff[q];
+
+			/* stable insertion sort by idf descending: ties keep lexeme order */
+			for (uint32_t i = 1; i < n; i++)
+			{
+				uint32_t	v = t[i];
+				float		idf = term_idf(s, v);
+				uint32_t	j = i;
+
+				for (; j > 0 && term_idf(s, t[j - 1]) < idf; j--)
+					t[j] = t[j - 1];
+				t[j] = v;
+			}
+		}
+}
+
+uint32_t *
+list_order(const Vocab *voc, uint32_t V)
+{
+	uint32_t   *lorder = xmalloc(sizeof(uint32_t) * (V ? V : 1));
+
+	for (uint32_t v = 0; v < V; v++)
+		lorder[v] = v;
+	qsort_r(lorder, V, sizeof(uint32_t), lex_order_cmp, (void *) voc);
+	return lorder;
+}
+
 void
 build_segment(Segment *s, const Corpus *c, const Vocab *voc, const Options *o)
 {
 	BuildCtx	x;
-	uint32_t   *lorder = xmalloc(sizeof(uint32_t) * c->V);
+	uint32_t   *lorder = list_order(voc, c->V);	/* as the index writes the lists */
 	uint64_t   *lstart = xmalloc(sizeof(uint64_t) * ((size_t) c->V + 1));
 	uint64_t	nb = 0,
 				total = 0,
@@ -282,10 +323,6 @@ build_segment(Segment *s, const Corpus *c, const Vocab *voc, const Options *o)
 	if (s->avgdl_build < 1.0)
 		s->avgdl_build = 1.0;
 
-	/* dictionary order: lists by lexeme, as the index writes them */
-	for (uint32_t v = 0; v < c->V; v++)
-		lorder[v] = v;
-	qsort_r(lorder, c->V, sizeof(uint32_t), lex_order_cmp, (void *) voc);
 	s->first_block = xmalloc(sizeof(uint32_t) * c->V);
 	s->nblk = xmalloc(sizeof(uint32_t) * c->V);
 	s->npost = xmalloc(sizeof(uint32_t) * c->V);

@@ -75,58 +75,6 @@ static const GpuirMode modes[] = {
 
 #define NMODES ((int) (sizeof(modes) / sizeof(modes[0])))
 
-static int
-term_cmp(const void *a, const void *b)
-{
-	const GpuirTerm *ta = a;
-	const GpuirTerm *tb = b;
-
-	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
-}
-
-/*
- * GpuirTokenize for the fuzz target: words separated by spaces are the
- * lexemes (the 'simple' configuration of the seeds does the same to their
- * lowercase ASCII words); distinct, sorted, with tf.
- */
-void
-GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
-{
-	GpuirTerm  *t = palloc(sizeof(GpuirTerm) * (len / 2 + 1));
-	int			n = 0;
-	int			i = 0;
-
-	out->dl = 0;
-	while (i < len)
-	{
-		int			start;
-
-		while (i < len && text[i] == ' ')
-			i++;
-		start = i;
-		while (i < len && text[i] != ' ')
-			i++;
-		if (i > start)
-		{
-			t[n].lexeme = (char *) text + start;
-			t[n].len = i - start;
-			t[n].tf = 1;
-			n++;
-			out->dl++;
-		}
-	}
-	qsort(t, n, sizeof(GpuirTerm), term_cmp);
-	out->nterms = 0;
-	for (int j = 0; j < n; j++)
-	{
-		if (out->nterms > 0 && term_cmp(&t[out->nterms - 1], &t[j]) == 0)
-			t[out->nterms - 1].tf++;
-		else
-			t[out->nterms++] = t[j];
-	}
-	out->terms = t;
-}
-
 /* elog.c's unpack_sql_state, which is backend code */
 static const char *
 sqlstate(int code)

@@ -20,15 +20,26 @@
  *	errors		ereport/elog at ERROR record the SQLSTATE and message and
  *				siglongjmp to PG_exception_stack, as elog.c does; lower
  *				levels are dropped.
- *	memory		palloc and friends are malloc'd chunks on one list, all freed
- *				by shim_end (as deleting the query's memory context would);
- *				sizes are checked like mcxt.c (invalid sizes raise XX000).
+ *	memory		palloc and friends are malloc'd chunks on their context's
+ *				list, all freed by shim_end (as deleting the query's memory
+ *				context would); sizes are checked like mcxt.c (invalid sizes
+ *				raise XX000).
  *	table AM	index fetches see every tuple except those at offsets that
  *				are multiples of 7 (so invisible rows are exercised).
  *	catalogs	every syscache lookup succeeds; no recovery is in progress.
  *
  * Writers (generic WAL, extension, merges) and the GPU service are not
  * emulated: calling them aborts.
+ *
+ * Compiled with -DPGSHIM_ENGINE (engine_bench's production CPU engine,
+ * bench/engine/cpu_image.c), some of that changes: a build's writes are
+ * emulated (P_NEW extends the index by a zeroed page, generic WAL writes
+ * the registered pages in place, temporary files are memory, and
+ * src/gpuirfree.c is linked for a new index's page allocation); every
+ * memory context is its own (AllocSetContextCreate, MemoryContextReset and
+ * MemoryContextDelete free as mcxt.c does) and allocations are not
+ * capped; dynahash is a real table, so the engine's session caches work
+ * as in a backend; the GUCs take their defaults; every row is visible.
  */
 #include "postgres.h"
 
@@ -93,22 +104,37 @@ shim_fail(const char *fmt,...)
 
 /* ---------- memory ---------- */
 
+/*
+ * Every palloc'd chunk is malloc'd and kept on its context's list, so that
+ * deleting or resetting a context frees its chunks (PGSHIM_ENGINE: each
+ * AllocSetContextCreate makes a context of its own, as aset.c does; the
+ * fuzzer's build has one context, freed whole by shim_end).
+ */
 typedef struct Chunk
 {
 	struct Chunk *prev;
 	struct Chunk *next;
 	size_t		size;
-	size_t		pad;			/* keeps the user data 16-byte aligned */
+	struct ShimContext *cxt;	/* keeps the user data 16-byte aligned */
 } Chunk;
 
-static Chunk chunks = {&chunks, &chunks, 0, 0};
+typedef struct ShimContext
+{
+	MemoryContextData base;		/* parent, firstchild, prevchild, nextchild */
+	Chunk		head;			/* its chunks */
+} ShimContext;
 
+static ShimContext shim_context = {.head = {&shim_context.head, &shim_context.head, 0, NULL}};
+
+#ifndef PGSHIM_ENGINE
 /* a request larger than this from an image of a few pages is unbounded */
 #define SHIM_ALLOC_LIMIT ((size_t) 256 * 1024 * 1024)
+#endif
 
 static void *
-chunk_alloc(size_t size, bool zero, bool huge)
+chunk_alloc_in(MemoryContext cxt, size_t size, bool zero, bool huge)
 {
+	ShimContext *sc = (ShimContext *) cxt;
 	Chunk	   *c;
 
 	if (huge ? !AllocHugeSizeIsValid(size) : !AllocSizeIsValid(size))
@@ -118,19 +144,28 @@ chunk_alloc(size_t size, bool zero, bool huge)
 			shim_fail("invalid memory alloc request size %zu", size);
 		elog(ERROR, "invalid memory alloc request size %zu", size);
 	}
+#ifdef SHIM_ALLOC_LIMIT
 	if (size > SHIM_ALLOC_LIMIT)
 		shim_fail("allocation of %zu bytes, not bounded by the index size", size);
+#endif
 	c = malloc(sizeof(Chunk) + (size ? size : 1));
 	if (c == NULL)
 		shim_fail("out of memory");
 	if (zero)
 		memset(c + 1, 0, size);
 	c->size = size;
-	c->next = chunks.next;
-	c->prev = &chunks;
-	chunks.next->prev = c;
-	chunks.next = c;
+	c->cxt = sc;
+	c->next = sc->head.next;
+	c->prev = &sc->head;
+	sc->head.next->prev = c;
+	sc->head.next = c;
 	return c + 1;
+}
+
+static void *
+chunk_alloc(size_t size, bool zero, bool huge)
+{
+	return chunk_alloc_in(CurrentMemoryContext, size, zero, huge);
 }
 
 static void
@@ -147,17 +182,24 @@ static void *
 chunk_realloc(void *p, size_t size, bool huge)
 {
 	Chunk	   *c = (Chunk *) p - 1;
-	void	   *n = chunk_alloc(size, false, huge);
+	void	   *n = chunk_alloc_in(&c->cxt->base, size, false, huge);
 
 	memcpy(n, p, Min(c->size, size));
 	chunk_free(p);
 	return n;
 }
 
-static MemoryContextData shim_context;
-MemoryContext CurrentMemoryContext = &shim_context;
-MemoryContext TopMemoryContext = &shim_context;
-MemoryContext TopTransactionContext = &shim_context;
+/* free every chunk of sc */
+static void
+context_free_chunks(ShimContext *sc)
+{
+	while (sc->head.next != &sc->head)
+		chunk_free(sc->head.next + 1);
+}
+
+MemoryContext CurrentMemoryContext = &shim_context.base;
+MemoryContext TopMemoryContext = &shim_context.base;
+MemoryContext TopTransactionContext = &shim_context.base;
 
 void *
 palloc(Size size)
@@ -208,25 +250,26 @@ repalloc_huge(void *pointer, Size size)
 void *
 MemoryContextAlloc(MemoryContext context, Size size)
 {
-	return chunk_alloc(size, false, false);
+	return chunk_alloc_in(context, size, false, false);
 }
 
 void *
 MemoryContextAllocHuge(MemoryContext context, Size size)
 {
-	return chunk_alloc(size, false, true);
+	return chunk_alloc_in(context, size, false, true);
 }
 
 void *
 MemoryContextAllocZero(MemoryContext context, Size size)
 {
-	return chunk_alloc(size, true, false);
+	return chunk_alloc_in(context, size, true, false);
 }
 
 void *
 MemoryContextAllocExtended(MemoryContext context, Size size, int flags)
 {
-	return palloc_extended(size, flags);
+	return chunk_alloc_in(context, size, (flags & MCXT_ALLOC_ZERO) != 0,
+						  (flags & MCXT_ALLOC_HUGE) != 0);
 }
 
 char *
@@ -244,11 +287,59 @@ psprintf(const char *fmt,...)
 	return out;
 }
 
+#ifdef PGSHIM_ENGINE
+
 MemoryContext
 AllocSetContextCreateInternal(MemoryContext parent, const char *name,
 							  Size minContextSize, Size initBlockSize, Size maxBlockSize)
 {
-	return &shim_context;
+	ShimContext *sc = calloc(1, sizeof(ShimContext));
+
+	if (sc == NULL)
+		shim_fail("out of memory");
+	sc->head.next = sc->head.prev = &sc->head;
+	sc->base.name = name;
+	sc->base.parent = parent;
+	sc->base.nextchild = parent->firstchild;
+	if (parent->firstchild)
+		parent->firstchild->prevchild = &sc->base;
+	parent->firstchild = &sc->base;
+	return &sc->base;
+}
+
+/* MemoryContextReset: free the context's chunks and delete its children, as mcxt.c */
+void
+MemoryContextReset(MemoryContext context)
+{
+	while (context->firstchild != NULL)
+		MemoryContextDelete(context->firstchild);
+	context_free_chunks((ShimContext *) context);
+}
+
+void
+MemoryContextDelete(MemoryContext context)
+{
+	if (context == &shim_context.base)
+		shim_fail("MemoryContextDelete of the top context");
+	MemoryContextReset(context);
+	if (context->prevchild)
+		context->prevchild->nextchild = context->nextchild;
+	else
+		context->parent->firstchild = context->nextchild;
+	if (context->nextchild)
+		context->nextchild->prevchild = context->prevchild;
+	if (CurrentMemoryContext == context)
+		CurrentMemoryContext = context->parent;
+	free(context);
+}
+
+#else
+
+MemoryContext
+AllocSetContextCreateInternal(MemoryContext parent, const char *name,
+							  Size minContextSize, Size initBlockSize, Size maxBlockSize)
+{
+	return &shim_context.base;
 }
 
 void
@@ -257,7 +348,15 @@ MemoryContextDelete(MemoryContext context)
 	/* the chunks are freed by shim_end */
 }
 
-/* the shim's one context does not count its bytes: a builder's limit then counts its postings alone */
+void
+MemoryContextReset(MemoryContext context)
+{
+	/* the chunks are freed by shim_end */
+}
+
+#endif
+
+/* the shim's contexts do not count their bytes: a builder's limit then counts its postings alone */
 Size
 MemoryContextMemAllocated(MemoryContext context, bool recurse)
 {
@@ -377,6 +476,85 @@ CacheRegisterRelcacheCallback(RelcacheCallbackFunction func, Datum arg)
 {
 }
 
+#ifdef PGSHIM_ENGINE
+
+int			maintenance_work_mem = 65536;
+
+/*
+ * Temporary files, in memory: the lists of a build (GpuirListsBegin) are
+ * written to them and read back when the segment is written.
+ */
+struct BufFile
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+	size_t		pos;
+};
+
+BufFile *
+BufFileCreateTemp(bool interXact)
+{
+	BufFile    *f = calloc(1, sizeof(BufFile));
+
+	if (f == NULL)
+		shim_fail("out of memory");
+	return f;
+}
+
+void
+BufFileClose(BufFile *file)
+{
+	free(file->data);
+	free(file);
+}
+
+size_t
+BufFileRead(BufFile *file, void *ptr, size_t size)
+{
+	size_t		n = file->pos < file->len ? Min(size, file->len - file->pos) : 0;
+
+	memcpy(ptr, file->data + file->pos, n);
+	file->pos += n;
+	return n;
+}
+
+void
+BufFileWrite(BufFile *file, void *ptr, size_t size)
+{
+	if (file->pos + size > file->cap)
+	{
+		size_t		cap = Max(file->pos + size, file->cap * 2 + 65536);
+
+		file->data = realloc(file->data, cap);
+		if (file->data == NULL)
+			shim_fail("out of memory");
+		file->cap = cap;
+	}
+	memcpy(file->data + file->pos, ptr, size);
+	file->pos += size;
+	file->len = Max(file->len, file->pos);
+}
+
+int
+BufFileSeek(BufFile *file, int fileno, off_t offset, int whence)
+{
+	off_t		at = whence == SEEK_SET ? offset
+		: whence == SEEK_CUR ? (off_t) file->pos + offset : (off_t) file->len + offset;
+
+	if (fileno != 0 || at < 0 || (size_t) at > file->len)
+		return EOF;
+	file->pos = (size_t) at;
+	return 0;
+}
+
+void
+PrepareTempTablespaces(void)
+{
+}
+
+#else
+
 /*
  * Temporary files: a segment builder spills to them past its memory limit
  * (maintenance_work_mem, 64MB as PostgreSQL's default), which the page
@@ -422,6 +600,8 @@ PrepareTempTablespaces(void)
 {
 	shim_fail("PrepareTempTablespaces: no temporary files in the fuzz shim");
 }
+
+#endif
 
 int
 errcode_for_file_access(void)
@@ -560,10 +740,43 @@ page_verified(const char *page)
 	return true;
 }
 
+#ifdef PGSHIM_ENGINE
+static BlockNumber pages_cap;
+
+/* extend the index by a zeroed page, as P_NEW does; returns its block */
+static BlockNumber
+extend_index(void)
+{
+	if (index_nblocks == pages_cap)
+	{
+		pages_cap = Max(pages_cap * 2, 1024);
+		pages = realloc(pages, sizeof(char *) * pages_cap);
+		if (pages == NULL)
+			shim_fail("out of memory");
+		LocalBufferBlockPointers = (Block *) pages;
+	}
+	pages[index_nblocks] = calloc(1, BLCKSZ);
+	if (pages[index_nblocks] == NULL)
+		shim_fail("out of memory");
+	return index_nblocks++;
+}
+#endif
+
 Buffer
 ReadBufferExtended(Relation reln, ForkNumber forkNum, BlockNumber blockNum,
 				   ReadBufferMode mode, BufferAccessStrategy strategy)
 {
+#ifdef PGSHIM_ENGINE
+	/* the writes of a build: new pages, and pages zeroed for a stream */
+	if (reln == shim_index && forkNum == MAIN_FORKNUM && blockNum == P_NEW && mode == RBM_NORMAL)
+		return -((Buffer) extend_index() + 1);
+	if (reln == shim_index && forkNum == MAIN_FORKNUM && mode == RBM_ZERO_AND_LOCK &&
+		blockNum < index_nblocks)
+	{
+		memset(pages[blockNum], 0, BLCKSZ);
+		return -((Buffer) blockNum + 1);
+	}
+#endif
 	if (reln != shim_index || forkNum != MAIN_FORKNUM || mode != RBM_NORMAL)
 		shim_fail("ReadBufferExtended of another relation, fork or mode");
 	if (blockNum >= index_nblocks)
@@ -614,8 +827,10 @@ BufferGetBlockNumber(Buffer buffer)
 void
 LockBuffer(Buffer buffer, int mode)
 {
+#ifndef PGSHIM_ENGINE
 	if (mode == BUFFER_LOCK_EXCLUSIVE)
 		shim_fail("exclusive lock on block %u: a reader does not write", buffer_block(buffer));
+#endif
 	buffer_block(buffer);
 }
 
@@ -681,8 +896,10 @@ fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snapshot,
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
+#ifndef PGSHIM_ENGINE
 	if (off % 7 == 0)
 		return false;
+#endif
 	slot->tts_tid = *tid;
 	return true;
 }
@@ -745,6 +962,9 @@ shim_begin(const uint8_t *data, size_t size, BlockNumber nheap)
 	index_nblocks = (BlockNumber) ((size + BLCKSZ - 1) / BLCKSZ);
 	heap_nblocks = nheap;
 	pages = malloc(sizeof(char *) * Max(index_nblocks, 1));
+#ifdef PGSHIM_ENGINE
+	pages_cap = Max(index_nblocks, 1);
+#endif
 	for (BlockNumber b = 0; b < index_nblocks; b++)
 	{
 		size_t		off = (size_t) b * BLCKSZ;
@@ -755,13 +975,19 @@ shim_begin(const uint8_t *data, size_t size, BlockNumber nheap)
 		memset(pages[b] + n, 0, BLCKSZ - n);
 	}
 	LocalBufferBlockPointers = (Block *) pages;
-	CurrentMemoryContext = &shim_context;
+	CurrentMemoryContext = &shim_context.base;
 	PG_exception_stack = NULL;
 
 	/*
 	 * the index's options are those its metapage was built with (the
 	 * readers are under test, not ALTER INDEX: GpuirCheckOptions passes)
 	 */
+	shim_options_from_meta();
+}
+
+void
+shim_options_from_meta(void)
+{
 	index_rel.rd_options = NULL;
 	if (index_nblocks > 0)
 	{
@@ -774,8 +1000,7 @@ shim_begin(const uint8_t *data, size_t size, BlockNumber nheap)
 void
 shim_end(void)
 {
-	while (chunks.next != &chunks)
-		chunk_free(chunks.next + 1);
+	context_free_chunks(&shim_context);
 	for (BlockNumber b = 0; b < index_nblocks; b++)
 		free(pages[b]);
 	free(pages);
@@ -837,6 +1062,117 @@ pg_snprintf(char *str, size_t count, const char *fmt,...)
 	return n;
 }
 
+#ifdef PGSHIM_ENGINE
+
+/*
+ * Dynahash for the engine's session caches (HASH_BLOBS keys): chained
+ * buckets, doubled past two entries a bucket, the table and its entries
+ * in the table's context (HASH_CONTEXT's, else the current one), so that
+ * resetting that context drops the table as dynahash's would be.
+ */
+typedef struct ShimHashNode
+{
+	struct ShimHashNode *next;
+	uint32		hash;
+	uint32		pad;			/* the entry that follows: 16-byte aligned */
+	uint64		pad2;
+} ShimHashNode;
+
+typedef struct ShimHtab
+{
+	Size		keysize;
+	Size		entrysize;
+	MemoryContext cxt;
+	ShimHashNode **buckets;
+	uint32		nbuckets;		/* a power of two */
+	long		count;
+} ShimHtab;
+
+HTAB *
+hash_create(const char *tabname, long nelem, const HASHCTL *info, int flags)
+{
+	MemoryContext cxt = (flags & HASH_CONTEXT) ? info->hcxt : CurrentMemoryContext;
+	ShimHtab   *t = MemoryContextAllocZero(cxt, sizeof(ShimHtab));
+
+	if (!(flags & HASH_BLOBS))
+		shim_fail("hash_create of %s: only HASH_BLOBS keys are emulated", tabname);
+	t->keysize = info->keysize;
+	t->entrysize = info->entrysize;
+	t->cxt = cxt;
+	t->nbuckets = 64;
+	t->buckets = MemoryContextAllocZero(cxt, sizeof(ShimHashNode *) * t->nbuckets);
+	return (HTAB *) t;
+}
+
+static void
+htab_grow(ShimHtab *t)
+{
+	uint32		n = t->nbuckets * 2;
+	ShimHashNode **b = MemoryContextAllocZero(t->cxt, sizeof(ShimHashNode *) * n);
+
+	for (uint32 i = 0; i < t->nbuckets; i++)
+		while (t->buckets[i] != NULL)
+		{
+			ShimHashNode *e = t->buckets[i];
+
+			t->buckets[i] = e->next;
+			e->next = b[e->hash & (n - 1)];
+			b[e->hash & (n - 1)] = e;
+		}
+	pfree(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+}
+
+void *
+hash_search(HTAB *hashp, const void *keyPtr, HASHACTION action, bool *foundPtr)
+{
+	ShimHtab   *t = (ShimHtab *) hashp;
+	uint32		h = hash_bytes(keyPtr, (int) t->keysize);
+	ShimHashNode **at = &t->buckets[h & (t->nbuckets - 1)];
+	ShimHashNode *e;
+
+	for (; *at != NULL; at = &(*at)->next)
+		if ((*at)->hash == h && memcmp(*at + 1, keyPtr, t->keysize) == 0)
+			break;
+	e = *at;
+	if (foundPtr)
+		*foundPtr = e != NULL;
+	switch (action)
+	{
+		case HASH_FIND:
+			return e ? (void *) (e + 1) : NULL;
+		case HASH_ENTER:
+		case HASH_ENTER_NULL:
+			if (e != NULL)
+				return e + 1;
+			e = MemoryContextAllocZero(t->cxt, sizeof(ShimHashNode) + t->entrysize);
+			e->hash = h;
+			memcpy(e + 1, keyPtr, t->keysize);
+			e->next = t->buckets[h & (t->nbuckets - 1)];
+			t->buckets[h & (t->nbuckets - 1)] = e;
+			if (++t->count > 2 * (long) t->nbuckets)
+				htab_grow(t);
+			return e + 1;
+		case HASH_REMOVE:
+			if (e == NULL)
+				return NULL;
+			*at = e->next;
+			t->count--;
+			/* dynahash keeps the removed entry's memory until the next HASH_ENTER */
+			return e + 1;
+	}
+	return NULL;
+}
+
+long
+hash_get_num_entries(HTAB *hashp)
+{
+	return ((ShimHtab *) hashp)->count;
+}
+
+#else
+
 /*
  * Dynahash, as the engine's dictionary probe cache uses it: a table that
  * keeps nothing (every HASH_ENTER makes a fresh zeroed entry from this
@@ -882,11 +1218,7 @@ hash_get_num_entries(HTAB *hashp)
 	return 0;
 }
 
-void
-MemoryContextReset(MemoryContext context)
-{
-	/* the chunks are freed by shim_end */
-}
+#endif
 
 /* FNV-1a: not PostgreSQL's hash_bytes, but the same contract (the builder's hash table) */
 uint32
@@ -941,16 +1273,159 @@ enlargeStringInfo(StringInfo str, int needed)
 	str->maxlen = newlen;
 }
 
+/* ---------- the tokenizer ---------- */
+
+static int
+term_cmp(const void *a, const void *b)
+{
+	const GpuirTerm *ta = a;
+	const GpuirTerm *tb = b;
+
+	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
+}
+
+/*
+ * GpuirTokenize (src/gpuirtokenize.c runs the text search parser and
+ * dictionaries, which need the catalogs): words separated by spaces are the
+ * lexemes, distinct, sorted, with tf.  The fuzzer's seeds were built with
+ * the 'simple' configuration, which does the same to their lowercase ASCII
+ * words; engine_bench's query logs are tokenized already.
+ */
+void
+GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
+{
+	GpuirTerm  *t = palloc(sizeof(GpuirTerm) * (len / 2 + 1));
+	int			n = 0;
+	int			i = 0;
+
+	out->dl = 0;
+	while (i < len)
+	{
+		int			start;
+
+		while (i < len && text[i] == ' ')
+			i++;
+		start = i;
+		while (i < len && text[i] != ' ')
+			i++;
+		if (i > start)
+		{
+			t[n].lexeme = (char *) text + start;
+			t[n].len = i - start;
+			t[n].tf = 1;
+			n++;
+			out->dl++;
+		}
+	}
+	qsort(t, n, sizeof(GpuirTerm), term_cmp);
+	out->nterms = 0;
+	for (int j = 0; j < n; j++)
+	{
+		if (out->nterms > 0 && term_cmp(&t[out->nterms - 1], &t[j]) == 0)
+			t[out->nterms - 1].tf++;
+		else
+			t[out->nterms++] = t[j];
+	}
+	out->terms = t;
+}
+
 /* ---------- not emulated: writers, locks, catalogs, the GPU service ---------- */
 
 int			gpuir_device = GPUIR_DEVICE_CPU;
 int			gpuir_gpu_min_postings = 0;
+#ifdef PGSHIM_ENGINE
+/* the production engine: the GUCs' defaults (src/gpuir.c) */
+int			gpuir_doclength_cache = GPUIR_DEFAULT_DOCLENGTH_CACHE;
+int			gpuir_taat_max_postings = GPUIR_DEFAULT_TAAT_MAX_POSTINGS;
+#else
 int			gpuir_doclength_cache = 0;	/* the page readers read every length from pages */
 int			gpuir_taat_max_postings = 0;	/* document at a time (run_taat needs the lengths' copy) */
+#endif
 bool		gpuir_debug_rescore = false;	/* no check of the rescoring */
 GpuirServiceShared *GpuirService = NULL;
 
 #define NOT_EMULATED(what) shim_fail("%s called: not emulated for the page readers", what)
+
+#ifdef PGSHIM_ENGINE
+
+/*
+ * The writes of a build (PGSHIM_ENGINE): a registered buffer's page is
+ * written in place (nothing to log, no crash to recover from); the
+ * relation extension lock has no other backend to exclude.
+ */
+static int	generic_xlog_state;
+
+GenericXLogState *
+GenericXLogStart(Relation relation)
+{
+	return (GenericXLogState *) &generic_xlog_state;
+}
+
+Page
+GenericXLogRegisterBuffer(GenericXLogState *state, Buffer buffer, int flags)
+{
+	return BufferGetPage(buffer);
+}
+
+XLogRecPtr
+GenericXLogFinish(GenericXLogState *state)
+{
+	return InvalidXLogRecPtr;
+}
+
+void
+LockRelationForExtension(Relation relation, LOCKMODE lockmode)
+{
+}
+
+void
+UnlockRelationForExtension(Relation relation, LOCKMODE lockmode)
+{
+}
+
+/* bufpage.c's PageInit */
+void
+PageInit(Page page, Size pageSize, Size specialSize)
+{
+	PageHeader	p = (PageHeader) page;
+
+	specialSize = MAXALIGN(specialSize);
+	memset(p, 0, pageSize);
+	p->pd_flags = 0;
+	p->pd_lower = SizeOfPageHeaderData;
+	p->pd_upper = pageSize - specialSize;
+	p->pd_special = pageSize - specialSize;
+	PageSetPageSizeAndVersion(page, pageSize, PG_PAGE_LAYOUT_VERSION);
+}
+
+/* src/gpuirfree.c's other callers (VACUUM, page reuse): never reached by a build */
+struct Latch *MyLatch = NULL;
+
+VirtualTransactionId *
+GetLockConflicts(const LOCKTAG *locktag, LOCKMODE lockmode, int *countp)
+{
+	NOT_EMULATED("GetLockConflicts");
+}
+
+TransactionId
+GetOldestNonRemovableTransactionId(Relation rel)
+{
+	NOT_EMULATED("GetOldestNonRemovableTransactionId");
+}
+
+int
+WaitLatch(Latch *latch, int wakeEvents, long timeout, uint32 wait_event_info)
+{
+	NOT_EMULATED("WaitLatch");
+}
+
+void
+ResetLatch(Latch *latch)
+{
+	NOT_EMULATED("ResetLatch");
+}
+
+#else
 
 GenericXLogState *
 GenericXLogStart(Relation relation)
@@ -988,6 +1463,8 @@ PageInit(Page page, Size pageSize, Size specialSize)
 	NOT_EMULATED("PageInit");
 }
 
+#endif
+
 bool
 ConditionalLockRelation(Relation relation, LOCKMODE lockmode)
 {
@@ -1023,6 +1500,8 @@ relation_close(Relation relation, LOCKMODE lockmode)
 {
 	NOT_EMULATED("relation_close");
 }
+
+#ifndef PGSHIM_ENGINE			/* PGSHIM_ENGINE links src/gpuirfree.c */
 
 BlockNumber
 GpuirFreeListAllocate(GpuirFreeList *fl, Relation index, uint32 npages)
@@ -1073,6 +1552,8 @@ GpuirFreeListReportDropped(Relation index, const GpuirFreeList *fl)
 	NOT_EMULATED("GpuirFreeListReportDropped");
 }
 
+#endif
+
 void
 GpuirCompactLocked(Relation index)
 {
@@ -1091,6 +1572,7 @@ GpuirMaxSegmentDocs(Relation index)
 	NOT_EMULATED("GpuirMaxSegmentDocs");
 }
 
+#ifndef PGSHIM_ENGINE
 void
 GpuirFreeListAddSegment(GpuirFreeList *fl, const GpuirSegmentLayout *lay, FullTransactionId safexid)
 {
@@ -1102,6 +1584,8 @@ GpuirFreeListStore(GpuirFreeList *fl, GpuirFreeMapData *fm)
 {
 	NOT_EMULATED("GpuirFreeListStore");
 }
+
+#endif
 
 FullTransactionId
 ReadNextFullTransactionId(void)

@@ -4,7 +4,10 @@
  * readers (src/gpuirutils.c, gpuirbuffer.c, gpuirlistread.c, gpuirengine.c,
  * gpuirmerge.c, gpuirverify.c)
  * on an index image held in memory (test/fuzz/pgshim.c says what each one
- * does and why it is faithful enough).
+ * does and why it is faithful enough).  Compiled with -DPGSHIM_ENGINE it
+ * also emulates what a build writes, so that engine_bench can build an
+ * index with the production code and run the production CPU engine on it
+ * (bench/engine/cpu_image.c).
  */
 #ifndef GPUIR_PGSHIM_H
 #define GPUIR_PGSHIM_H
@@ -20,6 +23,13 @@
  * number is a multiple of 7 (so the readers' invisible-row paths run too).
  */
 extern void shim_begin(const uint8_t *data, size_t size, BlockNumber heap_nblocks);
+
+/*
+ * shim_options_from_meta: the index's options (k1, b) become its
+ * metapage's, as shim_begin sets them; PGSHIM_ENGINE calls it after
+ * building an index into an empty image (shim_begin(NULL, 0, n))
+ */
+extern void shim_options_from_meta(void);
 
 /* shim_end: free every allocation made since shim_begin */
 extern void shim_end(void);
