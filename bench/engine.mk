@@ -56,13 +56,19 @@ DEPS = $(SRCS) bench/engine/engine.h bench/engine/cpu_image.h src/gpuirlist.h sr
 # (so that they do not meet engine_bench's own src/gpuirlist.c and
 # src/gpuircodec.c).  PG_INCLUDEDIR_SERVER=DIR names the headers without a
 # pg_config (a configured source tree's src/include, after make -C
-# src/backend generated-headers).  Without either:
-# bench/engine/cpu_image_stub.c.
+# src/backend generated-headers).  The shim is written against PostgreSQL
+# 15: with other headers, none (libpq-dev's pg_config names a directory
+# without them), or a tree without test/fuzz (bench/gpu-variants'
+# archives), bench/engine/cpu_image_stub.c is linked instead and
+# --cpu-engine stops with the reason.
 PG_CONFIG ?= $(shell command -v pg_config 2>/dev/null)
 ifneq ($(strip $(PG_CONFIG)),)
 PG_INCLUDEDIR_SERVER ?= $(shell $(PG_CONFIG) --includedir-server)
 endif
-ifneq ($(strip $(PG_INCLUDEDIR_SERVER)),)
+CPU_IMAGE_PG15 := $(if $(strip $(PG_INCLUDEDIR_SERVER)),$(shell grep -qs \
+	'^\#define PG_MAJORVERSION_NUM 15$$' $(PG_INCLUDEDIR_SERVER)/pg_config.h && \
+	test -f $(PG_INCLUDEDIR_SERVER)/postgres.h && test -f test/fuzz/pgshim.c && echo yes))
+ifeq ($(CPU_IMAGE_PG15),yes)
 CPU_IMAGE_SRCS = bench/engine/cpu_image.c test/fuzz/pgshim.c src/gpuirutils.c src/gpuirbuffer.c \
 	src/gpuirquery.c src/gpuirmerge.c src/gpuirengine.c src/gpuirlist.c src/gpuirlistread.c \
 	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c src/gpuirfree.c

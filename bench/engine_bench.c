@@ -142,8 +142,9 @@
  *	   from this one (the backend code is not thread-safe) answering the
  *	   log's queries one at a time for --cpu-seconds.  After the GPU grid,
  *	   GPU / CPU engine q/s per batch size.  What differs from a server:
- *	   pages are plain memory (no buffer mapping, pins or locks) and every
- *	   row is visible without a heap fetch, both in the CPU engine's favour
+ *	   pages are plain memory (no buffer mapping, pins or locks) and a heap
+ *	   fetch is a bounds check (every row visible), both in the CPU
+ *	   engine's favour
  *	   (bench/engine/cpu_image.c).
  *	5. Upload with gpuir_cuda_segment_upload (timed), to each of the
  *	   --devices GPUs (default 1): with N > 1 every batch (the checks' too)

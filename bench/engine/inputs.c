@@ -232,7 +232,13 @@ parse_options(Options *o, int argc, char **argv)
 		else if (strcmp(name, "--devices") == 0)
 			o->devices = (int) parse_u64(name, val);
 		else if (strcmp(name, "--cpu-engine") == 0)
-			o->cpu_engine = (int) parse_u64(name, val);
+		{
+			uint64_t	p = parse_u64(name, val);
+
+			if (p > 1024)
+				die("--cpu-engine must be 0 .. 1024 processes");
+			o->cpu_engine = (int) p;
+		}
 		else if (strcmp(name, "--cpu-seconds") == 0)
 			o->cpu_seconds = parse_double(name, val);
 		else if (strcmp(name, "--cpu-out") == 0)
@@ -257,8 +263,6 @@ parse_options(Options *o, int argc, char **argv)
 		die("--docs must be 1 .. 4294967294");
 	if (o->threads < 1 || o->threads > 1024)
 		die("--threads must be 1 .. 1024");
-	if (o->cpu_engine < 0 || o->cpu_engine > 1024)
-		die("--cpu-engine must be 0 .. 1024 processes");
 	if (!(o->cpu_seconds > 0))
 		die("--cpu-seconds must be > 0");
 	if (o->devices < 1 || o->devices > ENGINE_MAX_DEVICES)

@@ -319,8 +319,9 @@ MemoryContextReset(MemoryContext context)
 void
 MemoryContextDelete(MemoryContext context)
 {
-	if (context == &shim_context.base)
-		shim_fail("MemoryContextDelete of the top context");
+	/* mcxt.c asserts both */
+	if (context == &shim_context.base || context == CurrentMemoryContext)
+		shim_fail("MemoryContextDelete of the top or the current context");
 	MemoryContextReset(context);
 	if (context->prevchild)
 		context->prevchild->nextchild = context->nextchild;
@@ -328,8 +329,6 @@ MemoryContextDelete(MemoryContext context)
 		context->parent->firstchild = context->nextchild;
 	if (context->nextchild)
 		context->nextchild->prevchild = context->prevchild;
-	if (CurrentMemoryContext == context)
-		CurrentMemoryContext = context->parent;
 	free(context);
 }
 
@@ -1074,9 +1073,10 @@ typedef struct ShimHashNode
 {
 	struct ShimHashNode *next;
 	uint32		hash;
-	uint32		pad;			/* the entry that follows: 16-byte aligned */
-	uint64		pad2;
 } ShimHashNode;
+
+/* a node's entry (key first), MAXALIGNed after it */
+#define HASH_ENTRY(node) ((void *) ((char *) (node) + MAXALIGN(sizeof(ShimHashNode))))
 
 typedef struct ShimHtab
 {
@@ -1133,7 +1133,7 @@ hash_search(HTAB *hashp, const void *keyPtr, HASHACTION action, bool *foundPtr)
 	ShimHashNode *e;
 
 	for (; *at != NULL; at = &(*at)->next)
-		if ((*at)->hash == h && memcmp(*at + 1, keyPtr, t->keysize) == 0)
+		if ((*at)->hash == h && memcmp(HASH_ENTRY(*at), keyPtr, t->keysize) == 0)
 			break;
 	e = *at;
 	if (foundPtr)
@@ -1141,26 +1141,27 @@ hash_search(HTAB *hashp, const void *keyPtr, HASHACTION action, bool *foundPtr)
 	switch (action)
 	{
 		case HASH_FIND:
-			return e ? (void *) (e + 1) : NULL;
+			return e ? HASH_ENTRY(e) : NULL;
 		case HASH_ENTER:
 		case HASH_ENTER_NULL:
 			if (e != NULL)
-				return e + 1;
-			e = MemoryContextAllocZero(t->cxt, sizeof(ShimHashNode) + t->entrysize);
+				return HASH_ENTRY(e);
+			/* not zeroed past the key, as dynahash's entries are not */
+			e = MemoryContextAlloc(t->cxt, MAXALIGN(sizeof(ShimHashNode)) + t->entrysize);
 			e->hash = h;
-			memcpy(e + 1, keyPtr, t->keysize);
+			memcpy(HASH_ENTRY(e), keyPtr, t->keysize);
 			e->next = t->buckets[h & (t->nbuckets - 1)];
 			t->buckets[h & (t->nbuckets - 1)] = e;
 			if (++t->count > 2 * (long) t->nbuckets)
 				htab_grow(t);
-			return e + 1;
+			return HASH_ENTRY(e);
 		case HASH_REMOVE:
 			if (e == NULL)
 				return NULL;
 			*at = e->next;
 			t->count--;
 			/* dynahash keeps the removed entry's memory until the next HASH_ENTER */
-			return e + 1;
+			return HASH_ENTRY(e);
 	}
 	return NULL;
 }

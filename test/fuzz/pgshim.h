@@ -31,7 +31,10 @@ extern void shim_begin(const uint8_t *data, size_t size, BlockNumber heap_nblock
  */
 extern void shim_options_from_meta(void);
 
-/* shim_end: free every allocation made since shim_begin */
+/*
+ * shim_end: free every allocation made since shim_begin (PGSHIM_ENGINE:
+ * those of the top context; the engine's image lives until the process ends)
+ */
 extern void shim_end(void);
 
 extern Relation shim_index;
