@@ -151,7 +151,6 @@
 #include <new>
 #include <utility>
 #include <cmath>
-#include <vector>
 
 #include <cub/block/block_radix_sort.cuh>
 
@@ -1090,9 +1089,24 @@ struct GpuirSearchPlan
 	 * GpuirDecoded.off (NULL if none), nlists of them decoded by this batch
 	 */
 	GpuirDecodeOut dec;
+
+	/*
+	 * The arrays: kept by the job from one search to the next (plan_reset
+	 * keeps them, plan_free frees them) and grown by plan_reserve, so that
+	 * a batch allocates nothing once they are as large as it needs.
+	 * work, chunk_start, chunk_part, tile_items, chunk_items, and_start and
+	 * ms_start hold query_cap + 1 entries, used and the dec buffers
+	 * term_cap + 2; order and seq grow by themselves (plan_and_order,
+	 * plan_decode).
+	 */
+	size_t		query_cap;
+	size_t		term_cap;
+	uint32_t   *seq;			/* plan_decode's terms, [seq_cap] */
+	size_t		seq_cap;
+	uint32_t   *dec_buf[4];		/* dec's dec_off, list_term, list_first, list_dst */
 };
 
-/* plan_free: free what plan_batch allocated */
+/* plan_free: free the plan's arrays; *p is zeroed */
 static void
 plan_free(GpuirSearchPlan *p)
 {
@@ -1105,10 +1119,94 @@ plan_free(GpuirSearchPlan *p)
 	free(p->chunk_items);
 	free(p->and_start);
 	free(p->ms_start);
-	free(p->dec.dec_off);
-	free(p->dec.list_term);
-	free(p->dec.list_first);
-	free(p->dec.list_dst);
+	free(p->seq);
+	for (int i = 0; i < 4; i++)
+		free(p->dec_buf[i]);
+	memset(p, 0, sizeof(*p));
+}
+
+/* plan_reset: *p empty for the next batch, its arrays kept */
+static void
+plan_reset(GpuirSearchPlan *p)
+{
+	GpuirSearchPlan keep = *p;
+
+	memset(p, 0, sizeof(*p));
+	p->work = keep.work;
+	p->order = keep.order;
+	p->order_cap = keep.order_cap;
+	p->used = keep.used;
+	p->chunk_start = keep.chunk_start;
+	p->chunk_part = keep.chunk_part;
+	p->tile_items = keep.tile_items;
+	p->chunk_items = keep.chunk_items;
+	p->and_start = keep.and_start;
+	p->ms_start = keep.ms_start;
+	p->query_cap = keep.query_cap;
+	p->term_cap = keep.term_cap;
+	p->seq = keep.seq;
+	p->seq_cap = keep.seq_cap;
+	memcpy(p->dec_buf, keep.dec_buf, sizeof(p->dec_buf));
+}
+
+/* grow: *a to n elements (its contents not kept); false when out of memory */
+template <typename T>
+static bool
+grow(T **a, size_t n)
+{
+	T		   *b = (T *) malloc(n * sizeof(T));
+
+	if (b == NULL)
+		return false;
+	free(*a);
+	*a = b;
+	return true;
+}
+
+/*
+ * plan_reserve: the plan's arrays for a batch of nqueries queries and
+ * nterms terms (grown by half again past what the batch needs), the
+ * entries that plan_batch adds to zeroed: used, chunk_part, and_start and
+ * ms_start
+ */
+static gpuir_cuda_status
+plan_reserve(GpuirSearchPlan *p, uint32_t nqueries, uint32_t nterms)
+{
+	if (nqueries > p->query_cap || p->work == NULL)
+	{
+		size_t		n = (size_t) nqueries + nqueries / 2 + 1;
+
+		p->query_cap = 0;		/* until all are grown */
+		if (!grow(&p->work, n) || !grow(&p->chunk_start, n + 1) ||
+			!grow(&p->chunk_part, n + 1) || !grow(&p->tile_items, n + 1) ||
+			!grow(&p->chunk_items, n + 1) || !grow(&p->and_start, n + 1) ||
+			!grow(&p->ms_start, n + 1))
+			return GPUIR_CUDA_OOM;
+		p->query_cap = n;
+	}
+	if (nterms > p->term_cap || p->used == NULL)
+	{
+		size_t		n = (size_t) nterms + nterms / 2 + 1;
+
+		p->term_cap = 0;
+		if (!grow(&p->used, n + 2))
+			return GPUIR_CUDA_OOM;
+		for (int i = 0; i < 4; i++)
+			if (!grow(&p->dec_buf[i], n + 2))
+				return GPUIR_CUDA_OOM;
+		p->term_cap = n;
+	}
+	if (p->order == NULL)
+	{
+		if (!grow(&p->order, 1))
+			return GPUIR_CUDA_OOM;
+		p->order_cap = 1;
+	}
+	memset(p->used, 0, (size_t) nterms + 1);
+	memset(p->chunk_part, 0, (size_t) nqueries + 1);
+	memset(p->and_start, 0, sizeof(uint32_t) * ((size_t) nqueries + 1));
+	memset(p->ms_start, 0, sizeof(uint32_t) * ((size_t) nqueries + 1));
+	return GPUIR_CUDA_OK;
 }
 
 /*
@@ -1469,24 +1567,33 @@ static gpuir_cuda_status
 plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *seg,
 			const gpuir_cuda_scoring *sc, const gpuir_cuda_term *terms, uint32_t nterms)
 {
-	std::vector<uint32_t> seq;	/* the OR and BMW queries' terms */
+	size_t		nseq = 0;		/* the OR and BMW queries' terms, in p->seq */
 	uint64_t	found = 0;
 	gpuir_cuda_status st;
 
+	/* queries' term ranges may overlap: a term may come more than once */
+	for (uint32_t w = 0; w < p->nwork; w++)
+		if (p->work[w].mode != GPUIR_CUDA_MODE_AND)
+			nseq += p->work[w].nterms;
+	if (nseq > p->seq_cap)
+	{
+		p->seq_cap = 0;
+		if (!grow(&p->seq, nseq + nseq / 2))
+			return GPUIR_CUDA_OOM;
+		p->seq_cap = nseq + nseq / 2;
+	}
+	nseq = 0;
 	for (uint32_t w = 0; w < p->nwork; w++)
 		if (p->work[w].mode != GPUIR_CUDA_MODE_AND)
 			for (uint32_t j = p->work[w].first_term; j < p->work[w].first_term + p->work[w].nterms; j++)
-				seq.push_back(j);
-	if (seq.empty() || decode_budget == 0)
+				p->seq[nseq++] = j;
+	if (nseq == 0 || decode_budget == 0)
 		return GPUIR_CUDA_OK;
-	p->dec.dec_off = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
-	p->dec.list_term = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
-	p->dec.list_first = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 2));
-	p->dec.list_dst = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nterms + 1));
-	if (p->dec.dec_off == NULL || p->dec.list_term == NULL || p->dec.list_first == NULL ||
-		p->dec.list_dst == NULL)
-		return GPUIR_CUDA_OOM;
-	st = dcache_plan(dc, seg, sc, terms, nterms, seq.data(), (uint32_t) seq.size(), p->nbmw > 0,
+	p->dec.dec_off = p->dec_buf[0];
+	p->dec.list_term = p->dec_buf[1];
+	p->dec.list_first = p->dec_buf[2];
+	p->dec.list_dst = p->dec_buf[3];
+	st = dcache_plan(dc, seg, sc, terms, nterms, p->seq, (uint32_t) nseq, p->nbmw > 0,
 					 decode_budget, decode_cache_blocks, &p->dec, &found);
 	if (st == GPUIR_CUDA_OK)
 	{
@@ -1497,7 +1604,8 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 }
 
 /*
- * plan_batch: the plan of a batch whose arguments are valid (*p zeroed);
+ * plan_batch: the plan of a batch whose arguments are valid (*p reset:
+ * plan_reset);
  * full_regions: no short candidate region (a search again of the queries
  * that spilled)
  */
@@ -1509,20 +1617,12 @@ plan_batch(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *s
 	/* tiles searched: the window's (tile_first is added by the kernels), or all */
 	p->ntiles = seg->windowed ? seg->tile_end - seg->tile_first
 		: (uint32_t) (((uint64_t) seg->ndocs + GPUIR_TILE_DOCS - 1) / GPUIR_TILE_DOCS);
-	p->work = (GpuirSearchWork *) malloc(sizeof(GpuirSearchWork) * nqueries);
-	p->order = (uint32_t *) malloc(sizeof(uint32_t));	/* grown by plan_and_order */
-	p->order_cap = 1;
-	p->used = (uint8_t *) calloc(nterms + 1, 1);
-	p->chunk_start = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
-	p->chunk_part = (uint8_t *) calloc((size_t) nqueries + 1, 1);
-	p->tile_items = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
-	p->chunk_items = (uint32_t *) malloc(sizeof(uint32_t) * ((size_t) nqueries + 1));
-	p->and_start = (uint32_t *) calloc((size_t) nqueries + 1, sizeof(uint32_t));
-	p->ms_start = (uint32_t *) calloc((size_t) nqueries + 1, sizeof(uint32_t));
-	if (p->work == NULL || p->order == NULL || p->used == NULL || p->chunk_start == NULL ||
-		p->chunk_part == NULL || p->tile_items == NULL || p->chunk_items == NULL ||
-		p->and_start == NULL || p->ms_start == NULL)
-		return GPUIR_CUDA_OOM;
+	{
+		gpuir_cuda_status st = plan_reserve(p, nqueries, nterms);
+
+		if (st != GPUIR_CUDA_OK)
+			return st;
+	}
 	p->short_tiles = full_regions ? 0 : plan_short_tiles(queries, nqueries);
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
@@ -1737,6 +1837,7 @@ ws_release(gpuir_cuda_search_job *job)
 	job->queries = NULL;
 	job->terms = NULL;
 	job->queries_cap = job->terms_cap = 0;
+	plan_free(&job->plan);
 	return st;
 }
 
@@ -2129,7 +2230,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		return GPUIR_CUDA_INVALID_ARGUMENT;
 	GPUIR_TRACE_START(nqueries, queries, kmax);
 
-	memset(&job->plan, 0, sizeof(job->plan));
+	plan_reset(&job->plan);
 	if (job->dcache == NULL)
 	{
 		job->dcache = new (std::nothrow) GpuirDecodeCache();
@@ -2186,7 +2287,6 @@ fail:
 done:
 	/* the lists the plan gave room may not have been decoded */
 	dcache_clear(job->dcache);
-	plan_free(&job->plan);
 	return st;
 }
 
@@ -2305,7 +2405,6 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	if (st != GPUIR_CUDA_OK)
 	{
 		dcache_clear(job->dcache);	/* the decode may not have run */
-		plan_free(&job->plan);
 		return st;
 	}
 	out = job->host + l->h_out - l->o_corrupt;	/* device offset o in the arena is out + o */
@@ -2335,7 +2434,6 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		stats->bmw_queries = job->plan.nbmw;
 	}
 	spill_possible = plan_may_spill(&job->plan);
-	plan_free(&job->plan);
 	GPUIR_TRACE_HOST("outputs");
 	GPUIR_TRACE_FINISH();
 	if (st == GPUIR_CUDA_OK && spill_possible)
@@ -2433,7 +2531,6 @@ gpuir_cuda_search_job_free(gpuir_cuda_search_job *job)
 	if (job->pending)
 	{
 		gpuir_cuda_ignore_error(cudaStreamSynchronize(job->stream));
-		plan_free(&job->plan);
 		job->pending = false;
 	}
 	(void) ws_release(job);
