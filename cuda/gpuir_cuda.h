@@ -521,8 +521,9 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_search_batch(const gpuir_cuda
 
 /*
  * gpuir_cuda_workspace_release: free the calling thread's search workspace
- * (device arena and pinned host buffer, see gpuir_cuda_search_batch); the
- * next search allocates it again.  For a caller that needs the device
+ * (device arena and pinned host buffer, see gpuir_cuda_search_batch; also
+ * the decoded lists kept between searches and the host arrays of its
+ * plans); the next search allocates it again.  For a caller that needs the device
  * memory back (after GPUIR_CUDA_OOM) or is done searching.  Returns
  * GPUIR_CUDA_OK or the status of the first failing free.
  */

@@ -1094,10 +1094,10 @@ struct GpuirSearchPlan
 	 * The arrays: kept by the job from one search to the next (plan_reset
 	 * keeps them, plan_free frees them) and grown by plan_reserve, so that
 	 * a batch allocates nothing once they are as large as it needs.
-	 * work, chunk_start, chunk_part, tile_items, chunk_items, and_start and
-	 * ms_start hold query_cap + 1 entries, used and the dec buffers
-	 * term_cap + 2; order and seq grow by themselves (plan_and_order,
-	 * plan_decode).
+	 * work holds query_cap entries; chunk_start, chunk_part, tile_items,
+	 * chunk_items, and_start and ms_start query_cap + 1; used and the dec
+	 * buffers term_cap + 2; order and seq grow by themselves
+	 * (plan_and_order, plan_decode).
 	 */
 	size_t		query_cap;
 	size_t		term_cap;
@@ -1165,9 +1165,9 @@ grow(T **a, size_t n)
 
 /*
  * plan_reserve: the plan's arrays for a batch of nqueries queries and
- * nterms terms (grown by half again past what the batch needs), the
- * entries that plan_batch adds to zeroed: used, chunk_part, and_start and
- * ms_start
+ * nterms terms (grown by half again past what the batch needs); zeroed,
+ * for the entries the batch uses: used, chunk_part, and_start and ms_start
+ * (plan_batch adds to them)
  */
 static gpuir_cuda_status
 plan_reserve(GpuirSearchPlan *p, uint32_t nqueries, uint32_t nterms)
@@ -1230,10 +1230,12 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
 	w->order_off = p->norder;
 	for (uint32_t j = 0; j < nt; j++)
 		p->order[p->norder + j] = j;
-	std::stable_sort(p->order + p->norder, p->order + p->norder + nt,
-					 [qt](uint32_t a, uint32_t b) {
-						 return qt[a].npostings < qt[b].npostings;
-					 });
+	/* ties in query order: std::sort allocates nothing, std::stable_sort does */
+	std::sort(p->order + p->norder, p->order + p->norder + nt,
+			  [qt](uint32_t a, uint32_t b) {
+				  return qt[a].npostings < qt[b].npostings ||
+					  (qt[a].npostings == qt[b].npostings && a < b);
+			  });
 	p->norder += nt;
 	return GPUIR_CUDA_OK;
 }
