@@ -849,6 +849,24 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_min_postings(uint64_t n);
 
 /*
+ * gpuir_cuda_search_set_bmw_batch: testing and benchmarks only: a batch
+ * whose BMW queries' lists hold fewer than query_postings postings for
+ * each query and fewer than batch_postings together runs them all as OR
+ * in the calling thread's later searches: over such short lists the seed
+ * and MaxScore launches cost the batch more than they save, and a batch
+ * mixing BMW and OR queries pays both paths' launches (0, 0: never).
+ * GPUIR_CUDA_BMW_BATCH_QUERY and GPUIR_CUDA_BMW_BATCH_TOTAL restore the
+ * defaults, 0 and 0: 262,144 and 4 M gained BMW 16-23% in batches of 16
+ * over 1.2 M documents but cost 12.5% one TREC 2005 query at a time over
+ * 40 M (H200, 2026-11-30; bench/results/2026-11-30-h200-bmw-batch.md).
+ * Same results either way.  Not provided by the no-CUDA stub build.
+ */
+#define GPUIR_CUDA_BMW_BATCH_QUERY	0
+#define GPUIR_CUDA_BMW_BATCH_TOTAL	0
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_batch(uint64_t query_postings,
+														   uint64_t batch_postings);
+
+/*
  * gpuir_cuda_search_set_short_room: testing only: the candidate room, in
  * tiles of k keys, of the OR queries with k >= GPUIR_CUDA_HIST_MIN_K (and
  * the BMW queries that run as OR: several terms with dense lists, see

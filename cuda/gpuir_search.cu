@@ -1084,6 +1084,7 @@ struct GpuirSearchPlan
 	uint64_t	short_full_keys;	/* the full regions' keys of the queries given a
 									 * short region, summed (0: none) */
 	uint64_t	short_full_max;	/* the largest of those */
+	bool		bmw_as_or;		/* plan_bmw_as_or: the batch's BMW queries run as OR */
 	/*
 	 * the lists decoded once (GpuirDecoded), dcache_plan's: dec.dec_off is
 	 * GpuirDecoded.off (NULL if none), nlists of them decoded by this batch
@@ -1245,6 +1246,9 @@ static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
 static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
 /* the fewest postings of a BMW query that prunes (gpuir_cuda_search_set_bmw_min_postings) */
 static thread_local uint64_t bmw_min_postings = GPUIR_CUDA_BMW_MIN_POSTINGS;
+/* a batch of short BMW queries runs as OR (gpuir_cuda_search_set_bmw_batch) */
+static thread_local uint64_t bmw_batch_query = GPUIR_CUDA_BMW_BATCH_QUERY,
+			bmw_batch_total = GPUIR_CUDA_BMW_BATCH_TOTAL;
 
 /*
  * plan_query: add query q to the plan unless no document can qualify (its
@@ -1330,7 +1334,7 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 		sump > (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense)
 		bmw_mode = false;
 	/* short lists: the seed and MaxScore launches cost more than they save */
-	if (bmw_mode && sump < bmw_min_postings)
+	if (bmw_mode && (sump < bmw_min_postings || p->bmw_as_or))
 		bmw_mode = false;
 	if (bmw_mode)
 	{
@@ -1493,6 +1497,14 @@ gpuir_cuda_search_set_maxscore(uint32_t share, uint32_t dense)
 	maxscore_dense = dense;
 }
 
+/* gpuir_cuda_search_set_bmw_batch: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_set_bmw_batch(uint64_t query_postings, uint64_t batch_postings)
+{
+	bmw_batch_query = query_postings;
+	bmw_batch_total = batch_postings;
+}
+
 /* gpuir_cuda_search_set_bmw_min_postings: contract in gpuir_cuda.h */
 extern "C" void
 gpuir_cuda_search_set_bmw_min_postings(uint64_t n)
@@ -1606,6 +1618,42 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 }
 
 /*
+ * plan_bmw_as_or: do the BMW queries of the batch run as OR?  Yes when
+ * their lists hold fewer than bmw_batch_query postings for each query and
+ * fewer than bmw_batch_total together: the seed and MaxScore kernels then
+ * cost the batch more than the tiles they spare, and a batch whose BMW
+ * queries were cut one by one would mix both paths and pay both.  Off by
+ * default: engine_bench, H200, 2026-11-30, with 262,144 and 4 M against
+ * none (bench/results/2026-11-30-h200-bmw-batch.md), BMW's q/s over 1.2 M
+ * documents rose 16-23% in batches of 16 at k = 10 (0.76-0.91x OR to
+ * 0.92-0.99x) and 4-12% at k = 1000 in batches of 1 to 64, but fell 2-7%
+ * in batches of 64 at k = 10, and over 40 M one TREC 2005 query at a time
+ * lost 12.5% (1.43x OR to 1.26x): single queries of 100-262 k postings
+ * gain from BMW there.  Same results either way.
+ */
+static bool
+plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_cuda_term *terms)
+{
+	uint64_t	total = 0;
+
+	if (bmw_batch_query == 0 && bmw_batch_total == 0)
+		return false;
+	for (uint32_t q = 0; q < nqueries; q++)
+	{
+		uint64_t	sump = 0;
+
+		if (queries[q].mode != GPUIR_CUDA_MODE_BMW)
+			continue;
+		for (uint32_t j = 0; j < queries[q].nterms; j++)
+			sump += terms[queries[q].first_term + j].npostings;
+		total += sump;
+		if (sump >= bmw_batch_query || total >= bmw_batch_total)
+			return false;
+	}
+	return true;
+}
+
+/*
  * plan_batch: the plan of a batch whose arguments are valid (*p reset:
  * plan_reset);
  * full_regions: no short candidate region (a search again of the queries
@@ -1626,6 +1674,7 @@ plan_batch(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *s
 			return st;
 	}
 	p->short_tiles = full_regions ? 0 : plan_short_tiles(queries, nqueries);
+	p->bmw_as_or = plan_bmw_as_or(queries, nqueries, terms);
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
 		gpuir_cuda_status st = plan_query(p, seg, sc, &queries[q], q, terms);

@@ -936,6 +936,31 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 			  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
 			  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
 			  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
+
+		/*
+		 * the batch rule: no query and no batch as long as the limits, so
+		 * every one runs as OR; then limits of one posting a query, which
+		 * every query reaches, so every one runs as BMW again
+		 */
+		for (int lim = 0; lim < 2 && st == GPUIR_CUDA_OK; lim++)
+		{
+			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
+			if (lim == 0)
+				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, UINT64_MAX);
+			else
+				gpuir_cuda_search_set_bmw_batch(1, UINT64_MAX);
+			st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
+			gpuir_cuda_search_set_bmw_batch(0, 0);
+			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
+			snprintf(what, sizeof(what), "%s/%s as BMW, a batch %s the batch limits: status %s (%s), %llu BMW queries of %u, output identical to OR",
+					 s->spec.name, bs->name, lim == 0 ? "below" : "past",
+					 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail(),
+					 (unsigned long long) sm.bmw_queries, b.nq);
+			check(st == GPUIR_CUDA_OK && sm.bmw_queries == (lim == 0 ? 0 : b.nq) &&
+				  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
+				  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
+				  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
+		}
 		out_free(&om);
 	}
 	if (st == GPUIR_CUDA_OK)
@@ -2424,8 +2449,12 @@ main(int argc, char **argv)
 	gpuir_cuda_scoring sc = {1.2f, 0.75f, 0.0f, 0.0f};
 
 	test_size_args(argc, argv);
-	/* every BMW query may prune, whatever the library's default (test_bmw_vs_or tests the limit) */
+	/*
+	 * every BMW query may prune, whatever the library's defaults
+	 * (test_bmw_vs_or tests the limits: the batch rule with limits of its own)
+	 */
 	gpuir_cuda_search_set_bmw_min_postings(0);
+	gpuir_cuda_search_set_bmw_batch(0, 0);
 	st = gpuir_cuda_device_count(&ndev);
 	if (st != GPUIR_CUDA_OK)
 	{

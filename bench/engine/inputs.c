@@ -33,7 +33,7 @@ usage(void)
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
 		   "         [--maxscore-share N] [--maxscore-dense N] [--decode-budget N]\n"
-		   "         [--bmw-min-postings N] [--decode-cache BLOCKS]\n"
+		   "         [--bmw-min-postings N] [--bmw-batch Q,T] [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "         [--cpu-engine P] [--cpu-seconds 3] [--cpu-out FILE.tsv]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
@@ -116,6 +116,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->maxscore = -1;
 	o->maxscore_dense = -1;
 	o->bmw_min_postings = -1;
+	o->bmw_batch_query = o->bmw_batch_total = -1;
 	o->decode_budget = -1;
 	o->decode_cache = -1;
 	o->verify = 1;
@@ -225,6 +226,18 @@ parse_options(Options *o, int argc, char **argv)
 			o->maxscore_dense = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--bmw-min-postings") == 0)
 			o->bmw_min_postings = (int64_t) parse_u64(name, val);
+		else if (strcmp(name, "--bmw-batch") == 0)
+		{
+			const char *comma = strchr(val, ',');
+			char	   *q;
+
+			if (comma == NULL)
+				die("--bmw-batch wants Q,T: postings a query, postings a batch");
+			q = xstrndup(val, (size_t) (comma - val));
+			o->bmw_batch_query = (int64_t) parse_u64(name, q);
+			o->bmw_batch_total = (int64_t) parse_u64(name, comma + 1);
+			free(q);
+		}
 		else if (strcmp(name, "--decode-budget") == 0)
 			o->decode_budget = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--decode-cache") == 0)
