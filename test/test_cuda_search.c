@@ -939,21 +939,25 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 
 		/*
 		 * the batch rule: no query and no batch as long as the limits, so
-		 * every one runs as OR; then limits of one posting a query, which
-		 * every query reaches, so every one runs as BMW again
+		 * every one runs as OR; then a limit of one posting a query, which
+		 * every query reaches, and then of one posting a batch, so every one
+		 * runs as BMW again
 		 */
-		for (int lim = 0; lim < 2 && st == GPUIR_CUDA_OK; lim++)
+		for (int lim = 0; lim < 3 && st == GPUIR_CUDA_OK; lim++)
 		{
 			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
 			if (lim == 0)
 				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, UINT64_MAX);
-			else
+			else if (lim == 1)
 				gpuir_cuda_search_set_bmw_batch(1, UINT64_MAX);
+			else
+				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, 1);
 			st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
 			gpuir_cuda_search_set_bmw_batch(0, 0);
 			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
 			snprintf(what, sizeof(what), "%s/%s as BMW, a batch %s the batch limits: status %s (%s), %llu BMW queries of %u, output identical to OR",
-					 s->spec.name, bs->name, lim == 0 ? "below" : "past",
+					 s->spec.name, bs->name,
+					 lim == 0 ? "below" : lim == 1 ? "past a query's" : "past a batch's",
 					 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail(),
 					 (unsigned long long) sm.bmw_queries, b.nq);
 			check(st == GPUIR_CUDA_OK && sm.bmw_queries == (lim == 0 ? 0 : b.nq) &&

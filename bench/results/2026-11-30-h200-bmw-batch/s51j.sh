@@ -1,5 +1,6 @@
 #!/bin/bash
 # s51: BMW's batch rule (a batch of short BMW queries runs them as OR, gpuir_cuda_search_set_bmw_batch)
+# with 262,144 and 4,194,304 (the library's defaults when it ran; passed here since the defaults are 0)
 # against no rule (--bmw-batch 0,0), same binary, interleaved: the kernel test first (--quick, with the
 # rule's checks), then TREC 2005, MQ 2009 and the unseen log over 1.2 M generated documents (batches
 # 1, 16, 64, 1000) and TREC 2005 and the unseen log over 40 M (1, 16, 1000); or and bmw, k 10 and 1000
@@ -12,11 +13,11 @@ timeout 80 build/test_cuda_search --quick > $O/test-quick.txt 2>&1; echo "test -
 E=$PWD/.device/engine
 C=(--threads 16 --k1 0.9 --b 0.4 --k 10,1000 --modes or,bmw --check 20 --min-time 0.4 --max-time 0.8 --copy-mib 64
    --vocab $E/vocab.tsv.gz --doclen $E/doclen.tsv.gz)
-for v in off rule; do a=(); [ $v = off ] && a=(--bmw-batch 0,0)
+for v in off rule; do a=(--bmw-batch 262144,4194304); [ $v = off ] && a=(--bmw-batch 0,0)
   timeout 70 build/engine_bench "${C[@]}" "${a[@]}" --queries $E/queries-trec05.tsv.gz --queries $E/queries-mq09.tsv.gz \
     --queries .device/unseen/queries-unseen.tsv.gz --docs 1200549 --max-queries 3000 --batches 1,16,64,1000 \
     --out $O/w1m-$v.tsv > $O/w1m-$v.txt 2>&1; echo "w1m $v rc=$? $(el) s"; done
-for v in off rule; do a=(); [ $v = off ] && a=(--bmw-batch 0,0)
+for v in off rule; do a=(--bmw-batch 262144,4194304); [ $v = off ] && a=(--bmw-batch 0,0)
   timeout 100 build/engine_bench "${C[@]}" "${a[@]}" --queries $E/queries-trec05.tsv.gz \
     --queries .device/unseen/queries-unseen.tsv.gz --docs 40000000 --max-queries 1500 --batches 1,16,1000 \
     --out $O/w40m-$v.tsv > $O/w40m-$v.txt 2>&1; echo "w40m $v rc=$? $(el) s"; done
