@@ -185,19 +185,23 @@ unittest: $(UNITTESTS)
 	@set -e; for t in $(UNITTESTS); do ./$$t; done
 
 # ---- engine_bench's production CPU engine ----
-#   make engine-cpu-check   engine_bench built without the kernels runs the production CPU
-#                           engine (GpuirSearch on an index the production segment writer
-#                           built: bench/engine/cpu_image.c, test/fuzz/pgshim.c) on a small
-#                           synthetic corpus, every mode at k = 10 and 1000, and fails unless
-#                           every checked query equals its exact reference (no GPU needed)
+#   make engine-cpu-check   engine_bench built without the kernels (with AddressSanitizer and
+#                           UBSan where $(CC) has them) runs the production CPU engine
+#                           (GpuirSearch on an index the production segment writer built:
+#                           bench/engine/cpu_image.c, test/fuzz/pgshim.c) on a small synthetic
+#                           corpus, every mode at k = 10 and 1000, and fails unless every
+#                           checked query equals its exact reference (no GPU needed)
 .PHONY: engine-cpu-check
 engine-cpu-check:
-	$(MAKE) -s -f bench/engine.mk NVCC= PG_CONFIG=$(PG_CONFIG) BIN=build/engine_bench_cpu \
-		OBJDIR=build/engine_cpu_obj build/engine_bench_cpu
-	@build/engine_bench_cpu --synthetic 20000 --docs 100000 --threads 2 --k 10,1000 --check 100 \
-		--selfcheck 0 --cpu-engine 2 --cpu-seconds 0.2 > build/engine-cpu-check.log 2>&1; \
-		rc=$$?; grep -E '^cpu engine|MISMATCH|ERROR' build/engine-cpu-check.log; \
-		echo "engine-cpu-check: exit status $$rc (log: build/engine-cpu-check.log)"; exit $$rc
+	@$(FUZZ_SAN_PROBE); \
+	bin=build/engine_bench_cpu$${san:+_san}; \
+	$(MAKE) -s -f bench/engine.mk NVCC= PG_CONFIG=$(PG_CONFIG) BIN=$$bin \
+		OBJDIR=build/engine_cpu_obj$${san:+_san} ENGINE_SAN="$${san:+-g -fno-omit-frame-pointer $$san}" $$bin && \
+	echo "engine-cpu-check: $$bin ($${san:-no sanitizers})" && \
+	{ ASAN_OPTIONS=detect_leaks=0 $$bin --synthetic 20000 --docs 100000 --threads 2 --k 10,1000 \
+		--check 100 --selfcheck 0 --cpu-engine 2 --cpu-seconds 0.2 > build/engine-cpu-check.log 2>&1; \
+		rc=$$?; grep -E '^cpu engine|MISMATCH|ERROR|runtime error' build/engine-cpu-check.log; \
+		echo "engine-cpu-check: exit status $$rc (log: build/engine-cpu-check.log)"; exit $$rc; }
 
 # ---- fuzzing (test/fuzz/) ----
 #   make fuzz          libFuzzer targets (clang, ASan + UBSan): test/fuzz/fuzz_codec and

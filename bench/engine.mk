@@ -30,8 +30,11 @@ NVCC_FLAGS = -O3 --std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
 	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++
 
-# -ffp-contract=off: the CPU reference's BM25 (GpuirBM25Expr) must round like the kernels
-ENGINE_CFLAGS = -O3 -Wall -Wextra -ffp-contract=off -pthread
+# -ffp-contract=off: the CPU reference's BM25 (GpuirBM25Expr) must round like the kernels;
+# ENGINE_SAN: sanitizer flags for the host code, the CPU engine's too (the main Makefile's
+# engine-cpu-check passes -fsanitize=address,undefined where the compiler has them)
+ENGINE_SAN ?=
+ENGINE_CFLAGS = -O3 -Wall -Wextra -ffp-contract=off -pthread $(ENGINE_SAN)
 
 OBJDIR = build/engine_obj
 BIN = build/engine_bench
@@ -74,7 +77,7 @@ CPU_IMAGE_SRCS = bench/engine/cpu_image.c test/fuzz/pgshim.c src/gpuirutils.c sr
 	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c src/gpuirfree.c
 CPU_IMAGE_CFLAGS = -O2 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -fno-strict-aliasing \
 	-fwrapv -fexcess-precision=standard -D_GNU_SOURCE -DPGSHIM_ENGINE -Isrc -Itest/fuzz \
-	-I$(PG_INCLUDEDIR_SERVER)
+	-I$(PG_INCLUDEDIR_SERVER) $(ENGINE_SAN)
 CPU_IMAGE = $(OBJDIR)/cpu_image.o
 else
 CPU_IMAGE_SRCS =
