@@ -192,16 +192,23 @@ unittest: $(UNITTESTS)
 #                           corpus, every mode at k = 10 and 1000, and fails unless every
 #                           checked query equals its exact reference (no GPU needed)
 .PHONY: engine-cpu-check
+# the sanitizer flags where $(CC) builds and runs a program with them, else nothing
+# (a recursive variable: the probe runs only where the recipe is expanded)
+ENGINE_CHECK_SAN = $(shell echo 'int main(void){return 0;}' | \
+	$(CC) $(FUZZ_SAN) -x c - -o engine-cpu-check.probe >/dev/null 2>&1 && \
+	./engine-cpu-check.probe >/dev/null 2>&1 && echo '$(FUZZ_SAN)'; rm -f engine-cpu-check.probe)
+engine-cpu-check: ENGINE_CHECK_BIN = build/engine_bench_cpu$(if $(ENGINE_CHECK_SAN),_san)
 engine-cpu-check:
-	@$(FUZZ_SAN_PROBE); \
-	bin=build/engine_bench_cpu$${san:+_san}; \
-	$(MAKE) -s -f bench/engine.mk NVCC= PG_CONFIG=$(PG_CONFIG) BIN=$$bin \
-		OBJDIR=build/engine_cpu_obj$${san:+_san} ENGINE_SAN="$${san:+-g -fno-omit-frame-pointer $$san}" $$bin && \
-	echo "engine-cpu-check: $$bin ($${san:-no sanitizers})" && \
-	{ ASAN_OPTIONS=detect_leaks=0 $$bin --synthetic 20000 --docs 100000 --threads 2 --k 10,1000 \
-		--check 100 --selfcheck 0 --cpu-engine 2 --cpu-seconds 0.2 > build/engine-cpu-check.log 2>&1; \
+	$(MAKE) -s -f bench/engine.mk NVCC= PG_CONFIG=$(PG_CONFIG) BIN=$(ENGINE_CHECK_BIN) \
+		OBJDIR=build/engine_cpu_obj$(if $(ENGINE_CHECK_SAN),_san) \
+		ENGINE_SAN="$(if $(ENGINE_CHECK_SAN),-g -fno-omit-frame-pointer $(ENGINE_CHECK_SAN))" \
+		$(ENGINE_CHECK_BIN)
+	@echo "engine-cpu-check: $(ENGINE_CHECK_BIN) ($(or $(ENGINE_CHECK_SAN),no sanitizers))"; \
+		ASAN_OPTIONS=detect_leaks=0 $(ENGINE_CHECK_BIN) --synthetic 20000 --docs 100000 \
+		--threads 2 --k 10,1000 --check 100 --selfcheck 0 --cpu-engine 2 --cpu-seconds 0.2 \
+		> build/engine-cpu-check.log 2>&1; \
 		rc=$$?; grep -E '^cpu engine|MISMATCH|ERROR|runtime error' build/engine-cpu-check.log; \
-		echo "engine-cpu-check: exit status $$rc (log: build/engine-cpu-check.log)"; exit $$rc; }
+		echo "engine-cpu-check: exit status $$rc (log: build/engine-cpu-check.log)"; exit $$rc
 
 # ---- fuzzing (test/fuzz/) ----
 #   make fuzz          libFuzzer targets (clang, ASan + UBSan): test/fuzz/fuzz_codec and
