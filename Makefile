@@ -189,8 +189,9 @@ unittest: $(UNITTESTS)
 #                           UBSan where $(CC) has them) runs the production CPU engine
 #                           (GpuirSearch on an index the production segment writer built:
 #                           bench/engine/cpu_image.c, test/fuzz/pgshim.c) on a small synthetic
-#                           corpus, every mode at k = 10 and 1000, and fails unless every
-#                           checked query equals its exact reference (no GPU needed)
+#                           corpus, in one segment and in four, every mode at k = 10 and 1000,
+#                           and fails unless every checked query equals its exact reference
+#                           (no GPU needed)
 .PHONY: engine-cpu-check
 # the sanitizer flags where $(CC) builds and runs a program with them, else nothing
 # (a recursive variable: the probe runs only where the recipe is expanded)
@@ -204,10 +205,13 @@ engine-cpu-check:
 		ENGINE_SAN="$(if $(ENGINE_CHECK_SAN),-g -fno-omit-frame-pointer $(ENGINE_CHECK_SAN))" \
 		$(ENGINE_CHECK_BIN)
 	@echo "engine-cpu-check: $(ENGINE_CHECK_BIN) ($(or $(ENGINE_CHECK_SAN),no sanitizers))"; \
-		ASAN_OPTIONS=detect_leaks=0 $(ENGINE_CHECK_BIN) --synthetic 20000 --docs 100000 \
-		--threads 2 --k 10,1000 --check 100 --selfcheck 0 --cpu-engine 2 --cpu-seconds 0.2 \
-		> build/engine-cpu-check.log 2>&1; \
-		rc=$$?; grep -E '^cpu engine|MISMATCH|ERROR|runtime error' build/engine-cpu-check.log; \
+		rm -f build/engine-cpu-check.log; rc=0; \
+		for segdocs in 0 30000; do \
+			ASAN_OPTIONS=detect_leaks=0 $(ENGINE_CHECK_BIN) --synthetic 20000 --docs 100000 \
+			--threads 2 --k 10,1000 --check 100 --selfcheck 0 --cpu-engine 2 --cpu-seconds 0.2 \
+			--cpu-segment-docs $$segdocs >> build/engine-cpu-check.log 2>&1 || rc=1; \
+		done; \
+		grep -E '^cpu engine|MISMATCH|ERROR|runtime error' build/engine-cpu-check.log; \
 		echo "engine-cpu-check: exit status $$rc (log: build/engine-cpu-check.log)"; exit $$rc
 
 # ---- fuzzing (test/fuzz/) ----

@@ -24,7 +24,7 @@
  *		[--resample DOCS] [--maxscore-share N] [--maxscore-dense N]
  *		[--bmw-min-postings N] [--bmw-batch Q,T] [--decode-budget N]
  *		[--decode-cache BLOCKS]
- *		[--cpu-engine P] [--cpu-seconds 3] [--cpu-out cpu.tsv]
+ *		[--cpu-engine P] [--cpu-seconds 3] [--cpu-out cpu.tsv] [--cpu-segment-docs N]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -80,6 +80,9 @@
  *				Needs PostgreSQL's server headers at build time (engine.mk).
  *	--cpu-seconds S: its time per (log, mode, k); --cpu-out FILE: its rows
  *				as TSV (log, mode, k, processes, queries, q/s, postings/s).
+ *	--cpu-segment-docs N: its index in segments of at most N documents
+ *				(the max_segment_docs reloption; at most 16 segments, as
+ *				CREATE INDEX writes; default 0: one segment, as the GPU's).
  *	--decode-cache BLOCKS: posting blocks (1,032 device bytes each) in
  *				which the searches keep the lists they decoded for later
  *				searches (gpuir_cuda_search_set_decode_cache; 0: none);

@@ -88,15 +88,16 @@ cpu_engine_build(const Corpus *c, const Vocab *voc, const Options *o)
 	it.voc = voc;
 	it.lorder = lorder;
 	it.i = 0;
-	if (cpu_image_build(c->ndocs, c->doclen, o->k1, o->b, next_list, &it, &info,
-						err, sizeof(err)) != 0)
+	if (cpu_image_build(c->ndocs, c->doclen, o->k1, o->b, o->cpu_segment_docs, next_list, &it,
+						&info, err, sizeof(err)) != 0)
 		die("cpu engine: the production build failed: %s", err);
 	free(lorder);
 	built = 1;
-	printf("cpu engine: the production index built in %.1f s (one process): %d segment, "
-		   "%" PRIu64 " documents, %" PRIu64 " terms, %" PRIu64 " postings, %" PRIu64
-		   " pages (%.2f GB)\n", now_s() - t0, info.nsegments, info.ndocs, info.nterms,
-		   info.npostings, info.pages, gb(info.pages * 8192));
+	printf("cpu engine: the production index built in %.1f s (one process): %d segment%s, "
+		   "%" PRIu64 " documents, %" PRIu64 " terms (the largest segment's), %" PRIu64
+		   " postings, %" PRIu64 " pages (%.2f GB)\n", now_s() - t0, info.nsegments,
+		   info.nsegments == 1 ? "" : "s", info.ndocs, info.nterms, info.npostings, info.pages,
+		   gb(info.pages * 8192));
 	if (info.ndocs != c->ndocs || info.npostings != c->npostings)
 		die("cpu engine: the index holds %" PRIu64 " documents and %" PRIu64
 			" postings, the corpus %u and %" PRIu64, info.ndocs, info.npostings,

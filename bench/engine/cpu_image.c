@@ -136,14 +136,15 @@ lists_next(void *arg, const char **lexeme, uint16 *len, GpuirPostingDl **list, u
 
 int
 cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, float b,
-				CpuImageNext next, void *arg, CpuImageInfo *info, char *err, size_t errlen)
+				uint32_t max_segment_docs, CpuImageNext next, void *arg, CpuImageInfo *info,
+				char *err, size_t errlen)
 {
 	sigjmp_buf	jb;
 	GpuirMetaPageData opts;
 	GpuirMetaPageData meta;
 	GpuirPieces pieces;
-	GpuirLists *ls[1];
-	GpuirSegmentData seg;
+	GpuirLists *ls[GPUIR_MAX_BUILD_PIECES];
+	GpuirSegmentData segs[GPUIR_MAX_BUILD_PIECES];
 	DocFeed		docs;
 	ListFeed	lists;
 	GpuirDocSource dsrc;
@@ -169,9 +170,10 @@ cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, float b,
 	GpuirIndexWeights(shim_index, opts.weights);
 	GpuirWriteEmptyIndex(shim_index, &opts);
 
-	/* one segment: the documents, then the lists, then the pages */
-	GpuirPiecesInit(&pieces, ndocs, 0, GPUIR_MAX_BUILD_PIECES, false);
-	ls[0] = GpuirListsBegin(k1, b, 0, NULL);
+	/* the segments: the documents, then the lists, then the pages */
+	GpuirPiecesInit(&pieces, ndocs, max_segment_docs, GPUIR_MAX_BUILD_PIECES, false);
+	for (int q = 0; q < pieces.n; q++)
+		ls[q] = GpuirListsBegin(k1, b, 0, NULL);
 	docs.ndocs = ndocs;
 	docs.doclen = doclen;
 	docs.tids = palloc(sizeof(ItemPointerData) * DOC_CHUNK);
@@ -188,8 +190,9 @@ cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, float b,
 	lsrc.next = lists_next;
 	lsrc.arg = &lists;
 	GpuirListsMerge(ls, &pieces, shim_index, &lsrc, 1, NULL);
-	GpuirListsWrite(ls[0], shim_index, 1, false, &seg);
-	GpuirStoreBuiltSegments(shim_index, &seg, 1, total_dl);
+	for (int q = 0; q < pieces.n; q++)
+		GpuirListsWrite(ls[q], shim_index, 1 + q, false, &segs[q]);
+	GpuirStoreBuiltSegments(shim_index, segs, pieces.n, total_dl);
 	shim_options_from_meta();
 
 	/* what a query reads first: the metapage, checked */
@@ -198,8 +201,13 @@ cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, float b,
 	info->pages = RelationGetNumberOfBlocks(shim_index);
 	info->nsegments = (int) meta.nsegments;
 	info->ndocs = meta.ndocs;
-	info->nterms = seg.nterms;
-	info->npostings = seg.npostings;
+	info->nterms = 0;
+	info->npostings = 0;
+	for (int q = 0; q < pieces.n; q++)
+	{
+		info->nterms = Max(info->nterms, segs[q].nterms);
+		info->npostings += segs[q].npostings;
+	}
 	image_ndocs = ndocs;
 	pfree(docs.tids);
 	if (lists.buf)

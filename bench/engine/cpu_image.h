@@ -44,14 +44,16 @@ typedef struct CpuImageInfo
 
 /*
  * cpu_image_build: the index of a corpus of ndocs documents (document d of
- * length doclen[d] >= 1, the row of heap TID cpu_image_tid(d)), whose lists
+ * length doclen[d] >= 1, a row of the heap in docID order), whose lists
  * next gives, built by the production code into this process's image, as a
- * parallel CREATE INDEX's leader writes it (BM25 k1 and b, no segment cap,
- * so one segment).  Returns 0, or -1 with the error in err.  Call once.
+ * parallel CREATE INDEX's leader writes it: BM25 k1 and b, segments of at
+ * most max_segment_docs documents (the reloption max_segment_docs; 0: one
+ * segment; at most 16 segments, as CREATE INDEX writes).  Returns 0, or -1
+ * with the error in err.  Call once.
  */
 extern int	cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, float b,
-							CpuImageNext next, void *arg, CpuImageInfo *info,
-							char *err, size_t errlen);
+							uint32_t max_segment_docs, CpuImageNext next, void *arg,
+							CpuImageInfo *info, char *err, size_t errlen);
 
 /*
  * cpu_image_search: the top-k of query (lexemes separated by spaces, as the

@@ -17,9 +17,11 @@
 
 int
 cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, float b,
-				CpuImageNext next, void *arg, CpuImageInfo *info, char *err, size_t errlen)
+				uint32_t max_segment_docs, CpuImageNext next, void *arg, CpuImageInfo *info,
+				char *err, size_t errlen)
 {
-	(void) ndocs, (void) doclen, (void) k1, (void) b, (void) next, (void) arg, (void) info;
+	(void) ndocs, (void) doclen, (void) k1, (void) b, (void) max_segment_docs, (void) next;
+	(void) arg, (void) info;
 	snprintf(err, errlen, "%s", NO_IMAGE);
 	return -1;
 }

@@ -167,6 +167,8 @@ typedef struct Options
 	int			cpu_engine;		/* --cpu-engine: processes of the production CPU
 								 * engine (cpu_engine.c), 0: not run */
 	double		cpu_seconds;	/* --cpu-seconds: its time per (log, mode, k) */
+	uint32_t	cpu_segment_docs;	/* --cpu-segment-docs: its index's segment cap
+									 * (max_segment_docs; 0: one segment) */
 	const char *cpu_out;		/* --cpu-out: its rows as TSV, or NULL */
 } Options;
 

@@ -36,6 +36,7 @@ usage(void)
 		   "         [--bmw-min-postings N] [--bmw-batch Q,T] [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "         [--cpu-engine P] [--cpu-seconds 3] [--cpu-out FILE.tsv]\n"
+		   "         [--cpu-segment-docs N]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
 		   "docs (--resample): one document a line, lexeme:tf lexeme:tf ...\n"
 		   "(.gz files are read through gzip -dc).  See the header of bench/engine_bench.c.\n");
@@ -252,6 +253,8 @@ parse_options(Options *o, int argc, char **argv)
 				die("--cpu-engine must be 0 .. 1024 processes");
 			o->cpu_engine = (int) p;
 		}
+		else if (strcmp(name, "--cpu-segment-docs") == 0)
+			o->cpu_segment_docs = (uint32_t) parse_u64(name, val);
 		else if (strcmp(name, "--cpu-seconds") == 0)
 			o->cpu_seconds = parse_double(name, val);
 		else if (strcmp(name, "--cpu-out") == 0)
