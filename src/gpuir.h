@@ -688,8 +688,8 @@ extern void GpuirSetMetaLower(Page metapage);
 extern void GpuirFillMetaPage(Page page, const GpuirMetaPageData *opts);
 extern void GpuirFillFreeMapPage(Page page);
 extern void GpuirWriteEmptyIndex(Relation index, const GpuirMetaPageData *opts);
-extern void GpuirStoreBuiltSegments(Relation index, const GpuirSegmentData *segs, int nsegs,
-									uint64 total_dl);
+extern uint64 GpuirStoreBuiltSegments(Relation index, const GpuirSegmentData *segs, int nsegs,
+									  uint64 total_dl);
 extern float4 GpuirIdf(uint64 N, uint64 df);
 extern void *GpuirGrow(void *ptr, Size elemsize, uint64 *cap, uint64 need, uint64 max);
 

@@ -1240,10 +1240,8 @@ gpuirbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 								 RelationGetRelationName(index),
 								 GpuirBuilderRuns(bs.builder) + bs.worker_runs),
 				 errdetail_internal("maintenance_work_mem is %d kB.", maintenance_work_mem)));
-	for (int r = 0; r < bs.nsegs; r++)
-		ndocs += bs.segs[r].ndocs;
 	if (bs.nsegs > 0)
-		GpuirStoreBuiltSegments(index, bs.segs, bs.nsegs, bs.total_dl);
+		ndocs = GpuirStoreBuiltSegments(index, bs.segs, bs.nsegs, bs.total_dl);
 	GpuirBuilderFree(bs.builder);
 	MemoryContextDelete(bs.tmpcxt);
 

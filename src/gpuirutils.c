@@ -160,9 +160,10 @@ GpuirWriteEmptyIndex(Relation index, const GpuirMetaPageData *opts)
  * GpuirStoreBuiltSegments: a build's segments segs[0..nsegs) (generations
  * 1 .. nsegs: GpuirBuilderWrite's or GpuirListsWrite's, nsegs >= 1), their
  * documents and total_dl (the sum of their documents' lengths) into the
- * metapage of index, WAL-logged: the last step of CREATE INDEX
+ * metapage of index, WAL-logged: the last step of CREATE INDEX.  Returns the
+ * number of documents (the metapage's ndocs).
  */
-void
+uint64
 GpuirStoreBuiltSegments(Relation index, const GpuirSegmentData *segs, int nsegs,
 						uint64 total_dl)
 {
@@ -184,6 +185,7 @@ GpuirStoreBuiltSegments(Relation index, const GpuirSegmentData *segs, int nsegs,
 	m->generation = nsegs;		/* the segments' generations are 1 .. nsegs */
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
+	return ndocs;
 }
 
 /*
