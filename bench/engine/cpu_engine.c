@@ -181,10 +181,9 @@ check_config(const LogRef *r, const QLog *l, const QText *t, int m, uint32_t k, 
 
 	for (uint32_t q = 0; q < r->n; q++)
 	{
-		uint32_t	want = r->cnt[am][q] < k ? r->cnt[am][q] : k;
 		int			n = cpu_image_search(t->text[q], t->len[q], image_mode(m), k, docs, scores,
 										 err, sizeof(err));
-		int			same = n == (int) want;
+		int			where;
 
 		if (n < 0)
 		{
@@ -194,27 +193,18 @@ check_config(const LogRef *r, const QLog *l, const QText *t, int m, uint32_t k, 
 			bad++;
 			continue;
 		}
-		for (uint32_t i = 0; same && i < want; i++)
-			same = docs[i] == r->res[am][q][i].doc &&
-				memcmp(&scores[i], &r->res[am][q][i].score, sizeof(float)) == 0;
-		if (!same)
+		where = logref_diff(r, am, q, k, (uint32_t) n, docs, scores);
+		if (where == -1)
+			continue;
+		if (bad++ < 5)
 		{
-			if (bad < 5)
-			{
-				printf("cpu engine: MISMATCH %s %s k=%u query %s: %d results, reference %u",
-					   l->name, mode_names[m], k, l->qid[q], n, want);
-				for (uint32_t i = 0; i < want && (int) i < n; i++)
-					if (docs[i] != r->res[am][q][i].doc ||
-						memcmp(&scores[i], &r->res[am][q][i].score, sizeof(float)) != 0)
-					{
-						printf("; first difference at %u: doc %u score %.9g, reference doc %u "
-							   "score %.9g", i, docs[i], (double) scores[i],
-							   r->res[am][q][i].doc, (double) r->res[am][q][i].score);
-						break;
-					}
-				printf("\n");
-			}
-			bad++;
+			printf("cpu engine: MISMATCH %s %s k=%u query %s: %d results, reference %u", l->name,
+				   mode_names[m], k, l->qid[q], n, logref_count(r, am, q, k));
+			if (where >= 0)
+				printf("; first difference at %d: doc %u score %.9g, reference doc %u score %.9g",
+					   where, docs[where], (double) scores[where], r->res[am][q][where].doc,
+					   (double) r->res[am][q][where].score);
+			printf("\n");
 		}
 	}
 	free(docs);

@@ -325,6 +325,22 @@ extern void logref_compute(LogRef *r, const QLog *l, const Segment *s, const Opt
 						   uint32_t kref, const int need[2]);
 extern void logref_free(LogRef *r);
 
+/* logref_count: the reference's number of results of query q (and_mode am) at k */
+static inline uint32_t
+logref_count(const LogRef *r, int am, uint32_t q, uint32_t k)
+{
+	return r->cnt[am][q] < k ? r->cnt[am][q] : k;
+}
+
+/*
+ * logref_diff: where count results docs[0..count), scores[0..count) differ
+ * from the reference's top-k of query q (and_mode am): -1 nowhere (the same
+ * count, docIDs and score bits), -2 in the count, else the first rank that
+ * differs
+ */
+extern int	logref_diff(const LogRef *r, int am, uint32_t q, uint32_t k, uint32_t count,
+						const uint32_t *docs, const float *scores);
+
 /* ---------- gpu.c ---------- */
 
 typedef struct Row

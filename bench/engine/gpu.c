@@ -635,24 +635,16 @@ check_config(const gpuir_cuda_segment *dev, const Segment *s, const QLog *l, con
 	}
 	for (uint32_t q = 0; q < r->n; q++)
 	{
-		uint32_t	want = r->cnt[am][q] < k ? r->cnt[am][q] : k;
+		uint32_t	want = logref_count(r, am, q, k);
 		const Res  *ref = r->res[am][q];
 		const uint32_t *gd = b->docids + (size_t) q * k;
 		const float *gs = b->scores + (size_t) q * k;
-		int			where = -1;
+		int			where = logref_diff(r, am, q, k, b->counts[q], gd, gs);
 
-		if (b->counts[q] != want)
-			where = -2;
-		for (uint32_t i = 0; where == -1 && i < k; i++)
-		{
-			if (i < want)
-			{
-				if (gd[i] != ref[i].doc || memcmp(&gs[i], &ref[i].score, sizeof(float)) != 0)
-					where = (int) i;
-			}
-			else if (gd[i] != 0 || gs[i] != 0.0f)
+		/* and the slots past the count zeroed */
+		for (uint32_t i = want; where == -1 && i < k; i++)
+			if (gd[i] != 0 || gs[i] != 0.0f)
 				where = (int) i;
-		}
 		if (where == -1)
 			continue;
 		bad++;

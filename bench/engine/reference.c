@@ -353,6 +353,20 @@ logref_compute(LogRef *r, const QLog *l, const Segment *s, const Options *o, uin
 	fflush(stdout);
 }
 
+int
+logref_diff(const LogRef *r, int am, uint32_t q, uint32_t k, uint32_t count,
+			const uint32_t *docs, const float *scores)
+{
+	const Res  *ref = r->res[am][q];
+
+	if (count != logref_count(r, am, q, k))
+		return -2;
+	for (uint32_t i = 0; i < count; i++)
+		if (docs[i] != ref[i].doc || memcmp(&scores[i], &ref[i].score, sizeof(float)) != 0)
+			return (int) i;
+	return -1;
+}
+
 void
 logref_free(LogRef *r)
 {
