@@ -850,20 +850,22 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_min_postings(uint64_t n);
 
 /*
  * gpuir_cuda_search_set_bmw_batch: testing and benchmarks only: a batch
- * whose BMW queries' lists hold fewer than query_postings postings for
- * each query and fewer than batch_postings together runs them all as OR
- * in the calling thread's later searches: over such short lists the seed
- * and MaxScore launches cost the batch more than they save, and a batch
- * mixing BMW and OR queries pays both paths' launches (0, 0: never).
- * GPUIR_CUDA_BMW_BATCH_QUERY and GPUIR_CUDA_BMW_BATCH_TOTAL restore the
- * defaults, 0 and 0: 262,144 and 4 M gained BMW 16-23% in batches of 16
- * over 1.2 M documents but cost 12.5% one TREC 2005 query at a time over
- * 40 M (H200, 2026-11-30; bench/results/2026-11-30-h200-bmw-batch.md).
- * Same results either way.  Not provided by the no-CUDA stub build.
+ * whose BMW queries, given a tile of the window each as OR would, fill
+ * fewer than waves waves of the tile kernel's resident thread blocks, and
+ * whose lists hold fewer than batch_postings postings together, runs them
+ * all as OR in the calling thread's later searches: BMW's seed and
+ * MaxScore launches then cost the batch more than the tiles they spare,
+ * and a batch mixing BMW and OR queries pays both paths' launches (a 0:
+ * never).  GPUIR_CUDA_BMW_BATCH_WAVES and GPUIR_CUDA_BMW_BATCH_TOTAL
+ * restore the defaults, 3 waves and 4 M postings: batches of 16 over 1.2 M
+ * documents (2.2 waves) gained 27-36% at k = 10, one query over 40 M (4.6
+ * waves) keeps BMW's 1.42x OR (H200, 2026-11-30;
+ * bench/results/2026-11-30-h200-bmw-waves.md).  Same results either way.
+ * Not provided by the no-CUDA stub build.
  */
-#define GPUIR_CUDA_BMW_BATCH_QUERY	0
-#define GPUIR_CUDA_BMW_BATCH_TOTAL	0
-extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_batch(uint64_t query_postings,
+#define GPUIR_CUDA_BMW_BATCH_WAVES	3
+#define GPUIR_CUDA_BMW_BATCH_TOTAL	4194304
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_batch(uint64_t waves,
 														   uint64_t batch_postings);
 
 /*

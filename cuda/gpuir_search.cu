@@ -1247,7 +1247,7 @@ static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
 /* the fewest postings of a BMW query that prunes (gpuir_cuda_search_set_bmw_min_postings) */
 static thread_local uint64_t bmw_min_postings = GPUIR_CUDA_BMW_MIN_POSTINGS;
 /* a batch of short BMW queries runs as OR (gpuir_cuda_search_set_bmw_batch) */
-static thread_local uint64_t bmw_batch_query = GPUIR_CUDA_BMW_BATCH_QUERY,
+static thread_local uint64_t bmw_batch_waves = GPUIR_CUDA_BMW_BATCH_WAVES,
 			bmw_batch_total = GPUIR_CUDA_BMW_BATCH_TOTAL;
 
 /*
@@ -1499,9 +1499,9 @@ gpuir_cuda_search_set_maxscore(uint32_t share, uint32_t dense)
 
 /* gpuir_cuda_search_set_bmw_batch: contract in gpuir_cuda.h */
 extern "C" void
-gpuir_cuda_search_set_bmw_batch(uint64_t query_postings, uint64_t batch_postings)
+gpuir_cuda_search_set_bmw_batch(uint64_t waves, uint64_t batch_postings)
 {
-	bmw_batch_query = query_postings;
+	bmw_batch_waves = waves;
 	bmw_batch_total = batch_postings;
 }
 
@@ -1618,39 +1618,49 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 }
 
 /*
- * plan_bmw_as_or: do the BMW queries of the batch run as OR?  Yes when
- * their lists hold fewer than bmw_batch_query postings for each query and
- * fewer than bmw_batch_total together: the seed and MaxScore kernels then
- * cost the batch more than the tiles they spare, and a batch whose BMW
- * queries were cut one by one would mix both paths and pay both.  Off by
- * default: engine_bench, H200, 2026-11-30, with 262,144 and 4 M against
- * none (bench/results/2026-11-30-h200-bmw-batch.md), BMW's q/s over 1.2 M
- * documents rose 16-23% in batches of 16 at k = 10 (0.76-0.91x OR to
- * 0.92-0.99x) and 4-12% at k = 1000 in batches of 1 to 64, but fell 2-7%
- * in batches of 64 at k = 10, and over 40 M one TREC 2005 query at a time
- * lost 12.5% (1.43x OR to 1.26x): single queries of 100-262 k postings
- * gain from BMW there.  Same results either way.
+ * plan_bmw_as_or: do the BMW queries of the batch run as OR?  Yes when the
+ * tiles OR would give them, a tile of the window's ntiles for each BMW
+ * query, fill fewer than bmw_batch_waves waves of the tile kernel's
+ * resident thread blocks (resident_grids), and their lists hold fewer than
+ * bmw_batch_total postings together.  BMW spares tiles: the MaxScore
+ * kernel takes a query whose essential blocks are few, the tiles skip
+ * those whose bound cannot reach the threshold; but its seed and MaxScore
+ * kernels are two more launches on the batch's critical path (H200,
+ * batches of 16 over 1.2 M documents: 17 us each against a tile kernel of
+ * 38 us), which a tile kernel of a few waves cannot repay.  Decided for
+ * the whole batch: one whose BMW queries were cut one by one would mix
+ * both paths and pay both.  H200, engine_bench, TREC 2005, MQ 2009 and
+ * the unseen log, 2026-11-30 (bench/results/2026-11-30-h200-bmw-waves.md):
+ * batches of 16 over 1.2 M documents (2.2 waves) ran 27-36% faster as OR
+ * at k = 10 (BMW/OR 0.73-0.93x); one query over 40 M (4.6 waves) ran 10%
+ * slower as OR on TREC 2005 (1.42x), so the tiles' waves and not the
+ * queries' postings decide (a rule by the postings a query, on average or
+ * each, cut that query too).  Same results either way.
  */
 static bool
-plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_cuda_term *terms)
+plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_cuda_term *terms,
+			   uint32_t ntiles)
 {
-	uint64_t	total = 0;
+	uint64_t	total = 0,
+				nbmw = 0;
+	uint32_t	tile_grid,
+				ms_grid;
 
-	if (bmw_batch_query == 0 && bmw_batch_total == 0)
+	if (bmw_batch_waves == 0 || bmw_batch_total == 0)
 		return false;
 	for (uint32_t q = 0; q < nqueries; q++)
 	{
-		uint64_t	sump = 0;
-
 		if (queries[q].mode != GPUIR_CUDA_MODE_BMW)
 			continue;
+		nbmw++;
 		for (uint32_t j = 0; j < queries[q].nterms; j++)
-			sump += terms[queries[q].first_term + j].npostings;
-		total += sump;
-		if (sump >= bmw_batch_query || total >= bmw_batch_total)
+			total += terms[queries[q].first_term + j].npostings;
+		if (total >= bmw_batch_total)
 			return false;
 	}
-	return true;
+	resident_grids(&tile_grid, &ms_grid, NULL);
+	/* floor(pairs / grid) < waves: pairs < waves x grid, without overflow */
+	return nbmw > 0 && nbmw * ntiles / tile_grid < bmw_batch_waves;
 }
 
 /*
@@ -1674,7 +1684,7 @@ plan_batch(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *s
 			return st;
 	}
 	p->short_tiles = full_regions ? 0 : plan_short_tiles(queries, nqueries);
-	p->bmw_as_or = plan_bmw_as_or(queries, nqueries, terms);
+	p->bmw_as_or = plan_bmw_as_or(queries, nqueries, terms, p->ntiles);
 	for (uint32_t q = 0; q < nqueries && p->ntiles > 0; q++)
 	{
 		gpuir_cuda_status st = plan_query(p, seg, sc, &queries[q], q, terms);

@@ -939,9 +939,9 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 
 		/*
 		 * the batch rule: no query and no batch as long as the limits, so
-		 * every one runs as OR; then a limit of one posting a query, which
-		 * every query reaches, and then of one posting a batch, so every one
-		 * runs as BMW again
+		 * every one runs as OR; then no limit of waves (0: the rule is
+		 * off), and then a limit of one posting a batch, which every batch
+		 * reaches, so every one runs as BMW again
 		 */
 		for (int lim = 0; lim < 3 && st == GPUIR_CUDA_OK; lim++)
 		{
@@ -949,7 +949,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 			if (lim == 0)
 				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, UINT64_MAX);
 			else if (lim == 1)
-				gpuir_cuda_search_set_bmw_batch(1, UINT64_MAX);
+				gpuir_cuda_search_set_bmw_batch(0, UINT64_MAX);
 			else
 				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, 1);
 			st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
@@ -957,7 +957,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
 			snprintf(what, sizeof(what), "%s/%s as BMW, a batch %s the batch limits: status %s (%s), %llu BMW queries of %u, output identical to OR",
 					 s->spec.name, bs->name,
-					 lim == 0 ? "below" : lim == 1 ? "past a query's" : "past a batch's",
+					 lim == 0 ? "below" : lim == 1 ? "without" : "past a batch's",
 					 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail(),
 					 (unsigned long long) sm.bmw_queries, b.nq);
 			check(st == GPUIR_CUDA_OK && sm.bmw_queries == (lim == 0 ? 0 : b.nq) &&

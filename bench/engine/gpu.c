@@ -188,7 +188,7 @@ batch_free(Batch *b)
 static int64_t maxscore_share = -1;
 static int64_t maxscore_dense = -1;
 static int64_t bmw_min_postings = -1;
-static int64_t bmw_batch_query = -1,
+static int64_t bmw_batch_waves = -1,
 			bmw_batch_total = -1;
 static int64_t decode_budget = -1;	/* --decode-budget */
 static int64_t decode_cache = -1;	/* --decode-cache */
@@ -282,7 +282,7 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 	maxscore_share = o->maxscore;
 	maxscore_dense = o->maxscore_dense;
 	bmw_min_postings = o->bmw_min_postings;
-	bmw_batch_query = o->bmw_batch_query;
+	bmw_batch_waves = o->bmw_batch_waves;
 	bmw_batch_total = o->bmw_batch_total;
 	decode_budget = o->decode_budget;
 	decode_cache = o->decode_cache;
@@ -350,8 +350,8 @@ run_job(DevJob *j)
 									   : GPUIR_CUDA_MAXSCORE_DENSE);
 	if (bmw_min_postings >= 0)
 		gpuir_cuda_search_set_bmw_min_postings((uint64_t) bmw_min_postings);
-	if (bmw_batch_query >= 0)
-		gpuir_cuda_search_set_bmw_batch((uint64_t) bmw_batch_query, (uint64_t) bmw_batch_total);
+	if (bmw_batch_waves >= 0)
+		gpuir_cuda_search_set_bmw_batch((uint64_t) bmw_batch_waves, (uint64_t) bmw_batch_total);
 	if (decode_budget >= 0)
 		gpuir_cuda_search_set_decode_budget((uint32_t) decode_budget);
 	if (decode_cache >= 0)

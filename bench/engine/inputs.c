@@ -33,7 +33,7 @@ usage(void)
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
 		   "         [--maxscore-share N] [--maxscore-dense N] [--decode-budget N]\n"
-		   "         [--bmw-min-postings N] [--bmw-batch Q,T] [--decode-cache BLOCKS]\n"
+		   "         [--bmw-min-postings N] [--bmw-batch W,T] [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "         [--cpu-engine P] [--cpu-seconds 3] [--cpu-out FILE.tsv]\n"
 		   "         [--cpu-segment-docs N]\n"
@@ -117,7 +117,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->maxscore = -1;
 	o->maxscore_dense = -1;
 	o->bmw_min_postings = -1;
-	o->bmw_batch_query = o->bmw_batch_total = -1;
+	o->bmw_batch_waves = o->bmw_batch_total = -1;
 	o->decode_budget = -1;
 	o->decode_cache = -1;
 	o->verify = 1;
@@ -233,9 +233,9 @@ parse_options(Options *o, int argc, char **argv)
 			char	   *q;
 
 			if (comma == NULL)
-				die("--bmw-batch wants Q,T: postings a query, postings a batch");
+				die("--bmw-batch wants W,T: waves of tiles, postings a batch");
 			q = xstrndup(val, (size_t) (comma - val));
-			o->bmw_batch_query = (int64_t) parse_u64(name, q);
+			o->bmw_batch_waves = (int64_t) parse_u64(name, q);
 			o->bmw_batch_total = (int64_t) parse_u64(name, comma + 1);
 			free(q);
 		}
