@@ -38,6 +38,11 @@
  *			any fallback, divided among the request's queries;
  *	GPU_CPU	the backend's CPU time over the same span: what a GPU query
  *			costs the cores.
+ * A query's times feed its cells only when the load class it began in
+ * still holds when it ends (gpuir_route_same_load): the first queries of a
+ * run of 64 clients begin while few backends search and wait in the queue
+ * the others fill, and fed the light class GPU round trips ten times a
+ * lone one's (H200, bench/results/2026-11-30-h200-auto-ramp.md).
  *
  * The choice, for a query of a cell where both devices have samples:
  *	- the cores are oversubscribed (load class oversubscribed): the device that
@@ -77,8 +82,9 @@
  * A device with fewer than GPUIR_ROUTE_MIN_SAMPLES samples in the cell is
  * tried first, and one query in GPUIR_ROUTE_EXPLORE of a cell goes to the
  * other device (one in GPUIR_ROUTE_EXPLORE_FAR when its mean is more than
- * GPUIR_ROUTE_FAR times higher: a long query on the slow device costs many
- * fast ones), so that both means stay current.  Queries whose lists hold
+ * GPUIR_ROUTE_FAR times higher and rests on GPUIR_ROUTE_TRUSTED samples: a
+ * long query on the slow device costs many fast ones, but a mean of a few
+ * samples may be a few unlucky ones), so that both means stay current.  Queries whose lists hold
  * fewer than gpuir.gpu_min_postings postings stay on the CPU.  Results are
  * the same on either device, so routing affects speed only.  The cells are
  * read and written without locks: a lost update of a mean costs nothing.
@@ -311,7 +317,9 @@ GpuirRouteToGpu(GpuirMode mode, int k, uint64 postings, GpuirRoutePrediction *pr
  * GpuirRouteObserve: a query of this mode, k and postings cost us
  * microseconds of what (GPUIR_ROUTE_CPU, _GPU or _GPU_CPU): fold it into
  * the cell's mean of that; where pred (GpuirRouteToGpu's, or NULL) was in
- * that measure, count the prediction against us for gpuir_status()
+ * that measure, count the prediction against us for gpuir_status().  Call
+ * it before GpuirRouteActiveEnd: a time is kept only when the load class
+ * the search began in still holds (gpuir_route_same_load).
  */
 void
 GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us,
@@ -322,6 +330,9 @@ GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, double us,
 	float4		mean;
 
 	if (c == NULL)
+		return;
+	/* a time over a change of load class feeds no cell */
+	if (!gpuir_route_same_load(route_load, GpuirRouteLoadNow()))
 		return;
 	n = pg_atomic_read_u32(&c->samples[what]);
 	mean = gpuir_route_fold(read_mean(&c->mean_us[what]), n, us);

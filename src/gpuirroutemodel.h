@@ -22,6 +22,8 @@
 #define GPUIR_ROUTE_EXPLORE			64	/* one query in this many tries the other device */
 #define GPUIR_ROUTE_EXPLORE_FAR		1024	/* ... when its mean is GPUIR_ROUTE_FAR times higher */
 #define GPUIR_ROUTE_FAR				3.0
+#define GPUIR_ROUTE_TRUSTED			64	/* ... and the other device's mean rests on this
+										 * many times or more */
 #define GPUIR_ROUTE_SATURATED		1.0	/* backends in a search per core past which the
 										 * cores are oversubscribed */
 #define GPUIR_ROUTE_SPILL_COST		2.0	/* CPU time at most this many times a GPU
@@ -141,12 +143,18 @@ gpuir_route_least(const float *mean, const uint32_t *samples, int n, float fallb
  * costs the cores less (CPU against GPU_CPU); else the one that answers
  * first (CPU against GPU).  The other device is tried once in
  * GPUIR_ROUTE_EXPLORE queries, once in GPUIR_ROUTE_EXPLORE_FAR when its
- * mean is more than GPUIR_ROUTE_FAR times the chosen one's.
+ * mean is more than GPUIR_ROUTE_FAR times the chosen one's and rests on
+ * GPUIR_ROUTE_TRUSTED times or more: a mean of a few times may be a few
+ * unlucky ones (a cell of one client's load whose GPU means a 64-client
+ * run's first queries had lifted tenfold, explored once in 1,024, kept
+ * 1-client OR queries on the CPU at 0.62x the GPU's q/s for 12 s: H200,
+ * bench/results/2026-11-30-h200-auto-ramp.md).
  */
 static inline bool
 gpuir_route_choose(const GpuirRouteMeans *m, bool cores_full, uint32_t *every)
 {
 	bool		gpu;
+	bool		far;
 
 	*every = 0;
 	if (m->gpu_samples < GPUIR_ROUTE_MIN_SAMPLES)
@@ -157,10 +165,28 @@ gpuir_route_choose(const GpuirRouteMeans *m, bool cores_full, uint32_t *every)
 		gpu = m->gpu_cpu_us < m->cpu_us;
 	else
 		gpu = m->gpu_us < m->cpu_us;
-	*every = (gpu ? m->cpu_us > GPUIR_ROUTE_FAR * m->gpu_us
-			  : m->gpu_us > GPUIR_ROUTE_FAR * m->cpu_us)
-		? GPUIR_ROUTE_EXPLORE_FAR : GPUIR_ROUTE_EXPLORE;
+	far = gpu ? (m->cpu_us > GPUIR_ROUTE_FAR * m->gpu_us &&
+				 m->cpu_samples >= GPUIR_ROUTE_TRUSTED)
+		: (m->gpu_us > GPUIR_ROUTE_FAR * m->cpu_us &&
+		   m->gpu_samples >= GPUIR_ROUTE_TRUSTED);
+	*every = far ? GPUIR_ROUTE_EXPLORE_FAR : GPUIR_ROUTE_EXPLORE;
 	return gpu;
+}
+
+/*
+ * gpuir_route_same_load: does a time measured over a query that began in
+ * load class begin and ended in class end (gpuir_route_load at each) feed
+ * the means of begin's cells?  Only when the class held: a query that
+ * began while few backends searched and ended among many (the first
+ * queries of a pgbench run of 64 clients: they start one by one) waited
+ * in the queue the others filled, and its GPU round trip, ten times a
+ * lone one's, lifted the light class's means until one client's queries
+ * went to the slower device (bench/results/2026-11-30-h200-auto-ramp.md).
+ */
+static inline bool
+gpuir_route_same_load(int begin, int end)
+{
+	return begin == end;
 }
 
 /*

@@ -152,6 +152,19 @@ test_choose(void)
 	m.gpu_us = 10.0f;
 	check(gpu_share(&m, false, 10240, &every) == 1.0 - 10.0 / 10240, "CPU 10x slower: 1 in 1024");
 
+	/* far apart, but the slow device's mean rests on few samples: 1 in 64 */
+	m.cpu_samples = GPUIR_ROUTE_TRUSTED - 1;
+	check(gpu_share(&m, false, 6400, &every) == 1.0 - 1.0 / 64,
+		  "CPU 10x slower on fewer than GPUIR_ROUTE_TRUSTED samples: 1 in 64");
+	m.gpu_us = 1000.0f;
+	check(gpu_share(&m, false, 10240, &every) == 10.0 / 10240,
+		  "GPU 10x slower on enough samples, the CPU's few: 1 in 1024");
+	m.gpu_samples = GPUIR_ROUTE_TRUSTED - 1;
+	m.cpu_samples = 100;
+	check(gpu_share(&m, false, 6400, &every) == 1.0 / 64,
+		  "GPU 10x slower on fewer than GPUIR_ROUTE_TRUSTED samples: 1 in 64");
+	m.gpu_samples = 100;
+
 	/* oversubscribed cores: the device that costs the cores less, whatever the wall times */
 	m.cpu_us = 100.0f;
 	m.gpu_us = 500.0f;			/* a GPU round trip under load */
@@ -378,6 +391,63 @@ test_load_classes(void)
 	sim_check(cls[1], NB, gpu_scale[1], "busy load between light phases");
 }
 
+/*
+ * A cell whose GPU mean a few unlucky times lifted tenfold (the first
+ * queries of a 64-client run, measured in the light class): GPU 50 us,
+ * CPU 200 us in truth, the GPU's mean 2,000 us on 20 samples.  The cell
+ * must send 95% of its queries to the GPU again within 5,000 queries
+ * (explored 1 in 64 while the GPU's mean rests on fewer than
+ * GPUIR_ROUTE_TRUSTED samples; 1 in 1,024 would take some 38,000).  And
+ * a time over a change of load class feeds no cell.
+ */
+static void
+test_unlucky_mean(void)
+{
+	SimClass	c;
+	uint32_t	q;
+	char		what[160];
+
+	memset(&c, 0, sizeof(c));
+	rnd_seed(777);
+	c.m.gpu_us = 2000.0f;
+	c.m.gpu_samples = 20;
+	c.m.cpu_us = 200.0f;
+	c.m.cpu_samples = 1000;
+	for (q = 0; q < 5000; q++)
+	{
+		uint32_t	every;
+		bool		gpu = gpuir_route_choose(&c.m, false, &every);
+		double		noise = 0.9 + 0.2 * (rnd() % 1000) / 1000.0;
+
+		if (every > 0)
+			gpu = gpuir_route_explore(gpu, every, c.decisions++);
+		if (gpu)
+		{
+			c.m.gpu_us = gpuir_route_fold(c.m.gpu_us, c.m.gpu_samples, 50.0 * noise);
+			c.m.gpu_samples++;
+		}
+		else
+		{
+			c.m.cpu_us = gpuir_route_fold(c.m.cpu_us, c.m.cpu_samples, 200.0 * noise);
+			c.m.cpu_samples++;
+		}
+		if (q >= 4000)
+		{
+			c.total++;
+			c.to_gpu += gpu;
+		}
+	}
+	snprintf(what, sizeof(what),
+			 "an unlucky GPU mean (2,000 us on 20 samples, 50 us in truth): %.1f%% of queries 4,000-5,000 to the GPU",
+			 100.0 * c.to_gpu / c.total);
+	check(c.to_gpu >= 0.95 * c.total, what);
+
+	check(gpuir_route_same_load(GPUIR_ROUTE_LIGHT, GPUIR_ROUTE_LIGHT) &&
+		  !gpuir_route_same_load(GPUIR_ROUTE_LIGHT, GPUIR_ROUTE_OVERSUBSCRIBED) &&
+		  !gpuir_route_same_load(GPUIR_ROUTE_BUSY, GPUIR_ROUTE_LIGHT),
+		  "a time feeds its cell only when the load class held");
+}
+
 int
 main(void)
 {
@@ -386,6 +456,7 @@ main(void)
 	test_choose();
 	test_closed_loop();
 	test_load_classes();
+	test_unlucky_mean();
 	printf("route: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
