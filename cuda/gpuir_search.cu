@@ -1246,7 +1246,7 @@ static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
 static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
 /* the fewest postings of a BMW query that prunes (gpuir_cuda_search_set_bmw_min_postings) */
 static thread_local uint64_t bmw_min_postings = GPUIR_CUDA_BMW_MIN_POSTINGS;
-/* a batch of short BMW queries runs as OR (gpuir_cuda_search_set_bmw_batch) */
+/* a batch of BMW queries whose tiles fill few waves runs as OR (plan_bmw_as_or) */
 static thread_local uint64_t bmw_batch_waves = GPUIR_CUDA_BMW_BATCH_WAVES,
 			bmw_batch_total = GPUIR_CUDA_BMW_BATCH_TOTAL;
 
