@@ -69,8 +69,8 @@
  *	--bmw-batch W,T: a batch whose BMW queries fill fewer than W waves
  *				of the tile kernel's resident blocks (a tile of the
  *				window each) and hold fewer than T postings together
- *				runs them as OR (gpuir_cuda_search_set_bmw_batch; 0,0:
- *				never); the library's defaults without it.
+ *				runs them as OR (gpuir_cuda_search_set_bmw_batch; either
+ *				0: never); the library's defaults without it.
  *	--decode-budget N: posting blocks a batch decodes once for its OR and
  *				BMW queries' lists (gpuir_cuda_search_set_decode_budget;
  *				0: none, every tile decodes the blocks it reads); the

@@ -857,16 +857,26 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_min_postings(uint64_t n);
  * MaxScore launches then cost the batch more than the tiles they spare,
  * and a batch mixing BMW and OR queries pays both paths' launches (a 0:
  * never).  GPUIR_CUDA_BMW_BATCH_WAVES and GPUIR_CUDA_BMW_BATCH_TOTAL
- * restore the defaults, 3 waves and 4 M postings: batches of 16 over 1.2 M
- * documents (2.2 waves) gained 27-36% at k = 10, one query over 40 M (4.6
- * waves) keeps BMW's 1.42x OR (H200, 2026-11-30;
- * bench/results/2026-11-30-h200-bmw-waves.md).  Same results either way.
+ * restore the defaults, 3 waves and 4 M postings.  On an H200 (3 tile
+ * blocks on each of 132 SMs, 1,188 tiles a wave) a batch of 16 over 1.2 M
+ * documents (1,184 tiles: just under) gained 22-26% at k = 10, and one
+ * query over 40 M (2,442 tiles) keeps BMW's 1.37x OR (2026-11-30;
+ * bench/results/2026-11-30-h200-bmw-waves.md): the cut depends on the
+ * window's tiles and the device's SMs.  Same results either way.
  * Not provided by the no-CUDA stub build.
  */
 #define GPUIR_CUDA_BMW_BATCH_WAVES	3
 #define GPUIR_CUDA_BMW_BATCH_TOTAL	4194304
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_batch(uint64_t waves,
 														   uint64_t batch_postings);
+
+/*
+ * gpuir_cuda_search_tile_blocks: testing only: the tile kernel's thread
+ * blocks resident at once on the calling thread's device (a wave of
+ * tiles, as gpuir_cuda_search_set_bmw_batch counts them); 1024 when the
+ * device cannot say.  Not provided by the no-CUDA stub build.
+ */
+extern GPUIR_CUDA_API uint32_t gpuir_cuda_search_tile_blocks(void);
 
 /*
  * gpuir_cuda_search_set_short_room: testing only: the candidate room, in

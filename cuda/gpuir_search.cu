@@ -1627,15 +1627,16 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
  * those whose bound cannot reach the threshold; but its seed and MaxScore
  * kernels are two more launches on the batch's critical path (H200,
  * batches of 16 over 1.2 M documents: 17 us each against a tile kernel of
- * 38 us), which a tile kernel of a few waves cannot repay.  Decided for
- * the whole batch: one whose BMW queries were cut one by one would mix
- * both paths and pay both.  H200, engine_bench, TREC 2005, MQ 2009 and
- * the unseen log, 2026-11-30 (bench/results/2026-11-30-h200-bmw-waves.md):
- * batches of 16 over 1.2 M documents (2.2 waves) ran 27-36% faster as OR
- * at k = 10 (BMW/OR 0.73-0.93x); one query over 40 M (4.6 waves) ran 10%
- * slower as OR on TREC 2005 (1.42x), so the tiles' waves and not the
- * queries' postings decide (a rule by the postings a query, on average or
- * each, cut that query too).  Same results either way.
+ * 38 us), which a tile kernel of a few waves cannot repay.  The count is
+ * of the queries sent as BMW, some of which plan_query may still run as
+ * OR.  Decided for the whole batch: one whose BMW queries were cut one by
+ * one would mix both paths and pay both.  H200 (1,188 tiles a wave),
+ * engine_bench, TREC 2005, MQ 2009 and the unseen log, 2026-11-30
+ * (bench/results/2026-11-30-h200-bmw-waves.md): batches of 16 over 1.2 M
+ * documents (1,184 tiles) ran 22-26% faster (BMW/OR 0.74-0.93x to
+ * 0.95-1.24x at k = 10); one query over 40 M (2,442 tiles) keeps BMW
+ * (1.37x OR), which a rule by the postings a query, on average or each,
+ * had cut (-10%).  Same results either way.
  */
 static bool
 plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_cuda_term *terms,
@@ -2010,7 +2011,8 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * occupancy), their grids when they have more work than that; asked of the
  * runtime once per device and thread, after setting the tile kernel's
  * shared memory attribute (which the occupancy needs, and every launch of
- * the tile kernel: plan_short_tiles and search_launch call this first).
+ * the tile kernel: plan_short_tiles, plan_bmw_as_or and search_launch call
+ * this first).
  * A failed query clears its error, gives 1024 and is tried again next
  * call.  *pdl (when pdl is not NULL): whether the search kernels may go
  * as programmatic dependent launches (SearchLauncher): the device runs
@@ -2066,6 +2068,17 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 	*ms = cached_ms;
 	if (pdl != NULL)
 		*pdl = cached_pdl;
+}
+
+/* gpuir_cuda_search_tile_blocks: contract in gpuir_cuda.h */
+extern "C" uint32_t
+gpuir_cuda_search_tile_blocks(void)
+{
+	uint32_t	tile_grid,
+				ms_grid;
+
+	resident_grids(&tile_grid, &ms_grid, NULL);
+	return tile_grid;
 }
 
 /*

@@ -41,7 +41,7 @@
  * A query's times feed its cells only when the load class it began in
  * still holds when it ends (gpuir_route_same_load): the first queries of a
  * run of 64 clients begin while few backends search and wait in the queue
- * the others fill, and fed the light class GPU round trips ten times a
+ * the others fill, and fed the light class GPU round trips 25-70 times a
  * lone one's (H200, bench/results/2026-11-30-h200-auto-ramp.md).
  *
  * The choice, for a query of a cell where both devices have samples:

@@ -146,7 +146,7 @@ gpuir_route_least(const float *mean, const uint32_t *samples, int n, float fallb
  * mean is more than GPUIR_ROUTE_FAR times the chosen one's and rests on
  * GPUIR_ROUTE_TRUSTED times or more: a mean of a few times may be a few
  * unlucky ones (a cell of one client's load whose GPU means a 64-client
- * run's first queries had lifted tenfold, explored once in 1,024, kept
+ * run's first queries had lifted 25-70 fold, explored once in 1,024, kept
  * 1-client OR queries on the CPU at 0.62x the GPU's q/s for 12 s: H200,
  * bench/results/2026-11-30-h200-auto-ramp.md).
  */
@@ -179,7 +179,7 @@ gpuir_route_choose(const GpuirRouteMeans *m, bool cores_full, uint32_t *every)
  * the means of begin's cells?  Only when the class held: a query that
  * began while few backends searched and ended among many (the first
  * queries of a pgbench run of 64 clients: they start one by one) waited
- * in the queue the others filled, and its GPU round trip, ten times a
+ * in the queue the others filled, and its GPU round trip, 25-70 times a
  * lone one's, lifted the light class's means until one client's queries
  * went to the slower device (bench/results/2026-11-30-h200-auto-ramp.md).
  */

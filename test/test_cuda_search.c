@@ -938,29 +938,42 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 			  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
 
 		/*
-		 * the batch rule: no query and no batch as long as the limits, so
-		 * every one runs as OR; then no limit of waves (0: the rule is
-		 * off), and then a limit of one posting a batch, which every batch
-		 * reaches, so every one runs as BMW again
+		 * the batch rule (a tile of the segment for each BMW query, against
+		 * waves of the tile kernel's resident blocks): limits no batch
+		 * reaches, so every query runs as OR; no limit of waves (0: the
+		 * rule is off); a limit of one posting a batch, which every batch
+		 * reaches; then one wave more than the batch's tiles fill (OR),
+		 * and exactly as many as they fill (BMW; with a batch of less than
+		 * a wave that is 0, the rule off, BMW too)
 		 */
-		for (int lim = 0; lim < 3 && st == GPUIR_CUDA_OK; lim++)
+		for (int lim = 0; lim < 5 && st == GPUIR_CUDA_OK; lim++)
 		{
+			static const char *const how[5] = {
+				"below the batch limits", "without a limit of waves",
+				"past the batch's postings", "a wave below its limit",
+				"at its limit of waves"
+			};
+			const uint64_t waves = (uint64_t) b.nq * ntiles / gpuir_cuda_search_tile_blocks();
+			bool		as_or = (lim == 0 || lim == 3);
+
 			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
 			if (lim == 0)
 				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, UINT64_MAX);
 			else if (lim == 1)
 				gpuir_cuda_search_set_bmw_batch(0, UINT64_MAX);
-			else
+			else if (lim == 2)
 				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, 1);
+			else
+				gpuir_cuda_search_set_bmw_batch(lim == 3 ? waves + 1 : waves, UINT64_MAX);
 			st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
 			gpuir_cuda_search_set_bmw_batch(0, 0);
 			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
-			snprintf(what, sizeof(what), "%s/%s as BMW, a batch %s the batch limits: status %s (%s), %llu BMW queries of %u, output identical to OR",
-					 s->spec.name, bs->name,
-					 lim == 0 ? "below" : lim == 1 ? "without" : "past a batch's",
+			snprintf(what, sizeof(what), "%s/%s as BMW, a batch %s (%llu waves of %u tile blocks): status %s (%s), %llu BMW queries of %u, output identical to OR",
+					 s->spec.name, bs->name, how[lim], (unsigned long long) waves,
+					 gpuir_cuda_search_tile_blocks(),
 					 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail(),
 					 (unsigned long long) sm.bmw_queries, b.nq);
-			check(st == GPUIR_CUDA_OK && sm.bmw_queries == (lim == 0 ? 0 : b.nq) &&
+			check(st == GPUIR_CUDA_OK && sm.bmw_queries == (as_or ? 0 : b.nq) &&
 				  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
 				  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
 				  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
