@@ -84,10 +84,11 @@
  * other device (one in GPUIR_ROUTE_EXPLORE_FAR when its mean is more than
  * GPUIR_ROUTE_FAR times higher and rests on GPUIR_ROUTE_TRUSTED samples: a
  * long query on the slow device costs many fast ones, but a mean of a few
- * samples may be a few unlucky ones), so that both means stay current.  Queries whose lists hold
- * fewer than gpuir.gpu_min_postings postings stay on the CPU.  Results are
- * the same on either device, so routing affects speed only.  The cells are
- * read and written without locks: a lost update of a mean costs nothing.
+ * samples may be a few unlucky ones), so that both means stay current.
+ * Queries whose lists hold fewer than gpuir.gpu_min_postings postings
+ * stay on the CPU.  Results are the same on either device, so routing
+ * affects speed only.  The cells are read and written without locks: a
+ * lost update of a mean costs nothing.
  * gpuir_route() shows the table.  The arithmetic (classes, means, the
  * choice and its exploration) is in gpuirroutemodel.h, as pure functions
  * that test/test_route.c checks with simulated device costs.
