@@ -185,6 +185,8 @@ typedef enum GpuirStage
 	GPUIR_STAGE_TRANSIT_READ,	/* run, part of CACHE: missed lists read */
 	GPUIR_STAGE_TRANSIT_SEND,	/* run, part of CACHE: lists uploaded, kept,
 								 * assembled */
+	GPUIR_STAGE_WORKER_CPU,		/* query answered: the worker's CPU time since
+								 * the batch answered before */
 	GPUIR_NSTAGES
 } GpuirStage;
 

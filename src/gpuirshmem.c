@@ -804,7 +804,12 @@ PG_FUNCTION_INFO_V1(gpuir_gpu_stages);
  *				from the pages into the staging (with the list readers)
  *	transit_send	the same runs (part of cache): the upload, the cache's
  *				admissions and evictions, the kept copies, the assembly
- * Times are wall clock (microsecond resolution).  Without gpuir in
+ *	worker_cpu	per query answered: the CPU time of the worker's process
+ *				(its threads too) since the batch it answered before,
+ *				its polling while batches are in flight and its spin
+ *				before sleeping included: what the GPU's queries cost a
+ *				core of the host, which the backends' share
+ * Times are wall clock (microsecond resolution) except worker_cpu's.  Without gpuir in
  * shared_preload_libraries every row has 0 events.
  */
 Datum
@@ -812,7 +817,7 @@ gpuir_gpu_stages(PG_FUNCTION_ARGS)
 {
 	static const char *const names[GPUIR_NSTAGES] = {
 		"queue", "window", "prepare", "cache", "search", "answer", "round_trip",
-		"transit_read", "transit_send"
+		"transit_read", "transit_send", "worker_cpu"
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 

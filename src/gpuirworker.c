@@ -1081,11 +1081,17 @@ run_end(const GpuirUnit *units, int nunits, int first)
 	return end;
 }
 
-/* batch_answer: answer every request of the batch and count it */
+/*
+ * batch_answer: answer every request of the batch and count it, and the
+ * worker's CPU time since the batch answered before among its queries
+ * (the worker_cpu stage)
+ */
 static void
 batch_answer(GpuirBatch *b)
 {
+	static double cpu_mark = -1.0;
 	TimestampTz t_start;
+	double		cpu_now;
 
 	/* the next batch opens files afresh: no descriptor of a dropped relation lingers */
 	if (b->read_pages)
@@ -1099,6 +1105,10 @@ batch_answer(GpuirBatch *b)
 
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batches, 1);
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batched_queries, b->nqueries);
+	cpu_now = GpuirRouteCpuTime();
+	if (cpu_mark >= 0.0 && cpu_now > cpu_mark)
+		GpuirServiceStageAdd(GPUIR_STAGE_WORKER_CPU, (uint64) (cpu_now - cpu_mark), b->nqueries);
+	cpu_mark = cpu_now;
 }
 
 /*
