@@ -25,6 +25,7 @@
  *		[--bmw-min-postings N] [--bmw-batch W,T] [--decode-budget N]
  *		[--decode-cache BLOCKS]
  *		[--cpu-engine P] [--cpu-seconds 3] [--cpu-out cpu.tsv] [--cpu-segment-docs N]
+ *		[--cpu-flip-score]
  *	build/engine_bench --synthetic 100000 --docs 200000	 (self-contained test input)
  *
  * Inputs (a file name ending in .gz is read through "gzip -dc"; "-" is stdin):
@@ -84,6 +85,10 @@
  *	--cpu-segment-docs N: its index in segments of at most N documents
  *				(the max_segment_docs reloption; at most 16 segments, as
  *				CREATE INDEX writes; default 0: one segment, as the GPU's).
+ *	--cpu-flip-score: testing only: the lowest bit of the last score of
+ *				every query the CPU engine's check compares is flipped
+ *				first, so that the check must fail (make engine-cpu-check
+ *				shows that it does).
  *	--decode-cache BLOCKS: posting blocks (1,032 device bytes each) in
  *				which the searches keep the lists they decoded for later
  *				searches (gpuir_cuda_search_set_decode_cache; 0: none);
@@ -144,7 +149,8 @@
  *	   0 (1 if the self-check failed).
  *	4b. With --cpu-engine P: the production index of the same corpus, built
  *	   by the production segment writer (as a parallel CREATE INDEX's
- *	   leader writes one segment) into pages in this process's memory, and
+ *	   leader writes one segment, or segments of at most
+ *	   --cpu-segment-docs) into pages in this process's memory, and
  *	   the production CPU engine (GpuirSearch: AND, OR, BMW) on it: the
  *	   first --check queries of each (log, mode, k) checked against the
  *	   exact reference (as the GPU's are, step 6), then P processes forked
@@ -257,6 +263,7 @@ main(int argc, char **argv)
 	int			nrows = 0;
 	Row		   *cpu_rows = NULL;
 	int			ncpu = 0;
+	LogRef	   *refs = NULL;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_options(&o, argc, argv);
@@ -280,7 +287,7 @@ main(int argc, char **argv)
 	build_segment(&s, &c, &voc, &o);
 	order_query_terms(logs, nlogs, &s);
 	if (o.cpu_engine > 0)
-		cpu_engine_build(&c, &voc, &o);
+		cpu_engine_build(&c, &voc, &s, &o);
 	free(c.inv_doc);
 	free(c.inv_tf);
 	c.inv_doc = c.inv_tf = NULL;
@@ -289,9 +296,12 @@ main(int argc, char **argv)
 
 	if (selfcheck(logs, nlogs, &s, &o, kref) != 0)
 		failed = 1;
+	/* the exact references, once for the CPU engine's check and the GPU's */
+	if (o.cpu_engine > 0 || (have_gpu && o.check > 0))
+		refs = logrefs_compute(logs, nlogs, &s, &o, kref);
 	if (o.cpu_engine > 0)
 	{
-		cpu_rows = cpu_engine_grid(&s, logs, nlogs, &voc, &o, kref, &ncpu, &failed);
+		cpu_rows = cpu_engine_grid(&s, logs, nlogs, refs, &voc, &o, &ncpu, &failed);
 		if (o.cpu_out != NULL)
 			write_cpu_tsv(o.cpu_out, cpu_rows, ncpu, logs, &o, &s);
 	}
@@ -300,13 +310,16 @@ main(int argc, char **argv)
 	{
 		printf("engine_bench: no CUDA device (%s), GPU part skipped\n", nodev);
 		free(cpu_rows);
+		if (refs != NULL)
+			logrefs_free(refs, nlogs);
 		return failed;
 	}
 
 	if (upload_segment(&s, &o, &dev) != 0)
 		return 1;
-	if (o.check > 0 && check_exactness(&dev, &s, logs, nlogs, &o, kref) != 0)
+	if (o.check > 0 && check_exactness(&dev, &s, logs, nlogs, refs, &o) != 0)
 		failed = 1;
+	logrefs_free(refs, nlogs);
 	rows = timing_grid(&dev, &s, logs, nlogs, &o, &g, &nrows, &failed);
 	print_bmw_summary(rows, nrows, logs);
 	if (o.cpu_engine > 0)

@@ -4,9 +4,10 @@
  *	  engine_bench --cpu-engine P: the production CPU engine beside the GPU,
  *	  on the same corpus and queries (issue "GPU engine", item 7).
  *
- *	  1. Build: the corpus's lists, in dictionary order, go through
- *	     cpu_image.c to the production segment writer, which writes a real
- *	     index (one segment) into this process's memory.
+ *	  1. Build: the corpus's lists, in dictionary order (the Segment's),
+ *	     go through cpu_image.c to the production segment writer, which
+ *	     writes a real index (one segment, or segments of at most
+ *	     --cpu-segment-docs documents) into this process's memory.
  *	  2. Check, per (log, mode, k): the first --check queries of the log
  *	     through GpuirSearch (cpu_image_search), compared with the exact
  *	     reference of reference.c as the GPU's are (counts, docIDs and score
@@ -26,6 +27,7 @@
 #include "engine.h"
 #include "cpu_image.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -73,26 +75,21 @@ next_list(void *arg, CpuImageList *out)
 	return 0;
 }
 
-static int	built = 0;
-
 void
-cpu_engine_build(const Corpus *c, const Vocab *voc, const Options *o)
+cpu_engine_build(const Corpus *c, const Vocab *voc, const Segment *s, const Options *o)
 {
 	ListIter	it;
-	uint32_t   *lorder = list_order(voc, c->V);
 	CpuImageInfo info;
 	char		err[1024];
 	double		t0 = now_s();
 
 	it.c = c;
 	it.voc = voc;
-	it.lorder = lorder;
+	it.lorder = s->lorder;
 	it.i = 0;
 	if (cpu_image_build(c->ndocs, c->doclen, o->k1, o->b, o->cpu_segment_docs, next_list, &it,
 						&info, err, sizeof(err)) != 0)
 		die("cpu engine: the production build failed: %s", err);
-	free(lorder);
-	built = 1;
 	printf("cpu engine: the production index built in %.1f s (one process): %d segment%s, "
 		   "%" PRIu64 " documents, %" PRIu64 " terms (the largest segment's), %" PRIu64
 		   " postings, %" PRIu64 " pages (%.2f GB)\n", now_s() - t0, info.nsegments,
@@ -169,9 +166,14 @@ image_mode(int m)
 
 /* ---------- check ---------- */
 
-/* the first r->n queries against the reference; returns the mismatches */
+/*
+ * the first r->n queries against the reference; returns the mismatches
+ * (with flip, each query's last score has its lowest bit flipped first:
+ * --cpu-flip-score, which the check must catch)
+ */
 static uint64_t
-check_config(const LogRef *r, const QLog *l, const QText *t, int m, uint32_t k, int *error)
+check_config(const LogRef *r, const QLog *l, const QText *t, int m, uint32_t k, int flip,
+			 int *error)
 {
 	const int	am = m == GPUIR_CUDA_MODE_AND;
 	uint32_t   *docs = xmalloc(sizeof(uint32_t) * k);
@@ -192,6 +194,14 @@ check_config(const LogRef *r, const QLog *l, const QText *t, int m, uint32_t k, 
 			*error = 1;
 			bad++;
 			continue;
+		}
+		if (flip && n > 0)
+		{
+			uint32_t	bits;
+
+			memcpy(&bits, &scores[n - 1], sizeof(bits));
+			bits ^= 1;
+			memcpy(&scores[n - 1], &bits, sizeof(bits));
 		}
 		where = logref_diff(r, am, q, k, (uint32_t) n, docs, scores);
 		if (where == -1)
@@ -328,19 +338,15 @@ time_config(Row *r, const QText *t, uint32_t nq, int m, uint32_t k, const Option
 }
 
 Row *
-cpu_engine_grid(const Segment *s, const QLog *logs, int nlogs, const Vocab *voc,
-				const Options *o, uint32_t kref, int *nrows, int *failed)
+cpu_engine_grid(const Segment *s, const QLog *logs, int nlogs, const LogRef *refs,
+				const Vocab *voc, const Options *o, int *nrows, int *failed)
 {
 	Row		   *rows = xcalloc((size_t) (nlogs * o->nmodes * o->nks) + 1, sizeof(Row));
-	int			need[2] = {0, 0};
-	uint64_t	bad = 0;
+	uint64_t	bad = 0,
+				checked = 0;
 	int			error = 0;
 
-	if (!built)
-		die("cpu engine: cpu_engine_grid before cpu_engine_build");
 	*nrows = 0;
-	for (int m = 0; m < o->nmodes; m++)
-		need[o->modes[m] == GPUIR_CUDA_MODE_AND] = 1;
 	printf("\ncpu engine: the production CPU engine (GpuirSearch), %d processes, %.3g s per "
 		   "configuration\n", o->cpu_engine, o->cpu_seconds);
 	printf("%-22s %-4s %5s %10s %10s %12s %14s %8s\n", "log", "mode", "k", "queries",
@@ -349,20 +355,19 @@ cpu_engine_grid(const Segment *s, const QLog *logs, int nlogs, const Vocab *voc,
 	{
 		const QLog *l = &logs[li];
 		uint32_t	nq = o->max_queries && o->max_queries < l->nq ? o->max_queries : l->nq;
-		LogRef		ref;
 		QText		t;
 
 		if (nq == 0)
 			continue;
-		memset(&ref, 0, sizeof(ref));
-		logref_compute(&ref, l, s, o, kref, need);
 		qtext_make(&t, l, voc, s);
 		for (int m = 0; m < o->nmodes; m++)
 			for (int ki = 0; ki < o->nks; ki++)
 			{
 				Row		   *r = &rows[(*nrows)++];
 
-				bad += check_config(&ref, l, &t, o->modes[m], o->ks[ki], &error);
+				bad += check_config(&refs[li], l, &t, o->modes[m], o->ks[ki], o->cpu_flip_score,
+									&error);
+				checked += refs[li].n;
 				time_config(r, &t, nq, o->modes[m], o->ks[ki], o, failed);
 				r->log = li;
 				if (r->ran)
@@ -374,11 +379,8 @@ cpu_engine_grid(const Segment *s, const QLog *logs, int nlogs, const Vocab *voc,
 				fflush(stdout);
 			}
 		qtext_free(&t);
-		logref_free(&ref);
 	}
-	printf("cpu engine exactness: %s (%" PRIu64 " mismatching query results)\n",
-		   bad ? "FAILED" : "every checked query identical to the CPU reference "
-		   "(docIDs and score bits)", bad);
+	print_exactness("cpu engine exactness", checked, bad);
 	if (bad || error)
 		*failed = 1;
 	return rows;
@@ -419,7 +421,7 @@ write_cpu_tsv(const char *path, const Row *rows, int nrows, const QLog *logs,
 
 	if (f == NULL)
 	{
-		printf("cannot write %s\n", path);
+		printf("cannot write %s: %s\n", path, strerror(errno));
 		return;
 	}
 	fprintf(f, "log\tmode\tk\tprocesses\tqueries\tseconds\tqueries_per_s\tpostings\t"

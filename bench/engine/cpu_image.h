@@ -57,9 +57,11 @@ extern int	cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, flo
 
 /*
  * cpu_image_search: the top-k of query (lexemes separated by spaces, as the
- * index stores them; len bytes) in mode, by GpuirSearch on the image: n
- * results (the return value, or -1 with the error in err), best first,
- * their docIDs in docs[0..n) and scores in scores[0..n)
+ * index stores them; len bytes) in mode (CPU_IMAGE_*), by GpuirSearch on
+ * the image built (cpu_image_build first): n <= k results (the return
+ * value, or -1 with the error in err), best first (score descending,
+ * docID ascending), their docIDs in docs[0..n) and scores in
+ * scores[0..n); docs and scores hold k entries
  */
 extern int	cpu_image_search(const char *query, int len, int mode, uint32_t k,
 							 uint32_t *docs, float *scores, char *err, size_t errlen);

@@ -170,6 +170,7 @@ typedef struct Options
 	uint32_t	cpu_segment_docs;	/* --cpu-segment-docs: its index's segment cap
 									 * (max_segment_docs; 0: one segment) */
 	const char *cpu_out;		/* --cpu-out: its rows as TSV, or NULL */
+	int			cpu_flip_score; /* --cpu-flip-score: testing only (check_config) */
 } Options;
 
 /* names of the GPUIR_CUDA_MODE_* values */
@@ -274,6 +275,7 @@ typedef struct Segment
 	/* per vocabulary term (absent: nblocks 0) */
 	uint32_t	V;
 	uint32_t   *first_block;	/* also defined for absent terms (list order) */
+	uint32_t   *lorder;			/* the terms in list order, by lexeme (list_order) */
 	uint32_t   *nblk;			/* blocks of the list, 0 for an absent term */
 	uint32_t   *npost;
 	float	   *idf;
@@ -324,6 +326,23 @@ extern int	selfcheck(const QLog *logs, int nlogs, const Segment *s, const Option
 extern void logref_compute(LogRef *r, const QLog *l, const Segment *s, const Options *o,
 						   uint32_t kref, const int need[2]);
 extern void logref_free(LogRef *r);
+
+/*
+ * logrefs_compute: the references of logs[0..nlogs) (logref_compute; top
+ * kref, the first --check queries of each), AND's where o runs AND, OR's
+ * (which BMW's must equal too) where it runs OR or BMW: one array for every
+ * check of the run (the GPU's and the CPU engine's); free with logrefs_free
+ */
+extern LogRef *logrefs_compute(const QLog *logs, int nlogs, const Segment *s, const Options *o,
+							   uint32_t kref);
+extern void logrefs_free(LogRef *refs, int nlogs);	/* refs may be NULL */
+
+/*
+ * print_exactness: the exactness line of a check named who ("exactness",
+ * "cpu engine exactness"): checked query results (a query at a mode and k),
+ * bad of them mismatching the reference
+ */
+extern void print_exactness(const char *who, uint64_t checked, uint64_t bad);
 
 /* logref_count: the reference's number of results of query q (and_mode am) at k */
 static inline uint32_t
@@ -382,9 +401,12 @@ extern void print_query_stats(const QLog *logs, int nlogs, const Segment *s);
  */
 extern int	upload_segment(const Segment *s, const Options *o, gpuir_cuda_segment *dev);
 
-/* the exactness check of every (log, mode, k); returns 1 on a mismatch or GPU error */
+/*
+ * the exactness check of every (log, mode, k) against refs (logrefs_compute);
+ * returns 1 on a mismatch or GPU error
+ */
 extern int	check_exactness(const gpuir_cuda_segment *dev, const Segment *s, const QLog *logs,
-							int nlogs, const Options *o, uint32_t kref);
+							int nlogs, const LogRef *refs, const Options *o);
 
 /* the timing grid: returns its rows (*nrows); sets *failed on a failed call */
 extern Row *timing_grid(const gpuir_cuda_segment *dev, const Segment *s, const QLog *logs,
@@ -397,23 +419,31 @@ extern void write_tsv(const char *path, const Row *rows, int nrows, const QLog *
 
 /*
  * cpu_engine_build: the production index of corpus c, its lists still
- * there (cpu_image_build); dies on an error
+ * there, written in s's list order (cpu_image_build); dies on an error.
+ * Call before cpu_engine_grid.
  */
-extern void cpu_engine_build(const Corpus *c, const Vocab *voc, const Options *o);
+extern void cpu_engine_build(const Corpus *c, const Vocab *voc, const Segment *s,
+							 const Options *o);
 
 /*
  * cpu_engine_grid: for each log, mode and k, the production CPU engine on
  * o->cpu_engine processes for o->cpu_seconds (one row each, B = 1: each
  * process answers one query at a time) after its exactness check against
- * the reference; returns the rows (*nrows), sets *failed on a mismatch or
- * error
+ * refs (logrefs_compute); returns the rows (*nrows), sets *failed on a
+ * mismatch or error
  */
-extern Row *cpu_engine_grid(const Segment *s, const QLog *logs, int nlogs, const Vocab *voc,
-							const Options *o, uint32_t kref, int *nrows, int *failed);
+extern Row *cpu_engine_grid(const Segment *s, const QLog *logs, int nlogs, const LogRef *refs,
+							const Vocab *voc, const Options *o, int *nrows, int *failed);
 
 /* print_cpu_summary: GPU / CPU engine per (log, mode, k) and GPU batch size */
 extern void print_cpu_summary(const Row *cpu, int ncpu, const Row *gpu, int ngpu,
 							  const QLog *logs, const Options *o);
+/*
+ * write_cpu_tsv: cpu_engine_grid's rows as TSV at path (one line a row: log,
+ * mode, k, processes, queries, seconds, q/s, postings, postings/s, mean
+ * results, note, the corpus's docs and postings); prints why when path
+ * cannot be written
+ */
 extern void write_cpu_tsv(const char *path, const Row *rows, int nrows, const QLog *logs,
 						  const Options *o, const Segment *s);
 

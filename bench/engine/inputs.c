@@ -36,7 +36,7 @@ usage(void)
 		   "         [--bmw-min-postings N] [--bmw-batch W,T] [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "         [--cpu-engine P] [--cpu-seconds 3] [--cpu-out FILE.tsv]\n"
-		   "         [--cpu-segment-docs N]\n"
+		   "         [--cpu-segment-docs N] [--cpu-flip-score]\n"
 		   "vocab: lexeme<TAB>df<TAB>cf; doclen: dl<TAB>count; queries: qid<TAB>lex lex ...;\n"
 		   "docs (--resample): one document a line, lexeme:tf lexeme:tf ...\n"
 		   "(.gz files are read through gzip -dc).  See the header of bench/engine_bench.c.\n");
@@ -139,6 +139,11 @@ parse_options(Options *o, int argc, char **argv)
 		if (strcmp(arg, "--no-verify") == 0)
 		{
 			o->verify = 0;
+			continue;
+		}
+		if (strcmp(arg, "--cpu-flip-score") == 0)
+		{
+			o->cpu_flip_score = 1;
 			continue;
 		}
 		if (strncmp(arg, "--", 2) != 0)

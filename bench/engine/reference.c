@@ -13,6 +13,7 @@
  */
 #include "engine.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +351,44 @@ logref_compute(LogRef *r, const QLog *l, const Segment *s, const Options *o, uin
 				   r->n, kref, now_s() - t0, r->n / (now_s() - t0),
 				   post / 1e6 / (now_s() - t0), o->threads);
 	}
+	fflush(stdout);
+}
+
+LogRef *
+logrefs_compute(const QLog *logs, int nlogs, const Segment *s, const Options *o, uint32_t kref)
+{
+	LogRef	   *refs = xcalloc(nlogs > 0 ? (size_t) nlogs : 1, sizeof(LogRef));
+	int			need[2] = {0, 0};
+
+	/* AND's reference for AND; OR's for OR and BMW (the same top-k) */
+	for (int m = 0; m < o->nmodes; m++)
+		need[o->modes[m] == GPUIR_CUDA_MODE_AND] = 1;
+	for (int li = 0; li < nlogs; li++)
+		logref_compute(&refs[li], &logs[li], s, o, kref, need);
+	return refs;
+}
+
+void
+logrefs_free(LogRef *refs, int nlogs)
+{
+	if (refs == NULL)
+		return;
+	for (int li = 0; li < nlogs; li++)
+		logref_free(&refs[li]);
+	free(refs);
+}
+
+void
+print_exactness(const char *who, uint64_t checked, uint64_t bad)
+{
+	if (bad)
+		printf("%s: FAILED (%" PRIu64 " of %" PRIu64 " checked query results mismatching)\n",
+			   who, bad, checked);
+	else if (checked == 0)
+		printf("%s: no query checked (--check 0)\n", who);
+	else
+		printf("%s: every checked query identical to the CPU reference (docIDs and score bits) "
+			   "(%" PRIu64 " query results checked, 0 mismatching)\n", who, checked);
 	fflush(stdout);
 }
 

@@ -300,7 +300,7 @@ void
 build_segment(Segment *s, const Corpus *c, const Vocab *voc, const Options *o)
 {
 	BuildCtx	x;
-	uint32_t   *lorder = list_order(voc, c->V);	/* as the index writes the lists */
+	uint32_t   *lorder = list_order(voc, c->V);	/* as the index writes the lists; kept in s */
 	uint64_t   *lstart = xmalloc(sizeof(uint64_t) * ((size_t) c->V + 1));
 	uint64_t	nb = 0,
 				total = 0,
@@ -406,7 +406,7 @@ build_segment(Segment *s, const Corpus *c, const Vocab *voc, const Options *o)
 		   gb((uint64_t) c->ndocs * 4), (double) s->sc.k1, (double) s->sc.b,
 		   (double) s->sc.avgdl, s->ndocs);
 	free(x.th);
-	free(lorder);
+	s->lorder = lorder;
 	free(lstart);
 	fflush(stdout);
 }
