@@ -191,28 +191,30 @@ unittest: $(UNITTESTS)
 #                           bench/engine/cpu_image.c, test/fuzz/pgshim.c) on a small synthetic
 #                           corpus, in one segment and in four, every mode at k = 10 and 1000,
 #                           and fails unless every checked query equals its exact reference
-#                           (no GPU needed)
+#                           (no GPU needed); then once with --cpu-flip-score, which must fail
 .PHONY: engine-cpu-check
-# the sanitizer flags where $(CC) builds and runs a program with them, else nothing
-# (a recursive variable: the probe runs only where the recipe is expanded)
-ENGINE_CHECK_SAN = $(shell echo 'int main(void){return 0;}' | \
-	$(CC) $(FUZZ_SAN) -x c - -o engine-cpu-check.probe >/dev/null 2>&1 && \
-	./engine-cpu-check.probe >/dev/null 2>&1 && echo '$(FUZZ_SAN)'; rm -f engine-cpu-check.probe)
-engine-cpu-check: ENGINE_CHECK_BIN = build/engine_bench_cpu$(if $(ENGINE_CHECK_SAN),_san)
 engine-cpu-check:
-	$(MAKE) -s -f bench/engine.mk NVCC= PG_CONFIG=$(PG_CONFIG) BIN=$(ENGINE_CHECK_BIN) \
-		OBJDIR=build/engine_cpu_obj$(if $(ENGINE_CHECK_SAN),_san) \
-		ENGINE_SAN="$(if $(ENGINE_CHECK_SAN),-g -fno-omit-frame-pointer $(ENGINE_CHECK_SAN))" \
-		$(ENGINE_CHECK_BIN)
-	@echo "engine-cpu-check: $(ENGINE_CHECK_BIN) ($(or $(ENGINE_CHECK_SAN),no sanitizers))"; \
-		rm -f build/engine-cpu-check.log; rc=0; \
-		for segdocs in 0 30000; do \
-			ASAN_OPTIONS=detect_leaks=0 $(ENGINE_CHECK_BIN) --synthetic 20000 --docs 100000 \
-			--threads 2 --k 10,1000 --check 100 --selfcheck 0 --cpu-engine 2 --cpu-seconds 0.2 \
-			--cpu-segment-docs $$segdocs >> build/engine-cpu-check.log 2>&1 || rc=1; \
-		done; \
-		grep -E '^cpu engine|MISMATCH|ERROR|runtime error' build/engine-cpu-check.log; \
-		echo "engine-cpu-check: exit status $$rc (log: build/engine-cpu-check.log)"; exit $$rc
+	@$(FUZZ_SAN_PROBE); \
+	bin=build/engine_bench_cpu$${san:+_san}; \
+	$(MAKE) -s -f bench/engine.mk NVCC= PG_CONFIG=$(PG_CONFIG) BIN=$$bin \
+		OBJDIR=build/engine_cpu_obj$${san:+_san} \
+		ENGINE_SAN="$${san:+-g -fno-omit-frame-pointer $$san}" $$bin || exit 1; \
+	echo "engine-cpu-check: $$bin ($${san:-no sanitizers})"; \
+	log=build/engine-cpu-check.log; rm -f $$log; rc=0; \
+	run() { ASAN_OPTIONS=detect_leaks=0 $$bin --synthetic 20000 --docs 100000 --threads 2 \
+		--k 10,1000 --check 100 --selfcheck 0 --cpu-engine 2 "$$@"; }; \
+	for segdocs in 0 30000; do \
+		run --cpu-seconds 0.2 --cpu-segment-docs $$segdocs >> $$log 2>&1 || rc=1; \
+	done; \
+	grep -E '^cpu engine|^engine_bench:|MISMATCH|ERROR|runtime error' $$log; \
+	if [ $$rc -ne 0 ]; then echo "engine-cpu-check: failed; the log's end:"; tail -20 $$log; fi; \
+	if run --cpu-seconds 0.05 --cpu-flip-score > $$log.flip 2>&1; then \
+		echo "engine-cpu-check: a score with its lowest bit flipped passed the check"; rc=1; \
+	elif ! grep -q 'cpu engine: MISMATCH' $$log.flip; then \
+		echo "engine-cpu-check: the flipped scores stopped the run without a MISMATCH:"; \
+		tail -20 $$log.flip; rc=1; \
+	else echo "engine-cpu-check: scores with their lowest bit flipped fail the check, as they must"; fi; \
+	echo "engine-cpu-check: exit status $$rc (log: $$log)"; exit $$rc
 
 # ---- fuzzing (test/fuzz/) ----
 #   make fuzz          libFuzzer targets (clang, ASan + UBSan): test/fuzz/fuzz_codec and
@@ -228,10 +230,8 @@ FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/fuzz_%)
 FUZZ_REPLAYS = $(FUZZ_TARGETS:%=test/fuzz/replay_%)
 EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds test/fuzz/*.probe
 # the page readers are the real src/ files, on test/fuzz/pgshim.c's backend services
-FUZZ_PAGES_SRCS = test/fuzz/pgshim.c src/gpuirutils.c src/gpuirbuffer.c src/gpuirquery.c src/gpuirmerge.c \
-	src/gpuirengine.c \
-	src/gpuirlist.c src/gpuirlistread.c \
-	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c
+include test/fuzz/pgshim.mk
+FUZZ_PAGES_SRCS = $(PGSHIM_SRCS)
 FUZZ_PAGES_DEPS = $(FUZZ_PAGES_SRCS) test/fuzz/pgshim.h src/gpuir.h src/gpuirservice.h src/gpuirlist.h \
 	src/gpuircodec.h src/gpuirmergepolicy.h
 FUZZ_PAGES_CFLAGS = -D_GNU_SOURCE -fno-strict-aliasing -fwrapv -Wno-unused-parameter \
@@ -243,7 +243,7 @@ fuzz: $(FUZZ_BINS)
 # the probe: does $(CC) build and run a program with $(FUZZ_SAN)?
 FUZZ_SAN_PROBE = san="$(FUZZ_SAN)"; \
 	if ! { echo 'int main(void){return 0;}' | $(CC) $$san -x c - -o $@.probe && ./$@.probe; } >/dev/null 2>&1; then \
-		echo "note: $(CC) $$san unavailable, replaying without sanitizers"; san=; fi; \
+		echo "note: $(CC) $$san unavailable, building without sanitizers"; san=; fi; \
 	rm -f $@.probe
 
 test/fuzz/fuzz_pages: test/fuzz/fuzz_pages.c $(FUZZ_PAGES_DEPS)

@@ -70,11 +70,10 @@ PG_INCLUDEDIR_SERVER ?= $(shell $(PG_CONFIG) --includedir-server)
 endif
 CPU_IMAGE_PG15 := $(if $(strip $(PG_INCLUDEDIR_SERVER)),$(shell grep -qs \
 	'^\#define PG_MAJORVERSION_NUM 15$$' $(PG_INCLUDEDIR_SERVER)/pg_config.h && \
-	test -f $(PG_INCLUDEDIR_SERVER)/postgres.h && test -f test/fuzz/pgshim.c && echo yes))
+	test -f $(PG_INCLUDEDIR_SERVER)/postgres.h && test -f test/fuzz/pgshim.mk && echo yes))
 ifeq ($(CPU_IMAGE_PG15),yes)
-CPU_IMAGE_SRCS = bench/engine/cpu_image.c test/fuzz/pgshim.c src/gpuirutils.c src/gpuirbuffer.c \
-	src/gpuirquery.c src/gpuirmerge.c src/gpuirengine.c src/gpuirlist.c src/gpuirlistread.c \
-	src/gpuirsegment.c src/gpuirverify.c src/gpuircodec.c src/gpuirfree.c
+include test/fuzz/pgshim.mk
+CPU_IMAGE_SRCS = bench/engine/cpu_image.c $(PGSHIM_SRCS) src/gpuirfree.c
 CPU_IMAGE_CFLAGS = -O2 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -fno-strict-aliasing \
 	-fwrapv -fexcess-precision=standard -D_GNU_SOURCE -DPGSHIM_ENGINE -Isrc -Itest/fuzz \
 	-I$(PG_INCLUDEDIR_SERVER) $(ENGINE_SAN)

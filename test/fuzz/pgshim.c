@@ -115,7 +115,8 @@ typedef struct Chunk
 	struct Chunk *prev;
 	struct Chunk *next;
 	size_t		size;
-	struct ShimContext *cxt;	/* keeps the user data 16-byte aligned */
+	struct ShimContext *cxt;	/* the owning context (the four fields keep the
+								 * user data 16-byte aligned) */
 } Chunk;
 
 typedef struct ShimContext
@@ -475,9 +476,10 @@ CacheRegisterRelcacheCallback(RelcacheCallbackFunction func, Datum arg)
 {
 }
 
-#ifdef PGSHIM_ENGINE
-
+/* a segment builder's memory limit: PostgreSQL's default, 64MB */
 int			maintenance_work_mem = 65536;
+
+#ifdef PGSHIM_ENGINE
 
 /*
  * Temporary files, in memory: the lists of a build (GpuirListsBegin) are
@@ -556,10 +558,9 @@ PrepareTempTablespaces(void)
 
 /*
  * Temporary files: a segment builder spills to them past its memory limit
- * (maintenance_work_mem, 64MB as PostgreSQL's default), which the page
- * fuzzer's small indexes never reach.
+ * (maintenance_work_mem), which the page fuzzer's small indexes never
+ * reach.
  */
-int			maintenance_work_mem = 65536;
 
 BufFile *
 BufFileCreateTemp(bool interXact)
@@ -1300,6 +1301,7 @@ GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
 	int			i = 0;
 
 	out->dl = 0;
+	out->prior = 0.0f;			/* as GpuirTokenize: a row's prior is GpuirRowPrior's */
 	while (i < len)
 	{
 		int			start;
