@@ -291,8 +291,10 @@ typedef enum gpuir_cuda_mode
 	GPUIR_CUDA_MODE_OR = 1,		/* documents holding any term (exhaustive) */
 	GPUIR_CUDA_MODE_BMW = 2		/* same result as OR (docIDs, score bits,
 								 * ties), with block-max pruning; runs as OR
-								 * when the segment has no impacts or an
-								 * idf is negative */
+								 * when the segment has no impacts, an idf
+								 * is negative, or the batch's BMW queries
+								 * fill few waves of tiles
+								 * (gpuir_cuda_search_set_bmw_batch) */
 } gpuir_cuda_mode;
 
 /*
@@ -424,7 +426,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			GPUIR_CUDA_MAXSCORE_DENSE docIDs of the window's tiles runs
  *			as OR: each tile overlaps many blocks of such lists, so its
  *			bound is near the lists' and rarely below the threshold, and
- *			full tiles cost less a posting than the lookups.  The output
+ *			full tiles cost less a posting than the lookups.  So do all
+ *			the BMW queries of a batch whose tiles (each query's tiles
+ *			of the window) fill fewer than GPUIR_CUDA_BMW_BATCH_WAVES
+ *			waves of the tile kernel's resident blocks
+ *			(gpuir_cuda_search_set_bmw_batch).  The output
  *			is exactly OR's.  Needs the segment's impact arrays and idf
  *			>= 0; otherwise the query runs as OR.  A block the directory
  *			checks refused (its header, length, offset or order:
@@ -483,10 +489,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * pinned buffer with one copy and synchronizes.  The workspace and the
  * pinned buffer (and the decoded area) belong to the calling thread and
  * are kept between calls (grown when a call needs more, CUB's
- * temporary-storage pattern), so a call allocates nothing once they are
- * large enough (but for a little host memory when a query spilled its
- * short candidate room and is searched again: the workspace is reserved
- * for that search at the start);
+ * temporary-storage pattern), so a call allocates no device or pinned
+ * memory once they are large enough (host memory only for the decoded
+ * area's map, a node for each list newly decoded, and when a query
+ * spilled its short candidate room and is searched again: the workspace
+ * is reserved for that search at the start);
  * gpuir_cuda_workspace_release frees them.  Every list a query uses is
  * checked like the CPU engine checks it: its block directory and block
  * headers on the host before the launch (the segment's prefix counts h_bad
@@ -850,7 +857,7 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_min_postings(uint64_t n);
 
 /*
  * gpuir_cuda_search_set_bmw_batch: testing and benchmarks only: a batch
- * whose BMW queries, given a tile of the window each as OR would, fill
+ * whose BMW queries, given every tile of the window each as OR would, fill
  * fewer than waves waves of the tile kernel's resident thread blocks, and
  * whose lists hold fewer than batch_postings postings together, runs them
  * all as OR in the calling thread's later searches: BMW's seed and
@@ -858,8 +865,9 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_min_postings(uint64_t n);
  * and a batch mixing BMW and OR queries pays both paths' launches (a 0:
  * never).  GPUIR_CUDA_BMW_BATCH_WAVES and GPUIR_CUDA_BMW_BATCH_TOTAL
  * restore the defaults, 3 waves and 4 M postings.  On an H200 (3 tile
- * blocks on each of 132 SMs, 1,188 tiles a wave) a batch of 16 over 1.2 M
- * documents (1,184 tiles: just under) gained 22-26% at k = 10, and one
+ * blocks on each of 132 SMs: 396 tiles a wave, 1,188 in 3) a batch of 16
+ * over 1.2 M documents (1,184 tiles: just under) gained 22-26% at k = 10,
+ * and one
  * query over 40 M (2,442 tiles) keeps BMW's 1.37x OR (2026-11-30;
  * bench/results/2026-11-30-h200-bmw-waves.md): the cut depends on the
  * window's tiles and the device's SMs.  Same results either way.

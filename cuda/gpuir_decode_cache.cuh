@@ -229,7 +229,8 @@ struct GpuirDecodeCache
 	std::vector<uint32_t> owner;	/* [cap] */
 	std::unordered_map<GpuirDecodeKey, uint32_t, GpuirDecodeKeyHash, GpuirDecodeKeyEq> where;
 	/*
-	 * dcache_plan's scratch, kept so that a batch allocates nothing: each
+	 * dcache_plan's scratch, kept so that a batch does not allocate it
+	 * again (where above takes a node for each list newly decoded): each
 	 * term's key (seq's order), the lists seen and taken by its first pass,
 	 * and those placed (first block -> index into placed: term, place)
 	 */

@@ -1253,7 +1253,8 @@ static thread_local uint64_t bmw_batch_waves = GPUIR_CUDA_BMW_BATCH_WAVES,
 /*
  * plan_query: add query q to the plan unless no document can qualify (its
  * count stays 0): its work item (mode: BMW runs as OR without impacts,
- * with a negative idf or with dense lists, see below), AND order and
+ * with a negative idf, with dense lists, see below, or when the batch's
+ * tiles fill few waves, p->bmw_as_or), AND order and
  * thread blocks, used lists, and its place in a chunk (and, OR or BMW,
  * among the chunk's tile items).
  *
@@ -1333,7 +1334,10 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 	if (bmw_mode && qq->nterms > 1 && maxscore_dense != 0 &&
 		sump > (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense)
 		bmw_mode = false;
-	/* short lists: the seed and MaxScore launches cost more than they save */
+	/*
+	 * short lists, or a batch whose tiles fill few waves (plan_bmw_as_or):
+	 * the seed and MaxScore launches cost more than they save
+	 */
 	if (bmw_mode && (sump < bmw_min_postings || p->bmw_as_or))
 		bmw_mode = false;
 	if (bmw_mode)
@@ -1556,8 +1560,7 @@ static uint32_t
 plan_short_tiles(const gpuir_cuda_query *queries, uint32_t nqueries)
 {
 	uint32_t	nh = 0,
-				tile_grid,
-				ms_grid;
+				tile_grid;
 
 	if (short_room != GPUIR_CUDA_SHORT_ROOM_AUTO)
 		return short_room;
@@ -1565,7 +1568,7 @@ plan_short_tiles(const gpuir_cuda_query *queries, uint32_t nqueries)
 		nh += plan_hist_query(queries[q].mode, queries[q].k);
 	if (nh == 0)
 		return 0;
-	resident_grids(&tile_grid, &ms_grid, NULL);
+	resident_grids(&tile_grid, NULL, NULL);
 	return GPUIR_SHORT_ROOM_TILES + 2 * ((tile_grid + nh - 1) / nh);
 }
 
@@ -1619,10 +1622,10 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 
 /*
  * plan_bmw_as_or: do the BMW queries of the batch run as OR?  Yes when the
- * tiles OR would give them, a tile of the window's ntiles for each BMW
- * query, fill fewer than bmw_batch_waves waves of the tile kernel's
- * resident thread blocks (resident_grids), and their lists hold fewer than
- * bmw_batch_total postings together.  BMW spares tiles: the MaxScore
+ * tiles OR would give them, the window's ntiles for each BMW query, fill
+ * fewer than bmw_batch_waves waves of the tile kernel's resident thread
+ * blocks (resident_grids), and their lists hold fewer than bmw_batch_total
+ * postings together.  BMW spares tiles: the MaxScore
  * kernel takes a query whose essential blocks are few, the tiles skip
  * those whose bound cannot reach the threshold; but its seed and MaxScore
  * kernels are two more launches on the batch's critical path (H200,
@@ -1630,7 +1633,7 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
  * 38 us), which a tile kernel of a few waves cannot repay.  The count is
  * of the queries sent as BMW, some of which plan_query may still run as
  * OR.  Decided for the whole batch: one whose BMW queries were cut one by
- * one would mix both paths and pay both.  H200 (1,188 tiles a wave),
+ * one would mix both paths and pay both.  H200 (396 tiles a wave),
  * engine_bench, TREC 2005, MQ 2009 and the unseen log, 2026-11-30
  * (bench/results/2026-11-30-h200-bmw-waves.md): batches of 16 over 1.2 M
  * documents (1,184 tiles) ran 22-26% faster (BMW/OR 0.74-0.93x to
@@ -1644,8 +1647,7 @@ plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_c
 {
 	uint64_t	total = 0,
 				nbmw = 0;
-	uint32_t	tile_grid,
-				ms_grid;
+	uint32_t	tile_grid;
 
 	if (bmw_batch_waves == 0 || bmw_batch_total == 0)
 		return false;
@@ -1659,7 +1661,7 @@ plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_c
 		if (total >= bmw_batch_total)
 			return false;
 	}
-	resident_grids(&tile_grid, &ms_grid, NULL);
+	resident_grids(&tile_grid, NULL, NULL);
 	/* floor(pairs / grid) < waves: pairs < waves x grid, without overflow */
 	return nbmw > 0 && nbmw * ntiles / tile_grid < bmw_batch_waves;
 }
@@ -2014,7 +2016,7 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * the tile kernel: plan_short_tiles, plan_bmw_as_or and search_launch call
  * this first).
  * A failed query clears its error, gives 1024 and is tried again next
- * call.  *pdl (when pdl is not NULL): whether the search kernels may go
+ * call.  ms and pdl may be NULL.  *pdl: whether the search kernels may go
  * as programmatic dependent launches (SearchLauncher): the device runs
  * their sm_90 code (its PTX version 90, as CUB's PtxVersion reads it),
  * which waits for the kernel before (gpuir_pdl_start), and so has
@@ -2034,7 +2036,9 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 				per_tile,
 				per_ms;
 
-	*tile = *ms = 1024;
+	*tile = 1024;
+	if (ms != NULL)
+		*ms = 1024;
 	if (pdl != NULL)
 		*pdl = false;
 	if (cudaGetDevice(&dev) != cudaSuccess)
@@ -2065,7 +2069,8 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 		cached_pdl = fa.ptxVersion >= 90;
 	}
 	*tile = cached_tile;
-	*ms = cached_ms;
+	if (ms != NULL)
+		*ms = cached_ms;
 	if (pdl != NULL)
 		*pdl = cached_pdl;
 }
@@ -2074,10 +2079,9 @@ resident_grids(uint32_t *tile, uint32_t *ms, bool *pdl)
 extern "C" uint32_t
 gpuir_cuda_search_tile_blocks(void)
 {
-	uint32_t	tile_grid,
-				ms_grid;
+	uint32_t	tile_grid;
 
-	resident_grids(&tile_grid, &ms_grid, NULL);
+	resident_grids(&tile_grid, NULL, NULL);
 	return tile_grid;
 }
 

@@ -640,6 +640,9 @@ main(void)
 		fb.reset(1000);
 		ok = ok && fb.gen == 1 && fb.find(1) == NULL && fb.find(8) == NULL && fb.insert(8, 5) &&
 			*fb.find(8) == 5;
+		/* a plain new generation (no growth, no wrap) forgets the last one's lists */
+		fb.reset(3);
+		ok = ok && fb.gen == 2 && fb.find(8) == NULL && fb.insert(8, 6) && *fb.find(8) == 6;
 		check(ok, "first-block tables: insert, find, growth, generations and their wrap");
 	}
 	test_plan();
