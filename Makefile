@@ -230,7 +230,9 @@ FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/fuzz_%)
 FUZZ_REPLAYS = $(FUZZ_TARGETS:%=test/fuzz/replay_%)
 EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds test/fuzz/*.probe
 # the page readers are the real src/ files, on test/fuzz/pgshim.c's backend services
-include test/fuzz/pgshim.mk
+# (-include: scripts/test builds the other PostgreSQL versions and runs the TAP tests in
+# copies of the tree without test/fuzz)
+-include test/fuzz/pgshim.mk
 FUZZ_PAGES_SRCS = $(PGSHIM_SRCS)
 FUZZ_PAGES_DEPS = $(FUZZ_PAGES_SRCS) test/fuzz/pgshim.h src/gpuir.h src/gpuirservice.h src/gpuirlist.h \
 	src/gpuircodec.h src/gpuirmergepolicy.h
