@@ -31,6 +31,7 @@ int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
 int			gpuir_worker_spin = 200;
+int			gpuir_wake_fanout = 2;
 int			gpuir_decoded_lists_memory = 2048;	/* MB */
 char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
@@ -184,6 +185,11 @@ _PG_init(void)
 							"Microseconds the GPU service polls for the next request before it sleeps, while few backends search.",
 							"0 sleeps at once; a sleeping worker takes about 10 us to wake.",
 							&gpuir_worker_spin, 200, 0, 10000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.wake_fanout",
+							"Backends that each backend answered by the GPU service wakes, so that the service sets only this many latches a batch.",
+							"0: the service wakes every backend of a batch itself.",
+							&gpuir_wake_fanout, 2, 0, GPUIR_WAKE_FANOUT_MAX,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	/* the GPU service exists only when gpuir is preloaded */
 	if (process_shared_preload_libraries_in_progress)

@@ -19,11 +19,15 @@
  *	   (reading the index pages itself through the buffer manager), runs the
  *	   batch, writes each part's top-k into the request, and, with the last
  *	   part answered, marks the slot DONE (if the request id is still the
- *	   slot's) and sets the backend's latch.
+ *	   slot's) and sets the backend's latch.  With gpuir.wake_fanout N > 0
+ *	   the worker sets only the first N latches of a batch: each slot it
+ *	   marks DONE holds up to N latches of the batch's other backends,
+ *	   which its backend sets when it sees its answer (a tree of
+ *	   wake-ups on the backends' cores).
  *	3. The backend waits on its latch, honouring query cancel and
- *	   statement_timeout, merges the parts' top-k; it falls back to the CPU
- *	   engine when the workers are absent, die, time out or report a
- *	   failure.
+ *	   statement_timeout, sets the latches its slot holds, merges the
+ *	   parts' top-k; it falls back to the CPU engine when the workers are
+ *	   absent, die, time out or report a failure.
  *
  *-------------------------------------------------------------------------
  */
@@ -76,6 +80,7 @@ extern int	gpuir_device;
 extern int	gpuir_max_batch;
 extern double gpuir_batch_window;
 extern int	gpuir_worker_spin;
+extern int	gpuir_wake_fanout;
 extern int	gpuir_decoded_lists_memory;	/* MB, gpuir.decoded_lists_memory */
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
@@ -122,6 +127,9 @@ typedef enum GpuirDeviceState
  */
 #define GPUIR_MAX_DEVICES		16
 
+/* largest gpuir.wake_fanout: backends one answered backend wakes */
+#define GPUIR_WAKE_FANOUT_MAX	4
+
 /* slot states */
 #define GPUIR_SLOT_IDLE		0
 #define GPUIR_SLOT_READY	1	/* submitted, waiting for the worker */
@@ -157,6 +165,11 @@ typedef struct GpuirServiceSlot
 												 * GpuirService->devices)
 												 * holding part p; -1 when
 												 * none does */
+	int			nwake;			/* with state DONE: latches of other backends */
+	Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];	/* answered in the same batch,
+												 * which this backend sets when
+												 * it sees its answer
+												 * (gpuir.wake_fanout) */
 } GpuirServiceSlot;
 
 /*

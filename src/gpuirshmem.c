@@ -451,6 +451,25 @@ GpuirServiceRequestArea(Size size, dsm_segment **seg)
 }
 
 /*
+ * take_wakes: with the slot's mutex held, the latches the worker left for
+ * this backend to set (gpuir.wake_fanout), when the slot holds request id
+ * answered; they are taken once.  Returns how many were copied into wake.
+ */
+static int
+take_wakes(GpuirServiceSlot *slot, uint64 id, Latch **wake)
+{
+	int			n = 0;
+
+	if (slot->req_id == id && slot->state == GPUIR_SLOT_DONE)
+	{
+		n = Min(slot->nwake, GPUIR_WAKE_FANOUT_MAX);
+		memcpy(wake, slot->wake, sizeof(Latch *) * n);
+		slot->nwake = 0;
+	}
+	return n;
+}
+
+/*
  * take the request back if some part is not taken yet: no worker takes
  * another, and the answers of the parts taken are ignored (their workers
  * find the slot IDLE)
@@ -458,10 +477,17 @@ GpuirServiceRequestArea(Size size, dsm_segment **seg)
 static void
 withdraw(GpuirServiceSlot *slot, uint64 id)
 {
+	Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];
+	int			nwake;
+
 	SpinLockAcquire(&slot->mutex);
 	if (slot->req_id == id && slot->state == GPUIR_SLOT_READY)
 		slot->state = GPUIR_SLOT_IDLE;
+	nwake = take_wakes(slot, id, wake);
 	SpinLockRelease(&slot->mutex);
+	/* answered after all (an interrupt raced the answer): the chain goes on */
+	for (int i = 0; i < nwake; i++)
+		SetLatch(wake[i]);
 }
 
 /*
@@ -523,6 +549,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	slot->parts_done = 0;
 	slot->parts_failed = 0;
 	memset(slot->part_owner, -1, sizeof(slot->part_owner));
+	slot->nwake = 0;
 	slot->state = GPUIR_SLOT_READY;
 	SpinLockRelease(&slot->mutex);
 
@@ -537,6 +564,8 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 			int			nparts;
 			bool		untaken;
 			int8		owner[GPUIR_MAX_DEVICES];
+			Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];
+			int			nwake;
 
 			SpinLockAcquire(&slot->mutex);
 			state = slot->state;
@@ -544,9 +573,15 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 			untaken = slot->parts_taken < slot->nparts;
 			memcpy(owner, slot->part_owner, sizeof(owner));
 			done = slot->req_id == id && state == GPUIR_SLOT_DONE;
+			nwake = take_wakes(slot, id, wake);
 			SpinLockRelease(&slot->mutex);
 			if (done)
+			{
+				/* the backends of the same batch this one wakes, before its own work */
+				for (int i = 0; i < nwake; i++)
+					SetLatch(wake[i]);
 				break;
+			}
 
 			/* the workers holding its parts, and one for the parts left */
 			if (!parts_served(owner, nparts, untaken))

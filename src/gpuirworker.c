@@ -62,7 +62,9 @@
  *				go to one gpuir_cuda_search_batch call.
  *	answer		status and detail are written, then (write barrier) the
  *				slot is set DONE under its mutex if its request id is still
- *				the one taken, and the backend's latch is set.
+ *				the one taken, and the backend's latch is set; with
+ *				gpuir.wake_fanout, only the first latches of a batch, the
+ *				woken backends setting the others' (answer_chained).
  *
  * Error handling.  Everything that may raise a PostgreSQL ERROR (DSM
  * attach, page reads, palloc) runs inside PG_TRY blocks that turn the error
@@ -351,25 +353,27 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
 /* ---------- exit ---------- */
 
 /*
- * answer: answer a taken part of a request once.  Under the slot's mutex,
- * if the slot still holds the request id taken and was not withdrawn: count
- * the part done (and failed; the first failed part writes the detail), and
- * when it is the last part, write the request's status (OK unless a part
- * failed) and, after a write barrier, set the slot DONE and the backend's
- * latch.  With detach, unmaps the request.  Raises no ERROR (dsm_detach
- * reports at WARNING).  When the last part's worker could not map the
- * request, the status stays PENDING, which the backend reads as "no
- * answer" and falls back.
+ * answer_mark: answer a taken part of a request once.  Under the slot's
+ * mutex, if the slot still holds the request id taken and was not
+ * withdrawn: count the part done (and failed; the first failed part writes
+ * the detail), and when it is the last part, write the request's status (OK
+ * unless a part failed) and, after a write barrier, store wake[0..nwake)
+ * (latches the backend sets once it sees its answer, gpuir.wake_fanout) and
+ * set the slot DONE.  Returns the backend's latch, for the caller to set,
+ * when this part set the slot DONE; else NULL (nothing stored).  When the
+ * last part's worker could not map the request, the status stays PENDING,
+ * which the backend reads as "no answer" and falls back.  Raises no ERROR.
  */
-static void
-answer(GpuirTaken *t, bool detach)
+static Latch *
+answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
 {
 	GpuirServiceSlot *slot = &GpuirService->slots[t->slotno];
 	GpuirRequest *req = (GpuirRequest *) t->base;
 	Latch	   *latch = NULL;
 
+	Assert(nwake >= 0 && nwake <= GPUIR_WAKE_FANOUT_MAX);
 	if (t->answered)
-		return;
+		return NULL;
 	t->answered = true;
 	SpinLockAcquire(&slot->mutex);
 	if (slot->req_id == t->req_id &&
@@ -388,6 +392,8 @@ answer(GpuirTaken *t, bool detach)
 				req->status = slot->parts_failed > 0 ? GPUIR_REQ_FAILED : GPUIR_REQ_OK;
 				pg_write_barrier();
 			}
+			memcpy(slot->wake, wake, sizeof(Latch *) * nwake);
+			slot->nwake = nwake;
 			slot->state = GPUIR_SLOT_DONE;
 			latch = slot->latch;
 		}
@@ -398,14 +404,34 @@ answer(GpuirTaken *t, bool detach)
 	else if (t->base != NULL && t->part == 0)
 		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->queries, t->nqueries);
 	GpuirWorkerReleaseArea(t);	/* the backend may write the area again */
-	if (latch != NULL)
-		SetLatch(latch);
-	if (detach && t->seg != NULL)
+	return latch;
+}
+
+/* answer_detach: unmap t's request (a DSM segment; dsm_detach reports at WARNING) */
+static void
+answer_detach(GpuirTaken *t)
+{
+	if (t->seg != NULL)
 	{
 		dsm_detach(t->seg);
 		t->seg = NULL;
 		t->base = NULL;
 	}
+}
+
+/*
+ * answer: answer_mark, and set the backend's latch when the request is
+ * answered.  With detach, unmaps the request.  Raises no ERROR.
+ */
+static void
+answer(GpuirTaken *t, bool detach)
+{
+	Latch	   *latch = answer_mark(t, NULL, 0);
+
+	if (latch != NULL)
+		SetLatch(latch);
+	if (detach)
+		answer_detach(t);
 }
 
 /*
@@ -1082,6 +1108,46 @@ run_end(const GpuirUnit *units, int nunits, int first)
 }
 
 /*
+ * answer_chained: answer every request of the batch so that the worker sets
+ * only fanout latches (a latch set is a kill() of about 2 us on the GPU
+ * machine, a third of the worker's CPU in a batch of 16 before this).  The
+ * batch's requests form a tree by their index i in b->taken: the worker sets
+ * the latches of requests 0..fanout-1, and request i's backend, once it sees
+ * its answer, sets those of requests fanout * (i + 1) .. fanout * (i + 1) +
+ * fanout - 1 (GpuirServiceRun), so the wake-ups spread over the backends'
+ * cores.  Requests are marked from the last to the first, so a backend is
+ * set DONE only after every request it is to wake: one that wakes early (its
+ * WaitLatch timeout) finds them answered.  A request that this call does not
+ * set DONE (answered before, withdrawn, or parts still running elsewhere)
+ * takes no list, and the worker sets its children's latches itself.  A
+ * backend that exits between its answer and its wake-ups (FATAL) leaves its
+ * children to their 10 ms WaitLatch timeout.  Raises no ERROR.
+ */
+static void
+answer_chained(GpuirBatch *b, int fanout)
+{
+	for (int i = b->ntaken - 1; i >= 0; i--)
+	{
+		Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];
+		int			nwake = 0;
+		int			first = fanout * (i + 1);
+
+		for (int c = first; c < first + fanout && c < b->ntaken; c++)
+			if (b->taken[c].done_latch != NULL)
+				wake[nwake++] = b->taken[c].done_latch;
+		b->taken[i].done_latch = answer_mark(&b->taken[i], wake, nwake);
+		if (b->taken[i].done_latch == NULL)
+			for (int w = 0; w < nwake; w++)
+				SetLatch(wake[w]);
+	}
+	for (int i = 0; i < fanout && i < b->ntaken; i++)
+		if (b->taken[i].done_latch != NULL)
+			SetLatch(b->taken[i].done_latch);
+	for (int i = 0; i < b->ntaken; i++)
+		answer_detach(&b->taken[i]);
+}
+
+/*
  * batch_answer: answer every request of the batch and count it, and the
  * worker's CPU time since the batch answered before among its queries
  * (the worker_cpu stage)
@@ -1098,8 +1164,11 @@ batch_answer(GpuirBatch *b)
 		gpuir_smgr_close_all();
 
 	t_start = GetCurrentTimestamp();
-	for (int i = 0; i < b->ntaken; i++)
-		answer(&b->taken[i], true);
+	if (gpuir_wake_fanout > 0 && b->ntaken > gpuir_wake_fanout)
+		answer_chained(b, Min(gpuir_wake_fanout, GPUIR_WAKE_FANOUT_MAX));
+	else
+		for (int i = 0; i < b->ntaken; i++)
+			answer(&b->taken[i], true);
 	/* the answer stage: these wake-ups and the runs' result copies */
 	GpuirServiceStage(GPUIR_STAGE_ANSWER, t_start - b->answer_us, GetCurrentTimestamp());
 

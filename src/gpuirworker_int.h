@@ -87,6 +87,8 @@ typedef struct GpuirTaken
 								 * the worker holds (area_holds) until it
 								 * answers; else in the DSM segment handle */
 	bool		answered;		/* slot answered (or found withdrawn) */
+	Latch	   *done_latch;		/* the backend's latch, when this answer set
+								 * the slot DONE (batch_answer) */
 	dsm_segment *seg;			/* mapping (pinned: no resource owner) */
 	char	   *base;			/* the request (slot area or mapping), or NULL */
 	Size		size;			/* bytes at base */
