@@ -467,6 +467,21 @@ GpuirRouteLoadNow(void)
 }
 
 /*
+ * GpuirRouteCpuRunsFew: do fewer than a quarter of the online processors
+ * run the CPU engine now (GpuirService->cpu_running)?  The GPU service
+ * spreads its wake-ups over the answered backends only then
+ * (gpuir.wake_fanout): a woken backend that has to wait for a core delays
+ * the backends it wakes in turn.  False without the GPU service.
+ */
+bool
+GpuirRouteCpuRunsFew(void)
+{
+	if (GpuirService == NULL)
+		return false;
+	return pg_atomic_read_u32(&GpuirService->cpu_running) * 4.0 < online_cores();
+}
+
+/*
  * GpuirRouteActiveBegin / End: a backend enters / leaves a gpuir search.
  * Begin sets the search's load class from the count, this backend
  * included.

@@ -19,8 +19,9 @@
  *	   (reading the index pages itself through the buffer manager), runs the
  *	   batch, writes each part's top-k into the request, and, with the last
  *	   part answered, marks the slot DONE (if the request id is still the
- *	   slot's) and sets the backend's latch.  With gpuir.wake_fanout N > 0
- *	   the worker sets only the first N latches of a batch: each slot it
+ *	   slot's) and sets the backend's latch.  With gpuir.wake_fanout N > 0,
+ *	   while few backends run the CPU engine, the worker sets only the
+ *	   first N latches of a batch: each slot it
  *	   marks DONE holds up to N latches of the batch's other backends,
  *	   which its backend sets when it sees its answer (a tree of
  *	   wake-ups on the backends' cores).
@@ -479,6 +480,7 @@ extern void GpuirRouteObserve(GpuirMode mode, int k, uint64 postings, int what, 
 extern void GpuirRouteTotals(GpuirRouteTotalsData *totals);
 extern double GpuirRouteCpuTime(void);
 extern int	GpuirRouteLoadNow(void);
+extern bool GpuirRouteCpuRunsFew(void);
 extern void GpuirRouteActiveBegin(void);
 extern void GpuirRouteActiveEnd(void);
 extern void GpuirRouteCpuBegin(void);

@@ -63,8 +63,9 @@
  *	answer		status and detail are written, then (write barrier) the
  *				slot is set DONE under its mutex if its request id is still
  *				the one taken, and the backend's latch is set; with
- *				gpuir.wake_fanout, only the first latches of a batch, the
- *				woken backends setting the others' (answer_chained).
+ *				gpuir.wake_fanout, while few backends run the CPU
+ *				engine, only the first latches of a batch, the woken
+ *				backends setting the others' (answer_chained).
  *
  * Error handling.  Everything that may raise a PostgreSQL ERROR (DSM
  * attach, page reads, palloc) runs inside PG_TRY blocks that turn the error
@@ -1121,7 +1122,12 @@ run_end(const GpuirUnit *units, int nunits, int first)
  * set DONE (answered before, withdrawn, or parts still running elsewhere)
  * takes no list, and the worker sets its children's latches itself.  A
  * backend that exits between its answer and its wake-ups (FATAL) leaves its
- * children to their 10 ms WaitLatch timeout.  Raises no ERROR.
+ * children to their 10 ms WaitLatch timeout.  batch_answer uses the tree
+ * only while fewer than a quarter of the processors run the CPU engine
+ * (GpuirRouteCpuRunsFew): on cores that CPU engine runs fill, a woken
+ * backend waits for a core before it wakes the next ones, and under auto
+ * with and queries the tree cost 11-12% of the q/s at 64 clients
+ * (bench/results/2026-12-01-h200-wake-fanout.md).  Raises no ERROR.
  */
 static void
 answer_chained(GpuirBatch *b, int fanout)
@@ -1164,7 +1170,7 @@ batch_answer(GpuirBatch *b)
 		gpuir_smgr_close_all();
 
 	t_start = GetCurrentTimestamp();
-	if (gpuir_wake_fanout > 0 && b->ntaken > gpuir_wake_fanout)
+	if (gpuir_wake_fanout > 0 && b->ntaken > gpuir_wake_fanout && GpuirRouteCpuRunsFew())
 		answer_chained(b, Min(gpuir_wake_fanout, GPUIR_WAKE_FANOUT_MAX));
 	else
 		for (int i = 0; i < b->ntaken; i++)
