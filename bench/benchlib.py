@@ -3,6 +3,8 @@
 - dataset readers for ../shared/datasets (SciFact, CACM)
 - psql helpers (COPY in / COPY out through a psql subprocess)
 - trec_eval-compatible metrics (ndcg_cut_10, map, recall_100, P_30)
+- process_kind: a server process's kind from its ps display (bench/host-cpu,
+  bench/sampler-report)
 
 Nothing from the datasets is ever written into the repository: documents are
 streamed from the archives straight into psql.
@@ -25,6 +27,26 @@ DEFAULT_DATASETS = os.path.normpath(os.path.join(REPO_ROOT, "..", "shared", "dat
 
 def log(msg=""):
     print(msg, flush=True)
+
+
+def process_kind(cmd):
+    """the kind of a process from its command line (a PostgreSQL process's ps
+    display): backend (a client's session), gpuir worker (gpuir gpu service),
+    gpuir reader (gpuir list reader), postgres other (checkpointer, walwriter,
+    ...), pgbench, other"""
+    if cmd.startswith("postgres: "):
+        if "gpuir gpu service" in cmd:
+            return "gpuir worker"
+        if "gpuir list reader" in cmd:
+            return "gpuir reader"
+        # a session: "postgres: USER DB [local] STATE" or "... HOST(PORT) STATE"
+        words = cmd.split()
+        if len(words) >= 4 and (words[3] == "[local]" or "(" in words[3]):
+            return "backend"
+        return "postgres other"
+    if "pgbench" in cmd.split(" ")[0]:
+        return "pgbench"
+    return "other"
 
 
 class Timer:
