@@ -22,7 +22,7 @@
  *		[--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3] [--max-batch-s 10]
  *		[--copy-mib 1024] [--no-verify] [--devices 1] [--split queries|docs]
  *		[--resample DOCS] [--maxscore-share N] [--maxscore-dense N]
- *		[--bmw-min-postings N] [--bmw-batch W,T] [--decode-budget N]
+ *		[--bmw-batch W,T] [--decode-budget N]
  *		[--decode-cache BLOCKS]
  *		[--cpu-engine P] [--cpu-seconds 3] [--cpu-out cpu.tsv] [--cpu-segment-docs N]
  *		[--cpu-flip-score]
@@ -64,9 +64,6 @@
  *				than a posting for every N documents of the window runs
  *				as OR (gpuir_cuda_search_set_maxscore's dense; 0: no such
  *				limit); the library's default without it.
- *	--bmw-min-postings N: a BMW query whose lists hold fewer than N
- *				postings runs as OR (gpuir_cuda_search_set_bmw_min_postings;
- *				0: none does); the library's default without it.
  *	--bmw-batch W,T: a batch whose BMW queries fill fewer than W waves
  *				of the tile kernel's resident blocks (a tile of the
  *				window each) and hold fewer than T postings together

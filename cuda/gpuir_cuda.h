@@ -842,20 +842,6 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_decode_cache(uint32_t blocks);
 extern GPUIR_CUDA_API void gpuir_cuda_search_set_maxscore(uint32_t share, uint32_t dense);
 
 /*
- * gpuir_cuda_search_set_bmw_min_postings: testing and benchmarks only: a
- * BMW query whose lists hold fewer than n postings in all runs as OR in
- * the calling thread's later searches (0: every BMW query may prune).
- * GPUIR_CUDA_BMW_MIN_POSTINGS restores the default, 0: no floor by
- * postings alone helps everywhere (H200, 2026-11-30: 1 M lifts BMW from
- * 0.80x to 1.00x OR in batches of 16 over 1.2 M documents, but costs it
- * 1.26-1.91x OR on TREC 2005 over 40 M; bench/results/
- * 2026-11-30-h200-wake-jobs.md).  Same results either way.  Not provided
- * by the no-CUDA stub build.
- */
-#define GPUIR_CUDA_BMW_MIN_POSTINGS	0
-extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_min_postings(uint64_t n);
-
-/*
  * gpuir_cuda_search_set_bmw_batch: testing and benchmarks only: a batch
  * whose BMW queries, given every tile of the window each as OR would, fill
  * fewer than waves waves of the tile kernel's resident thread blocks, and

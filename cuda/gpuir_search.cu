@@ -1244,8 +1244,6 @@ plan_and_order(GpuirSearchPlan *p, GpuirSearchWork *w, const gpuir_cuda_term *qt
 /* the MaxScore share and density of the calling thread (gpuir_cuda_search_set_maxscore) */
 static thread_local uint32_t maxscore_share = GPUIR_CUDA_MAXSCORE_SHARE;
 static thread_local uint32_t maxscore_dense = GPUIR_CUDA_MAXSCORE_DENSE;
-/* the fewest postings of a BMW query that prunes (gpuir_cuda_search_set_bmw_min_postings) */
-static thread_local uint64_t bmw_min_postings = GPUIR_CUDA_BMW_MIN_POSTINGS;
 /* a batch of BMW queries whose tiles fill few waves runs as OR (plan_bmw_as_or) */
 static thread_local uint64_t bmw_batch_waves = GPUIR_CUDA_BMW_BATCH_WAVES,
 			bmw_batch_total = GPUIR_CUDA_BMW_BATCH_TOTAL;
@@ -1335,10 +1333,10 @@ plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_s
 		sump > (uint64_t) p->ntiles * GPUIR_TILE_DOCS / maxscore_dense)
 		bmw_mode = false;
 	/*
-	 * short lists, or a batch whose tiles fill few waves (plan_bmw_as_or):
-	 * the seed and MaxScore launches cost more than they save
+	 * a batch whose tiles fill few waves (plan_bmw_as_or): the seed and
+	 * MaxScore launches cost more than they save
 	 */
-	if (bmw_mode && (sump < bmw_min_postings || p->bmw_as_or))
+	if (bmw_mode && p->bmw_as_or)
 		bmw_mode = false;
 	if (bmw_mode)
 	{
@@ -1507,13 +1505,6 @@ gpuir_cuda_search_set_bmw_batch(uint64_t waves, uint64_t batch_postings)
 {
 	bmw_batch_waves = waves;
 	bmw_batch_total = batch_postings;
-}
-
-/* gpuir_cuda_search_set_bmw_min_postings: contract in gpuir_cuda.h */
-extern "C" void
-gpuir_cuda_search_set_bmw_min_postings(uint64_t n)
-{
-	bmw_min_postings = n;
 }
 
 /* gpuir_cuda_search_set_decode_budget: contract in gpuir_cuda.h */

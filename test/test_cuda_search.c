@@ -922,20 +922,7 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 		gpuir_cuda_search_stats sm;
 		double		tm = 0;
 
-		/* no BMW query has enough postings to prune: every one runs as OR */
 		out_alloc(&om, &b);
-		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
-		gpuir_cuda_search_set_bmw_min_postings(UINT64_MAX);
-		st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
-		gpuir_cuda_search_set_bmw_min_postings(0);
-		gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
-		snprintf(what, sizeof(what), "%s/%s as BMW below the minimum postings: status %s (%s), %llu BMW queries, output identical to OR",
-				 s->spec.name, bs->name, gpuir_cuda_status_string(st),
-				 gpuir_cuda_last_error_detail(), (unsigned long long) sm.bmw_queries);
-		check(st == GPUIR_CUDA_OK && sm.bmw_queries == 0 &&
-			  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
-			  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
-			  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
 
 		/*
 		 * the batch rule (a tile of the segment for each BMW query, against
@@ -2470,7 +2457,6 @@ main(int argc, char **argv)
 	 * every BMW query may prune, whatever the library's defaults
 	 * (test_bmw_vs_or tests the limits: the batch rule with limits of its own)
 	 */
-	gpuir_cuda_search_set_bmw_min_postings(0);
 	gpuir_cuda_search_set_bmw_batch(0, 0);
 	st = gpuir_cuda_device_count(&ndev);
 	if (st != GPUIR_CUDA_OK)

@@ -155,9 +155,6 @@ typedef struct Options
 	int64_t		maxscore;		/* --maxscore-share: gpuir_cuda_search_set_maxscore's
 								 * share, -1 for the library's default */
 	int64_t		maxscore_dense; /* --maxscore-dense: its dense, -1 for the default */
-	int64_t		bmw_min_postings;	/* --bmw-min-postings:
-									 * gpuir_cuda_search_set_bmw_min_postings's
-									 * n, -1 for the default */
 	int64_t		bmw_batch_waves;	/* --bmw-batch W,T: gpuir_cuda_search_set_bmw_batch's */
 	int64_t		bmw_batch_total;	/* arguments, -1 for the defaults */
 	int64_t		decode_budget;	/* --decode-budget: gpuir_cuda_search_set_decode_budget's

@@ -187,7 +187,6 @@ batch_free(Batch *b)
 /* --maxscore-share and --maxscore-dense, -1 for the library's defaults (set in each device thread) */
 static int64_t maxscore_share = -1;
 static int64_t maxscore_dense = -1;
-static int64_t bmw_min_postings = -1;
 static int64_t bmw_batch_waves = -1,
 			bmw_batch_total = -1;
 static int64_t decode_budget = -1;	/* --decode-budget */
@@ -281,7 +280,6 @@ probe_device(const Options *o, GpuInfo *g, char *nodev, size_t nodevlen)
 #ifdef ENGINE_BENCH_HAVE_CUDA
 	maxscore_share = o->maxscore;
 	maxscore_dense = o->maxscore_dense;
-	bmw_min_postings = o->bmw_min_postings;
 	bmw_batch_waves = o->bmw_batch_waves;
 	bmw_batch_total = o->bmw_batch_total;
 	decode_budget = o->decode_budget;
@@ -348,8 +346,6 @@ run_job(DevJob *j)
 									   : GPUIR_CUDA_MAXSCORE_SHARE,
 									   maxscore_dense >= 0 ? (uint32_t) maxscore_dense
 									   : GPUIR_CUDA_MAXSCORE_DENSE);
-	if (bmw_min_postings >= 0)
-		gpuir_cuda_search_set_bmw_min_postings((uint64_t) bmw_min_postings);
 	if (bmw_batch_waves >= 0)
 		gpuir_cuda_search_set_bmw_batch((uint64_t) bmw_batch_waves, (uint64_t) bmw_batch_total);
 	if (decode_budget >= 0)

@@ -33,7 +33,7 @@ usage(void)
 		   "         [--out FILE.tsv] [--k1 0.9] [--b 0.4] [--min-time 1] [--max-time 3]\n"
 		   "         [--max-batch-s 10] [--copy-mib 1024] [--no-verify] [--devices 1]\n"
 		   "         [--maxscore-share N] [--maxscore-dense N] [--decode-budget N]\n"
-		   "         [--bmw-min-postings N] [--bmw-batch W,T] [--decode-cache BLOCKS]\n"
+		   "         [--bmw-batch W,T] [--decode-cache BLOCKS]\n"
 		   "         [--split queries|docs] [--resample DOCS]\n"
 		   "         [--cpu-engine P] [--cpu-seconds 3] [--cpu-out FILE.tsv]\n"
 		   "         [--cpu-segment-docs N] [--cpu-flip-score]\n"
@@ -116,7 +116,6 @@ parse_options(Options *o, int argc, char **argv)
 	o->copy_mib = 1024;
 	o->maxscore = -1;
 	o->maxscore_dense = -1;
-	o->bmw_min_postings = -1;
 	o->bmw_batch_waves = o->bmw_batch_total = -1;
 	o->decode_budget = -1;
 	o->decode_cache = -1;
@@ -230,8 +229,6 @@ parse_options(Options *o, int argc, char **argv)
 			o->maxscore = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--maxscore-dense") == 0)
 			o->maxscore_dense = (int64_t) parse_u64(name, val);
-		else if (strcmp(name, "--bmw-min-postings") == 0)
-			o->bmw_min_postings = (int64_t) parse_u64(name, val);
 		else if (strcmp(name, "--bmw-batch") == 0)
 		{
 			const char *comma = strchr(val, ',');
