@@ -26,8 +26,9 @@
  *	   which its backend sets when it sees its answer (a tree of
  *	   wake-ups on the backends' cores).
  *	3. The backend waits on its latch, honouring query cancel and
- *	   statement_timeout, sets the latches its slot holds, merges the
- *	   parts' top-k; it falls back to the CPU engine when the workers are
+ *	   statement_timeout, sets the latches its slot holds (also when it
+ *	   gives the request up after its answer came), merges the parts'
+ *	   top-k; it falls back to the CPU engine when the workers are
  *	   absent, die, time out or report a failure.
  *
  *-------------------------------------------------------------------------
@@ -166,6 +167,10 @@ typedef struct GpuirServiceSlot
 												 * GpuirService->devices)
 												 * holding part p; -1 when
 												 * none does */
+	bool		waiting;		/* the backend waits for request req_id's
+								 * answer: set at submit, cleared when it
+								 * gives the request up (withdraw, also at
+								 * exit) */
 	int			nwake;			/* with state DONE: latches of other backends */
 	Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];	/* answered in the same batch,
 												 * which this backend sets when

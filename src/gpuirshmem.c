@@ -470,9 +470,12 @@ take_wakes(GpuirServiceSlot *slot, uint64 id, Latch **wake)
 }
 
 /*
- * take the request back if some part is not taken yet: no worker takes
- * another, and the answers of the parts taken are ignored (their workers
- * find the slot IDLE)
+ * withdraw: give request id up.  The slot is no longer waiting, so that a
+ * worker that answers it later stores no wake-ups in it (it wakes that
+ * batch's other backends itself); if some part is not taken yet, take the
+ * request back: no worker takes another, and the answers of the parts
+ * taken are ignored (their workers find the slot IDLE); if the answer came
+ * already, set the latches it left for this backend.
  */
 static void
 withdraw(GpuirServiceSlot *slot, uint64 id)
@@ -481,6 +484,8 @@ withdraw(GpuirServiceSlot *slot, uint64 id)
 	int			nwake;
 
 	SpinLockAcquire(&slot->mutex);
+	if (slot->req_id == id)
+		slot->waiting = false;	/* a later answer stores no wake-ups here */
 	if (slot->req_id == id && slot->state == GPUIR_SLOT_READY)
 		slot->state = GPUIR_SLOT_IDLE;
 	nwake = take_wakes(slot, id, wake);
@@ -488,6 +493,25 @@ withdraw(GpuirServiceSlot *slot, uint64 id)
 	/* answered after all (an interrupt raced the answer): the chain goes on */
 	for (int i = 0; i < nwake; i++)
 		SetLatch(wake[i]);
+}
+
+/* the request this backend waits for (GpuirServiceRun), for wait_exit */
+static GpuirServiceSlot *wait_slot = NULL;
+static uint64 wait_id = 0;
+
+/*
+ * wait_exit: before_shmem_exit callback: a backend that leaves while it
+ * waits for the GPU service (FATAL, postmaster death: no PG_CATCH runs)
+ * withdraws its request, so that an answer stores no wake-ups for it and
+ * the latches one left are set
+ */
+static void
+wait_exit(int code, Datum arg)
+{
+	if (wait_slot != NULL && wait_id != 0)
+		withdraw(wait_slot, wait_id);
+	wait_slot = NULL;
+	wait_id = 0;
 }
 
 /*
@@ -550,12 +574,24 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	slot->parts_failed = 0;
 	memset(slot->part_owner, -1, sizeof(slot->part_owner));
 	slot->nwake = 0;
+	slot->waiting = true;
 	slot->state = GPUIR_SLOT_READY;
 	SpinLockRelease(&slot->mutex);
 
 	/* a request in parts: every device may take one */
 	wake_workers(req->nparts > 1);
 
+	{
+		static bool exit_registered = false;
+
+		if (!exit_registered)
+		{
+			before_shmem_exit(wait_exit, (Datum) 0);
+			exit_registered = true;
+		}
+	}
+	wait_slot = slot;
+	wait_id = id;
 	PG_TRY();
 	{
 		for (int waits = 0;; waits++)
@@ -606,10 +642,12 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	}
 	PG_CATCH();
 	{
+		wait_id = 0;
 		withdraw(slot, id);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	wait_id = 0;
 
 	if (!done)
 	{

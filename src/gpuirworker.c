@@ -358,10 +358,13 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
  * mutex, if the slot still holds the request id taken and was not
  * withdrawn: count the part done (and failed; the first failed part writes
  * the detail), and when it is the last part, write the request's status (OK
- * unless a part failed) and, after a write barrier, store wake[0..nwake)
- * (latches the backend sets once it sees its answer, gpuir.wake_fanout) and
- * set the slot DONE.  Returns the backend's latch, for the caller to set,
- * when this part set the slot DONE; else NULL (nothing stored).  When the
+ * unless a part failed) and, after a write barrier (of the status, which
+ * the backend reads without the mutex), set the slot DONE and, while the
+ * backend still waits for it (slot->waiting: it did not give the request
+ * up), store wake[0..nwake) in the slot (latches the backend sets once it
+ * sees its answer, gpuir.wake_fanout; under the mutex).  Returns the
+ * backend's latch, for the caller to set, when this part set the slot DONE
+ * for a waiting backend; else NULL (nothing stored).  When the
  * last part's worker could not map the request, the status stays PENDING,
  * which the backend reads as "no answer" and falls back.  Raises no ERROR.
  */
@@ -393,10 +396,15 @@ answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
 				req->status = slot->parts_failed > 0 ? GPUIR_REQ_FAILED : GPUIR_REQ_OK;
 				pg_write_barrier();
 			}
-			memcpy(slot->wake, wake, sizeof(Latch *) * nwake);
-			slot->nwake = nwake;
 			slot->state = GPUIR_SLOT_DONE;
-			latch = slot->latch;
+			/* a backend that gave the request up gets no latch and no list */
+			if (slot->waiting)
+			{
+				if (nwake > 0)
+					memcpy(slot->wake, wake, sizeof(Latch *) * nwake);
+				slot->nwake = nwake;
+				latch = slot->latch;
+			}
 		}
 	}
 	SpinLockRelease(&slot->mutex);
@@ -1119,10 +1127,12 @@ run_end(const GpuirUnit *units, int nunits, int first)
  * cores.  Requests are marked from the last to the first, so a backend is
  * set DONE only after every request it is to wake: one that wakes early (its
  * WaitLatch timeout) finds them answered.  A request that this call does not
- * set DONE (answered before, withdrawn, or parts still running elsewhere)
- * takes no list, and the worker sets its children's latches itself.  A
- * backend that exits between its answer and its wake-ups (FATAL) leaves its
- * children to their 10 ms WaitLatch timeout.  batch_answer uses the tree
+ * set DONE for a waiting backend (answered before, given up by its backend,
+ * or parts still running elsewhere) takes no list, and the worker sets its
+ * children's latches itself.  A backend that gives its request up after the
+ * answer came (cancel, timeout, exit) sets them in withdraw.  Only a
+ * backend that dies without proc_exit leaves its children to their 10 ms
+ * WaitLatch timeout.  batch_answer uses the tree
  * only while fewer than a quarter of the processors run the CPU engine
  * (GpuirRouteCpuRunsFew): on cores that CPU engine runs fill, a woken
  * backend waits for a core before it wakes the next ones, and under auto
@@ -1175,7 +1185,10 @@ batch_answer(GpuirBatch *b)
 	else
 		for (int i = 0; i < b->ntaken; i++)
 			answer(&b->taken[i], true);
-	/* the answer stage: these wake-ups and the runs' result copies */
+	/*
+	 * the answer stage: the worker's wake-ups (not those the tree leaves to
+	 * the backends) and the runs' result copies
+	 */
 	GpuirServiceStage(GPUIR_STAGE_ANSWER, t_start - b->answer_us, GetCurrentTimestamp());
 
 	pg_atomic_fetch_add_u64(&GpuirWorkerDevice->batches, 1);

@@ -88,7 +88,7 @@ typedef struct GpuirTaken
 								 * answers; else in the DSM segment handle */
 	bool		answered;		/* slot answered (or found withdrawn) */
 	Latch	   *done_latch;		/* the backend's latch, when this answer set
-								 * the slot DONE (batch_answer) */
+								 * the slot DONE (answer_chained) */
 	dsm_segment *seg;			/* mapping (pinned: no resource owner) */
 	char	   *base;			/* the request (slot area or mapping), or NULL */
 	Size		size;			/* bytes at base */
