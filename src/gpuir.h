@@ -650,6 +650,7 @@ extern void GpuirCopyPageContents(Relation index, BlockNumber blkno, uint16 type
 								  Size size);
 extern void GpuirCheckStreamTag(Relation index, Page page, BlockNumber blkno, uint32 tag);
 extern int	GpuirUint32Cmp(const void *a, const void *b);
+extern int	GpuirTermsSortMerge(GpuirTerm *terms, int n, bool sum_tf);
 extern GpuirStream GpuirWriteStream(Relation index, const char *data, uint32 nbytes,
 									uint32 tag, BlockNumber start);
 extern void GpuirWriteStreamPages(Relation index, const char *data, uint32 len, uint32 tag,

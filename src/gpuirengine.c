@@ -2916,27 +2916,11 @@ typedef struct LexemeSet
 	const GpuirQueryInput *in;
 } LexemeSet;
 
-static int
-term_cmp(const void *a, const void *b)
-{
-	const GpuirTerm *ta = a;
-	const GpuirTerm *tb = b;
-
-	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
-}
-
 /* lexeme_set_unique: sort set's lexemes and drop repeats */
 static void
 lexeme_set_unique(LexemeSet *set)
 {
-	int			n = 0;
-
-	if (set->n > 1)
-		qsort(set->terms, set->n, sizeof(GpuirTerm), term_cmp);
-	for (int i = 0; i < set->n; i++)
-		if (n == 0 || term_cmp(&set->terms[n - 1], &set->terms[i]) != 0)
-			set->terms[n++] = set->terms[i];
-	set->n = n;
+	set->n = GpuirTermsSortMerge(set->terms, set->n, false);
 }
 
 /*

@@ -107,16 +107,6 @@ GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
 	out->nterms = n;
 }
 
-/* term_cmp: GpuirTerms in lexeme order */
-static int
-term_cmp(const void *a, const void *b)
-{
-	const GpuirTerm *ta = a;
-	const GpuirTerm *tb = b;
-
-	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
-}
-
 /*
  * GpuirTokenizeRow: a row of an index over natts text columns (values,
  * isnull: the index's columns, as FormIndexDatum or the build's callback
@@ -181,18 +171,8 @@ GpuirTokenizeRow(Oid cfg_id, const uint16 *weights, int natts,
 			all[n].tf *= w[c];	/* tf <= dl, so w * tf <= the weighted dl */
 			n++;
 		}
-	qsort(all, n, sizeof(GpuirTerm), term_cmp);
 	out->terms = all;
-	out->nterms = 0;
-	for (int i = 0; i < n; i++)
-	{
-		GpuirTerm  *last = out->nterms > 0 ? &all[out->nterms - 1] : NULL;
-
-		if (last != NULL && term_cmp(last, &all[i]) == 0)
-			last->tf += all[i].tf;	/* the sum <= the weighted dl */
-		else
-			all[out->nterms++] = all[i];
-	}
+	out->nterms = GpuirTermsSortMerge(all, n, true);	/* a sum <= the weighted dl */
 	out->dl = (uint32) dl;
 	out->prior = 0.0f;
 	return true;

@@ -1188,6 +1188,43 @@ GpuirUpdateStreamChanged(Relation index, const GpuirSegmentData *seg, GpuirStrea
 	}
 }
 
+/* term_cmp: GpuirTerms in lexeme order */
+static int
+term_cmp(const void *a, const void *b)
+{
+	const GpuirTerm *ta = a;
+	const GpuirTerm *tb = b;
+
+	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
+}
+
+/*
+ * GpuirTermsSortMerge: sort terms[0..n) in lexeme order (GpuirLexemeCmp)
+ * and merge equal lexemes into the first of them, in place: with sum_tf
+ * its tf becomes the sum of theirs (the caller keeps the sum in range),
+ * else the repeats are dropped.  Returns the number of distinct lexemes,
+ * now terms[0..return).
+ */
+int
+GpuirTermsSortMerge(GpuirTerm *terms, int n, bool sum_tf)
+{
+	int			out = 0;
+
+	if (n > 1)
+		qsort(terms, n, sizeof(GpuirTerm), term_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		if (out > 0 && term_cmp(&terms[out - 1], &terms[i]) == 0)
+		{
+			if (sum_tf)
+				terms[out - 1].tf += terms[i].tf;
+		}
+		else
+			terms[out++] = terms[i];
+	}
+	return out;
+}
+
 /*
  * GpuirUint32Cmp: qsort's comparator of two uint32 (docIDs, block numbers),
  * ascending

@@ -1277,15 +1277,6 @@ enlargeStringInfo(StringInfo str, int needed)
 
 /* ---------- the tokenizer ---------- */
 
-static int
-term_cmp(const void *a, const void *b)
-{
-	const GpuirTerm *ta = a;
-	const GpuirTerm *tb = b;
-
-	return GpuirLexemeCmp(ta->lexeme, ta->len, tb->lexeme, tb->len);
-}
-
 /*
  * GpuirTokenize (src/gpuirtokenize.c runs the text search parser and
  * dictionaries, which need the catalogs): words separated by spaces are the
@@ -1320,15 +1311,7 @@ GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
 			out->dl++;
 		}
 	}
-	qsort(t, n, sizeof(GpuirTerm), term_cmp);
-	out->nterms = 0;
-	for (int j = 0; j < n; j++)
-	{
-		if (out->nterms > 0 && term_cmp(&t[out->nterms - 1], &t[j]) == 0)
-			t[out->nterms - 1].tf++;
-		else
-			t[out->nterms++] = t[j];
-	}
+	out->nterms = GpuirTermsSortMerge(t, n, true);
 	out->terms = t;
 }
 
