@@ -6,8 +6,9 @@
 # 2. A list naming a device that is not there, or a machine without a GPU:
 #    the server starts, gpuir_status() has one row saying why no device is
 #    used, and queries are answered (by the CPU engine), also with
-#    gpuir.device = gpu; no list is counted found decoded or decoded; and
-#    gpuir.decoded_lists_memory is an amount of memory set on reload.
+#    gpuir.device = gpu; no list is counted found decoded or decoded;
+#    gpuir.decoded_lists_memory is an amount of memory set on reload; and
+#    gpuir.wake_fanout is 2 of 0-4, set on reload.
 # 3. Where the machine has GPUs (not in CI), 'all' gives one row per device
 #    with a worker each, and every worker runs "gpuir gpu service N".
 use strict;
@@ -67,6 +68,17 @@ $node->poll_query_until('postgres', q{SELECT current_setting('gpuir.decoded_list
   or die "gpuir.decoded_lists_memory was not reloaded";
 is($node->safe_psql('postgres', q{SELECT setting || ' ' || unit FROM pg_settings
 	WHERE name = 'gpuir.decoded_lists_memory'}), '512 MB', 'set on reload, in MB');
+# gpuir.wake_fanout: 2 by default, 0-4, set on reload
+is($node->safe_psql('postgres', q{SELECT setting || ' ' || min_val || '-' || max_val || ' ' || context
+	FROM pg_settings WHERE name = 'gpuir.wake_fanout'}), '2 0-4 sighup', 'wake fan-out: 2 of 0-4, on reload');
+my ($rc, $out, $err) = $node->psql('postgres', q{ALTER SYSTEM SET gpuir.wake_fanout = 5});
+like($err, qr/5 is outside the valid range for parameter "gpuir.wake_fanout" \(0 \.\. 4\)/,
+	'a fan-out past 4 is refused');
+$node->safe_psql('postgres', q{ALTER SYSTEM SET gpuir.wake_fanout = 0});
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('gpuir.wake_fanout') = '0'})
+  or die "gpuir.wake_fanout was not reloaded";
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET gpuir.wake_fanout});
 $node->stop;
 
 # 3. 'all' (the default): one row per visible device, each with its worker
