@@ -364,9 +364,9 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
  * up), store wake[0..nwake) in the slot (latches the backend sets once it
  * sees its answer, gpuir.wake_fanout; under the mutex).  Returns the
  * backend's latch, for the caller to set, when this part set the slot DONE
- * for a waiting backend; else NULL (nothing stored).  When the
- * last part's worker could not map the request, the status stays PENDING,
- * which the backend reads as "no answer" and falls back.  Raises no ERROR.
+ * for a waiting backend; else NULL (nothing stored).  When the last part's
+ * worker could not map the request, the status stays PENDING, which the
+ * backend reads as "no answer" and falls back.  Raises no ERROR.
  */
 static Latch *
 answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
@@ -1132,11 +1132,11 @@ run_end(const GpuirUnit *units, int nunits, int first)
  * children's latches itself.  A backend that gives its request up after the
  * answer came (cancel, timeout, exit) sets them in withdraw.  Only a
  * backend that dies without proc_exit leaves its children to their 10 ms
- * WaitLatch timeout.  batch_answer uses the tree
- * only while fewer than a quarter of the processors run the CPU engine
- * (GpuirRouteCpuRunsFew): on cores that CPU engine runs fill, a woken
- * backend waits for a core before it wakes the next ones, and under auto
- * with and queries the tree cost 11-12% of the q/s at 64 clients
+ * WaitLatch timeout.  batch_answer uses the tree only while fewer than a
+ * quarter of the processors run the CPU engine (GpuirRouteCpuRunsFew): on
+ * cores that CPU engine runs fill, a woken backend waits for a core before
+ * it wakes the next ones, and under auto with and queries the tree cost
+ * 11-12% of the q/s at 64 clients
  * (bench/results/2026-12-01-h200-wake-fanout.md).  Raises no ERROR.
  */
 static void
