@@ -36,7 +36,8 @@
  * system calls going; PostgreSQL retries the others (EINTR), as it does for
  * its own signals.  A sample costs a few microseconds: at the default rate
  * under 1% of the CPU it measures.  Samples beyond MAX_SAMPLES a process
- * are counted, not stored.
+ * are counted, not stored.  In a process with threads (the worker's CUDA
+ * threads) two samples taken at once may race for one slot: one is lost.
  */
 #define _GNU_SOURCE
 #include <errno.h>
