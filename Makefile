@@ -243,10 +243,10 @@ FUZZ_PAGES_CFLAGS = -D_GNU_SOURCE -fno-strict-aliasing -fwrapv -Wno-unused-param
 fuzz: $(FUZZ_BINS)
 
 # the probe: does $(CC) build and run a program with $(FUZZ_SAN)?
-FUZZ_SAN_PROBE = san="$(FUZZ_SAN)"; \
-	if ! { echo 'int main(void){return 0;}' | $(CC) $$san -x c - -o $@.probe && ./$@.probe; } >/dev/null 2>&1; then \
+FUZZ_SAN_PROBE = san="$(FUZZ_SAN)"; mkdir -p build; \
+	if ! { echo 'int main(void){return 0;}' | $(CC) $$san -x c - -o build/$(notdir $@).probe && ./build/$(notdir $@).probe; } >/dev/null 2>&1; then \
 		echo "note: $(CC) $$san unavailable, building without sanitizers"; san=; fi; \
-	rm -f $@.probe
+	rm -f build/$(notdir $@).probe
 
 test/fuzz/fuzz_pages: test/fuzz/fuzz_pages.c $(FUZZ_PAGES_DEPS)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -Wall -Wextra -Wno-ignored-attributes \
