@@ -53,15 +53,6 @@ GpuirResolveConfig(Relation index)
 	return getTSCurrentConfig(true);
 }
 
-static int
-parsedword_cmp(const void *a, const void *b)
-{
-	const ParsedWord *wa = a;
-	const ParsedWord *wb = b;
-
-	return GpuirLexemeCmp(wa->word, wa->len, wb->word, wb->len);
-}
-
 /*
  * GpuirTokenize: tokenize text[0..len) with configuration cfg_id into its
  * distinct lexemes, sorted, each with tf = occurrences of the lexeme after
@@ -73,7 +64,6 @@ void
 GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
 {
 	ParsedText	prs;
-	int			n = 0;
 
 	prs.lenwords = Min(len / 6 + 2, (int) (MaxAllocSize / sizeof(ParsedWord) / 2));
 	prs.curwords = 0;
@@ -84,27 +74,14 @@ GpuirTokenize(Oid cfg_id, const char *text, int len, GpuirDocTerms *out)
 	out->dl = prs.curwords;
 	out->prior = 0.0f;
 	out->terms = palloc(sizeof(GpuirTerm) * Max(prs.curwords, 1));
-	if (prs.curwords > 0)
+	for (int i = 0; i < prs.curwords; i++)
 	{
-		qsort(prs.words, prs.curwords, sizeof(ParsedWord), parsedword_cmp);
-		for (int i = 0; i < prs.curwords; i++)
-		{
-			ParsedWord *w = &prs.words[i];
-
-			if (n > 0 &&
-				GpuirLexemeCmp(out->terms[n - 1].lexeme, out->terms[n - 1].len,
-							   w->word, w->len) == 0)
-				out->terms[n - 1].tf++;
-			else
-			{
-				out->terms[n].lexeme = w->word;
-				out->terms[n].len = w->len;
-				out->terms[n].tf = 1;
-				n++;
-			}
-		}
+		out->terms[i].lexeme = prs.words[i].word;
+		out->terms[i].len = prs.words[i].len;
+		out->terms[i].tf = 1;
 	}
-	out->nterms = n;
+	/* tf = the occurrences: each lexeme's 1s summed */
+	out->nterms = GpuirTermsSortMerge(out->terms, prs.curwords, true);
 }
 
 /*
