@@ -467,8 +467,8 @@ GpuirRouteLoadNow(void)
 }
 
 /*
- * GpuirRouteCpuRunsFew: do fewer than a quarter of the online processors
- * run the CPU engine now (GpuirService->cpu_running)?  The GPU service
+ * GpuirRouteCpuRunsFew: do fewer than GPUIR_WAKE_CPU_SHARE (a quarter) of
+ * the online processors run the CPU engine now (GpuirService->cpu_running)?  The GPU service
  * spreads its wake-ups over the answered backends only then
  * (gpuir.wake_fanout): a woken backend that has to wait for a core delays
  * the backends it wakes in turn.  False without the GPU service.
@@ -478,7 +478,7 @@ GpuirRouteCpuRunsFew(void)
 {
 	if (GpuirService == NULL)
 		return false;
-	return pg_atomic_read_u32(&GpuirService->cpu_running) * 4.0 < online_cores();
+	return pg_atomic_read_u32(&GpuirService->cpu_running) < GPUIR_WAKE_CPU_SHARE * online_cores();
 }
 
 /*

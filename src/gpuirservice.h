@@ -131,6 +131,11 @@ typedef enum GpuirDeviceState
 
 /* largest gpuir.wake_fanout: backends one answered backend wakes */
 #define GPUIR_WAKE_FANOUT_MAX	4
+/*
+ * the tree of wake-ups only while fewer than this share of the online
+ * processors run the CPU engine (GpuirRouteCpuRunsFew)
+ */
+#define GPUIR_WAKE_CPU_SHARE	0.25
 
 /* slot states */
 #define GPUIR_SLOT_IDLE		0

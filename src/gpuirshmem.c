@@ -514,6 +514,21 @@ wait_exit(int code, Datum arg)
 	wait_id = 0;
 }
 
+/* wait_begin: this backend waits for request id of slot (wait_exit's) */
+static void
+wait_begin(GpuirServiceSlot *slot, uint64 id)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		before_shmem_exit(wait_exit, (Datum) 0);
+		registered = true;
+	}
+	wait_slot = slot;
+	wait_id = id;
+}
+
 /*
  * parts_served: are the workers holding parts of the slot's request (owner
  * given, copied under the slot's mutex) running, and, while some part is
@@ -581,17 +596,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	/* a request in parts: every device may take one */
 	wake_workers(req->nparts > 1);
 
-	{
-		static bool exit_registered = false;
-
-		if (!exit_registered)
-		{
-			before_shmem_exit(wait_exit, (Datum) 0);
-			exit_registered = true;
-		}
-	}
-	wait_slot = slot;
-	wait_id = id;
+	wait_begin(slot, id);
 	PG_TRY();
 	{
 		for (int waits = 0;; waits++)
