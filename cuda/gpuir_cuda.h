@@ -866,9 +866,12 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_batch(uint64_t waves,
 
 /*
  * gpuir_cuda_search_tile_blocks: testing only: the tile kernel's thread
- * blocks resident at once on the calling thread's device (a wave of
- * tiles, as gpuir_cuda_search_set_bmw_batch counts them); 1024 when the
- * device cannot say.  Not provided by the no-CUDA stub build.
+ * blocks resident at once on the calling thread's current device (a wave
+ * of tiles, as gpuir_cuda_search_set_bmw_batch counts them); 1024 when the
+ * device cannot say.  The first call on a device creates its CUDA context
+ * (if none) and sets the tile kernel's shared-memory attribute, as a
+ * search would; the answer is kept per thread and device.  Not provided
+ * by the no-CUDA stub build.
  */
 extern GPUIR_CUDA_API uint32_t gpuir_cuda_search_tile_blocks(void);
 

@@ -1652,9 +1652,11 @@ plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_c
 		if (total >= bmw_batch_total)
 			return false;
 	}
+	if (nbmw == 0)
+		return false;			/* no BMW query: no grid to look up */
 	resident_grids(&tile_grid, NULL, NULL);
 	/* floor(pairs / grid) < waves: pairs < waves x grid, without overflow */
-	return nbmw > 0 && nbmw * ntiles / tile_grid < bmw_batch_waves;
+	return nbmw * ntiles / tile_grid < bmw_batch_waves;
 }
 
 /*
@@ -2371,8 +2373,11 @@ static gpuir_cuda_status search_finish(gpuir_cuda_search_job *job, uint32_t *out
  * thread's searched_again) and, with stats (the first search's debug
  * statistics), add the second search's blocks decoded, tiles pruned,
  * partial selections and tile keys and count the queries there too (its
- * queries are OR queries: no BMW or MaxScore ones to add).  Synchronous.  The memory is allocated here: spills
- * are rare (gpuir_tile_hist_raise).
+ * queries ran as OR: no BMW or MaxScore ones to add; a BMW query that the
+ * batch rule ran as OR runs as OR again, since a subset of the batch fills
+ * no more waves and holds no more postings, plan_bmw_as_or).
+ * Synchronous.  The memory is allocated here: spills are rare
+ * (gpuir_tile_hist_raise).
  */
 static gpuir_cuda_status
 search_again(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores,
