@@ -931,39 +931,47 @@ test_bmw_vs_or(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const Bat
 		 * rule is off); a limit of one posting a batch, which every batch
 		 * reaches; then one wave more than the batch's tiles fill (OR),
 		 * and exactly as many as they fill (BMW; with a batch of less than
-		 * a wave that is 0, the rule off, BMW too)
+		 * a wave that is 0, the rule off, BMW too); then a limit of
+		 * postings at the batch's own (reached: BMW) and one above it (OR)
 		 */
-		for (int lim = 0; lim < 5 && st == GPUIR_CUDA_OK; lim++)
 		{
-			static const char *const how[5] = {
+			static const char *const how[7] = {
 				"below the batch limits", "without a limit of waves",
 				"past the batch's postings", "a wave below its limit",
-				"at its limit of waves"
+				"at its limit of waves", "at its limit of postings",
+				"a posting below its limit"
 			};
-			const uint64_t waves = (uint64_t) b.nq * ntiles / gpuir_cuda_search_tile_blocks();
-			bool		as_or = (lim == 0 || lim == 3);
+			const uint32_t grid = gpuir_cuda_search_tile_blocks();
+			const uint64_t waves = (uint64_t) b.nq * ntiles / grid;
 
-			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
-			if (lim == 0)
-				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, UINT64_MAX);
-			else if (lim == 1)
-				gpuir_cuda_search_set_bmw_batch(0, UINT64_MAX);
-			else if (lim == 2)
-				gpuir_cuda_search_set_bmw_batch(UINT64_MAX, 1);
-			else
-				gpuir_cuda_search_set_bmw_batch(lim == 3 ? waves + 1 : waves, UINT64_MAX);
-			st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
-			gpuir_cuda_search_set_bmw_batch(0, 0);
-			gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
-			snprintf(what, sizeof(what), "%s/%s as BMW, a batch %s (%llu waves of %u tile blocks): status %s (%s), %llu BMW queries of %u, output identical to OR",
-					 s->spec.name, bs->name, how[lim], (unsigned long long) waves,
-					 gpuir_cuda_search_tile_blocks(),
-					 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail(),
-					 (unsigned long long) sm.bmw_queries, b.nq);
-			check(st == GPUIR_CUDA_OK && sm.bmw_queries == (as_or ? 0 : b.nq) &&
-				  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
-				  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
-				  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
+			for (int lim = 0; lim < 7 && st == GPUIR_CUDA_OK; lim++)
+			{
+				bool		as_or = (lim == 0 || lim == 3 || lim == 6);
+
+				gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, 0);
+				if (lim == 0)
+					gpuir_cuda_search_set_bmw_batch(UINT64_MAX, UINT64_MAX);
+				else if (lim == 1)
+					gpuir_cuda_search_set_bmw_batch(0, UINT64_MAX);
+				else if (lim == 2)
+					gpuir_cuda_search_set_bmw_batch(UINT64_MAX, 1);
+				else if (lim <= 4)
+					gpuir_cuda_search_set_bmw_batch(lim == 3 ? waves + 1 : waves, UINT64_MAX);
+				else
+					gpuir_cuda_search_set_bmw_batch(UINT64_MAX, lim == 5 ? b.postings : b.postings + 1);
+				st = run_stats_timed(s, sc, &b, &om, &sm, &tm);
+				gpuir_cuda_search_set_bmw_batch(0, 0);
+				gpuir_cuda_search_set_maxscore(GPUIR_CUDA_MAXSCORE_SHARE, GPUIR_CUDA_MAXSCORE_DENSE);
+				snprintf(what, sizeof(what), "%s/%s as BMW, a batch %s (%llu waves of %u tile blocks, %llu postings): status %s (%s), %llu BMW queries of %u, output identical to OR",
+						 s->spec.name, bs->name, how[lim], (unsigned long long) waves, grid,
+						 (unsigned long long) b.postings,
+						 gpuir_cuda_status_string(st), gpuir_cuda_last_error_detail(),
+						 (unsigned long long) sm.bmw_queries, b.nq);
+				check(st == GPUIR_CUDA_OK && sm.bmw_queries == (as_or ? 0 : b.nq) &&
+					  memcmp(oo.counts, om.counts, b.nq * sizeof(uint32_t)) == 0 &&
+					  memcmp(oo.docids, om.docids, n * sizeof(uint32_t)) == 0 &&
+					  memcmp(oo.scores, om.scores, n * sizeof(float)) == 0, what);
+			}
 		}
 		out_free(&om);
 	}
