@@ -15,7 +15,9 @@
  * every GPUIR_SAMPLER_US microseconds of CPU (default 1000); the handler
  * stores the interrupted instruction pointer and glibc's backtrace() of the
  * call stack (up to DEPTH frames, unwound through the signal frame by
- * .eh_frame, so code built without frame pointers unwinds too).  Timers are
+ * .eh_frame, so code built without frame pointers unwinds too; the
+ * handler's own two frames count among the DEPTH, so a deeper stack loses
+ * its outermost frames, and the report's "total" undercounts those).  Timers are
  * not inherited by fork(), so a pthread_atfork child handler re-arms the
  * timer and empties the copy of the parent's samples.  At exit() a
  * destructor writes GPUIR_SAMPLER_DIR/PID.txt: the process's command line
