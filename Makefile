@@ -228,7 +228,7 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_DEPS = test/fuzz/fuzz_common.h src/gpuircodec.c src/gpuircodec.h
 FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/fuzz_%)
 FUZZ_REPLAYS = $(FUZZ_TARGETS:%=test/fuzz/replay_%)
-EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds test/fuzz/*.probe
+EXTRA_CLEAN += $(FUZZ_BINS) $(FUZZ_REPLAYS) test/fuzz/make_seeds
 # the page readers are the real src/ files, on test/fuzz/pgshim.c's backend services
 # (-include: scripts/test builds the other PostgreSQL versions and runs the TAP tests in
 # copies of the tree without test/fuzz)

@@ -79,9 +79,10 @@
  *				Needs PostgreSQL's server headers at build time (engine.mk).
  *	--cpu-seconds S: its time per (log, mode, k); --cpu-out FILE: its rows
  *				as TSV (log, mode, k, processes, queries, q/s, postings/s).
- *	--cpu-segment-docs N: its index in segments of at most N documents
- *				(the max_segment_docs reloption; at most 16 segments, as
- *				CREATE INDEX writes; default 0: one segment, as the GPU's).
+ *	--cpu-segment-docs N: its index in ceil(docs / N) segments of
+ *				about equal size (the max_segment_docs reloption), but
+ *				at most 16, as CREATE INDEX writes: past 16 N documents
+ *				each holds more (default 0: one segment, as the GPU's).
  *	--cpu-flip-score: testing only: the lowest bit of the last score of
  *				every query the CPU engine's check compares is flipped
  *				first, so that the check must fail (make engine-cpu-check
@@ -307,8 +308,7 @@ main(int argc, char **argv)
 	{
 		printf("engine_bench: no CUDA device (%s), GPU part skipped\n", nodev);
 		free(cpu_rows);
-		if (refs != NULL)
-			logrefs_free(refs, nlogs);
+		logrefs_free(refs, nlogs);
 		return failed;
 	}
 

@@ -46,9 +46,11 @@ typedef struct CpuImageInfo
  * cpu_image_build: the index of a corpus of ndocs documents (document d of
  * length doclen[d] >= 1, a row of the heap in docID order), whose lists
  * next gives, built by the production code into this process's image, as a
- * parallel CREATE INDEX's leader writes it: BM25 k1 and b, segments of at
- * most max_segment_docs documents (the reloption max_segment_docs; 0: one
- * segment; at most 16 segments, as CREATE INDEX writes).  Returns 0, or -1
+ * parallel CREATE INDEX's leader writes it: BM25 k1 and b, ceil(ndocs /
+ * max_segment_docs) segments of about equal size (the reloption
+ * max_segment_docs; 0: one segment), but at most 16, as CREATE INDEX
+ * writes (GpuirPiecesInit): past 16 x max_segment_docs documents each of
+ * the 16 holds more.  Returns 0, or -1
  * with the error in err.  Call once.
  */
 extern int	cpu_image_build(uint32_t ndocs, const uint32_t *doclen, float k1, float b,

@@ -304,8 +304,6 @@ extern void build_segment(Segment *s, const Corpus *c, const Vocab *voc, const O
  */
 extern void order_query_terms(QLog *logs, int nlogs, const Segment *s);
 
-/* list_order: the terms 0 .. V-1 by lexeme (dictionary order), malloc'd */
-extern uint32_t *list_order(const Vocab *voc, uint32_t V);
 
 /* ---------- reference.c ---------- */
 

@@ -285,7 +285,8 @@ order_query_terms(QLog *logs, int nlogs, const Segment *s)
 		}
 }
 
-uint32_t *
+/* list_order: the terms 0 .. V-1 by lexeme (dictionary order), malloc'd */
+static uint32_t *
 list_order(const Vocab *voc, uint32_t V)
 {
 	uint32_t   *lorder = xmalloc(sizeof(uint32_t) * (V ? V : 1));
