@@ -485,8 +485,9 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * GiB, where they stay for the job's later searches of the same segment,
  * which reuse them: the job's area grows to the reuse capacity, 2 GiB by
  * default, over its first searches, cuda/gpuir_decode_cache.cuh; the rest
- * is decoded by the tiles that read it), copies the results back into the
- * pinned buffer with one copy and synchronizes.  The workspace and the
+ * is decoded by the tiles that read it), its last kernel writing the
+ * results into the pinned buffer through its device address (no copy
+ * back), and synchronizes.  The workspace and the
  * pinned buffer (and the decoded area) belong to the calling thread and
  * are kept between calls (grown when a call needs more, CUB's
  * temporary-storage pattern), so a call allocates no device or pinned

@@ -128,9 +128,12 @@
  * only when more than k of them pass the threshold),
  * appending them to the query's candidate region; then one thread block
  * per query selects
- * the k best of its candidates and orders them (gpuir_search_final_kernel:
- * one pass behind a rising bound, then a rank by counting or
- * cub::BlockRadixSort).  The key orders by score descending, then docID
+ * the k best of its candidates and orders them (gpuir_final_query: one
+ * pass behind a rising bound, then a rank by counting or
+ * cub::BlockRadixSort), in the final kernel, or, for a chunk of tile
+ * queries with k <= 256, in the tile kernel, by the thread block that
+ * finished the query's last tile; it writes them straight into the pinned
+ * host buffer.  The key orders by score descending, then docID
  * ascending, and is distinct per document, so ties are broken exactly as
  * on the CPU at both levels.  Every mode keeps the query's threshold in
  * global memory (see BMW): a tile (or AND thread block) that kept k
@@ -178,6 +181,7 @@
 #define GPUIR_CAND_BUDGET		((uint64_t) 128 << 20)
 #define GPUIR_PART_SLICES		32		/* partial selections of a query's candidates */
 #define GPUIR_FAILED_INTERNAL	2u		/* in the corrupt word: a kernel's own check failed */
+#define GPUIR_OUTPUT_DONE		(1u << 31)	/* in the status word: every selection wrote */
 
 /*
  * The candidate-score histogram of a query with k >= GPUIR_HIST_MIN_K
@@ -663,62 +667,6 @@ gpuir_tile_item(const gpuir_cuda_segment &seg, const gpuir_cuda_scoring &sc,
 }
 
 /*
- * gpuir_search_tile_kernel: the OR and BMW items of a chunk that the tiles
- * answer (AND items are gpuir_search_and_kernel's, BMW items the seed
- * kernel gave the MaxScore kernel are not among them): items[0 .. n), n being *nlive
- * (the seed kernel's list) or, when nlive is NULL, ni; grid of
- * thread blocks of GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem)
- * bytes of dynamic shared memory, about what the device holds at once,
- * each taking the next pair x of n * ntiles (*next, zero before: pairs are
- * handed out in order as thread blocks come free, so that a heavy query's
- * tiles do not queue behind one thread block): item wi = items[x % n] on
- * tile x / n (rank-major: a batch's queries have their first tiles done,
- * and their thresholds raised, before their later tiles start), through
- * gpuir_tile_item.  The lists are read
- * from dec (GpuirDecoded) where it has them.  A thread block stops once
- * the batch has failed (*corrupt).  hist: the batch's score histograms
- * (GPUIR_HIST_BUCKETS counts a row, zero before; the rows of the queries
- * with k >= GPUIR_HIST_MIN_K, GpuirSearchWork.hist_row).  stats (debug, may
- * be NULL) accumulates decoded blocks, pruned tiles and emitted keys.
- */
-__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
-gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
-						 const GpuirSearchWork *__restrict__ work,
-						 const uint32_t *__restrict__ items, uint32_t ni,
-						 const uint32_t *nlive, uint32_t ntiles, uint32_t *next,
-						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
-						 uint32_t *thr, uint64_t *__restrict__ cand,
-						 uint32_t *__restrict__ cand_count, uint32_t *hist, uint32_t *corrupt,
-						 GpuirSearchDevStats *stats)
-{
-	gpuir_pdl_start();
-	extern __shared__ __align__(16) unsigned char tile_smem[];
-	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
-	const uint32_t n = (nlive != NULL) ? *nlive : ni;
-	const uint32_t npairs = n * ntiles;	/* below 2^31: plan_query's max_per_chunk */
-
-	for (;;)
-	{
-		uint32_t	x;
-
-		/*
-		 * One barrier a pair: after it every thread has finished the last
-		 * pair (each path of gpuir_tile_item passes a barrier after its
-		 * last read of sm.next) and knows whether the batch has failed
-		 */
-		if (threadIdx.x == 0)
-			sm.next = atomicAdd(next, 1u);
-		if (__syncthreads_or(threadIdx.x == 0 && *(volatile uint32_t *) corrupt))
-			return;				/* a corrupt block was found: the batch fails */
-		x = sm.next;
-		if (x >= npairs)
-			return;
-		gpuir_tile_item(seg, sc, work, items[x % n], x / n, terms, dec, thr, cand, cand_count,
-						hist, corrupt, stats, sm);
-	}
-}
-
-/*
  * Selection with a rising bound (Ding et al. 2009, section 8.3): the k best
  * of n keys in global memory by one thread block, reading each key once.
  * One pass, GPUIR_KEYS_IN_FLIGHT loads in flight per thread, appends the
@@ -753,11 +701,14 @@ struct GpuirTopkStorage
  * min(k, keys at or above bound) best of the nonzero keys keys[0 .. n)
  * (distinct; zeros ignored); returns c.  bound >= 1 (1: every key).  Every
  * thread of the block calls it with the same arguments; blockDim.x ==
- * GPUIR_FINAL_THREADS; 1 <= k <= GPUIR_CUDA_MAX_K.  Ends with a barrier.
+ * GPUIR_FINAL_THREADS; 1 <= k <= GPUIR_CUDA_MAX_K.  coherent: the keys
+ * were written by other thread blocks of the running kernel, of whose
+ * lines this SM's L1 may hold stale copies: read them at L2 (__ldcg).
+ * Ends with a barrier.
  */
 __device__ static uint32_t
 gpuir_block_topk(const uint64_t *keys, uint64_t n, uint32_t k, uint64_t bound,
-				 GpuirTopkStorage &ts)
+				 GpuirTopkStorage &ts, bool coherent = false)
 {
 	const int	t = threadIdx.x;
 	/* ts.buf[0 .. c) (c > k) -> its k best; the k-th becomes the bound */
@@ -802,7 +753,7 @@ gpuir_block_topk(const uint64_t *keys, uint64_t n, uint32_t k, uint64_t bound,
 		{
 			const uint64_t i = base + (uint64_t) r * GPUIR_FINAL_THREADS + t;
 
-			key[r] = (i < n) ? keys[i] : 0;
+			key[r] = (i >= n) ? 0 : coherent ? __ldcg(keys + i) : keys[i];
 		}
 #pragma unroll
 		for (int r = 0; r < GPUIR_KEYS_IN_FLIGHT; r++)
@@ -872,40 +823,65 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
 }
 
 /*
- * gpuir_search_final_kernel: one thread block of 256 threads per query of
- * the chunk: the k best of the query's candidate keys (of its partial
- * selections' results when gpuir_part_needed), sorted descending, written
- * to row qindex of the outputs with the count.  gpuir_block_topk keeps
- * them, starting from the query's threshold (thr, raised by the tiles and
- * the AND thread blocks: a lower bound of its k-th best score, and every
- * one of its k best keys is a candidate at or above it, since a tile or
- * AND thread block emits its own k best at or above the threshold of the
- * moment); up to 256 are ordered by each thread
- * counting the keys above its own, more by cub::BlockRadixSort.  Should
- * fewer than min(k, candidates) keys come out (the argument above says
- * never), the batch fails (*failed |= GPUIR_FAILED_INTERNAL) rather than
- * return fewer rows.  A query whose short region spilled (its count past
- * cand_cap) gets the count GPUIR_COUNT_SPILLED and no rows.  stats (debug,
- * may be NULL) counts the queries selected in two levels.
+ * gpuir_final_done: the end of a final selection's thread block (every
+ * thread calls it, after its last write of outputs): counts the selection
+ * in *finals; the block that brings it to nfinal, the batch's last, writes
+ * the failure bits (*failed, which the kernels before it and this one's
+ * blocks set with atomicOr) with GPUIR_OUTPUT_DONE to *status, in host
+ * memory.  System-scope fences order each block's output writes before its
+ * count, and every count before the status, so that a host that reads the
+ * status after the stream's work completed (search_finish) reads every
+ * output written too; a status without GPUIR_OUTPUT_DONE means that some
+ * selection never finished (search_finish fails the batch).
  */
-__global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
-gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
-						  const uint64_t *__restrict__ cand,
-						  const uint32_t *__restrict__ cand_count,
-						  const uint32_t *__restrict__ thr_bits, uint32_t kmax,
-						  uint32_t *__restrict__ out_docids, float *__restrict__ out_scores,
-						  uint32_t *__restrict__ out_counts, uint32_t *failed,
-						  GpuirSearchDevStats *stats)
+__device__ static void
+gpuir_final_done(uint32_t *failed, uint32_t *finals, uint32_t nfinal, uint32_t *status)
 {
-	gpuir_pdl_start();
-	typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> BlockSort;
-	__shared__ union
+	__syncthreads();			/* the block's output writes are issued */
+	if (threadIdx.x == 0)
 	{
-		GpuirTopkStorage f;
-		typename BlockSort::TempStorage sort;
-	}			sm;
-	const GpuirSearchWork qw = work[blockIdx.x];
-	const uint64_t n = min((uint64_t) cand_count[blockIdx.x], qw.cand_cap);
+		__threadfence_system();
+		if (atomicAdd(finals, 1u) == nfinal - 1)
+		{
+			__threadfence_system();
+			*(volatile uint32_t *) status = atomicOr(failed, 0u) | GPUIR_OUTPUT_DONE;
+		}
+	}
+}
+
+typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> GpuirFinalSort;
+
+/*
+ * gpuir_final_query: the final selection of work item qw, by a thread
+ * block of GPUIR_FINAL_THREADS threads: the k best of its candidate keys
+ * (of its partial selections' results when gpuir_part_needed; count: its
+ * candidate count), sorted descending, written to row qw.qindex of the
+ * outputs (kmax slots, zeros past the count) with the count.
+ * gpuir_block_topk keeps them, starting from the query's threshold
+ * (thr_bits, raised by the tiles and the AND thread blocks: a lower bound
+ * of its k-th best score, and every one of its k best keys is a candidate
+ * at or above it, since a tile or AND thread block emits its own k best at
+ * or above the threshold of the moment); up to 256 are ordered by each
+ * thread counting the keys above its own, more by cub::BlockRadixSort
+ * (Sort; the tile kernel's selections have k <= 256 and need none).
+ * Should fewer than min(k, candidates) keys come out (the argument above
+ * says never), the batch fails (*failed |= GPUIR_FAILED_INTERNAL) rather
+ * than return fewer rows.  A query whose short region spilled (its count
+ * past cand_cap) gets the count GPUIR_COUNT_SPILLED and no rows.
+ * Coherent: the candidates were written by other thread blocks of the
+ * running kernel (the tile kernel's selections), so they are read past
+ * L1.  stats (debug, may be NULL) counts the queries selected in two
+ * levels.  Ends with gpuir_final_done.
+ */
+template <bool Sort, bool Coherent>
+__device__ static void
+gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t count,
+				  uint32_t thr_bits, uint32_t kmax, uint32_t *out_docids, float *out_scores,
+				  uint32_t *out_counts, uint32_t *failed, uint32_t *finals, uint32_t nfinal,
+				  uint32_t *status, GpuirSearchDevStats *stats, GpuirTopkStorage &f,
+				  typename GpuirFinalSort::TempStorage *sort)
+{
+	const uint64_t n = min((uint64_t) count, qw.cand_cap);
 	const bool	part = gpuir_part_needed(n, qw.k);
 	/* the candidates, or the partial selections' results (zeros ignored) */
 	const uint64_t *qc = cand + qw.cand_off + (part ? qw.cand_cap : 0);
@@ -915,26 +891,33 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	const int	t = threadIdx.x;
 	uint32_t	c;
 
-	if (cand_count[blockIdx.x] > qw.cand_cap)
+	if (count > qw.cand_cap)
 	{
 		/* a short region spilled (every thread reads the same count) */
 		if (t == 0)
 			out_counts[qw.qindex] = GPUIR_COUNT_SPILLED;
+		gpuir_final_done(failed, finals, nfinal, status);
 		return;
 	}
-	c = gpuir_block_topk(qc, m, qw.k, gpuir_threshold_key(thr_bits[blockIdx.x]), sm.f);
+	c = gpuir_block_topk(qc, m, qw.k, gpuir_threshold_key(thr_bits), f, Coherent);
+	/* the slots past the count (rows are kmax wide): the host buffer is not zeroed */
+	for (uint32_t i = min(c, take) + t; i < kmax; i += GPUIR_FINAL_THREADS)
+	{
+		out_docids[row + i] = 0;
+		out_scores[row + i] = 0.0f;
+	}
 
 	/* c == take: a query with fewer than k candidates never set thr */
-	if (c <= GPUIR_FINAL_THREADS)
+	if (!Sort || c <= GPUIR_FINAL_THREADS)
 	{
 		/* rank by counting: the kept keys are distinct */
 		if ((uint32_t) t < c)
 		{
-			const uint64_t key = sm.f.buf[t];
+			const uint64_t key = f.buf[t];
 			uint32_t	rank = 0;
 
 			for (uint32_t j = 0; j < c; j++)
-				rank += (sm.f.buf[j] > key);
+				rank += (f.buf[j] > key);
 			if (rank < take)
 			{
 				out_docids[row + rank] = gpuir_key_docid(key);
@@ -942,7 +925,7 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 			}
 		}
 	}
-	else
+	else if (Sort)
 	{
 		uint64_t	keys[GPUIR_FINAL_ITEMS];
 
@@ -950,10 +933,10 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 		{
 			const uint32_t i = t * GPUIR_FINAL_ITEMS + r;
 
-			keys[r] = (i < c) ? sm.f.buf[i] : 0;
+			keys[r] = (i < c) ? f.buf[i] : 0;
 		}
 		__syncthreads();		/* the sort's storage overlays the buffer */
-		BlockSort(sm.sort).SortDescending(keys);
+		GpuirFinalSort(*sort).SortDescending(keys);
 		for (int r = 0; r < GPUIR_FINAL_ITEMS; r++)
 		{
 			const uint32_t rank = t * GPUIR_FINAL_ITEMS + r;
@@ -972,6 +955,150 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 			atomicAdd(&stats->partial_queries, 1ull);
 		if (c != take)
 			atomicOr(failed, GPUIR_FAILED_INTERNAL);	/* never: see above */
+	}
+	gpuir_final_done(failed, finals, nfinal, status);
+}
+
+/*
+ * gpuir_search_final_kernel: one thread block of GPUIR_FINAL_THREADS
+ * threads per query of the chunk, each its query's gpuir_final_query.
+ * The outputs are in the job's pinned host buffer, written through its
+ * device address, so that no copy follows the kernel; the thread block
+ * that completes the batch's nfinal selections (*finals counts them, zero
+ * before; the tile kernel makes some of them, gpuir_search_tile_kernel)
+ * then writes the batch's failure bits (*failed) with GPUIR_OUTPUT_DONE
+ * to *status, in that buffer too (gpuir_final_done).
+ */
+__global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
+gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
+						  const uint64_t *__restrict__ cand,
+						  const uint32_t *__restrict__ cand_count,
+						  const uint32_t *__restrict__ thr_bits, uint32_t kmax,
+						  uint32_t *__restrict__ out_docids, float *__restrict__ out_scores,
+						  uint32_t *__restrict__ out_counts, uint32_t *failed,
+						  uint32_t *finals, uint32_t nfinal, uint32_t *status,
+						  GpuirSearchDevStats *stats)
+{
+	gpuir_pdl_start();
+	__shared__ union
+	{
+		GpuirTopkStorage f;
+		typename GpuirFinalSort::TempStorage sort;
+	}			sm;
+
+	gpuir_final_query<true, false>(work[blockIdx.x], cand, cand_count[blockIdx.x],
+								   thr_bits[blockIdx.x], kmax, out_docids, out_scores,
+								   out_counts, failed, finals, nfinal, status, stats, sm.f,
+								   &sm.sort);
+}
+
+/*
+ * The tile kernel's final selections (gpuir_search_tile_kernel): done NULL
+ * when the chunk has a final kernel, else the items' tile counts (zero
+ * before) and gpuir_search_final_kernel's outputs and status arguments
+ */
+struct GpuirTileFinal
+{
+	uint32_t   *done;
+	uint32_t	kmax;
+	uint32_t   *out_docids;
+	float	   *out_scores;
+	uint32_t   *out_counts;
+	uint32_t   *finals;
+	uint32_t	nfinal;
+	uint32_t   *status;
+};
+
+static_assert(sizeof(GpuirTopkStorage) <= sizeof(((GpuirTileSmem *) 0)->acc),
+			  "a tile's selection overlays its accumulators");
+static_assert(GPUIR_SEARCH_THREADS == GPUIR_FINAL_THREADS,
+			  "a tile kernel's thread block makes a final selection");
+
+/*
+ * gpuir_search_tile_kernel: the OR and BMW items of a chunk that the tiles
+ * answer (AND items are gpuir_search_and_kernel's, BMW items the seed
+ * kernel gave the MaxScore kernel are not among them): items[0 .. n), n being *nlive
+ * (the seed kernel's list) or, when nlive is NULL, ni; grid of
+ * thread blocks of GPUIR_SEARCH_THREADS threads with sizeof(GpuirTileSmem)
+ * bytes of dynamic shared memory, about what the device holds at once,
+ * each taking the next pair x of n * ntiles (*next, zero before: pairs are
+ * handed out in order as thread blocks come free, so that a heavy query's
+ * tiles do not queue behind one thread block): item wi = items[x % n] on
+ * tile x / n (rank-major: a batch's queries have their first tiles done,
+ * and their thresholds raised, before their later tiles start), through
+ * gpuir_tile_item.  The lists are read
+ * from dec (GpuirDecoded) where it has them.  A thread block stops once
+ * the batch has failed (*corrupt).  hist: the batch's score histograms
+ * (GPUIR_HIST_BUCKETS counts a row, zero before; the rows of the queries
+ * with k >= GPUIR_HIST_MIN_K, GpuirSearchWork.hist_row).  stats (debug, may
+ * be NULL) accumulates decoded blocks, pruned tiles and emitted keys.
+ *
+ * With fin.done (GpuirTileFinal), the kernel also makes the final
+ * selections of the chunk, whose every item is then a tile item with k <=
+ * GPUIR_FINAL_THREADS and no partial selection (search_launch), so that
+ * no final kernel follows it: the thread block that finishes an item's
+ * last tile (fin.done[item] counts them, zero before; the "last block"
+ * pattern of the CUDA programming guide's threadfence example) selects its
+ * k best (gpuir_final_query, in the tile's shared memory) while the other
+ * blocks go on with the later pairs.
+ */
+__global__ void __launch_bounds__(GPUIR_SEARCH_THREADS, GPUIR_SEARCH_MIN_BLOCKS)
+gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
+						 const GpuirSearchWork *__restrict__ work,
+						 const uint32_t *__restrict__ items, uint32_t ni,
+						 const uint32_t *nlive, uint32_t ntiles, uint32_t *next,
+						 const gpuir_cuda_term *__restrict__ terms, GpuirDecoded dec,
+						 uint32_t *thr, uint64_t *__restrict__ cand,
+						 uint32_t *__restrict__ cand_count, uint32_t *hist, uint32_t *corrupt,
+						 GpuirSearchDevStats *stats, GpuirTileFinal fin)
+{
+	gpuir_pdl_start();
+	extern __shared__ __align__(16) unsigned char tile_smem[];
+	GpuirTileSmem &sm = *reinterpret_cast<GpuirTileSmem *>(tile_smem);
+	const uint32_t n = (nlive != NULL) ? *nlive : ni;
+	const uint32_t npairs = n * ntiles;	/* below 2^31: plan_query's max_per_chunk */
+	uint32_t	prev = UINT32_MAX;	/* the item of the block's last pair (fin.done) */
+
+	for (;;)
+	{
+		const bool	counted = fin.done != NULL && prev != UINT32_MAX;
+		uint32_t	x;
+
+		/*
+		 * One barrier a pair: after it every thread has finished the last
+		 * pair (each path of gpuir_tile_item passes a barrier after its
+		 * last read of sm.next) and knows whether the batch has failed.
+		 * With the selections here, a barrier first (the pair's candidate
+		 * writes are all issued), then thread 32 counts the pair's tile
+		 * behind a fence while thread 0 takes the next pair.
+		 */
+		if (counted)
+			__syncthreads();
+		if (threadIdx.x == 0)
+			sm.next = atomicAdd(next, 1u);
+		if (counted && threadIdx.x == 32)
+		{
+			__threadfence();
+			sm.last = atomicAdd(&fin.done[prev], 1u) == ntiles - 1;
+		}
+		if (__syncthreads_or(threadIdx.x == 0 && *(volatile uint32_t *) corrupt))
+			return;				/* a corrupt block was found: the batch fails */
+		if (counted && sm.last)
+		{
+			/* every tile of item prev is in: its selection, over sm.acc */
+			__threadfence();
+			gpuir_final_query<false, true>(work[prev], cand, __ldcg(&cand_count[prev]),
+										   __ldcg(&thr[prev]), fin.kmax, fin.out_docids,
+										   fin.out_scores, fin.out_counts, corrupt, fin.finals,
+										   fin.nfinal, fin.status, stats,
+										   *reinterpret_cast<GpuirTopkStorage *>(sm.acc), NULL);
+		}
+		x = sm.next;
+		if (x >= npairs)
+			return;
+		prev = items[x % n];
+		gpuir_tile_item(seg, sc, work, prev, x / n, terms, dec, thr, cand, cand_count,
+						hist, corrupt, stats, sm);
 	}
 }
 
@@ -1717,14 +1844,16 @@ plan_batch(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *s
 /*
  * The workspace of a call: sub-arrays of the device arena at these byte
  * offsets.  The inputs [0, o_count) are staged in the pinned host buffer
- * and copied with one copy, [o_count, o_cand) is zeroed, and the outputs
- * [o_corrupt, o_thr) come back with one copy into the pinned buffer at
- * h_out (after the staged inputs).  When [o_count, o_cand) is at most
- * GPUIR_ZERO_BY_COPY bytes (zero_by_copy), its zeros are staged too and go
- * with the inputs' copy: one copy instead of a copy and a memset, each a
- * few microseconds of a small batch's latency (the pinned buffer then
- * holds o_cand bytes at least; the outputs land over the staged zeros
- * once the copy has read them).
+ * and copied with one copy, and [o_count, o_cand) is zeroed.  When
+ * [o_count, o_cand) is at most GPUIR_ZERO_BY_COPY bytes (zero_by_copy),
+ * its zeros are staged too and go with the inputs' copy: one copy instead
+ * of a copy and a memset, each a few microseconds of a small batch's
+ * latency.  The outputs are not in the arena: the final kernel writes them
+ * into the pinned buffer, past the staged bytes (from h_out: the status
+ * word, kmax docIDs and scores a query, the counts), through its device
+ * mapping, so that no copy back follows the kernels (one was about 7 us of
+ * a small batch's latency on an H200); only the debug statistics are
+ * copied back, to h_stats.
  */
 #define GPUIR_ZERO_BY_COPY	((size_t) 64 << 10)
 
@@ -1741,21 +1870,24 @@ struct GpuirSearchLayout
 				o_ldst,
 				o_count,
 				o_corrupt,
-				o_docids,
-				o_scores,
-				o_counts,
+				o_finals,
 				o_thr,
 				o_stats,
 				o_msn,
 				o_nlive,
 				o_next,
+				o_done,
 				o_hist,
 				o_cand,
 				o_rem,
 				o_mswork,
 				o_live,
 				total;
-	size_t		h_out,			/* outputs in the pinned buffer */
+	size_t		h_out,			/* outputs in the pinned buffer: the status word */
+				h_docids,
+				h_scores,
+				h_counts,
+				h_stats,		/* the debug statistics' copy */
 				h_total;
 	bool		zero_by_copy;	/* [o_count, o_cand) staged as zeros */
 };
@@ -1780,15 +1912,14 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 										: 0));
 	l->o_count = align256(l->o_ldst + sizeof(uint32_t) * p->dec.nlists);	/* end of the inputs */
 	l->o_corrupt = align256(l->o_count + sizeof(uint32_t) * p->nwork);
-	l->o_docids = align256(l->o_corrupt + sizeof(uint32_t));
-	l->o_scores = align256(l->o_docids + sizeof(uint32_t) * nout);
-	l->o_counts = align256(l->o_scores + sizeof(float) * nout);
-	l->o_thr = align256(l->o_counts + sizeof(uint32_t) * nqueries);	/* end of the outputs */
+	l->o_finals = l->o_corrupt + sizeof(uint32_t);
+	l->o_thr = align256(l->o_finals + sizeof(uint32_t));
 	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
 	l->o_msn = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_nlive = l->o_msn + sizeof(uint32_t) * p->nchunks;
 	l->o_next = l->o_nlive + sizeof(uint32_t) * p->nchunks;	/* 2 a chunk: tiles, MaxScore */
-	l->o_hist = align256(l->o_next + 2 * sizeof(uint32_t) * p->nchunks);
+	l->o_done = l->o_next + 2 * sizeof(uint32_t) * p->nchunks;	/* a work item's tiles */
+	l->o_hist = align256(l->o_done + sizeof(uint32_t) * p->nwork);
 	l->o_cand = align256(l->o_hist + sizeof(uint32_t) * GPUIR_HIST_BUCKETS * (size_t) p->nhist);
 	l->o_rem = align256(l->o_cand + sizeof(uint64_t) * p->max_chunk_keys);
 	l->o_mswork = align256(l->o_rem + sizeof(double) * p->nrem);
@@ -1797,11 +1928,13 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 						  p->ms_start[p->chunk_start[c]]);
 	l->o_live = align256(l->o_mswork + sizeof(uint2) * (size_t) ms_max);
 	l->total = l->o_live + sizeof(uint32_t) * (size_t) p->ntile_items;
-	l->h_out = l->o_count;
-	l->h_total = l->h_out + (l->o_thr - l->o_corrupt) + sizeof(GpuirSearchDevStats);
 	l->zero_by_copy = l->o_cand - l->o_count <= GPUIR_ZERO_BY_COPY;
-	if (l->zero_by_copy)
-		l->h_total = std::max(l->h_total, l->o_cand);
+	l->h_out = align256(l->zero_by_copy ? l->o_cand : l->o_count);
+	l->h_docids = align256(l->h_out + sizeof(uint32_t));
+	l->h_scores = align256(l->h_docids + sizeof(uint32_t) * nout);
+	l->h_counts = align256(l->h_scores + sizeof(float) * nout);
+	l->h_stats = align256(l->h_counts + sizeof(uint32_t) * nqueries);
+	l->h_total = l->h_stats + sizeof(GpuirSearchDevStats);
 }
 
 /*
@@ -1809,7 +1942,7 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
  * device arena and a pinned host buffer, each grown, freed and allocated
  * again half as large again as asked, when a search needs more), its
  * stream, and the search started on it and not yet finished: its plan and
- * layout, whose outputs the copy back leaves in the pinned buffer.  A
+ * layout, whose outputs the final kernel writes into the pinned buffer.  A
  * workspace is replaced only between searches (gpuir_cuda_search_start
  * finds no search pending), so no work in flight uses it.  Each thread has
  * a default job for gpuir_cuda_search_batch (on the caller's stream);
@@ -1822,9 +1955,11 @@ struct gpuir_cuda_search_job
 	size_t		dev_cap;
 	uint8_t    *host;
 	size_t		host_cap;
+	uint8_t    *host_dev;		/* host's device address (ws_reserve) */
+	const uint8_t *host_mapped;	/* the buffer host_dev maps */
 	cudaStream_t stream;		/* the job's own, or the caller's (default job) */
 	bool		own_stream;
-	cudaEvent_t done;			/* recorded after the copy back (own stream) */
+	cudaEvent_t done;			/* recorded after the last kernel or copy (own stream) */
 	bool		pending;		/* a search started and not finished */
 	bool		with_stats;
 	uint32_t	nqueries;
@@ -1850,7 +1985,10 @@ struct gpuir_cuda_search_job
 
 static thread_local gpuir_cuda_search_job default_job;
 
-/* ws_reserve: make job's workspace hold dev_bytes and host_bytes */
+/*
+ * ws_reserve: make job's workspace hold dev_bytes and host_bytes, and know
+ * the pinned buffer's device address (host_dev; asked once a buffer)
+ */
 static gpuir_cuda_status
 ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
 {
@@ -1858,8 +1996,24 @@ ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
 										   (size_t) 1 << 20, GPUIR_CUDA_MEM_DEVICE);
 
 	if (st == GPUIR_CUDA_OK)
+	{
+		if (job->host == NULL || host_bytes > job->host_cap)
+			job->host_mapped = job->host_dev = NULL;	/* replaced below */
 		st = gpuir_cuda_grow((void **) &job->host, &job->host_cap, host_bytes, 1,
 							 (size_t) 1 << 16, GPUIR_CUDA_MEM_PINNED);
+	}
+	/* the pinned buffer's device address, where the final kernel writes the outputs */
+	if (st == GPUIR_CUDA_OK && job->host_mapped != job->host)
+	{
+		void	   *d;
+
+		st = gpuir_cuda_check(cudaHostGetDevicePointer(&d, job->host, 0));
+		if (st == GPUIR_CUDA_OK)
+		{
+			job->host_dev = (uint8_t *) d;
+			job->host_mapped = job->host;
+		}
+	}
 	return st;
 }
 
@@ -1878,7 +2032,8 @@ ws_release(gpuir_cuda_search_job *job)
 		if (st == GPUIR_CUDA_OK)
 			st = st2;
 	}
-	job->dev = job->host = NULL;
+	job->dev = job->host = job->host_dev = NULL;
+	job->host_mapped = NULL;
 	job->dev_cap = job->host_cap = 0;
 	if (job->dcache != NULL)
 	{
@@ -1913,7 +2068,8 @@ plan_may_spill(const GpuirSearchPlan *p)
  * start can; the batch then fails).  The search again plans those queries
  * with their full regions, in chunks of at most GPUIR_CAND_BUDGET keys (a
  * larger region alone), and may stage its zeroed range with its inputs
- * (zero_by_copy) where p did not: GPUIR_ZERO_BY_COPY more pinned bytes.
+ * (zero_by_copy) where p did not: GPUIR_ZERO_BY_COPY more pinned bytes,
+ * and 256 for the outputs that follow them (search_layout).
  * Every other part of its workspace is at most p's (a subset of the
  * queries and lists, the same terms), up to the 256-byte alignment of each
  * part.  Its decoded lists are in the job's decoded area: with reuse it
@@ -1932,7 +2088,7 @@ spill_room(const GpuirSearchPlan *p, size_t *dev, size_t *host)
 	*dev = *host = 0;
 	if (!plan_may_spill(p))
 		return;
-	*host = GPUIR_ZERO_BY_COPY;
+	*host = GPUIR_ZERO_BY_COPY + 256;	/* and the outputs' alignment after them */
 	if (keys > p->max_chunk_keys)
 		*dev = sizeof(uint64_t) * (size_t) (keys - p->max_chunk_keys) + (size_t) 64 * 256;
 }
@@ -1998,6 +2154,35 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 	}
 	if (l->zero_by_copy)
 		memset(host + l->o_count, 0, l->o_cand - l->o_count);
+}
+
+/*
+ * search_outputs_init: the outputs in the pinned buffer before the kernels
+ * run: the status word and the counts 0, and zeros in the rows of the
+ * queries that plan p left out (no document can qualify: count 0; p's
+ * work items are in query order).  The final kernel writes the other rows
+ * whole, their counts and, last, the status.
+ */
+static void
+search_outputs_init(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
+					uint32_t nqueries, uint32_t kmax)
+{
+	uint32_t   *docids = (uint32_t *) (host + l->h_docids);
+	float	   *scores = (float *) (host + l->h_scores);
+	uint32_t	w = 0;
+
+	*(uint32_t *) (host + l->h_out) = 0;
+	memset(host + l->h_counts, 0, sizeof(uint32_t) * nqueries);
+	for (uint32_t q = 0; q < nqueries; q++)
+	{
+		if (w < p->nwork && p->work[w].qindex == q)
+		{
+			w++;
+			continue;
+		}
+		memset(docids + (size_t) q * kmax, 0, sizeof(uint32_t) * kmax);
+		memset(scores + (size_t) q * kmax, 0, sizeof(float) * kmax);
+	}
 }
 
 /*
@@ -2127,13 +2312,15 @@ struct SearchLauncher
  * (BMW queries: thresholds, the tiles' live list and MaxScore's work
  * entries), tile (OR queries and the BMW queries left to the tiles),
  * MaxScore (the seed kernel's work entries), AND, (partial) and final
- * kernels.
+ * kernels, the last writing the outputs through hmap, the device's view of
+ * the job's pinned buffer (GpuirSearchLayout).
  * Returns the launch status.
  */
 static gpuir_cuda_status
 search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			  const GpuirSearchPlan *p, const GpuirSearchLayout *l, uint8_t *arena,
-			  const GpuirDecodeCache *dc, uint32_t kmax, bool with_stats, cudaStream_t s)
+			  uint8_t *hmap, const GpuirDecodeCache *dc, uint32_t kmax, bool with_stats,
+			  cudaStream_t s)
 {
 	const gpuir_cuda_segment dseg = *seg;
 	const gpuir_cuda_scoring dsc = *sc;
@@ -2153,6 +2340,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_msn = (uint32_t *) (arena + l->o_msn);
 	uint32_t   *d_nlive = (uint32_t *) (arena + l->o_nlive);
 	uint32_t   *d_next = (uint32_t *) (arena + l->o_next);
+	uint32_t   *d_done = (uint32_t *) (arena + l->o_done);
 	uint32_t   *d_hist = (uint32_t *) (arena + l->o_hist);
 	uint32_t   *d_live = (uint32_t *) (arena + l->o_live);
 	uint2	   *d_mswork = (uint2 *) (arena + l->o_mswork);
@@ -2215,9 +2403,25 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				return st;
 			GPUIR_TRACE_EVENT("seed", s);
 		}
+		/*
+		 * the tile kernel makes the chunk's final selections when it has
+		 * them all (gpuir_search_tile_kernel): every item a tile item, none
+		 * a BMW item the seed kernel may give the MaxScore kernel, k <=
+		 * GPUIR_FINAL_THREADS, no partial selection; one launch less on
+		 * the batch's critical path
+		 */
+		const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
+		const bool	fused = ni == nw && !seeded && nms == 0 && !p->chunk_part[c] &&
+			kmax <= GPUIR_FINAL_THREADS;
+		const GpuirTileFinal fin = {
+			fused ? d_done + w0 : NULL, kmax,
+			(uint32_t *) (hmap + l->h_docids), (float *) (hmap + l->h_scores),
+			(uint32_t *) (hmap + l->h_counts), (uint32_t *) (arena + l->o_finals), p->nwork,
+			(uint32_t *) (hmap + l->h_out)
+		};
+
 		if (ni > 0)
 		{
-			const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
 			const uint64_t pairs = (uint64_t) ni * ntiles;
 
 			if ((st = launch(gpuir_search_tile_kernel,
@@ -2226,7 +2430,7 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 							 dseg, dsc, d_work + w0, seeded ? d_live + i0 : d_items + i0, ni,
 							 seeded ? d_nlive + c : NULL, ntiles, d_next + 2 * c, d_terms, dec,
 							 d_thr + w0, d_cand, d_count + w0, d_hist, d_corrupt,
-							 d_stats)) != GPUIR_CUDA_OK)
+							 d_stats, fin)) != GPUIR_CUDA_OK)
 				return st;
 			GPUIR_TRACE_EVENT("tile", s);
 		}
@@ -2257,11 +2461,12 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 				return st;
 			GPUIR_TRACE_EVENT("partial", s);
 		}
+		if (fused)
+			continue;
 		if ((st = launch(gpuir_search_final_kernel, nw, GPUIR_FINAL_THREADS, 0,
 						 d_work + w0, d_cand, d_count + w0, d_thr + w0, kmax,
-						 (uint32_t *) (arena + l->o_docids), (float *) (arena + l->o_scores),
-						 (uint32_t *) (arena + l->o_counts), d_corrupt,
-						 d_stats)) != GPUIR_CUDA_OK)
+						 fin.out_docids, fin.out_scores, fin.out_counts, d_corrupt,
+						 fin.finals, fin.nfinal, fin.status, d_stats)) != GPUIR_CUDA_OK)
 			return st;
 		GPUIR_TRACE_EVENT("final", s);
 	}
@@ -2271,8 +2476,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 /*
  * search_start: validate, plan chunks and the lists decoded once, stage and
  * upload the query arrays into job's workspace, and enqueue on its stream
- * the kernels (search_launch) and the copy back of the
- * outputs (and, with_stats, the statistics) into its pinned buffer; the
+ * the kernels (search_launch, whose final kernel writes the outputs into
+ * the pinned buffer) and, with_stats, the copy back of the statistics; the
  * search is then pending until search_finish.  On a failure nothing stays
  * enqueued and nothing is pending.  Arguments as gpuir_cuda_search_batch's
  * (the outputs' checks are search_finish's).
@@ -2319,6 +2524,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 	if ((st = ws_reserve(job, l->total + dev_extra, l->h_total + host_extra)) != GPUIR_CUDA_OK)
 		goto done;
 	search_stage(job->host, &job->plan, l, terms, nterms);
+	search_outputs_init(job->host, &job->plan, l, nqueries, kmax);
 	GPUIR_TRACE_HOST("layout, stage");
 	GPUIR_TRACE_EVENT("start", s);
 
@@ -2332,22 +2538,18 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 												s))) != GPUIR_CUDA_OK))
 		goto fail;
 	GPUIR_TRACE_EVENT("upload, zero", s);
-	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, job->dcache, kmax, with_stats,
-							s)) != GPUIR_CUDA_OK)
+	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, job->host_dev, job->dcache, kmax,
+							with_stats, s)) != GPUIR_CUDA_OK)
 		goto fail;
 
-	/* ---- results: [o_corrupt, o_thr) in one copy, then the statistics ---- */
-	if ((st = gpuir_cuda_check(cudaMemcpyAsync(job->host + l->h_out, job->dev + l->o_corrupt,
-											   l->o_thr - l->o_corrupt,
-											   cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK ||
-		(with_stats &&
-		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->host + l->h_out + (l->o_thr - l->o_corrupt),
-												job->dev + l->o_stats, sizeof(GpuirSearchDevStats),
+	/* the outputs are written in place; the debug statistics come back */
+	if ((with_stats &&
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->host + l->h_stats, job->dev + l->o_stats,
+												sizeof(GpuirSearchDevStats),
 												cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK) ||
 		(job->own_stream &&
 		 (st = gpuir_cuda_check(cudaEventRecord(job->done, s))) != GPUIR_CUDA_OK))
 		goto fail;
-	GPUIR_TRACE_EVENT("download", s);
 	GPUIR_TRACE_HOST("enqueue");
 	job->pending = true;
 	return GPUIR_CUDA_OK;
@@ -2462,6 +2664,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	const GpuirSearchLayout *l = &job->l;
 	const size_t nout = (size_t) job->nqueries * job->kmax;
 	const uint8_t *out;
+	uint32_t	status;
 	gpuir_cuda_status st;
 	bool		spill_possible;
 
@@ -2481,17 +2684,35 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		dcache_clear(job->dcache);	/* the decode may not have run */
 		return st;
 	}
-	out = job->host + l->h_out - l->o_corrupt;	/* device offset o in the arena is out + o */
-	memcpy(out_docids, out + l->o_docids, sizeof(uint32_t) * nout);
-	memcpy(out_scores, out + l->o_scores, sizeof(float) * nout);
-	memcpy(out_counts, out + l->o_counts, sizeof(uint32_t) * job->nqueries);
-	if (*(const uint32_t *) (out + l->o_corrupt) & GPUIR_FAILED_INTERNAL)
+	out = job->host;
+	/* the final selections' status (gpuir_final_done); none without work items */
+	status = (job->plan.nwork > 0) ? *(const volatile uint32_t *) (out + l->h_out)
+		: GPUIR_OUTPUT_DONE;
+	memcpy(out_docids, out + l->h_docids, sizeof(uint32_t) * nout);
+	memcpy(out_scores, out + l->h_scores, sizeof(float) * nout);
+	memcpy(out_counts, out + l->h_counts, sizeof(uint32_t) * job->nqueries);
+	if (!(status & GPUIR_OUTPUT_DONE))
+	{
+		/*
+		 * Some selection was not made: the tile kernel stops when a block
+		 * was corrupt, its selections with it.  The failure bits, then.
+		 */
+		st = gpuir_cuda_check(cudaMemcpy(&status, job->dev + l->o_corrupt, sizeof(status),
+										 cudaMemcpyDeviceToHost));
+		if (st == GPUIR_CUDA_OK && status == 0)
+		{
+			gpuir_cuda_set_detail("gpuir_search_final_kernel",
+								  "the batch completed without every final selection");
+			st = GPUIR_CUDA_ERROR;
+		}
+	}
+	if (st == GPUIR_CUDA_OK && (status & GPUIR_FAILED_INTERNAL))
 	{
 		gpuir_cuda_set_detail("gpuir_search_final_kernel",
 							  "fewer keys than the count to return survived the selection");
 		st = GPUIR_CUDA_ERROR;
 	}
-	else if (*(const uint32_t *) (out + l->o_corrupt))
+	else if (st == GPUIR_CUDA_OK && (status & ~GPUIR_OUTPUT_DONE))
 		st = GPUIR_CUDA_CORRUPT;
 	if (st != GPUIR_CUDA_OK)
 		dcache_clear(job->dcache);	/* a corrupt block's list holds padding */
@@ -2499,7 +2720,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	{
 		GpuirSearchDevStats hstats;
 
-		memcpy(&hstats, out + l->o_thr, sizeof(hstats));
+		memcpy(&hstats, out + l->h_stats, sizeof(hstats));
 		stats->blocks_decoded = hstats.blocks_decoded;
 		stats->tiles_pruned = hstats.tiles_pruned;
 		stats->maxscore_queries = hstats.maxscore_queries;

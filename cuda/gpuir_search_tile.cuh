@@ -46,6 +46,8 @@ struct GpuirTileSmem
 	uint32_t	pos;			/* candidate slots handed out */
 	uint32_t	ndec;			/* blocks decoded (debug statistics) */
 	uint32_t	next;			/* the pair the thread block takes next */
+	bool		last;			/* its last pair was its item's last tile
+								 * (the tile kernel's final selections) */
 	double		bsum[GPUIR_SEARCH_WARPS];	/* BMW: the warps' term bound sums */
 	float		thb;			/* BMW: the query's threshold, read for the bound */
 	float		th;				/* the query's threshold, read once per tile */
