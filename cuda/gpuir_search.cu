@@ -962,8 +962,8 @@ gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t coun
 /*
  * gpuir_search_final_kernel: one thread block of GPUIR_FINAL_THREADS
  * threads per query of the chunk, each its query's gpuir_final_query.
- * The outputs are in the job's pinned host buffer, written through its
- * device address, so that no copy follows the kernel; the thread block
+ * The outputs are in the job's pinned host buffer, so that no copy
+ * follows the kernel; the thread block
  * that completes the batch's nfinal selections (*finals counts them, zero
  * before; the tile kernel makes some of them, gpuir_search_tile_kernel)
  * then writes the batch's failure bits (*failed) with GPUIR_OUTPUT_DONE
@@ -1848,12 +1848,12 @@ plan_batch(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *s
  * [o_count, o_cand) is at most GPUIR_ZERO_BY_COPY bytes (zero_by_copy),
  * its zeros are staged too and go with the inputs' copy: one copy instead
  * of a copy and a memset, each a few microseconds of a small batch's
- * latency.  The outputs are not in the arena: the final kernel writes them
- * into the pinned buffer, past the staged bytes (from h_out: the status
- * word, kmax docIDs and scores a query, the counts), through its device
- * mapping, so that no copy back follows the kernels (one was about 7 us of
- * a small batch's latency on an H200); only the debug statistics are
- * copied back, to h_stats.
+ * latency.  The outputs are not in the arena: the final selections write
+ * them into the pinned buffer, past the staged bytes (from h_out: the
+ * status word, kmax docIDs and scores a query, the counts), at the host's
+ * addresses (gpuir_cuda_search_job), so that no copy back follows the
+ * kernels (one was about 7 us of a small batch's latency on an H200); only
+ * the debug statistics are copied back, to h_stats.
  */
 #define GPUIR_ZERO_BY_COPY	((size_t) 64 << 10)
 
@@ -1953,10 +1953,14 @@ struct gpuir_cuda_search_job
 {
 	uint8_t    *dev;
 	size_t		dev_cap;
+	/*
+	 * pinned (cudaMallocHost): with unified addressing, which every 64-bit
+	 * process has, kernels reach it at the host's own addresses (the
+	 * runtime API's "automatic mapping of host allocated host memory"), so
+	 * the final kernel writes the outputs there
+	 */
 	uint8_t    *host;
 	size_t		host_cap;
-	uint8_t    *host_dev;		/* host's device address (ws_reserve) */
-	const uint8_t *host_mapped;	/* the buffer host_dev maps */
 	cudaStream_t stream;		/* the job's own, or the caller's (default job) */
 	bool		own_stream;
 	cudaEvent_t done;			/* recorded after the last kernel or copy (own stream) */
@@ -1985,10 +1989,7 @@ struct gpuir_cuda_search_job
 
 static thread_local gpuir_cuda_search_job default_job;
 
-/*
- * ws_reserve: make job's workspace hold dev_bytes and host_bytes, and know
- * the pinned buffer's device address (host_dev; asked once a buffer)
- */
+/* ws_reserve: make job's workspace hold dev_bytes and host_bytes */
 static gpuir_cuda_status
 ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
 {
@@ -1996,24 +1997,8 @@ ws_reserve(gpuir_cuda_search_job *job, size_t dev_bytes, size_t host_bytes)
 										   (size_t) 1 << 20, GPUIR_CUDA_MEM_DEVICE);
 
 	if (st == GPUIR_CUDA_OK)
-	{
-		if (job->host == NULL || host_bytes > job->host_cap)
-			job->host_mapped = job->host_dev = NULL;	/* replaced below */
 		st = gpuir_cuda_grow((void **) &job->host, &job->host_cap, host_bytes, 1,
 							 (size_t) 1 << 16, GPUIR_CUDA_MEM_PINNED);
-	}
-	/* the pinned buffer's device address, where the final kernel writes the outputs */
-	if (st == GPUIR_CUDA_OK && job->host_mapped != job->host)
-	{
-		void	   *d;
-
-		st = gpuir_cuda_check(cudaHostGetDevicePointer(&d, job->host, 0));
-		if (st == GPUIR_CUDA_OK)
-		{
-			job->host_dev = (uint8_t *) d;
-			job->host_mapped = job->host;
-		}
-	}
 	return st;
 }
 
@@ -2032,8 +2017,7 @@ ws_release(gpuir_cuda_search_job *job)
 		if (st == GPUIR_CUDA_OK)
 			st = st2;
 	}
-	job->dev = job->host = job->host_dev = NULL;
-	job->host_mapped = NULL;
+	job->dev = job->host = NULL;
 	job->dev_cap = job->host_cap = 0;
 	if (job->dcache != NULL)
 	{
@@ -2312,8 +2296,8 @@ struct SearchLauncher
  * (BMW queries: thresholds, the tiles' live list and MaxScore's work
  * entries), tile (OR queries and the BMW queries left to the tiles),
  * MaxScore (the seed kernel's work entries), AND, (partial) and final
- * kernels, the last writing the outputs through hmap, the device's view of
- * the job's pinned buffer (GpuirSearchLayout).
+ * kernels, the last writing the outputs into hmap, the job's pinned
+ * buffer (GpuirSearchLayout).
  * Returns the launch status.
  */
 static gpuir_cuda_status
@@ -2538,7 +2522,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 												s))) != GPUIR_CUDA_OK))
 		goto fail;
 	GPUIR_TRACE_EVENT("upload, zero", s);
-	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, job->host_dev, job->dcache, kmax,
+	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, job->host, job->dcache, kmax,
 							with_stats, s)) != GPUIR_CUDA_OK)
 		goto fail;
 
