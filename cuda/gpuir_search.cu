@@ -1848,14 +1848,22 @@ plan_batch(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *s
  * [o_count, o_cand) is at most GPUIR_ZERO_BY_COPY bytes (zero_by_copy),
  * its zeros are staged too and go with the inputs' copy: one copy instead
  * of a copy and a memset, each a few microseconds of a small batch's
- * latency.  The outputs are not in the arena: the final selections write
- * them into the pinned buffer, past the staged bytes (from h_out: the
- * status word, kmax docIDs and scores a query, the counts), at the host's
- * addresses (gpuir_cuda_search_job), so that no copy back follows the
- * kernels (one was about 7 us of a small batch's latency on an H200); only
- * the debug statistics are copied back, to h_stats.
+ * latency.  The outputs are a block of out_bytes (the status word, kmax
+ * docIDs and scores a query at r_docids and r_scores, the counts at
+ * r_counts) that ends up in the pinned buffer at h_out, past the staged
+ * bytes.  When it is at most GPUIR_DIRECT_OUT_BYTES (direct), the final
+ * selections write it there, at the host's addresses
+ * (gpuir_cuda_search_job), and no copy back follows the kernels (one was
+ * about 7 us of a small batch's latency on an H200); otherwise they write
+ * it into the arena at o_out, inside the zeroed range, and one copy
+ * brings it back: the kernels' writes across the bus were slower than the
+ * copy for large outputs (H200, 1.2 M documents, k = 1000, written in
+ * place: batches of 16, 128 KB of outputs, -12 to -16%, of 1,000 about
+ * -50%; one query, 8 KB, +1 to +3%).  The debug statistics are copied
+ * back to h_stats.
  */
-#define GPUIR_ZERO_BY_COPY	((size_t) 64 << 10)
+#define GPUIR_ZERO_BY_COPY		((size_t) 64 << 10)
+#define GPUIR_DIRECT_OUT_BYTES	((size_t) 32 << 10)
 
 struct GpuirSearchLayout
 {
@@ -1871,6 +1879,7 @@ struct GpuirSearchLayout
 				o_count,
 				o_corrupt,
 				o_finals,
+				o_out,			/* the outputs, unless direct */
 				o_thr,
 				o_stats,
 				o_msn,
@@ -1883,13 +1892,15 @@ struct GpuirSearchLayout
 				o_mswork,
 				o_live,
 				total;
-	size_t		h_out,			/* outputs in the pinned buffer: the status word */
-				h_docids,
-				h_scores,
-				h_counts,
+	size_t		r_docids,		/* in the outputs' block, after the status word */
+				r_scores,
+				r_counts,
+				out_bytes;
+	size_t		h_out,			/* the outputs in the pinned buffer */
 				h_stats,		/* the debug statistics' copy */
 				h_total;
 	bool		zero_by_copy;	/* [o_count, o_cand) staged as zeros */
+	bool		direct;			/* the kernels write the outputs at h_out */
 };
 
 /* search_layout: the workspace of plan p */
@@ -1913,7 +1924,13 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_count = align256(l->o_ldst + sizeof(uint32_t) * p->dec.nlists);	/* end of the inputs */
 	l->o_corrupt = align256(l->o_count + sizeof(uint32_t) * p->nwork);
 	l->o_finals = l->o_corrupt + sizeof(uint32_t);
-	l->o_thr = align256(l->o_finals + sizeof(uint32_t));
+	l->r_docids = 256;
+	l->r_scores = align256(l->r_docids + sizeof(uint32_t) * nout);
+	l->r_counts = align256(l->r_scores + sizeof(float) * nout);
+	l->out_bytes = l->r_counts + sizeof(uint32_t) * nqueries;
+	l->direct = l->out_bytes <= GPUIR_DIRECT_OUT_BYTES;
+	l->o_out = align256(l->o_finals + sizeof(uint32_t));
+	l->o_thr = align256(l->o_out + (l->direct ? 0 : l->out_bytes));
 	l->o_stats = align256(l->o_thr + sizeof(uint32_t) * p->nwork);
 	l->o_msn = align256(l->o_stats + sizeof(GpuirSearchDevStats));
 	l->o_nlive = l->o_msn + sizeof(uint32_t) * p->nchunks;
@@ -1930,10 +1947,7 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->total = l->o_live + sizeof(uint32_t) * (size_t) p->ntile_items;
 	l->zero_by_copy = l->o_cand - l->o_count <= GPUIR_ZERO_BY_COPY;
 	l->h_out = align256(l->zero_by_copy ? l->o_cand : l->o_count);
-	l->h_docids = align256(l->h_out + sizeof(uint32_t));
-	l->h_scores = align256(l->h_docids + sizeof(uint32_t) * nout);
-	l->h_counts = align256(l->h_scores + sizeof(float) * nout);
-	l->h_stats = align256(l->h_counts + sizeof(uint32_t) * nqueries);
+	l->h_stats = align256(l->h_out + l->out_bytes);
 	l->h_total = l->h_stats + sizeof(GpuirSearchDevStats);
 }
 
@@ -1942,7 +1956,7 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
  * device arena and a pinned host buffer, each grown, freed and allocated
  * again half as large again as asked, when a search needs more), its
  * stream, and the search started on it and not yet finished: its plan and
- * layout, whose outputs the final kernel writes into the pinned buffer.  A
+ * layout, whose outputs end up in the pinned buffer.  A
  * workspace is replaced only between searches (gpuir_cuda_search_start
  * finds no search pending), so no work in flight uses it.  Each thread has
  * a default job for gpuir_cuda_search_batch (on the caller's stream);
@@ -1957,7 +1971,7 @@ struct gpuir_cuda_search_job
 	 * pinned (cudaMallocHost): with unified addressing, which every 64-bit
 	 * process has, kernels reach it at the host's own addresses (the
 	 * runtime API's "automatic mapping of host allocated host memory"), so
-	 * the final kernel writes the outputs there
+	 * the final selections write small outputs there (GpuirSearchLayout)
 	 */
 	uint8_t    *host;
 	size_t		host_cap;
@@ -2141,22 +2155,26 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
 }
 
 /*
- * search_outputs_init: the outputs in the pinned buffer before the kernels
- * run: the status word and the counts 0, and zeros in the rows of the
- * queries that plan p left out (no document can qualify: count 0; p's
- * work items are in query order).  The final kernel writes the other rows
- * whole, their counts and, last, the status.
+ * search_outputs_init: the outputs the kernels write into the pinned
+ * buffer (direct), before they run: the status word and the counts 0, and
+ * zeros in the rows of the queries that plan p left out (no document can
+ * qualify: count 0; p's work items are in query order).  The final
+ * selections write the other rows whole, their counts and, last, the
+ * status.  (Otherwise the arena's outputs are in the zeroed range.)
  */
 static void
 search_outputs_init(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
 					uint32_t nqueries, uint32_t kmax)
 {
-	uint32_t   *docids = (uint32_t *) (host + l->h_docids);
-	float	   *scores = (float *) (host + l->h_scores);
+	uint8_t    *out = host + l->h_out;
+	uint32_t   *docids = (uint32_t *) (out + l->r_docids);
+	float	   *scores = (float *) (out + l->r_scores);
 	uint32_t	w = 0;
 
-	*(uint32_t *) (host + l->h_out) = 0;
-	memset(host + l->h_counts, 0, sizeof(uint32_t) * nqueries);
+	if (!l->direct)
+		return;
+	*(uint32_t *) out = 0;
+	memset(out + l->r_counts, 0, sizeof(uint32_t) * nqueries);
 	for (uint32_t q = 0; q < nqueries; q++)
 	{
 		if (w < p->nwork && p->work[w].qindex == q)
@@ -2263,6 +2281,17 @@ gpuir_cuda_search_tile_blocks(void)
  */
 #define GPUIR_PDL_MAX_QUERIES	4
 
+/*
+ * The tile kernel makes a chunk's final selections (search_launch) when
+ * its pairs fill at most this many waves of its resident thread blocks.
+ * H200, TREC 2005 over 1.2 M documents, OR at k = 10, with them in every
+ * chunk that qualified otherwise, against the base's final kernel:
+ * batches of 16 (3 waves) +3%, of 64 (12 waves) -5%, of 1,000 (190
+ * waves) -10%, where AND and BMW, which never had them, gained from the
+ * outputs written in place (bench/results/2026-12-01-h200-direct-outputs.md).
+ */
+#define GPUIR_FUSED_WAVES		4
+
 struct SearchLauncher
 {
 	cudaStream_t s;
@@ -2296,16 +2325,17 @@ struct SearchLauncher
  * (BMW queries: thresholds, the tiles' live list and MaxScore's work
  * entries), tile (OR queries and the BMW queries left to the tiles),
  * MaxScore (the seed kernel's work entries), AND, (partial) and final
- * kernels, the last writing the outputs into hmap, the job's pinned
- * buffer (GpuirSearchLayout).
+ * kernels, the last writing the outputs into the job's pinned buffer host
+ * (l->direct) or the arena (GpuirSearchLayout).
  * Returns the launch status.
  */
 static gpuir_cuda_status
 search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			  const GpuirSearchPlan *p, const GpuirSearchLayout *l, uint8_t *arena,
-			  uint8_t *hmap, const GpuirDecodeCache *dc, uint32_t kmax, bool with_stats,
+			  uint8_t *host, const GpuirDecodeCache *dc, uint32_t kmax, bool with_stats,
 			  cudaStream_t s)
 {
+	uint8_t    *out = l->direct ? host + l->h_out : arena + l->o_out;
 	const gpuir_cuda_segment dseg = *seg;
 	const gpuir_cuda_scoring dsc = *sc;
 	const uint32_t ntiles = p->ntiles;
@@ -2391,17 +2421,20 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		 * the tile kernel makes the chunk's final selections when it has
 		 * them all (gpuir_search_tile_kernel): every item a tile item, none
 		 * a BMW item the seed kernel may give the MaxScore kernel, k <=
-		 * GPUIR_FINAL_THREADS, no partial selection; one launch less on
-		 * the batch's critical path
+		 * GPUIR_FINAL_THREADS, no partial selection; and when its pairs
+		 * fill at most GPUIR_FUSED_WAVES waves of its thread blocks: each
+		 * pair then costs a block a fence and an atomic (about 1 us on an
+		 * H200), against one launch less on the batch's critical path
 		 */
 		const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
 		const bool	fused = ni == nw && !seeded && nms == 0 && !p->chunk_part[c] &&
-			kmax <= GPUIR_FINAL_THREADS;
+			kmax <= GPUIR_FINAL_THREADS &&
+			(uint64_t) ni * ntiles <= (uint64_t) GPUIR_FUSED_WAVES * tile_grid;
 		const GpuirTileFinal fin = {
 			fused ? d_done + w0 : NULL, kmax,
-			(uint32_t *) (hmap + l->h_docids), (float *) (hmap + l->h_scores),
-			(uint32_t *) (hmap + l->h_counts), (uint32_t *) (arena + l->o_finals), p->nwork,
-			(uint32_t *) (hmap + l->h_out)
+			(uint32_t *) (out + l->r_docids), (float *) (out + l->r_scores),
+			(uint32_t *) (out + l->r_counts), (uint32_t *) (arena + l->o_finals), p->nwork,
+			(uint32_t *) out
 		};
 
 		if (ni > 0)
@@ -2460,8 +2493,9 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 /*
  * search_start: validate, plan chunks and the lists decoded once, stage and
  * upload the query arrays into job's workspace, and enqueue on its stream
- * the kernels (search_launch, whose final kernel writes the outputs into
- * the pinned buffer) and, with_stats, the copy back of the statistics; the
+ * the kernels (search_launch, whose final selections write the outputs
+ * into the pinned buffer when they are small, l->direct) and the copy
+ * back of the outputs otherwise and, with_stats, of the statistics; the
  * search is then pending until search_finish.  On a failure nothing stays
  * enqueued and nothing is pending.  Arguments as gpuir_cuda_search_batch's
  * (the outputs' checks are search_finish's).
@@ -2526,8 +2560,12 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 							with_stats, s)) != GPUIR_CUDA_OK)
 		goto fail;
 
-	/* the outputs are written in place; the debug statistics come back */
-	if ((with_stats &&
+	/* the outputs, unless written in place; the debug statistics */
+	if ((!l->direct &&
+		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->host + l->h_out, job->dev + l->o_out,
+												l->out_bytes, cudaMemcpyDeviceToHost,
+												s))) != GPUIR_CUDA_OK) ||
+		(with_stats &&
 		 (st = gpuir_cuda_check(cudaMemcpyAsync(job->host + l->h_stats, job->dev + l->o_stats,
 												sizeof(GpuirSearchDevStats),
 												cudaMemcpyDeviceToHost, s))) != GPUIR_CUDA_OK) ||
@@ -2668,13 +2706,12 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		dcache_clear(job->dcache);	/* the decode may not have run */
 		return st;
 	}
-	out = job->host;
+	out = job->host + l->h_out;
 	/* the final selections' status (gpuir_final_done); none without work items */
-	status = (job->plan.nwork > 0) ? *(const volatile uint32_t *) (out + l->h_out)
-		: GPUIR_OUTPUT_DONE;
-	memcpy(out_docids, out + l->h_docids, sizeof(uint32_t) * nout);
-	memcpy(out_scores, out + l->h_scores, sizeof(float) * nout);
-	memcpy(out_counts, out + l->h_counts, sizeof(uint32_t) * job->nqueries);
+	status = (job->plan.nwork > 0) ? *(const volatile uint32_t *) out : GPUIR_OUTPUT_DONE;
+	memcpy(out_docids, out + l->r_docids, sizeof(uint32_t) * nout);
+	memcpy(out_scores, out + l->r_scores, sizeof(float) * nout);
+	memcpy(out_counts, out + l->r_counts, sizeof(uint32_t) * job->nqueries);
 	if (!(status & GPUIR_OUTPUT_DONE))
 	{
 		/*
@@ -2704,7 +2741,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 	{
 		GpuirSearchDevStats hstats;
 
-		memcpy(&hstats, out + l->h_stats, sizeof(hstats));
+		memcpy(&hstats, job->host + l->h_stats, sizeof(hstats));
 		stats->blocks_decoded = hstats.blocks_decoded;
 		stats->tiles_pruned = hstats.tiles_pruned;
 		stats->maxscore_queries = hstats.maxscore_queries;
