@@ -1857,10 +1857,10 @@ plan_batch(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *s
  * about 7 us of a small batch's latency on an H200); otherwise they write
  * it into the arena at o_out, inside the zeroed range, and one copy
  * brings it back: the kernels' writes across the bus were slower than the
- * copy for large outputs (H200, 1.2 M documents, k = 1000, written in
- * place: batches of 16, 128 KB of outputs, -12 to -16%, of 1,000 about
- * -50%; one query, 8 KB, +1 to +3%).  The debug statistics are copied
- * back to h_stats.
+ * copy for large outputs (H200, 1.2 M documents, OR and BMW at k = 1000,
+ * written in place: batches of 16, 128 KB of outputs, -12 to -16%, of 64
+ * and 1,000 -33 to -52%, AND -12% at 1,000; one query, 8 KB, +1 to +3%).
+ * The debug statistics are copied back to h_stats.
  */
 #define GPUIR_ZERO_BY_COPY		((size_t) 64 << 10)
 #define GPUIR_DIRECT_OUT_BYTES	((size_t) 32 << 10)
