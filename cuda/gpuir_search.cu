@@ -827,9 +827,11 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
  * thread calls it, after its last write of outputs): counts the selection
  * in *finals; the block that brings it to nfinal, the batch's last, writes
  * the failure bits (*failed, which the kernels before it and this one's
- * blocks set with atomicOr) with GPUIR_OUTPUT_DONE to *status, in host
- * memory.  System-scope fences order each block's output writes before its
- * count, and every count before the status, so that a host that reads the
+ * blocks set with atomicOr) with GPUIR_OUTPUT_DONE to *status, the first
+ * word of the outputs (in host memory, or in the arena when a copy brings
+ * them back: GpuirSearchLayout).  System-scope fences order each block's
+ * output writes before its count, and every count before the status,
+ * so that a host that reads the
  * status after the stream's work completed (search_finish) reads every
  * output written too; a status without GPUIR_OUTPUT_DONE means that some
  * selection never finished (search_finish fails the batch).
@@ -962,12 +964,13 @@ gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t coun
 /*
  * gpuir_search_final_kernel: one thread block of GPUIR_FINAL_THREADS
  * threads per query of the chunk, each its query's gpuir_final_query.
- * The outputs are in the job's pinned host buffer, so that no copy
- * follows the kernel; the thread block
- * that completes the batch's nfinal selections (*finals counts them, zero
- * before; the tile kernel makes some of them, gpuir_search_tile_kernel)
- * then writes the batch's failure bits (*failed) with GPUIR_OUTPUT_DONE
- * to *status, in that buffer too (gpuir_final_done).
+ * The outputs are in the job's pinned host buffer when small, so that no
+ * copy follows the kernel, else in the arena (GpuirSearchLayout); the
+ * thread block that completes the batch's nfinal selections (*finals
+ * counts them, zero before; the tile kernel makes some of them,
+ * gpuir_search_tile_kernel) then writes the batch's failure bits (*failed)
+ * with GPUIR_OUTPUT_DONE to *status, the outputs' first word
+ * (gpuir_final_done).
  */
 __global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
 gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
@@ -2325,8 +2328,8 @@ struct SearchLauncher
  * (BMW queries: thresholds, the tiles' live list and MaxScore's work
  * entries), tile (OR queries and the BMW queries left to the tiles),
  * MaxScore (the seed kernel's work entries), AND, (partial) and final
- * kernels, the last writing the outputs into the job's pinned buffer host
- * (l->direct) or the arena (GpuirSearchLayout).
+ * kernels, the last writing the outputs into host, the job's pinned
+ * buffer (l->direct), or into the arena (GpuirSearchLayout).
  * Returns the launch status.
  */
 static gpuir_cuda_status
