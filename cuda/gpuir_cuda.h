@@ -487,7 +487,8 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  * default, over its first searches, cuda/gpuir_decode_cache.cuh; the rest
  * is decoded by the tiles that read it), its last kernel writing the
  * results into the pinned buffer, which it reaches at the host's
- * addresses (no copy back), and synchronizes.  The workspace and the
+ * addresses, when they take at most 32 KB (no copy back), else into the
+ * workspace, copied back with one copy, and synchronizes.  The workspace and the
  * pinned buffer (and the decoded area) belong to the calling thread and
  * are kept between calls (grown when a call needs more, CUB's
  * temporary-storage pattern), so a call allocates no device or pinned

@@ -65,7 +65,8 @@ gpuir_cuda_ignore_error(cudaError_t err)
 typedef enum GpuirCudaMem
 {
 	GPUIR_CUDA_MEM_DEVICE,		/* cudaMalloc */
-	GPUIR_CUDA_MEM_PINNED,		/* cudaMallocHost: host memory copies reach */
+	GPUIR_CUDA_MEM_PINNED,		/* cudaMallocHost: host memory copies and
+								 * kernels reach */
 	GPUIR_CUDA_MEM_HOST			/* malloc: host memory only the host reads */
 } GpuirCudaMem;
 

@@ -133,7 +133,8 @@
  * cub::BlockRadixSort), in the final kernel, or, for a chunk of tile
  * queries with k <= 256, in the tile kernel, by the thread block that
  * finished the query's last tile; it writes them straight into the pinned
- * host buffer.  The key orders by score descending, then docID
+ * host buffer when the batch's outputs are small (GpuirSearchLayout).  The
+ * key orders by score descending, then docID
  * ascending, and is distinct per document, so ties are broken exactly as
  * on the CPU at both levels.  Every mode keeps the query's threshold in
  * global memory (see BMW): a tile (or AND thread block) that kept k
@@ -205,9 +206,9 @@ static_assert(GPUIR_HIST_BUCKETS << GPUIR_HIST_SHIFT == GPUIR_HIST_OCTAVES << 23
  * Short candidate regions (plan_query): an OR query with k >=
  * GPUIR_HIST_MIN_K gets room for the k keys of GPUIR_SHORT_ROOM_TILES
  * tiles plus twice the tiles it runs at once (plan_short_tiles) rather
- * than for every tile's; the final kernel writes GPUIR_COUNT_SPILLED as the count
- * of one whose tiles emitted more, and search_finish searches it again
- * with its full region.
+ * than for every tile's; the final selection (gpuir_final_query) writes
+ * GPUIR_COUNT_SPILLED as the count of one whose tiles emitted more, and
+ * search_finish searches it again with its full region.
  */
 #define GPUIR_SHORT_ROOM_TILES	64
 #define GPUIR_COUNT_SPILLED		UINT32_MAX
@@ -1412,8 +1413,9 @@ static thread_local uint64_t bmw_batch_waves = GPUIR_CUDA_BMW_BATCH_WAVES,
  * larger query alone); each chunk is a seed and a MaxScore launch for its
  * BMW queries, a tile launch for its OR queries and the BMW queries the
  * seed leaves to the tiles, an AND launch for its AND queries, a partial
- * launch if one of its queries may need it, and one final launch, reusing
- * the same candidate buffer.
+ * launch if one of its queries may need it, and one final launch (none
+ * when the tile kernel makes the selections, search_launch), reusing the
+ * same candidate buffer.
  */
 static gpuir_cuda_status
 plan_query(GpuirSearchPlan *p, const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
@@ -2069,8 +2071,9 @@ plan_may_spill(const GpuirSearchPlan *p)
  * start can; the batch then fails).  The search again plans those queries
  * with their full regions, in chunks of at most GPUIR_CAND_BUDGET keys (a
  * larger region alone), and may stage its zeroed range with its inputs
- * (zero_by_copy) where p did not: GPUIR_ZERO_BY_COPY more pinned bytes,
- * and 256 for the outputs that follow them (search_layout).
+ * (zero_by_copy) where p did not: GPUIR_ZERO_BY_COPY more pinned bytes
+ * (the outputs that follow the staged bytes move by no more: o_count is
+ * 256-aligned, search_layout).
  * Every other part of its workspace is at most p's (a subset of the
  * queries and lists, the same terms), up to the 256-byte alignment of each
  * part.  Its decoded lists are in the job's decoded area: with reuse it
@@ -2089,7 +2092,7 @@ spill_room(const GpuirSearchPlan *p, size_t *dev, size_t *host)
 	*dev = *host = 0;
 	if (!plan_may_spill(p))
 		return;
-	*host = GPUIR_ZERO_BY_COPY + 256;	/* and the outputs' alignment after them */
+	*host = GPUIR_ZERO_BY_COPY;
 	if (keys > p->max_chunk_keys)
 		*dev = sizeof(uint64_t) * (size_t) (keys - p->max_chunk_keys) + (size_t) 64 * 256;
 }
@@ -2162,8 +2165,9 @@ search_stage(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l
  * buffer (direct), before they run: the status word and the counts 0, and
  * zeros in the rows of the queries that plan p left out (no document can
  * qualify: count 0; p's work items are in query order).  The final
- * selections write the other rows whole, their counts and, last, the
- * status.  (Otherwise the arena's outputs are in the zeroed range.)
+ * selections write the other rows whole (a spilled query's count only,
+ * its row coming from search_again), their counts and, last, the status.
+ * (Otherwise the arena's outputs are in the zeroed range.)
  */
 static void
 search_outputs_init(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLayout *l,
@@ -2676,8 +2680,11 @@ search_again(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores
 
 /*
  * search_finish: wait for job's pending search and copy its outputs (a
- * final kernel's failed check, GPUIR_FAILED_INTERNAL, is GPUIR_CUDA_ERROR,
- * a corrupt block GPUIR_CUDA_CORRUPT); OK at once when none is pending
+ * final selection's failed check, GPUIR_FAILED_INTERNAL, is
+ * GPUIR_CUDA_ERROR, a corrupt block GPUIR_CUDA_CORRUPT, and so is a status
+ * word without GPUIR_OUTPUT_DONE: GPUIR_CUDA_CORRUPT when the device's
+ * failure bits say a block was corrupt, else GPUIR_CUDA_ERROR); OK at once
+ * when none is pending
  * (a search of no query).  The queries whose short region spilled are
  * searched again (search_again) before it returns.  Nothing is pending
  * afterwards.

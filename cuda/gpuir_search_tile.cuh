@@ -5,7 +5,9 @@
  *	  thread block of 256 threads scores one (query, tile) pair, a tile
  *	  being GPUIR_TILE_DOCS consecutive docIDs of the segment, with the OR
  *	  algorithm (also BMW's tiles that their bound did not prune), in
- *	  shared memory (GpuirTileSmem); gpuir_tile_decode also serves the AND
+ *	  shared memory (GpuirTileSmem), and, in short batches, the final
+ *	  selection of a query whose last tile it finished
+ *	  (gpuir_search_tile_kernel); gpuir_tile_decode also serves the AND
  *	  kernel (gpuir_search_and.cuh).
  *
  * The algorithms, their sources and why the scores are exact are described
@@ -148,7 +150,7 @@ gpuir_window_hi(const gpuir_cuda_segment &seg)
  * would pass cap (*count then stays past cap).  A full region of a query
  * (spill false) holds every key its kernels may emit, so passing it means
  * corrupt input: *corrupt is set and the batch fails.  A short region
- * (spill true, GpuirSearchWork.cand_short) may spill: the final kernel
+ * (spill true, GpuirSearchWork.cand_short) may spill: the final selection
  * sees the count past cap and the host searches the query again.  One
  * thread of the block calls it.
  */
