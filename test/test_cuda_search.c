@@ -1483,6 +1483,29 @@ test_arguments(TestSeg *s, const gpuir_cuda_scoring *sc)
 		check(SEARCH(&s->dev, sc, qq, 2, two, 2, 10, d, sco, c2) == GPUIR_CUDA_OK &&
 			  c2[0] == 0 && c2[1] == 0, "args: absent terms give no results");
 	}
+	/*
+	 * rows are kmax wide, zeros past each count, whether the plan left the
+	 * query out (no document can qualify) or a selection wrote its row:
+	 * the outputs come from a pinned buffer that earlier batches used, the
+	 * caller's arrays hold other bytes before
+	 */
+	{
+		gpuir_cuda_term two[2] = {term, {0, 0, 0, 2.0f}};
+		gpuir_cuda_query qq[3] = {{0, 1, 3, GPUIR_CUDA_MODE_OR}, {0, 2, 10, GPUIR_CUDA_MODE_AND},
+								  {1, 1, 10, GPUIR_CUDA_MODE_OR}};
+		uint32_t	c3[3] = {9, 9, 9};
+		bool		zeros = true;
+
+		memset(d, 0xab, sizeof(uint32_t) * 30);
+		memset(sco, 0xab, sizeof(float) * 30);
+		check(SEARCH(&s->dev, sc, qq, 3, two, 2, 10, d, sco, c3) == GPUIR_CUDA_OK &&
+			  c3[0] <= 3 && c3[1] == 0 && c3[2] == 0,
+			  "args: a batch with queries left out");
+		for (uint32_t q3 = 0; q3 < 3; q3++)
+			for (uint32_t i = (q3 == 0 ? c3[0] : 0); i < 10; i++)
+				zeros = zeros && d[q3 * 10 + i] == 0 && sco[q3 * 10 + i] == 0.0f;
+		check(zeros, "args: slots past each count are 0");
+	}
 #undef SEARCH
 
 	/* upload / free */
