@@ -125,6 +125,17 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 			if (doc >= q->seg->ndocs)
 				elog(ERROR, "gpuir gpu service returned docID %u of a segment of %u documents",
 					 doc, q->seg->ndocs);
+
+			/*
+			 * The candidates come best first.  Once k are kept, one that
+			 * scores below the k-th, and every later one, would fail
+			 * GpuirQueryConsider's first test (the k-th only rises), so
+			 * their TIDs, a page read each, are not read.  The segment's
+			 * cut test below needs none of them: its last candidate scores
+			 * below the final k-th too, so it cannot rank above it.
+			 */
+			if (GpuirQueryFull(q) && score < q->kth.score)
+				break;
 			GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(tid));
 			GpuirQueryConsider(q, &tid, score, doc, true);
 			if (i + 1 == g->k)
