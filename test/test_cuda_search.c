@@ -28,7 +28,11 @@
  * same batch runs as OR and as BMW through gpuir_cuda_search_batch_debug:
  * the outputs must be identical, BMW must decode no more blocks than OR,
  * and the decoded blocks, pruned tiles and both
- * throughputs are printed.  A segment uploaded without impacts and queries
+ * throughputs are printed.  The library's BMW batch rule (a batch whose
+ * tiles fill few waves runs its BMW queries as OR) is off for these checks,
+ * so that every BMW query may prune; test_bmw_vs_or checks the rule's
+ * limits, and a mixed batch and small BMW calls run under its defaults
+ * too.  A segment uploaded without impacts and queries
  * with a negative idf must fall back to OR (same results).  Decode budgets
  * of 0, 3 and 40 blocks make the tiles decode some or all of the OR and
  * BMW lists themselves (gpuir_cuda_search_set_decode_budget): same
@@ -2317,6 +2321,24 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	test_small_calls(&r, &s, sc, &mixed);
 	test_small_calls(&r, &s, sc, &and_long);
 	test_small_calls(&r, &s, sc, &bmw_mixed);
+
+	/*
+	 * The library's default BMW batch rule (main turns it off, so that the
+	 * other checks' BMW queries may prune): a batch of mixed modes, and
+	 * small calls of BMW queries, which it runs as OR and whose final
+	 * selections the tile kernel makes, against the reference
+	 */
+	gpuir_cuda_search_set_bmw_batch(GPUIR_CUDA_BMW_BATCH_WAVES, GPUIR_CUDA_BMW_BATCH_TOTAL);
+	{
+		BatchSpec	m = mixed;
+
+		m.name = "mixed, default BMW batch rule";
+		test_batch(&r, &s, sc, &m, 0);
+		m = bmw_mixed;
+		m.name = "BMW of 1..8, default BMW batch rule";
+		test_small_calls(&r, &s, sc, &m);
+	}
+	gpuir_cuda_search_set_bmw_batch(0, 0);
 	test_transit(&r, &s, sc, &mixed);
 	test_transit(&r, &s, sc, &bmw_mixed);
 	test_decode_cache(&r, &s, sc);
