@@ -313,7 +313,11 @@ main(int argc, char **argv)
 	}
 
 	if (upload_segment(&s, &o, &dev) != 0)
+	{
+		free(cpu_rows);
+		logrefs_free(refs, nlogs);
 		return 1;
+	}
 	if (o.check > 0 && check_exactness(&dev, &s, logs, nlogs, refs, &o) != 0)
 		failed = 1;
 	logrefs_free(refs, nlogs);

@@ -293,8 +293,8 @@ typedef enum gpuir_cuda_mode
 								 * ties), with block-max pruning; runs as OR
 								 * when the segment has no impacts, an idf
 								 * is negative, or the batch's BMW queries
-								 * fill few waves of tiles
-								 * (gpuir_cuda_search_set_bmw_batch) */
+								 * fill few waves of tiles and hold few
+								 * postings (gpuir_cuda_search_set_bmw_batch) */
 } gpuir_cuda_mode;
 
 /*
@@ -428,9 +428,11 @@ extern GPUIR_CUDA_API gpuir_cuda_status gpuir_cuda_segment_free(gpuir_cuda_segme
  *			bound is near the lists' and rarely below the threshold, and
  *			full tiles cost less a posting than the lookups.  So do all
  *			the BMW queries of a batch whose tiles (each query's tiles
- *			of the window) fill fewer than GPUIR_CUDA_BMW_BATCH_WAVES
- *			waves of the tile kernel's resident blocks
- *			(gpuir_cuda_search_set_bmw_batch).  The output
+ *			of the window) fill fewer than the calling thread's waves
+ *			(GPUIR_CUDA_BMW_BATCH_WAVES by default) of the tile
+ *			kernel's resident blocks and whose lists hold fewer than its
+ *			batch postings (GPUIR_CUDA_BMW_BATCH_TOTAL by default;
+ *			gpuir_cuda_search_set_bmw_batch).  The output
  *			is exactly OR's.  Needs the segment's impact arrays and idf
  *			>= 0; otherwise the query runs as OR.  A block the directory
  *			checks refused (its header, length, offset or order:

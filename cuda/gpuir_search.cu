@@ -131,7 +131,8 @@
  * the k best of its candidates and orders them (gpuir_final_query: one
  * pass behind a rising bound, then a rank by counting or
  * cub::BlockRadixSort), in the final kernel, or, for a chunk of tile
- * queries with k <= 256, in the tile kernel, by the thread block that
+ * queries of a batch with kmax <= 256, no partial selection and few waves
+ * of tiles (search_launch), in the tile kernel, by the thread block that
  * finished the query's last tile; it writes them straight into the pinned
  * host buffer when the batch's outputs are small (GpuirSearchLayout).  The
  * key orders by score descending, then docID
@@ -824,13 +825,33 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
 }
 
 /*
+ * Where the final selections write (gpuir_final_query), the same for the
+ * final kernel and the tile kernel's selections: the outputs' rows (kmax
+ * docIDs and scores a query) and counts, in the job's pinned host buffer
+ * or in the arena (GpuirSearchLayout), and the batch's failure bits, its
+ * count of selections made (zero before) against the nfinal to make, and
+ * its status word (gpuir_final_done)
+ */
+struct GpuirFinalOut
+{
+	uint32_t	kmax;
+	uint32_t   *docids;
+	float	   *scores;
+	uint32_t   *counts;
+	uint32_t   *failed;
+	uint32_t   *finals;
+	uint32_t	nfinal;
+	uint32_t   *status;
+};
+
+/*
  * gpuir_final_done: the end of a final selection's thread block (every
  * thread calls it, after its last write of outputs): counts the selection
- * in *finals; the block that brings it to nfinal, the batch's last, writes
- * the failure bits (*failed, which the kernels before it and this one's
- * blocks set with atomicOr) with GPUIR_OUTPUT_DONE to *status, the first
- * word of the outputs (in host memory, or in the arena when a copy brings
- * them back: GpuirSearchLayout).  System-scope fences order each block's
+ * in *o.finals; the block that brings it to o.nfinal, the batch's last,
+ * writes the failure bits (*o.failed, which the kernels before it and this
+ * one's blocks set with atomicOr) with GPUIR_OUTPUT_DONE to *o.status, the
+ * first word of the outputs (in host memory, or in the arena when a copy
+ * brings them back: GpuirSearchLayout).  System-scope fences order each block's
  * output writes before its count, and every count before the status,
  * so that a host that reads the
  * status after the stream's work completed (search_finish) reads every
@@ -838,16 +859,16 @@ gpuir_search_partial_kernel(const GpuirSearchWork *__restrict__ work, uint64_t *
  * selection never finished (search_finish fails the batch).
  */
 __device__ static void
-gpuir_final_done(uint32_t *failed, uint32_t *finals, uint32_t nfinal, uint32_t *status)
+gpuir_final_done(const GpuirFinalOut &o)
 {
 	__syncthreads();			/* the block's output writes are issued */
 	if (threadIdx.x == 0)
 	{
 		__threadfence_system();
-		if (atomicAdd(finals, 1u) == nfinal - 1)
+		if (atomicAdd(o.finals, 1u) == o.nfinal - 1)
 		{
 			__threadfence_system();
-			*(volatile uint32_t *) status = atomicOr(failed, 0u) | GPUIR_OUTPUT_DONE;
+			*(volatile uint32_t *) o.status = atomicOr(o.failed, 0u) | GPUIR_OUTPUT_DONE;
 		}
 	}
 }
@@ -859,16 +880,17 @@ typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> Gp
  * block of GPUIR_FINAL_THREADS threads: the k best of its candidate keys
  * (of its partial selections' results when gpuir_part_needed; count: its
  * candidate count), sorted descending, written to row qw.qindex of the
- * outputs (kmax slots, zeros past the count) with the count.
+ * outputs o (o.kmax slots, zeros past the count) with the count.
  * gpuir_block_topk keeps them, starting from the query's threshold
  * (thr_bits, raised by the tiles and the AND thread blocks: a lower bound
  * of its k-th best score, and every one of its k best keys is a candidate
  * at or above it, since a tile or AND thread block emits its own k best at
  * or above the threshold of the moment); up to 256 are ordered by each
  * thread counting the keys above its own, more by cub::BlockRadixSort
- * (Sort; the tile kernel's selections have k <= 256 and need none).
- * Should fewer than min(k, candidates) keys come out (the argument above
- * says never), the batch fails (*failed |= GPUIR_FAILED_INTERNAL) rather
+ * (Sort; the tile kernel's selections, whose batch's kmax is at most 256,
+ * need none).  Should fewer than min(k, candidates) keys come out (the
+ * argument above says never), the batch fails (*o.failed |=
+ * GPUIR_FAILED_INTERNAL) rather
  * than return fewer rows.  A query whose short region spilled (its count
  * past cand_cap) gets the count GPUIR_COUNT_SPILLED and no rows.
  * Coherent: the candidates were written by other thread blocks of the
@@ -879,10 +901,8 @@ typedef cub::BlockRadixSort<uint64_t, GPUIR_FINAL_THREADS, GPUIR_FINAL_ITEMS> Gp
 template <bool Sort, bool Coherent>
 __device__ static void
 gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t count,
-				  uint32_t thr_bits, uint32_t kmax, uint32_t *out_docids, float *out_scores,
-				  uint32_t *out_counts, uint32_t *failed, uint32_t *finals, uint32_t nfinal,
-				  uint32_t *status, GpuirSearchDevStats *stats, GpuirTopkStorage &f,
-				  typename GpuirFinalSort::TempStorage *sort)
+				  uint32_t thr_bits, const GpuirFinalOut &o, GpuirSearchDevStats *stats,
+				  GpuirTopkStorage &f, typename GpuirFinalSort::TempStorage *sort)
 {
 	const uint64_t n = min((uint64_t) count, qw.cand_cap);
 	const bool	part = gpuir_part_needed(n, qw.k);
@@ -890,7 +910,7 @@ gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t coun
 	const uint64_t *qc = cand + qw.cand_off + (part ? qw.cand_cap : 0);
 	const uint64_t m = part ? (uint64_t) GPUIR_PART_SLICES * qw.k : n;
 	const uint32_t take = (uint32_t) min(n, (uint64_t) qw.k);
-	const size_t row = (size_t) qw.qindex * kmax;
+	const size_t row = (size_t) qw.qindex * o.kmax;
 	const int	t = threadIdx.x;
 	uint32_t	c;
 
@@ -898,16 +918,16 @@ gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t coun
 	{
 		/* a short region spilled (every thread reads the same count) */
 		if (t == 0)
-			out_counts[qw.qindex] = GPUIR_COUNT_SPILLED;
-		gpuir_final_done(failed, finals, nfinal, status);
+			o.counts[qw.qindex] = GPUIR_COUNT_SPILLED;
+		gpuir_final_done(o);
 		return;
 	}
 	c = gpuir_block_topk(qc, m, qw.k, gpuir_threshold_key(thr_bits), f, Coherent);
 	/* the slots past the count (rows are kmax wide): the host buffer is not zeroed */
-	for (uint32_t i = min(c, take) + t; i < kmax; i += GPUIR_FINAL_THREADS)
+	for (uint32_t i = min(c, take) + t; i < o.kmax; i += GPUIR_FINAL_THREADS)
 	{
-		out_docids[row + i] = 0;
-		out_scores[row + i] = 0.0f;
+		o.docids[row + i] = 0;
+		o.scores[row + i] = 0.0f;
 	}
 
 	/* c == take: a query with fewer than k candidates never set thr */
@@ -923,12 +943,12 @@ gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t coun
 				rank += (f.buf[j] > key);
 			if (rank < take)
 			{
-				out_docids[row + rank] = gpuir_key_docid(key);
-				out_scores[row + rank] = gpuir_key_to_score(key);
+				o.docids[row + rank] = gpuir_key_docid(key);
+				o.scores[row + rank] = gpuir_key_to_score(key);
 			}
 		}
 	}
-	else if (Sort)
+	else
 	{
 		uint64_t	keys[GPUIR_FINAL_ITEMS];
 
@@ -946,41 +966,36 @@ gpuir_final_query(const GpuirSearchWork &qw, const uint64_t *cand, uint32_t coun
 
 			if (rank < take && rank < c)
 			{
-				out_docids[row + rank] = gpuir_key_docid(keys[r]);
-				out_scores[row + rank] = gpuir_key_to_score(keys[r]);
+				o.docids[row + rank] = gpuir_key_docid(keys[r]);
+				o.scores[row + rank] = gpuir_key_to_score(keys[r]);
 			}
 		}
 	}
 	if (t == 0)
 	{
-		out_counts[qw.qindex] = min(c, take);
+		o.counts[qw.qindex] = min(c, take);
 		if (part && stats != NULL)
 			atomicAdd(&stats->partial_queries, 1ull);
 		if (c != take)
-			atomicOr(failed, GPUIR_FAILED_INTERNAL);	/* never: see above */
+			atomicOr(o.failed, GPUIR_FAILED_INTERNAL);	/* never: see above */
 	}
-	gpuir_final_done(failed, finals, nfinal, status);
+	gpuir_final_done(o);
 }
 
 /*
  * gpuir_search_final_kernel: one thread block of GPUIR_FINAL_THREADS
- * threads per query of the chunk, each its query's gpuir_final_query.
- * The outputs are in the job's pinned host buffer when small, so that no
- * copy follows the kernel, else in the arena (GpuirSearchLayout); the
- * thread block that completes the batch's nfinal selections (*finals
- * counts them, zero before; the tile kernel makes some of them,
- * gpuir_search_tile_kernel) then writes the batch's failure bits (*failed)
- * with GPUIR_OUTPUT_DONE to *status, the outputs' first word
- * (gpuir_final_done).
+ * threads per query of the chunk, each its query's gpuir_final_query into
+ * o: the outputs are in the job's pinned host buffer when small, so that
+ * no copy follows the kernel, else in the arena (GpuirSearchLayout); the
+ * thread block that completes the batch's o.nfinal selections (the tile
+ * kernel makes some of them, gpuir_search_tile_kernel) then writes the
+ * batch's status (gpuir_final_done).
  */
 __global__ void __launch_bounds__(GPUIR_FINAL_THREADS)
 gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 						  const uint64_t *__restrict__ cand,
 						  const uint32_t *__restrict__ cand_count,
-						  const uint32_t *__restrict__ thr_bits, uint32_t kmax,
-						  uint32_t *__restrict__ out_docids, float *__restrict__ out_scores,
-						  uint32_t *__restrict__ out_counts, uint32_t *failed,
-						  uint32_t *finals, uint32_t nfinal, uint32_t *status,
+						  const uint32_t *__restrict__ thr_bits, GpuirFinalOut o,
 						  GpuirSearchDevStats *stats)
 {
 	gpuir_pdl_start();
@@ -991,26 +1006,18 @@ gpuir_search_final_kernel(const GpuirSearchWork *__restrict__ work,
 	}			sm;
 
 	gpuir_final_query<true, false>(work[blockIdx.x], cand, cand_count[blockIdx.x],
-								   thr_bits[blockIdx.x], kmax, out_docids, out_scores,
-								   out_counts, failed, finals, nfinal, status, stats, sm.f,
-								   &sm.sort);
+								   thr_bits[blockIdx.x], o, stats, sm.f, &sm.sort);
 }
 
 /*
  * The tile kernel's final selections (gpuir_search_tile_kernel): done NULL
  * when the chunk has a final kernel, else the items' tile counts (zero
- * before) and gpuir_search_final_kernel's outputs and status arguments
+ * before), and where the selections write
  */
 struct GpuirTileFinal
 {
 	uint32_t   *done;
-	uint32_t	kmax;
-	uint32_t   *out_docids;
-	float	   *out_scores;
-	uint32_t   *out_counts;
-	uint32_t   *finals;
-	uint32_t	nfinal;
-	uint32_t   *status;
+	GpuirFinalOut out;
 };
 
 static_assert(sizeof(GpuirTopkStorage) <= sizeof(((GpuirTileSmem *) 0)->acc),
@@ -1092,9 +1099,7 @@ gpuir_search_tile_kernel(gpuir_cuda_segment seg, gpuir_cuda_scoring sc,
 			/* every tile of item prev is in: its selection, over sm.acc */
 			__threadfence();
 			gpuir_final_query<false, true>(work[prev], cand, __ldcg(&cand_count[prev]),
-										   __ldcg(&thr[prev]), fin.kmax, fin.out_docids,
-										   fin.out_scores, fin.out_counts, corrupt, fin.finals,
-										   fin.nfinal, fin.status, stats,
+										   __ldcg(&thr[prev]), fin.out, stats,
 										   *reinterpret_cast<GpuirTopkStorage *>(sm.acc), NULL);
 		}
 		x = sm.next;
@@ -1744,6 +1749,17 @@ plan_decode(GpuirSearchPlan *p, GpuirDecodeCache *dc, const gpuir_cuda_segment *
 }
 
 /*
+ * fewer_waves: do pairs (query, tile) fill fewer than waves waves of grid
+ * thread blocks, the tile kernel's resident ones (resident_grids)?
+ * floor(pairs / grid) < waves: pairs < waves x grid, without overflow.
+ */
+static inline bool
+fewer_waves(uint64_t pairs, uint32_t grid, uint64_t waves)
+{
+	return pairs / grid < waves;
+}
+
+/*
  * plan_bmw_as_or: do the BMW queries of the batch run as OR?  Yes when the
  * tiles OR would give them, the window's ntiles for each BMW query, fill
  * fewer than bmw_batch_waves waves of the tile kernel's resident thread
@@ -1787,8 +1803,7 @@ plan_bmw_as_or(const gpuir_cuda_query *queries, uint32_t nqueries, const gpuir_c
 	if (nbmw == 0)
 		return false;			/* no BMW query: no grid to look up */
 	resident_grids(&tile_grid, NULL, NULL);
-	/* floor(pairs / grid) < waves: pairs < waves x grid, without overflow */
-	return nbmw * ntiles / tile_grid < bmw_batch_waves;
+	return fewer_waves(nbmw * ntiles, tile_grid, bmw_batch_waves);
 }
 
 /*
@@ -1929,7 +1944,7 @@ search_layout(GpuirSearchLayout *l, const GpuirSearchPlan *p, uint32_t nqueries,
 	l->o_count = align256(l->o_ldst + sizeof(uint32_t) * p->dec.nlists);	/* end of the inputs */
 	l->o_corrupt = align256(l->o_count + sizeof(uint32_t) * p->nwork);
 	l->o_finals = l->o_corrupt + sizeof(uint32_t);
-	l->r_docids = 256;
+	l->r_docids = align256(sizeof(uint32_t));	/* after the status word */
 	l->r_scores = align256(l->r_docids + sizeof(uint32_t) * nout);
 	l->r_counts = align256(l->r_scores + sizeof(float) * nout);
 	l->out_bytes = l->r_counts + sizeof(uint32_t) * nqueries;
@@ -2200,8 +2215,8 @@ search_outputs_init(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLa
  * occupancy), their grids when they have more work than that; asked of the
  * runtime once per device and thread, after setting the tile kernel's
  * shared memory attribute (which the occupancy needs, and every launch of
- * the tile kernel: plan_short_tiles, plan_bmw_as_or and search_launch call
- * this first).
+ * the tile kernel: search_launch calls this before its first launch;
+ * plan_short_tiles and plan_bmw_as_or when they need the grid).
  * A failed query clears its error, gives 1024 and is tried again next
  * call.  ms and pdl may be NULL.  *pdl: whether the search kernels may go
  * as programmatic dependent launches (SearchLauncher): the device runs
@@ -2290,7 +2305,8 @@ gpuir_cuda_search_tile_blocks(void)
 
 /*
  * The tile kernel makes a chunk's final selections (search_launch) when
- * its pairs fill at most this many waves of its resident thread blocks.
+ * its pairs fill fewer than this many waves of its resident thread blocks
+ * (fewer_waves: fewer than this many whole ones).
  * H200, TREC 2005 over 1.2 M documents, OR at k = 10, with them in every
  * chunk that qualified otherwise, against the base's final kernel:
  * batches of 16 (3 waves) +3%, of 64 (12 waves) -5%, of 1,000 (190
@@ -2362,6 +2378,12 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	uint32_t   *d_nlive = (uint32_t *) (arena + l->o_nlive);
 	uint32_t   *d_next = (uint32_t *) (arena + l->o_next);
 	uint32_t   *d_done = (uint32_t *) (arena + l->o_done);
+	/* where the final selections write, in every chunk */
+	const GpuirFinalOut fout = {
+		kmax, (uint32_t *) (out + l->r_docids), (float *) (out + l->r_scores),
+		(uint32_t *) (out + l->r_counts), d_corrupt, (uint32_t *) (arena + l->o_finals),
+		p->nwork, (uint32_t *) out
+	};
 	uint32_t   *d_hist = (uint32_t *) (arena + l->o_hist);
 	uint32_t   *d_live = (uint32_t *) (arena + l->o_live);
 	uint2	   *d_mswork = (uint2 *) (arena + l->o_mswork);
@@ -2427,22 +2449,18 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		/*
 		 * the tile kernel makes the chunk's final selections when it has
 		 * them all (gpuir_search_tile_kernel): every item a tile item, none
-		 * a BMW item the seed kernel may give the MaxScore kernel, k <=
+		 * a BMW item the seed kernel may give the MaxScore kernel (seeded:
+		 * then no MaxScore work either), the batch's kmax <=
 		 * GPUIR_FINAL_THREADS, no partial selection; and when its pairs
-		 * fill at most GPUIR_FUSED_WAVES waves of its thread blocks: each
-		 * pair then costs a block a fence and an atomic (about 1 us on an
-		 * H200), against one launch less on the batch's critical path
+		 * fill fewer than GPUIR_FUSED_WAVES waves of its thread blocks:
+		 * each pair then costs a block a fence and an atomic (about 1 us on
+		 * an H200), against one launch less on the batch's critical path
 		 */
 		const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
-		const bool	fused = ni == nw && !seeded && nms == 0 && !p->chunk_part[c] &&
+		const bool	fused = ni == nw && !seeded && !p->chunk_part[c] &&
 			kmax <= GPUIR_FINAL_THREADS &&
-			(uint64_t) ni * ntiles <= (uint64_t) GPUIR_FUSED_WAVES * tile_grid;
-		const GpuirTileFinal fin = {
-			fused ? d_done + w0 : NULL, kmax,
-			(uint32_t *) (out + l->r_docids), (float *) (out + l->r_scores),
-			(uint32_t *) (out + l->r_counts), (uint32_t *) (arena + l->o_finals), p->nwork,
-			(uint32_t *) out
-		};
+			fewer_waves((uint64_t) ni * ntiles, tile_grid, GPUIR_FUSED_WAVES);
+		const GpuirTileFinal fin = {fused ? d_done + w0 : NULL, fout};
 
 		if (ni > 0)
 		{
@@ -2488,9 +2506,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		if (fused)
 			continue;
 		if ((st = launch(gpuir_search_final_kernel, nw, GPUIR_FINAL_THREADS, 0,
-						 d_work + w0, d_cand, d_count + w0, d_thr + w0, kmax,
-						 fin.out_docids, fin.out_scores, fin.out_counts, d_corrupt,
-						 fin.finals, fin.nfinal, fin.status, d_stats)) != GPUIR_CUDA_OK)
+						 d_work + w0, d_cand, d_count + w0, d_thr + w0, fout,
+						 d_stats)) != GPUIR_CUDA_OK)
 			return st;
 		GPUIR_TRACE_EVENT("final", s);
 	}
@@ -2579,6 +2596,8 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		(job->own_stream &&
 		 (st = gpuir_cuda_check(cudaEventRecord(job->done, s))) != GPUIR_CUDA_OK))
 		goto fail;
+	if (!l->direct)
+		GPUIR_TRACE_EVENT("download", s);
 	GPUIR_TRACE_HOST("enqueue");
 	job->pending = true;
 	return GPUIR_CUDA_OK;
@@ -2728,8 +2747,10 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		 * Some selection was not made: the tile kernel stops when a block
 		 * was corrupt, its selections with it.  The failure bits, then.
 		 */
-		st = gpuir_cuda_check(cudaMemcpy(&status, job->dev + l->o_corrupt, sizeof(status),
-										 cudaMemcpyDeviceToHost));
+		st = gpuir_cuda_check(cudaMemcpyAsync(&status, job->dev + l->o_corrupt, sizeof(status),
+											  cudaMemcpyDeviceToHost, job->stream));
+		if (st == GPUIR_CUDA_OK)
+			st = gpuir_cuda_check(cudaStreamSynchronize(job->stream));
 		if (st == GPUIR_CUDA_OK && status == 0)
 		{
 			gpuir_cuda_set_detail("gpuir_search_final_kernel",
