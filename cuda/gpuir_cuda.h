@@ -869,6 +869,25 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_batch(uint64_t waves,
 														   uint64_t batch_postings);
 
 /*
+ * gpuir_cuda_search_set_fused_waves: testing only: the calling thread's
+ * later searches make a chunk's final selections in the tile kernel (the
+ * thread block that finished a query's last tile selects its k best, and
+ * no final kernel runs) when its pairs (query, tile) fill fewer than waves
+ * waves of the tile kernel's resident blocks
+ * (gpuir_cuda_search_tile_blocks), every item of the chunk is an OR query
+ * or a BMW query run as OR, the batch's kmax is at most 256 and no query
+ * needs a partial selection; 0: never; UINT32_MAX: whenever the rest
+ * holds.  GPUIR_CUDA_FUSED_WAVES restores the default: each pair then
+ * costs a thread block a fence and an atomic, against one launch less
+ * (H200, TREC 2005 over 1.2 M documents, OR at k = 10: batches of 16, 3
+ * waves, +3%; of 64, 12 waves, -5%;
+ * bench/results/2026-12-01-h200-direct-outputs.md).  Same results either
+ * way.  Not provided by the no-CUDA stub build.
+ */
+#define GPUIR_CUDA_FUSED_WAVES	4
+extern GPUIR_CUDA_API void gpuir_cuda_search_set_fused_waves(uint32_t waves);
+
+/*
  * gpuir_cuda_search_tile_blocks: testing only: the tile kernel's thread
  * blocks resident at once on the calling thread's current device (a wave
  * of tiles, as gpuir_cuda_search_set_bmw_batch counts them); 1024 when the

@@ -2305,15 +2305,23 @@ gpuir_cuda_search_tile_blocks(void)
 
 /*
  * The tile kernel makes a chunk's final selections (search_launch) when
- * its pairs fill fewer than this many waves of its resident thread blocks
- * (fewer_waves: fewer than this many whole ones).
- * H200, TREC 2005 over 1.2 M documents, OR at k = 10, with them in every
- * chunk that qualified otherwise, against the base's final kernel:
- * batches of 16 (3 waves) +3%, of 64 (12 waves) -5%, of 1,000 (190
- * waves) -10%, where AND and BMW, which never had them, gained from the
- * outputs written in place (bench/results/2026-12-01-h200-direct-outputs.md).
+ * its pairs fill fewer than fused_waves waves of its resident thread
+ * blocks (fewer_waves: fewer than this many whole ones; the calling
+ * thread's, gpuir_cuda_search_set_fused_waves).  H200, TREC 2005 over
+ * 1.2 M documents, OR at k = 10, with them in every chunk that qualified
+ * otherwise, against the base's final kernel: batches of 16 (3 waves) +3%,
+ * of 64 (12 waves) -5%, of 1,000 (190 waves) -10%, where AND and BMW,
+ * which never had them, gained from the outputs written in place
+ * (bench/results/2026-12-01-h200-direct-outputs.md).
  */
-#define GPUIR_FUSED_WAVES		4
+static thread_local uint32_t fused_waves = GPUIR_CUDA_FUSED_WAVES;
+
+/* gpuir_cuda_search_set_fused_waves: contract in gpuir_cuda.h */
+extern "C" void
+gpuir_cuda_search_set_fused_waves(uint32_t waves)
+{
+	fused_waves = waves;
+}
 
 struct SearchLauncher
 {
@@ -2452,14 +2460,14 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		 * a BMW item the seed kernel may give the MaxScore kernel (seeded:
 		 * then no MaxScore work either), the batch's kmax <=
 		 * GPUIR_FINAL_THREADS, no partial selection; and when its pairs
-		 * fill fewer than GPUIR_FUSED_WAVES waves of its thread blocks:
+		 * fill fewer than fused_waves waves of its thread blocks:
 		 * each pair then costs a block a fence and an atomic (about 1 us on
 		 * an H200), against one launch less on the batch's critical path
 		 */
 		const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
 		const bool	fused = ni == nw && !seeded && !p->chunk_part[c] &&
 			kmax <= GPUIR_FINAL_THREADS &&
-			fewer_waves((uint64_t) ni * ntiles, tile_grid, GPUIR_FUSED_WAVES);
+			fewer_waves((uint64_t) ni * ntiles, tile_grid, fused_waves);
 		const GpuirTileFinal fin = {fused ? d_done + w0 : NULL, fout};
 
 		if (ni > 0)

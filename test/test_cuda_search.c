@@ -32,7 +32,9 @@
  * tiles fill few waves runs its BMW queries as OR) is off for these checks,
  * so that every BMW query may prune; test_bmw_vs_or checks the rule's
  * limits, and a mixed batch and small BMW calls run under its defaults
- * too.  A segment uploaded without impacts and queries
+ * too.  Batches of OR (and BMW run as OR) queries with kmax 100 run with
+ * their final selections made in the tile kernel and in the final kernel
+ * (test_fused_selections).  A segment uploaded without impacts and queries
  * with a negative idf must fall back to OR (same results).  Decode budgets
  * of 0, 3 and 40 blocks make the tiles decode some or all of the OR and
  * BMW lists themselves (gpuir_cuda_search_set_decode_budget): same
@@ -1720,6 +1722,50 @@ test_small_calls(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const B
 }
 
 /*
+ * The tile kernel's final selections (gpuir_cuda_search_set_fused_waves):
+ * batches that may have them (or: OR queries, bmw: BMW queries run as OR
+ * by a batch rule that always cuts; kmax <= 256, no partial selection on
+ * these segments) with the selections there whatever their waves, then
+ * never there, in one call and in small calls, and with short rooms of one
+ * tile (most k = 100 queries spill and are searched again), each checked
+ * against the reference.  Restores the defaults.
+ */
+static void
+test_fused_selections(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
+					  const BatchSpec *or, const BatchSpec *bmw)
+{
+	static const uint32_t waves[] = {UINT32_MAX, 0};
+	const BatchSpec *specs[] = {or, bmw};
+	char		name[128];
+
+	gpuir_cuda_search_set_bmw_batch(UINT64_MAX, UINT64_MAX);	/* BMW as OR */
+	for (size_t w = 0; w < sizeof(waves) / sizeof(waves[0]); w++)
+		for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		{
+			BatchSpec	b = *specs[i];
+
+			snprintf(name, sizeof(name), "%s, selections %s the tile kernel", specs[i]->name,
+					 waves[w] ? "in" : "not in");
+			b.name = name;
+			gpuir_cuda_search_set_fused_waves(waves[w]);
+			test_batch(r, s, sc, &b, 0);
+			test_small_calls(r, s, sc, &b);
+		}
+	{
+		BatchSpec	b = *or;
+
+		snprintf(name, sizeof(name), "%s, selections in the tile kernel, short room 1", or->name);
+		b.name = name;
+		gpuir_cuda_search_set_fused_waves(UINT32_MAX);
+		gpuir_cuda_search_set_short_room(1);
+		test_batch(r, s, sc, &b, 0);
+		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+	}
+	gpuir_cuda_search_set_fused_waves(GPUIR_CUDA_FUSED_WAVES);
+	gpuir_cuda_search_set_bmw_batch(0, 0);
+}
+
+/*
  * Searches in flight (gpuir_cuda_search_start / _done / _finish): batch a
  * started on one job and batch b on another, both pending at once (the
  * kernels of both on the device together), finished in the other order;
@@ -2285,6 +2331,9 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	BatchSpec	bmw_k1000 = {"BMW one or two terms, k 1000", 100 / scale, 1, 2,
 	GPUIR_CUDA_MODE_BMW, 1000, 1000, 0, 0, 0};
 	BatchSpec	bmw_k1 = {"BMW k 1", 100 / scale, 1, 4, GPUIR_CUDA_MODE_BMW, 1, 1, 1, 0, 0};
+	BatchSpec	or100 = {"OR of 1..8, kmax 100", 200 / scale, 1, 8, GPUIR_CUDA_MODE_OR, 0, 100, 1, 0, 0};
+	BatchSpec	bmw100 = {"BMW of 1..8, kmax 100", 200 / scale, 1, 8, GPUIR_CUDA_MODE_BMW, 0, 100, 1,
+	0, 0};
 
 	seg_build(&s, spec);
 	st = seg_upload(&s);
@@ -2325,8 +2374,9 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 	/*
 	 * The library's default BMW batch rule (main turns it off, so that the
 	 * other checks' BMW queries may prune): a batch of mixed modes, and
-	 * small calls of BMW queries, which it runs as OR and whose final
-	 * selections the tile kernel makes, against the reference
+	 * small calls of BMW queries with kmax 100, which it runs as OR where
+	 * their tiles fill few waves, and whose final selections the tile
+	 * kernel then makes, against the reference
 	 */
 	gpuir_cuda_search_set_bmw_batch(GPUIR_CUDA_BMW_BATCH_WAVES, GPUIR_CUDA_BMW_BATCH_TOTAL);
 	{
@@ -2335,10 +2385,12 @@ test_segment(const SegSpec *spec, const gpuir_cuda_scoring *sc, int timing, int 
 		m.name = "mixed, default BMW batch rule";
 		test_batch(&r, &s, sc, &m, 0);
 		m = bmw_mixed;
-		m.name = "BMW of 1..8, default BMW batch rule";
+		m.name = "BMW of 1..8, kmax 100, default BMW batch rule";
+		m.kmax = 100;
 		test_small_calls(&r, &s, sc, &m);
 	}
 	gpuir_cuda_search_set_bmw_batch(0, 0);
+	test_fused_selections(&r, &s, sc, &or100, &bmw100);
 	test_transit(&r, &s, sc, &mixed);
 	test_transit(&r, &s, sc, &bmw_mixed);
 	test_decode_cache(&r, &s, sc);
