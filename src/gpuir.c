@@ -36,6 +36,7 @@ int			gpuir_decoded_lists_memory = 2048;	/* MB */
 char	   *gpuir_device_memory = NULL;
 int			gpuir_gpu_min_postings = GPUIR_DEFAULT_GPU_MIN_POSTINGS;
 int			gpuir_auto_cpu_slots = -1;
+double		gpuir_auto_clients_per_core = 2.0;
 int			gpuir_gpu_timeout = 10000;
 char	   *gpuir_devices = NULL;
 int			gpuir_gpu_split_postings = GPUIR_DEFAULT_GPU_SPLIT_POSTINGS;
@@ -158,6 +159,11 @@ _PG_init(void)
 							"While more backends are in a gpuir search than there are processors, auto sends a query to the CPU engine when its CPU time is below the GPU's round trip and below twice what a GPU query costs its backend, and fewer than this many backends run the CPU engine, so that both devices work and the GPU service keeps cores; otherwise to the device that costs the cores less. -1: half the processors; 0: never.",
 							&gpuir_auto_cpu_slots, -1, -1, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpuir.auto_clients_per_core",
+							 "Clients per processor past which gpuir.device = auto takes the cores as oversubscribed.",
+							 "A client is a backend that began a gpuir search in the last 10 ms. With more of them than this many per online processor, or more backends in a gpuir search than processors, auto sends each query to the device that costs the cores less; otherwise to the one that answers first. 0: only the backends in a search count.",
+							 &gpuir_auto_clients_per_core, 2.0, 0.0, 1000.0,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_split_postings",
 							"Postings a single query's lists must hold for the GPU service to split it over all its devices.",
 							"Each device ranks one docID range of the query and the backend merges their top-k; -1 never splits.",

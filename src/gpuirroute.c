@@ -11,8 +11,10 @@
  *	load class		the backends in a gpuir search when the query's search
  *					began (itself included) against the online processors:
  *					light (at most a quarter of them, at least 1), busy (up to
- *					GPUIR_ROUTE_SATURATED a processor), oversubscribed
- *					(gpuir_route_load).  A GPU request's wall time depends on
+ *					GPUIR_ROUTE_SATURATED a processor), oversubscribed (more,
+ *					or more clients, backends that began a search in the last
+ *					10 ms, than gpuir.auto_clients_per_core a processor:
+ *					gpuir_route_load).  A GPU request's wall time depends on
  *					it: a lone request waits for the worker to wake and runs
  *					in a batch of its own, one under load waits in the queue
  *					and shares a batch.  With one table for every load, means
@@ -45,7 +47,9 @@
  * lone one's (H200, bench/results/2026-11-30-h200-auto-ramp.md).
  *
  * The choice, for a query of a cell where both devices have samples:
- *	- the cores are oversubscribed (load class oversubscribed): the device that
+ *	- the cores are oversubscribed (load class oversubscribed: by the
+ *	  backends searching, or by the clients, which unlike the first do not
+ *	  depend on where the queries went, gpuir_route_load): the device that
  *	  costs the cores less, CPU against GPU_CPU (each the least of the
  *	  query class's means over the load classes: preemptions lift a CPU
  *	  time read on oversubscribed cores, gpuir_route_least), whatever
@@ -392,6 +396,8 @@ GpuirRouteInit(void)
 	pg_atomic_init_u64(&GpuirService->route_compared, 0);
 	pg_atomic_init_u64(&GpuirService->route_predicted_ns, 0);
 	pg_atomic_init_u64(&GpuirService->route_observed_ns, 0);
+	pg_atomic_init_u64(&GpuirService->clients_at, 0);
+	pg_atomic_init_u32(&GpuirService->clients, 0);
 	for (int i = 0; i < GPUIR_ROUTE_CELLS; i++)
 	{
 		GpuirRouteCell *c = route_cell_at(i, NULL);
@@ -455,15 +461,48 @@ active_exit(int code, Datum arg)
 }
 
 /*
+ * route_clients: the backends that began a gpuir search within
+ * GPUIR_ROUTE_CLIENTS_WINDOW_US of now (gpuir_route_recent), as last
+ * counted.  With count, when the count is GPUIR_ROUTE_CLIENTS_EVERY_US old
+ * or more, this backend counts them again over every slot (one backend at
+ * a time: the one whose compare-and-swap of clients_at wins; a few hundred
+ * slots, at most once a millisecond).  A count older than the window is 0:
+ * no search began since.
+ */
+static uint32
+route_clients(TimestampTz now, bool count)
+{
+	uint64		at = pg_atomic_read_u64(&GpuirService->clients_at);
+
+	if (count && now - (TimestampTz) at >= GPUIR_ROUTE_CLIENTS_EVERY_US &&
+		pg_atomic_compare_exchange_u64(&GpuirService->clients_at, &at, (uint64) now))
+	{
+		uint32		n = 0;
+
+		for (int i = 0; i < GpuirService->nslots; i++)
+			if (gpuir_route_recent((int64) pg_atomic_read_u64(&GpuirService->slots[i].search_began), now))
+				n++;
+		pg_atomic_write_u32(&GpuirService->clients, n);
+		return n;
+	}
+	if (!gpuir_route_recent((int64) at, now))
+		return 0;
+	return pg_atomic_read_u32(&GpuirService->clients);
+}
+
+/*
  * GpuirRouteLoadNow: the load class (gpuir_route_load) of the backends in a
- * gpuir search now; GPUIR_ROUTE_LIGHT without the GPU service
+ * gpuir search now and the clients last counted; GPUIR_ROUTE_LIGHT without
+ * the GPU service
  */
 int
 GpuirRouteLoadNow(void)
 {
 	if (GpuirService == NULL)
 		return GPUIR_ROUTE_LIGHT;
-	return gpuir_route_load(pg_atomic_read_u32(&GpuirService->active), online_cores());
+	return gpuir_route_load(pg_atomic_read_u32(&GpuirService->active),
+							route_clients(GetCurrentTimestamp(), false),
+							online_cores(), gpuir_auto_clients_per_core);
 }
 
 /*
@@ -483,8 +522,9 @@ GpuirRouteCpuRunsFew(void)
 
 /*
  * GpuirRouteActiveBegin / End: a backend enters / leaves a gpuir search.
- * Begin sets the search's load class from the count, this backend
- * included.
+ * Begin notes when in the backend's slot (auto's clients) and sets the
+ * search's load class from the count, this backend included, and the
+ * clients (route_clients).
  * End must follow Begin also on error; a backend that exits in between
  * (FATAL, which unwinds no try block) is uncounted by a before_shmem_exit
  * callback, so the count never keeps a backend that left.
@@ -493,6 +533,8 @@ void
 GpuirRouteActiveBegin(void)
 {
 	static bool callback = false;
+	TimestampTz now;
+	int			slot;
 
 	if (GpuirService == NULL || active_counted)
 		return;
@@ -501,8 +543,13 @@ GpuirRouteActiveBegin(void)
 		before_shmem_exit(active_exit, (Datum) 0);
 		callback = true;
 	}
+	now = GetCurrentTimestamp();
+	slot = GpuirBackendSlot();
+	if (slot >= 0 && slot < GpuirService->nslots)
+		pg_atomic_write_u64(&GpuirService->slots[slot].search_began, (uint64) now);
 	route_load = gpuir_route_load(pg_atomic_fetch_add_u32(&GpuirService->active, 1) + 1,
-								  online_cores());
+								  route_clients(now, true), online_cores(),
+								  gpuir_auto_clients_per_core);
 	active_counted = true;
 }
 

@@ -31,6 +31,11 @@
 #define GPUIR_ROUTE_BUCKETS			40	/* postings classes: floor(log2(postings + 1)) */
 #define GPUIR_ROUTE_CLAMP			8.0	/* a time counts at most this many times the mean */
 
+#define GPUIR_ROUTE_CLIENTS_WINDOW_US	10000	/* a backend whose last gpuir search
+												 * began this recently is a client */
+#define GPUIR_ROUTE_CLIENTS_EVERY_US	1000	/* the clients are counted at most
+												 * this often */
+
 /* load classes (gpuir_route_load) */
 #define GPUIR_ROUTE_LIGHT			0	/* at most a quarter of the cores searching */
 #define GPUIR_ROUTE_BUSY			1	/* up to GPUIR_ROUTE_SATURATED a core */
@@ -89,22 +94,49 @@ gpuir_route_fold(float mean, uint32_t n, double us)
 
 /*
  * gpuir_route_load: the load class of a query that starts with active
- * backends in a gpuir search (itself included) on ncores cores:
- * GPUIR_ROUTE_OVERSUBSCRIBED past GPUIR_ROUTE_SATURATED backends a core
- * (every query waits for a core), GPUIR_ROUTE_LIGHT up to a quarter of
- * the cores (at least one backend: a single client), GPUIR_ROUTE_BUSY in
- * between.  A GPU request's wall time depends on it (a lone request
- * waits for the worker to wake and runs alone; under load it waits in the
- * queue and shares a batch), so each class keeps means of its own.
+ * backends in a gpuir search (itself included) and clients backends that
+ * began one within the last GPUIR_ROUTE_CLIENTS_WINDOW_US, on ncores
+ * cores: GPUIR_ROUTE_OVERSUBSCRIBED past GPUIR_ROUTE_SATURATED backends
+ * searching a core, or past clients_per_core clients a core (0: that test
+ * off); GPUIR_ROUTE_LIGHT up to a quarter of the cores searching (at least
+ * one backend: a single client); GPUIR_ROUTE_BUSY in between.  A GPU
+ * request's wall time depends on it (a lone request waits for the worker
+ * to wake and runs alone; under load it waits in the queue and shares a
+ * batch), so each class keeps means of its own.
+ *
+ * Why the clients too: the backends searching count those that wait for a
+ * GPU answer and not those in the statement around a search, so the count
+ * follows the routing.  With 64 clients of AND queries on 16 cores, about
+ * four in five of the longer queries began with at most 16 backends in a
+ * search (H200, the model's table in
+ * bench/results/2026-12-01-h200-direct-outputs/rtt-16-64-route.txt): the
+ * busy class, which routes by wall time, kept them on the CPU engine, and
+ * auto ran 0.84x the CPU engine alone.  Where many had gone to the GPU,
+ * their waits made the class oversubscribed, which routes by the cores'
+ * cost and kept sending the longer ones there: 1.11-1.12x on another
+ * machine of the same kind.  The clients do not depend on where their
+ * queries go.
  */
 static inline int
-gpuir_route_load(uint32_t active, double ncores)
+gpuir_route_load(uint32_t active, uint32_t clients, double ncores, double clients_per_core)
 {
 	double		light = ncores / 4.0 > 1.0 ? ncores / 4.0 : 1.0;
 
-	if ((double) active > GPUIR_ROUTE_SATURATED * ncores)
+	if ((double) active > GPUIR_ROUTE_SATURATED * ncores ||
+		(clients_per_core > 0 && (double) clients > clients_per_core * ncores))
 		return GPUIR_ROUTE_OVERSUBSCRIBED;
 	return (double) active <= light ? GPUIR_ROUTE_LIGHT : GPUIR_ROUTE_BUSY;
+}
+
+/*
+ * gpuir_route_recent: is a search that began at began (microseconds; 0:
+ * none yet) recent at now, within GPUIR_ROUTE_CLIENTS_WINDOW_US?  One that
+ * began after now (another backend's clock read later) is.
+ */
+static inline bool
+gpuir_route_recent(int64_t began, int64_t now)
+{
+	return began != 0 && now - began <= GPUIR_ROUTE_CLIENTS_WINDOW_US;
 }
 
 /*

@@ -87,6 +87,7 @@ extern int	gpuir_decoded_lists_memory;	/* MB, gpuir.decoded_lists_memory */
 extern char *gpuir_device_memory;
 extern int	gpuir_gpu_min_postings;
 extern int	gpuir_auto_cpu_slots;
+extern double gpuir_auto_clients_per_core;
 extern int	gpuir_gpu_timeout;
 extern char *gpuir_devices;
 extern int	gpuir_gpu_split_postings;
@@ -181,6 +182,10 @@ typedef struct GpuirServiceSlot
 												 * which this backend sets when
 												 * it sees its answer
 												 * (gpuir.wake_fanout) */
+	pg_atomic_uint64 search_began;	/* (not under mutex) when the slot's
+									 * backend last began a gpuir search
+									 * (TimestampTz; 0: never), for auto's
+									 * count of clients */
 } GpuirServiceSlot;
 
 /*
@@ -323,6 +328,9 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
 	pg_atomic_uint32 cpu_running;	/* backends in a CPU engine run now */
+	pg_atomic_uint64 clients_at;	/* when clients was counted (TimestampTz) */
+	pg_atomic_uint32 clients;	/* then: the slots whose search_began was
+								 * recent (gpuir_route_recent) */
 	/* auto's predictions against what its routed queries then took */
 	pg_atomic_uint64 route_compared;	/* queries compared */
 	pg_atomic_uint64 route_predicted_ns;	/* the predictions' sum */

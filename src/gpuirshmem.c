@@ -113,7 +113,10 @@ gpuir_shmem_startup(void)
 		GpuirRouteInit();
 		GpuirService->nslots = MaxBackends;
 		for (int i = 0; i < MaxBackends; i++)
+		{
 			SpinLockInit(&GpuirService->slots[i].mutex);
+			pg_atomic_init_u64(&GpuirService->slots[i].search_began, 0);
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }

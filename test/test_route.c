@@ -124,6 +124,7 @@ test_choose(void)
 	uint32_t	every;
 	bool		gpu;
 	char		what[160];
+	uint32_t	mark;
 
 	/* first samples: the GPU first, then the CPU, no exploration counted */
 	memset(&m, 0, sizeof(m));
@@ -236,23 +237,46 @@ test_choose(void)
 	}
 
 	/* the load classes: the oversubscription mark, the light share */
-	check(gpuir_route_load(16, 16.0) == GPUIR_ROUTE_BUSY,
+	check(gpuir_route_load(16, 16, 16.0, 0.0) == GPUIR_ROUTE_BUSY,
 		  "16 backends on 16 cores: busy, not oversubscribed");
-	check(gpuir_route_load(17, 16.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
+	check(gpuir_route_load(17, 17, 16.0, 0.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
 		  "17 backends on 16 cores: oversubscribed");
 	snprintf(what, sizeof(what), "mark at %.1f backends a core", GPUIR_ROUTE_SATURATED);
-	check(gpuir_route_load((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0) + 1, 2.0) == GPUIR_ROUTE_OVERSUBSCRIBED &&
-		  gpuir_route_load((uint32_t) (GPUIR_ROUTE_SATURATED * 2.0), 2.0) != GPUIR_ROUTE_OVERSUBSCRIBED, what);
-	check(gpuir_route_load(1, 16.0) == GPUIR_ROUTE_LIGHT &&
-		  gpuir_route_load(4, 16.0) == GPUIR_ROUTE_LIGHT &&
-		  gpuir_route_load(5, 16.0) == GPUIR_ROUTE_BUSY,
+	mark = (uint32_t) (GPUIR_ROUTE_SATURATED * 2.0);
+	check(gpuir_route_load(mark + 1, mark + 1, 2.0, 0.0) == GPUIR_ROUTE_OVERSUBSCRIBED &&
+		  gpuir_route_load(mark, mark, 2.0, 0.0) != GPUIR_ROUTE_OVERSUBSCRIBED, what);
+	check(gpuir_route_load(1, 1, 16.0, 0.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(4, 4, 16.0, 0.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(5, 5, 16.0, 0.0) == GPUIR_ROUTE_BUSY,
 		  "16 cores: up to 4 backends light, 5 busy");
-	check(gpuir_route_load(1, 2.0) == GPUIR_ROUTE_LIGHT &&
-		  gpuir_route_load(2, 2.0) == GPUIR_ROUTE_BUSY,
+	check(gpuir_route_load(1, 1, 2.0, 0.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(2, 2, 2.0, 0.0) == GPUIR_ROUTE_BUSY,
 		  "2 cores: one backend light (a single client), 2 busy");
-	check(gpuir_route_load(1, 1.0) == GPUIR_ROUTE_LIGHT &&
-		  gpuir_route_load(2, 1.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
+	check(gpuir_route_load(1, 1, 1.0, 0.0) == GPUIR_ROUTE_LIGHT &&
+		  gpuir_route_load(2, 2, 1.0, 0.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
 		  "1 core: one backend light, 2 oversubscribed");
+
+	/* the clients: past clients_per_core a core, whatever the backends searching */
+	check(gpuir_route_load(10, 33, 16.0, 2.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
+		  "33 clients on 16 cores at 2 a core, 10 searching: oversubscribed");
+	check(gpuir_route_load(10, 32, 16.0, 2.0) == GPUIR_ROUTE_BUSY &&
+		  gpuir_route_load(3, 32, 16.0, 2.0) == GPUIR_ROUTE_LIGHT,
+		  "32 clients on 16 cores at 2 a core: the backends searching decide (busy, light)");
+	check(gpuir_route_load(10, 64, 16.0, 0.0) == GPUIR_ROUTE_BUSY,
+		  "clients_per_core 0: the clients do not count");
+	check(gpuir_route_load(17, 1, 16.0, 2.0) == GPUIR_ROUTE_OVERSUBSCRIBED,
+		  "17 searching on 16 cores: oversubscribed, whatever the clients");
+	check(gpuir_route_load(1, 3, 1.0, 2.0) == GPUIR_ROUTE_OVERSUBSCRIBED &&
+		  gpuir_route_load(1, 2, 1.0, 2.0) == GPUIR_ROUTE_LIGHT,
+		  "1 core at 2 a core: 3 clients oversubscribed, 2 not");
+	/* a client: a search begun within the window */
+	check(!gpuir_route_recent(0, 5000000),
+		  "no search yet (0): not a client");
+	check(gpuir_route_recent(5000000 - GPUIR_ROUTE_CLIENTS_WINDOW_US, 5000000) &&
+		  !gpuir_route_recent(5000000 - GPUIR_ROUTE_CLIENTS_WINDOW_US - 1, 5000000),
+		  "a search begun up to the window ago: a client; one microsecond more: not");
+	check(gpuir_route_recent(5000100, 5000000),
+		  "a search begun after now (a clock read later): a client");
 }
 
 /*
