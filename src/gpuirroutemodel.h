@@ -180,27 +180,35 @@ gpuir_route_least(const float *mean, const uint32_t *samples, int n, float fallb
  * unlucky ones (a cell of one client's load whose GPU means a 64-client
  * run's first queries had lifted 25-70 fold, explored once in 1,024, kept
  * 1-client OR queries on the CPU at 0.62x the GPU's q/s for 12 s: H200,
- * bench/results/2026-11-30-h200-auto-ramp.md).
+ * bench/results/2026-11-30-h200-auto-ramp.md).  "Far" compares the
+ * measures the choice compared: with oversubscribed cores, CPU against
+ * GPU_CPU.  (Against the GPU's wall time, which the queue stretches to
+ * 0.4-3.6 ms at 64 clients, the long OR classes, CPU 0.3-0.8 ms against
+ * 25-55 us of GPU_CPU, were not far, and 1.4-1.6% of their queries ran on
+ * the CPU engine: by the model's own means about 4 us of the 121 us of
+ * backend CPU that a transaction of auto OR cost at 64 clients, against
+ * 90 us with the GPU alone; H200, bench/results/2026-12-01-h200-auto-clients.md.)
  */
 static inline bool
 gpuir_route_choose(const GpuirRouteMeans *m, bool cores_full, uint32_t *every)
 {
 	bool		gpu;
 	bool		far;
+	bool		by_cores;
+	float		g;				/* the GPU's measure: GPU_CPU by the cores, else GPU */
+	uint32_t	gn;
 
 	*every = 0;
 	if (m->gpu_samples < GPUIR_ROUTE_MIN_SAMPLES)
 		return true;
 	if (m->cpu_samples < GPUIR_ROUTE_MIN_SAMPLES)
 		return false;
-	if (cores_full && m->gpu_cpu_samples > 0)
-		gpu = m->gpu_cpu_us < m->cpu_us;
-	else
-		gpu = m->gpu_us < m->cpu_us;
-	far = gpu ? (m->cpu_us > GPUIR_ROUTE_FAR * m->gpu_us &&
-				 m->cpu_samples >= GPUIR_ROUTE_TRUSTED)
-		: (m->gpu_us > GPUIR_ROUTE_FAR * m->cpu_us &&
-		   m->gpu_samples >= GPUIR_ROUTE_TRUSTED);
+	by_cores = cores_full && m->gpu_cpu_samples > 0;
+	g = by_cores ? m->gpu_cpu_us : m->gpu_us;
+	gn = by_cores ? m->gpu_cpu_samples : m->gpu_samples;
+	gpu = g < m->cpu_us;
+	far = gpu ? (m->cpu_us > GPUIR_ROUTE_FAR * g && m->cpu_samples >= GPUIR_ROUTE_TRUSTED)
+		: (g > GPUIR_ROUTE_FAR * m->cpu_us && gn >= GPUIR_ROUTE_TRUSTED);
 	*every = far ? GPUIR_ROUTE_EXPLORE_FAR : GPUIR_ROUTE_EXPLORE;
 	return gpu;
 }

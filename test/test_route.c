@@ -184,6 +184,36 @@ test_choose(void)
 	check(!gpu, "cores full: GPU_CPU 150 us > CPU 100 us: the CPU");
 
 	/*
+	 * oversubscribed cores, exploration: "far" by the measures the choice
+	 * compared, CPU against GPU_CPU (a long OR query on 64 clients: CPU
+	 * 580 us, GPU round trip 3.5 ms in the queue, GPU_CPU 55 us)
+	 */
+	m.cpu_us = 580.0f;
+	m.gpu_us = 3500.0f;
+	m.gpu_cpu_us = 55.0f;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(gpu && every == GPUIR_ROUTE_EXPLORE_FAR,
+		  "cores full: CPU 580 us > 3 x GPU_CPU 55 us: the GPU, the CPU tried 1 in 1024 (its wall time 3.5 ms does not count)");
+	gpu = gpuir_route_choose(&m, false, &every);
+	check(!gpu && every == GPUIR_ROUTE_EXPLORE_FAR,
+		  "cores free: by the wall times the CPU, the GPU (6x its time) tried 1 in 1024");
+	m.cpu_us = 120.0f;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(gpu && every == GPUIR_ROUTE_EXPLORE,
+		  "cores full: CPU 120 us < 3 x GPU_CPU 55 us: the GPU, the CPU tried 1 in 64");
+	m.cpu_us = 1.2f;
+	m.gpu_cpu_us = 13.4f;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(!gpu && every == GPUIR_ROUTE_EXPLORE_FAR,
+		  "cores full: GPU_CPU 13.4 us > 3 x CPU 1.2 us (no postings): the CPU, the GPU tried 1 in 1024");
+	m.gpu_cpu_samples = GPUIR_ROUTE_TRUSTED - 1;
+	gpu = gpuir_route_choose(&m, true, &every);
+	check(!gpu && every == GPUIR_ROUTE_EXPLORE,
+		  "the same with GPU_CPU on fewer than GPUIR_ROUTE_TRUSTED samples: 1 in 64");
+	m.gpu_cpu_samples = 100;
+	m.gpu_us = 500.0f;
+
+	/*
 	 * spill: cores full and the GPU chosen by the cores' cost, but the CPU
 	 * answers before the GPU's round trip: a free CPU slot takes it
 	 */
