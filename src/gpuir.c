@@ -161,9 +161,9 @@ _PG_init(void)
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("gpuir.auto_clients_per_core",
 							 "Clients per processor past which gpuir.device = auto takes the cores as oversubscribed.",
-							 "A client is a backend that began a gpuir search in the last 10 ms. With more of them than this many per online processor, or more backends in a gpuir search than processors, auto sends each query to the device that costs the cores less; otherwise to the one that answers first. 0: only the backends in a search count.",
+							 "A client is a backend that began a gpuir search in the last 10 ms. With more of them than this many per online processor, or more backends in a gpuir search than processors, auto sends each query to the device that costs the cores less; otherwise to the one that answers first. 0: only the backends in a search count. A session's value decides the load class under which its queries' times feed the shared cost model (hence superuser only); the GPU service's worker uses the server's.",
 							 &gpuir_auto_clients_per_core, 2.0, 0.0, 1000.0,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.gpu_split_postings",
 							"Postings a single query's lists must hold for the GPU service to split it over all its devices.",
 							"Each device ranks one docID range of the query and the backend merges their top-k; -1 never splits.",

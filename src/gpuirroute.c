@@ -396,8 +396,8 @@ GpuirRouteInit(void)
 	pg_atomic_init_u64(&GpuirService->route_compared, 0);
 	pg_atomic_init_u64(&GpuirService->route_predicted_ns, 0);
 	pg_atomic_init_u64(&GpuirService->route_observed_ns, 0);
-	pg_atomic_init_u64(&GpuirService->clients_at, 0);
-	pg_atomic_init_u32(&GpuirService->clients, 0);
+	pg_atomic_init_u64(&GpuirService->clients_claim, 0);
+	pg_atomic_init_u64(&GpuirService->clients_word, 0);
 	for (int i = 0; i < GPUIR_ROUTE_CELLS; i++)
 	{
 		GpuirRouteCell *c = route_cell_at(i, NULL);
@@ -461,33 +461,46 @@ active_exit(int code, Datum arg)
 }
 
 /*
+ * route_now: microseconds of the monotonic clock (the same in every
+ * process; a wall clock set back would have frozen the count of clients)
+ */
+static int64
+route_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return 1;
+	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + 1;	/* never 0 */
+}
+
+/*
  * route_clients: the backends that began a gpuir search within
  * GPUIR_ROUTE_CLIENTS_WINDOW_US of now (gpuir_route_recent), as last
- * counted.  With count, when the count is GPUIR_ROUTE_CLIENTS_EVERY_US old
- * or more, this backend counts them again over every slot (one backend at
- * a time: the one whose compare-and-swap of clients_at wins; a few hundred
- * slots, at most once a millisecond).  A count older than the window is 0:
- * no search began since.
+ * counted (0 when that count is older than the window).  With count, when
+ * a count is due (gpuir_route_clients_due), the backend whose
+ * compare-and-swap of clients_claim wins counts them over every slot
+ * (MaxBackends of them, at most once a millisecond for the whole server)
+ * and publishes the count with its time in one word; the others, and
+ * readers meanwhile, take the word as it was.
  */
 static uint32
-route_clients(TimestampTz now, bool count)
+route_clients(int64 now, bool count)
 {
-	uint64		at = pg_atomic_read_u64(&GpuirService->clients_at);
+	uint64		claim = pg_atomic_read_u64(&GpuirService->clients_claim);
 
-	if (count && now - (TimestampTz) at >= GPUIR_ROUTE_CLIENTS_EVERY_US &&
-		pg_atomic_compare_exchange_u64(&GpuirService->clients_at, &at, (uint64) now))
+	if (count && gpuir_route_clients_due((int64) claim, now) &&
+		pg_atomic_compare_exchange_u64(&GpuirService->clients_claim, &claim, (uint64) now))
 	{
 		uint32		n = 0;
 
 		for (int i = 0; i < GpuirService->nslots; i++)
 			if (gpuir_route_recent((int64) pg_atomic_read_u64(&GpuirService->slots[i].search_began), now))
 				n++;
-		pg_atomic_write_u32(&GpuirService->clients, n);
+		pg_atomic_write_u64(&GpuirService->clients_word, gpuir_route_clients_pack(now, n));
 		return n;
 	}
-	if (!gpuir_route_recent((int64) at, now))
-		return 0;
-	return pg_atomic_read_u32(&GpuirService->clients);
+	return gpuir_route_clients_unpack(pg_atomic_read_u64(&GpuirService->clients_word), now);
 }
 
 /*
@@ -501,7 +514,7 @@ GpuirRouteLoadNow(void)
 	if (GpuirService == NULL)
 		return GPUIR_ROUTE_LIGHT;
 	return gpuir_route_load(pg_atomic_read_u32(&GpuirService->active),
-							route_clients(GetCurrentTimestamp(), false),
+							route_clients(route_now(), false),
 							online_cores(), gpuir_auto_clients_per_core);
 }
 
@@ -533,7 +546,7 @@ void
 GpuirRouteActiveBegin(void)
 {
 	static bool callback = false;
-	TimestampTz now;
+	int64		now;
 	int			slot;
 
 	if (GpuirService == NULL || active_counted)
@@ -543,7 +556,7 @@ GpuirRouteActiveBegin(void)
 		before_shmem_exit(active_exit, (Datum) 0);
 		callback = true;
 	}
-	now = GetCurrentTimestamp();
+	now = route_now();
 	slot = GpuirBackendSlot();
 	if (slot >= 0 && slot < GpuirService->nslots)
 		pg_atomic_write_u64(&GpuirService->slots[slot].search_began, (uint64) now);

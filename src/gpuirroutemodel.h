@@ -129,14 +129,64 @@ gpuir_route_load(uint32_t active, uint32_t clients, double ncores, double client
 }
 
 /*
- * gpuir_route_recent: is a search that began at began (microseconds; 0:
- * none yet) recent at now, within GPUIR_ROUTE_CLIENTS_WINDOW_US?  One that
- * began after now (another backend's clock read later) is.
+ * gpuir_route_recent: is a search that began at began (microseconds of a
+ * monotonic clock; 0: none yet) recent at now, within
+ * GPUIR_ROUTE_CLIENTS_WINDOW_US either way (another backend may have read
+ * the clock after this one)?
  */
 static inline bool
 gpuir_route_recent(int64_t began, int64_t now)
 {
-	return began != 0 && now - began <= GPUIR_ROUTE_CLIENTS_WINDOW_US;
+	return began != 0 && now - began <= GPUIR_ROUTE_CLIENTS_WINDOW_US &&
+		began - now <= GPUIR_ROUTE_CLIENTS_WINDOW_US;
+}
+
+/*
+ * gpuir_route_clients_due: is a count of the clients due at now, the last
+ * one claimed at claimed (both microseconds of a monotonic clock; 0: none
+ * yet)?  Once GPUIR_ROUTE_CLIENTS_EVERY_US have passed, or when the claim
+ * lies further ahead than the window (a clock that is not the same one).
+ */
+static inline bool
+gpuir_route_clients_due(int64_t claimed, int64_t now)
+{
+	return now - claimed >= GPUIR_ROUTE_CLIENTS_EVERY_US ||
+		claimed - now > GPUIR_ROUTE_CLIENTS_WINDOW_US;
+}
+
+/*
+ * The published count of the clients: the count and the millisecond it was
+ * made, in one 64-bit word (read and written whole, so never a count with
+ * another count's time): the milliseconds above GPUIR_ROUTE_COUNT_BITS,
+ * the count (at most 2^20 - 1) below.
+ */
+#define GPUIR_ROUTE_COUNT_BITS		20
+#define GPUIR_ROUTE_COUNT_MAX		((1u << GPUIR_ROUTE_COUNT_BITS) - 1)
+
+static inline uint64_t
+gpuir_route_clients_pack(int64_t now, uint32_t clients)
+{
+	return ((uint64_t) (now / 1000) << GPUIR_ROUTE_COUNT_BITS) |
+		(clients < GPUIR_ROUTE_COUNT_MAX ? clients : GPUIR_ROUTE_COUNT_MAX);
+}
+
+/*
+ * gpuir_route_clients_unpack: the count in word (gpuir_route_clients_pack)
+ * when it was made within GPUIR_ROUTE_CLIENTS_WINDOW_US of now either way
+ * (and the millisecond its time was cut to), else 0: no search that began
+ * since then counted again, so none began for that long (a search that
+ * begins recounts once a count is GPUIR_ROUTE_CLIENTS_EVERY_US old); 0 for
+ * word 0 (none yet)
+ */
+static inline uint32_t
+gpuir_route_clients_unpack(uint64_t word, int64_t now)
+{
+	int64_t		at = (int64_t) (word >> GPUIR_ROUTE_COUNT_BITS) * 1000;
+
+	if (word == 0 || now - at > GPUIR_ROUTE_CLIENTS_WINDOW_US + 1000 ||
+		at - now > GPUIR_ROUTE_CLIENTS_WINDOW_US)
+		return 0;
+	return (uint32_t) (word & GPUIR_ROUTE_COUNT_MAX);
 }
 
 /*

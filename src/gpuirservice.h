@@ -184,8 +184,8 @@ typedef struct GpuirServiceSlot
 												 * (gpuir.wake_fanout) */
 	pg_atomic_uint64 search_began;	/* (not under mutex) when the slot's
 									 * backend last began a gpuir search
-									 * (TimestampTz; 0: never), for auto's
-									 * count of clients */
+									 * (microseconds of CLOCK_MONOTONIC; 0:
+									 * never), for auto's count of clients */
 } GpuirServiceSlot;
 
 /*
@@ -328,9 +328,11 @@ typedef struct GpuirServiceShared
 	pg_atomic_uint64 stage_n[GPUIR_NSTAGES];	/* events per stage */
 	pg_atomic_uint32 active;	/* backends in a gpuir search now (either device) */
 	pg_atomic_uint32 cpu_running;	/* backends in a CPU engine run now */
-	pg_atomic_uint64 clients_at;	/* when clients was counted (TimestampTz) */
-	pg_atomic_uint32 clients;	/* then: the slots whose search_began was
-								 * recent (gpuir_route_recent) */
+	pg_atomic_uint64 clients_claim;	/* when a backend last took on counting
+									 * auto's clients (monotonic us) */
+	pg_atomic_uint64 clients_word;	/* the last count and its time
+									 * (gpuir_route_clients_pack): the slots
+									 * whose search_began was recent */
 	/* auto's predictions against what its routed queries then took */
 	pg_atomic_uint64 route_compared;	/* queries compared */
 	pg_atomic_uint64 route_predicted_ns;	/* the predictions' sum */

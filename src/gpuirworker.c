@@ -1476,7 +1476,8 @@ any_ready(void)
  * idle_spin: before the worker sleeps with nothing to do, poll the slots
  * for up to gpuir.worker_spin microseconds, while the backends in a gpuir
  * search are a light load (GpuirRouteLoadNow: at most a quarter of the
- * online processors, as auto's router counts them): one
+ * online processors, and no more clients than gpuir.auto_clients_per_core
+ * a processor, as auto's router counts them): one
  * client's next request then comes within the statement's round trip, and
  * a sleeping worker takes a latch wake to start it (the queue stage of a
  * lone request, 11.4 us on an H200: bench/results/2026-11-29-h200-s36.md).

@@ -307,6 +307,32 @@ test_choose(void)
 		  "a search begun up to the window ago: a client; one microsecond more: not");
 	check(gpuir_route_recent(5000100, 5000000),
 		  "a search begun after now (a clock read later): a client");
+	check(!gpuir_route_recent(5000000 + 2 * GPUIR_ROUTE_CLIENTS_WINDOW_US, 5000000),
+		  "a search begun further ahead than the window: not a client");
+
+	/* the count: due once a millisecond, or after a claim far ahead */
+	check(gpuir_route_clients_due(0, 5000000), "no count yet: due");
+	check(!gpuir_route_clients_due(5000000 - GPUIR_ROUTE_CLIENTS_EVERY_US + 1, 5000000) &&
+		  gpuir_route_clients_due(5000000 - GPUIR_ROUTE_CLIENTS_EVERY_US, 5000000),
+		  "a count is due once GPUIR_ROUTE_CLIENTS_EVERY_US old");
+	check(!gpuir_route_clients_due(5000100, 5000000) &&
+		  gpuir_route_clients_due(5000000 + GPUIR_ROUTE_CLIENTS_WINDOW_US + 1, 5000000),
+		  "a claim a little ahead (a clock read later): not due; further than the window: due");
+
+	/* the published count: the count and its millisecond in one word */
+	check(gpuir_route_clients_unpack(gpuir_route_clients_pack(5000000, 64), 5000000) == 64 &&
+		  gpuir_route_clients_unpack(gpuir_route_clients_pack(5000000, 64), 5000000 + GPUIR_ROUTE_CLIENTS_WINDOW_US) == 64,
+		  "64 clients counted now, read now and a window later: 64");
+	check(gpuir_route_clients_unpack(gpuir_route_clients_pack(5000000, 64), 5000000 + GPUIR_ROUTE_CLIENTS_WINDOW_US + 1001) == 0,
+		  "a count older than the window and its millisecond: 0 (no search began since)");
+	check(gpuir_route_clients_unpack(gpuir_route_clients_pack(5000000 + 2 * GPUIR_ROUTE_CLIENTS_WINDOW_US, 64), 5000000) == 0,
+		  "a count further ahead than the window: 0");
+	check(gpuir_route_clients_unpack(0, 5000000) == 0, "no count yet: 0");
+	check(gpuir_route_clients_unpack(gpuir_route_clients_pack(5000000, 5000000), 5000000) == GPUIR_ROUTE_COUNT_MAX,
+		  "a count past the word's field: its largest value");
+	check(gpuir_route_clients_unpack(gpuir_route_clients_pack((int64_t) 40 * 365 * 86400 * 1000000, 3),
+									 (int64_t) 40 * 365 * 86400 * 1000000) == 3,
+		  "forty years of uptime in the time field: the count kept");
 }
 
 /*
