@@ -165,6 +165,7 @@ typedef struct GpuirServiceSlot
 								 * answered): the backend writes the area only
 								 * at 0 */
 	TimestampTz submitted;		/* when the request was set READY */
+	TimestampTz answered;		/* when the worker set it DONE */
 	int			nparts;			/* parts of the request */
 	int			parts_taken;	/* parts taken so far (the next one to take) */
 	int			parts_done;		/* parts answered */
@@ -216,6 +217,8 @@ typedef enum GpuirStage
 								 * assembled */
 	GPUIR_STAGE_WORKER_CPU,		/* query answered: the worker's CPU time since
 								 * the batch answered before */
+	GPUIR_STAGE_WAKE,			/* request, backend: answered by the worker
+								 * until the backend saw it */
 	GPUIR_NSTAGES
 } GpuirStage;
 

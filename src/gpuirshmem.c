@@ -567,6 +567,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 {
 	GpuirServiceSlot *slot;
 	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz answered = start;
 	uint64		id;
 	bool		done = false;
 
@@ -617,6 +618,8 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 			untaken = slot->parts_taken < slot->nparts;
 			memcpy(owner, slot->part_owner, sizeof(owner));
 			done = slot->req_id == id && state == GPUIR_SLOT_DONE;
+			if (done)
+				answered = slot->answered;
 			nwake = take_wakes(slot, id, wake);
 			SpinLockRelease(&slot->mutex);
 			if (done)
@@ -669,7 +672,12 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 				 req->status == GPUIR_REQ_FAILED ? req->detail : "no answer");
 		return false;
 	}
-	GpuirServiceStage(GPUIR_STAGE_ROUND_TRIP, start, GetCurrentTimestamp());
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		GpuirServiceStage(GPUIR_STAGE_ROUND_TRIP, start, now);
+		GpuirServiceStage(GPUIR_STAGE_WAKE, answered, now);
+	}
 	return true;
 }
 
@@ -890,6 +898,10 @@ PG_FUNCTION_INFO_V1(gpuir_gpu_stages);
  *				its polling while batches are in flight and its spin
  *				before sleeping included: what the GPU's queries cost a
  *				core of the host, which the backends' share
+ *	wake		per request answered, measured by the backend: from the
+ *				worker's answer until the backend saw it (its latch set by
+ *				the worker or, with gpuir.wake_fanout, by another backend of
+ *				the batch, and the wait for a core); part of round_trip
  * Times are wall clock (microsecond resolution) except worker_cpu's.  Without gpuir in
  * shared_preload_libraries every row has 0 events.
  */
@@ -898,7 +910,7 @@ gpuir_gpu_stages(PG_FUNCTION_ARGS)
 {
 	static const char *const names[GPUIR_NSTAGES] = {
 		"queue", "window", "prepare", "cache", "search", "answer", "round_trip",
-		"transit_read", "transit_send", "worker_cpu"
+		"transit_read", "transit_send", "worker_cpu", "wake"
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 

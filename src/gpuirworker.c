@@ -397,6 +397,7 @@ answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
 				pg_write_barrier();
 			}
 			slot->state = GPUIR_SLOT_DONE;
+			slot->answered = GetCurrentTimestamp();
 			/* a backend that gave the request up gets no latch and no list */
 			if (slot->waiting)
 			{
