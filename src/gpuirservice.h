@@ -202,6 +202,9 @@ typedef struct GpuirServiceSlot
  * Stages of a GPU request whose time the service adds up (gpuir_gpu_stages):
  * the worker's, per request or per batch, and the backend's round trip.
  */
+/* the backends time the wake stage of one request in this many */
+#define GPUIR_WAKE_SAMPLE	8
+
 typedef enum GpuirStage
 {
 	GPUIR_STAGE_QUEUE,			/* request: READY until taken by the worker */
@@ -218,7 +221,8 @@ typedef enum GpuirStage
 	GPUIR_STAGE_WORKER_CPU,		/* query answered: the worker's CPU time since
 								 * the batch answered before */
 	GPUIR_STAGE_WAKE,			/* request, backend: answered by the worker
-								 * until the backend saw it */
+								 * until the backend saw it (one request in
+								 * GPUIR_WAKE_SAMPLE) */
 	GPUIR_NSTAGES
 } GpuirStage;
 

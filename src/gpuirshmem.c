@@ -673,10 +673,13 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 		return false;
 	}
 	{
+		static uint32 wake_tick = 0;
 		TimestampTz now = GetCurrentTimestamp();
 
 		GpuirServiceStage(GPUIR_STAGE_ROUND_TRIP, start, now);
-		GpuirServiceStage(GPUIR_STAGE_WAKE, answered, now);
+		/* one request in GPUIR_WAKE_SAMPLE: two more atomic adds on a shared line */
+		if (wake_tick++ % GPUIR_WAKE_SAMPLE == 0)
+			GpuirServiceStage(GPUIR_STAGE_WAKE, answered, now);
 	}
 	return true;
 }
@@ -898,10 +901,11 @@ PG_FUNCTION_INFO_V1(gpuir_gpu_stages);
  *				its polling while batches are in flight and its spin
  *				before sleeping included: what the GPU's queries cost a
  *				core of the host, which the backends' share
- *	wake		per request answered, measured by the backend: from the
- *				worker's answer until the backend saw it (its latch set by
- *				the worker or, with gpuir.wake_fanout, by another backend of
- *				the batch, and the wait for a core); part of round_trip
+ *	wake		per request answered, measured by the backend (one request
+ *				in GPUIR_WAKE_SAMPLE of each): from the worker's answer until
+ *				the backend saw it (its latch set by the worker or, with
+ *				gpuir.wake_fanout, by another backend of the batch, and the
+ *				wait for a core); part of round_trip
  * Times are wall clock (microsecond resolution) except worker_cpu's.  Without gpuir in
  * shared_preload_libraries every row has 0 events.
  */
