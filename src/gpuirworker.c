@@ -931,6 +931,25 @@ apply_decoded_lists_memory(void)
 }
 
 /*
+ * reload_settings: after a SIGHUP, the configuration file read again and
+ * gpuir.decoded_lists_memory applied.  Called when the worker wakes and
+ * before each batch it gathers: under steady load its batch loop never
+ * returns to the latch, and a reload (gpuir.max_batch, gpuir.wake_fanout,
+ * ...) would otherwise wait until the load paused.  Batches in flight keep
+ * what they were started with (the decoded-list area applies to later
+ * searches) and are answered under the new settings.
+ */
+static void
+reload_settings(void)
+{
+	if (!ConfigReloadPending)
+		return;
+	ConfigReloadPending = false;
+	ProcessConfigFile(PGC_SIGHUP);
+	apply_decoded_lists_memory();
+}
+
+/*
  * note_search_counts: after a search of status st, add the queries it
  * searched again (gpuir_cuda_search_take_searched_again) to the device's
  * count, and the lists it found decoded and decoded
@@ -1641,12 +1660,7 @@ GpuirWorkerMain(Datum arg)
 						 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			apply_decoded_lists_memory();
-		}
+		reload_settings();
 
 		/* without a device, this worker takes nothing */
 		if (GpuirWorkerDevice->device_state != GPUIR_DEVSTATE_READY)
@@ -1680,6 +1694,8 @@ GpuirWorkerMain(Datum arg)
 				continue;
 			}
 
+			/* a reload under load, before the next batch reads the settings */
+			reload_settings();
 			old = MemoryContextSwitchTo(batch_cxts[j]);
 			b = palloc0(sizeof(GpuirBatch));
 			b->capacity = 16;
