@@ -567,7 +567,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 {
 	GpuirServiceSlot *slot;
 	TimestampTz start = GetCurrentTimestamp();
-	TimestampTz answered = start;
+	TimestampTz answered = 0;
 	uint64		id;
 	bool		done = false;
 
@@ -587,6 +587,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	slot->latch = MyLatch;
 	slot->nqueries = req->nqueries;
 	slot->submitted = start;
+	slot->answered = 0;			/* set by the worker that answers it */
 	slot->nparts = (int) req->nparts;
 	slot->parts_taken = 0;
 	slot->parts_done = 0;
@@ -678,7 +679,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 
 		GpuirServiceStage(GPUIR_STAGE_ROUND_TRIP, start, now);
 		/* one request in GPUIR_WAKE_SAMPLE: two more atomic adds on a shared line */
-		if (wake_tick++ % GPUIR_WAKE_SAMPLE == 0)
+		if (answered != 0 && wake_tick++ % GPUIR_WAKE_SAMPLE == 0)
 			GpuirServiceStage(GPUIR_STAGE_WAKE, answered, now);
 	}
 	return true;

@@ -374,11 +374,13 @@ answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
 	GpuirServiceSlot *slot = &GpuirService->slots[t->slotno];
 	GpuirRequest *req = (GpuirRequest *) t->base;
 	Latch	   *latch = NULL;
+	TimestampTz now;
 
 	Assert(nwake >= 0 && nwake <= GPUIR_WAKE_FANOUT_MAX);
 	if (t->answered)
 		return NULL;
 	t->answered = true;
+	now = GetCurrentTimestamp();	/* not under the spinlock: it may be a system call */
 	SpinLockAcquire(&slot->mutex);
 	if (slot->req_id == t->req_id &&
 		(slot->state == GPUIR_SLOT_TAKEN || slot->state == GPUIR_SLOT_READY))
@@ -397,7 +399,7 @@ answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
 				pg_write_barrier();
 			}
 			slot->state = GPUIR_SLOT_DONE;
-			slot->answered = GetCurrentTimestamp();
+			slot->answered = now;
 			/* a backend that gave the request up gets no latch and no list */
 			if (slot->waiting)
 			{
@@ -935,9 +937,9 @@ apply_decoded_lists_memory(void)
  * gpuir.decoded_lists_memory applied.  Called when the worker wakes and
  * before each batch it gathers: under steady load its batch loop never
  * returns to the latch, and a reload (gpuir.max_batch, gpuir.wake_fanout,
- * ...) would otherwise wait until the load paused.  Batches in flight keep
- * what they were started with (the decoded-list area applies to later
- * searches) and are answered under the new settings.
+ * ...) would otherwise wait until the load paused.  Batches in flight are
+ * answered (and searched again, when a short candidate room spilled) under
+ * the new settings; their results are the same.
  */
 static void
 reload_settings(void)
