@@ -50,7 +50,7 @@ CREATE FUNCTION gpuir_gpu_stages(
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION gpuir_gpu_stages() IS
-	'time the GPU service spent per stage of a request (queue, window, prepare, cache, search, answer, round_trip; transit_read and transit_send for segments larger than gpuir.device_memory) since the server started, and worker_cpu: the worker''s CPU time per query answered';
+	'time the GPU service spent per stage of a request (queue, window, prepare, cache, search, answer, round_trip; transit_read and transit_send for segments larger than gpuir.device_memory) since the server started, worker_cpu: the worker''s CPU time per query answered, and wake: the part of round_trip from the worker''s answer until the backend saw it, for one request in 8';
 
 -- The ordering operator's function ------------------------------------------
 
