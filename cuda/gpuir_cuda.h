@@ -767,6 +767,9 @@ extern GPUIR_CUDA_API void gpuir_cuda_host_unregister(void *p);
  *						64 x k and more than 16,384 candidates
  *	tile_keys			candidate keys the tiles wrote (each at most k a
  *						tile; fewer as the queries' thresholds rise)
+ *	fused_queries		queries whose final top-k selection the tile
+ *						kernel made (gpuir_cuda_search_set_fused_waves),
+ *						the second search's included
  */
 typedef struct gpuir_cuda_search_stats
 {
@@ -777,6 +780,7 @@ typedef struct gpuir_cuda_search_stats
 	uint64_t	spilled_queries;
 	uint64_t	partial_queries;
 	uint64_t	tile_keys;
+	uint64_t	fused_queries;
 } gpuir_cuda_search_stats;
 
 /*

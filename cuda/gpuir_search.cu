@@ -2000,6 +2000,8 @@ struct gpuir_cuda_search_job
 	cudaEvent_t done;			/* recorded after the last kernel or copy (own stream) */
 	bool		pending;		/* a search started and not finished */
 	bool		with_stats;
+	uint32_t	nfused;			/* the pending search's queries whose final
+								 * selections the tile kernel makes */
 	uint32_t	nqueries;
 	uint32_t	kmax;
 	GpuirSearchPlan plan;
@@ -2358,13 +2360,14 @@ struct SearchLauncher
  * MaxScore (the seed kernel's work entries), AND, (partial) and final
  * kernels, the last writing the outputs into host, the job's pinned
  * buffer (l->direct), or into the arena (GpuirSearchLayout).
- * Returns the launch status.
+ * Returns the launch status; *nfused the queries whose final selections
+ * the tile kernel makes (gpuir_cuda_search_stats.fused_queries).
  */
 static gpuir_cuda_status
 search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 			  const GpuirSearchPlan *p, const GpuirSearchLayout *l, uint8_t *arena,
 			  uint8_t *host, const GpuirDecodeCache *dc, uint32_t kmax, bool with_stats,
-			  cudaStream_t s)
+			  cudaStream_t s, uint32_t *nfused)
 {
 	uint8_t    *out = l->direct ? host + l->h_out : arena + l->o_out;
 	const gpuir_cuda_segment dseg = *seg;
@@ -2398,6 +2401,10 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	GpuirSearchDevStats *d_stats = with_stats ? (GpuirSearchDevStats *) (arena + l->o_stats) : NULL;
 	const uint32_t ndec = plan_area_blocks(p);
 	const uint32_t ndecode = plan_decode_blocks(p);
+	/* BMW queries read the decoded area: the seed kernel makes the tiles' live lists */
+	const bool	seeded = ndec > 0 && p->nbmw > 0;
+	/* the batch allows the tile kernel's final selections (the chunk decides the rest) */
+	const bool	may_fuse = !seeded && kmax <= GPUIR_FINAL_THREADS;
 	/* the job's decoded area (gpuir_decode_cache.cuh), when the tiles read it */
 	const GpuirDecodeArrays da = (ndec > 0) ? dcache_arrays(dc)
 		: GpuirDecodeArrays{NULL, NULL, NULL, NULL};
@@ -2419,6 +2426,8 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 	resident_grids(&tile_grid, &ms_grid, &pdl);
 
 	SearchLauncher launch = {s, pdl && p->nwork <= GPUIR_PDL_MAX_QUERIES, false};
+
+	*nfused = 0;
 
 	if (ndecode > 0)
 	{
@@ -2443,8 +2452,9 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		const uint32_t nms = (ndec > 0) ? p->ms_start[w0 + nw] - p->ms_start[w0] : 0;
 		const uint32_t i0 = p->chunk_items[c];
 		const uint32_t ni = p->chunk_items[c + 1] - i0;
+		const uint64_t pairs = (uint64_t) ni * ntiles;	/* (query, tile) */
 
-		if (ndec > 0 && p->nbmw > 0)
+		if (seeded)
 		{
 			if ((st = launch(gpuir_search_seed_kernel, nw, GPUIR_SEED_THREADS, 0,
 							 d_work + w0, d_terms, dec, maxscore_share,
@@ -2457,23 +2467,20 @@ search_launch(const gpuir_cuda_segment *seg, const gpuir_cuda_scoring *sc,
 		/*
 		 * the tile kernel makes the chunk's final selections when it has
 		 * them all (gpuir_search_tile_kernel): every item a tile item, none
-		 * a BMW item the seed kernel may give the MaxScore kernel (seeded:
-		 * then no MaxScore work either), the batch's kmax <=
-		 * GPUIR_FINAL_THREADS, no partial selection; and when its pairs
-		 * fill fewer than fused_waves waves of its thread blocks:
+		 * a BMW item the seed kernel may give the MaxScore kernel (not
+		 * seeded: then no MaxScore work either), the batch's kmax <=
+		 * GPUIR_FINAL_THREADS (may_fuse), no partial selection; and when
+		 * its pairs fill fewer than fused_waves waves of its thread blocks:
 		 * each pair then costs a block a fence and an atomic (about 1 us on
 		 * an H200), against one launch less on the batch's critical path
 		 */
-		const bool	seeded = ndec > 0 && p->nbmw > 0;	/* the seed kernel's live list */
-		const bool	fused = ni == nw && !seeded && !p->chunk_part[c] &&
-			kmax <= GPUIR_FINAL_THREADS &&
-			fewer_waves((uint64_t) ni * ntiles, tile_grid, fused_waves);
+		const bool	fused = may_fuse && ni == nw && !p->chunk_part[c] &&
+			fewer_waves(pairs, tile_grid, fused_waves);
 		const GpuirTileFinal fin = {fused ? d_done + w0 : NULL, fout};
 
+		*nfused += fused ? nw : 0;
 		if (ni > 0)
 		{
-			const uint64_t pairs = (uint64_t) ni * ntiles;
-
 			if ((st = launch(gpuir_search_tile_kernel,
 							 (uint32_t) std::min(pairs, (uint64_t) tile_grid),
 							 GPUIR_SEARCH_THREADS, sizeof(GpuirTileSmem),
@@ -2589,7 +2596,7 @@ search_start(gpuir_cuda_search_job *job, const gpuir_cuda_segment *seg,
 		goto fail;
 	GPUIR_TRACE_EVENT("upload, zero", s);
 	if ((st = search_launch(seg, sc, &job->plan, l, job->dev, job->host, job->dcache, kmax,
-							with_stats, s)) != GPUIR_CUDA_OK)
+							with_stats, s, &job->nfused)) != GPUIR_CUDA_OK)
 		goto fail;
 
 	/* the outputs, unless written in place; the debug statistics */
@@ -2694,6 +2701,7 @@ search_again(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_scores
 			stats->tiles_pruned += again.tiles_pruned;
 			stats->partial_queries += again.partial_queries;
 			stats->tile_keys += again.tile_keys;
+			stats->fused_queries += again.fused_queries;
 			stats->spilled_queries += n;
 		}
 	}
@@ -2787,6 +2795,7 @@ search_finish(gpuir_cuda_search_job *job, uint32_t *out_docids, float *out_score
 		stats->partial_queries = hstats.partial_queries;
 		stats->tile_keys = hstats.tile_keys;
 		stats->bmw_queries = job->plan.nbmw;
+		stats->fused_queries = job->nfused;
 	}
 	spill_possible = plan_may_spill(&job->plan);
 	GPUIR_TRACE_HOST("outputs");

@@ -1728,8 +1728,43 @@ test_small_calls(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const B
  * these segments) with the selections there whatever their waves, then
  * never there, in one call and in small calls, and with short rooms of one
  * tile (most k = 100 queries spill and are searched again), each checked
- * against the reference.  Restores the defaults.
+ * against the reference; with statistics, that selections were made
+ * there, or none (check_fused).  Restores the defaults.
  */
+/*
+ * check_fused: the batch of bs, with debug statistics: its results against
+ * the reference, and whether the tile kernel made final selections
+ * (fused: some; else none), so that the other checks of
+ * test_fused_selections cannot pass on the final kernel alone
+ */
+static void
+check_fused(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs,
+			bool fused)
+{
+	Batch		b;
+	Out			o;
+	gpuir_cuda_search_stats st;
+	gpuir_cuda_status rc;
+	char		what[256];
+
+	batch_make(&b, s, bs);
+	out_alloc(&o, &b);
+	rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
+									   o.docids, o.scores, o.counts, NULL, &st);
+	snprintf(what, sizeof(what), "%s/%s with statistics: search status %s (%s)", s->spec.name,
+			 bs->name, gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
+	check(rc == GPUIR_CUDA_OK, what);
+	if (rc == GPUIR_CUDA_OK)
+	{
+		compare_batch(r, s, sc, &b, &o, bs->name);
+		snprintf(what, sizeof(what), "%s/%s: %llu of %u queries selected in the tile kernel",
+				 s->spec.name, bs->name, (unsigned long long) st.fused_queries, b.nq);
+		check(fused ? st.fused_queries > 0 : st.fused_queries == 0, what);
+	}
+	out_free(&o);
+	batch_free(&b);
+}
+
 static void
 test_fused_selections(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 					  const BatchSpec *or, const BatchSpec *bmw)
@@ -1750,6 +1785,7 @@ test_fused_selections(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 			gpuir_cuda_search_set_fused_waves(waves[w]);
 			test_batch(r, s, sc, &b, 0);
 			test_small_calls(r, s, sc, &b);
+			check_fused(r, s, sc, &b, waves[w] != 0);
 		}
 	{
 		BatchSpec	b = *or;

@@ -496,6 +496,7 @@ search_split(const gpuir_cuda_segment *dev0, const gpuir_cuda_scoring *sc,
 			stats->spilled_queries += part[d].spilled_queries;
 			stats->partial_queries += part[d].partial_queries;
 			stats->tile_keys += part[d].tile_keys;
+			stats->fused_queries += part[d].fused_queries;
 		}
 	}
 	if (split_docs && rc == GPUIR_CUDA_OK)
