@@ -188,9 +188,10 @@ batch_free(Batch *b)
  * BMW queries run the BMW kernels whatever its batch's size (a check batch
  * of 50 queries over a small corpus fills fewer waves than the rule's
  * limit and would run as OR, leaving the timed batches' BMW unchecked);
- * the rule's OR output is OR's, which OR's check covers
+ * the rule's OR output is OR's, which OR's check covers.  Set by the main
+ * thread between jobs; the device threads read it after the job barrier.
  */
-static volatile int checking_bmw_kernels = 0;
+static int checking_bmw_kernels = 0;
 
 #ifdef ENGINE_BENCH_HAVE_CUDA
 /* --maxscore-share and --maxscore-dense, -1 for the library's defaults (set in each device thread) */
