@@ -2199,6 +2199,8 @@ search_outputs_init(uint8_t *host, const GpuirSearchPlan *p, const GpuirSearchLa
 		return;
 	*(uint32_t *) out = 0;
 	memset(out + l->r_counts, 0, sizeof(uint32_t) * nqueries);
+	if (p->nwork == nqueries)
+		return;					/* none left out (the usual case) */
 	for (uint32_t q = 0; q < nqueries; q++)
 	{
 		if (w < p->nwork && p->work[w].qindex == q)
