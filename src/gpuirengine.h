@@ -51,6 +51,10 @@ typedef struct GpuirQuery
 	Snapshot	snapshot;
 	IndexFetchTableData *fetch;
 	TupleTableSlot *slot;
+	bool		heap_vm;		/* a heap table and an MVCC snapshot: the
+								 * final check may trust its visibility map
+								 * (fetch_all_visible) */
+	Buffer		vmbuf;			/* the visibility map page it read last */
 	GpuirScoring sc;
 	/* the length norm of bounds, k1 ((1 - b) + b dl / avgdl) = norm_a + norm_b dl */
 	double		norm_a;
