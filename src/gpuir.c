@@ -54,6 +54,7 @@ static const struct config_enum_entry fault_options[] = {
 	{"upload_error", GPUIR_FAULT_UPLOAD_ERROR, false},
 	{"search_error", GPUIR_FAULT_SEARCH_ERROR, false},
 	{"exit_upload", GPUIR_FAULT_EXIT_UPLOAD, false},
+	{"slow_answer", GPUIR_FAULT_SLOW_ANSWER, false},
 	{NULL, 0, false}
 };
 
@@ -225,7 +226,7 @@ _PG_init(void)
 								 &gpuir_pruned_lists, false,
 								 PGC_SIGHUP, 0, NULL, NULL, NULL);
 		DefineCustomEnumVariable("gpuir.debug_gpu_fault",
-								 "Developer option: a failure the GPU service makes up (none, upload_oom, upload_error, search_error, exit_upload).",
+								 "Developer option: a failure the GPU service makes up (none, upload_oom, upload_error, search_error, exit_upload, slow_answer).",
 								 "For testing that queries are answered on the CPU when the GPU fails; see gpuirservice.h.",
 								 &gpuir_debug_gpu_fault, GPUIR_FAULT_NONE, fault_options,
 								 PGC_SIGHUP, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);

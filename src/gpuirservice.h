@@ -38,6 +38,8 @@
 
 #include "postgres.h"
 
+#include <semaphore.h>
+
 #include "port/atomics.h"
 #include "postmaster/bgworker.h"
 #include "storage/condition_variable.h"
@@ -100,6 +102,9 @@ extern int	gpuir_gpu_split_postings;
  *	search_error	every search on the device fails (CUDA error; after
  *					GPUIR_MAX_DEVICE_ERRORS in a row the worker restarts)
  *	exit_upload		the worker exits while a segment is being uploaded
+ *	slow_answer		the worker answers each batch 200 ms late (a backend's
+ *					cancel or statement_timeout must end its wait, which
+ *					scripts/gpu-check cancel times)
  * none (the default) makes up nothing.
  */
 typedef enum GpuirFault
@@ -108,7 +113,8 @@ typedef enum GpuirFault
 	GPUIR_FAULT_UPLOAD_OOM,
 	GPUIR_FAULT_UPLOAD_ERROR,
 	GPUIR_FAULT_SEARCH_ERROR,
-	GPUIR_FAULT_EXIT_UPLOAD
+	GPUIR_FAULT_EXIT_UPLOAD,
+	GPUIR_FAULT_SLOW_ANSWER
 } GpuirFault;
 
 extern int	gpuir_debug_gpu_fault;
@@ -158,7 +164,9 @@ typedef struct GpuirServiceSlot
 	uint64		req_id;			/* bumped by the backend for every request */
 	dsm_handle	handle;			/* the request's DSM segment, or
 								 * DSM_HANDLE_INVALID: in the slot's area */
-	Latch	   *latch;			/* the backend's latch */
+	sem_t		done;			/* posted when the request is answered
+								 * (GpuirServiceWake): the backend waits on
+								 * it, not on its latch (gpuirshmem.c) */
 	uint32		nqueries;		/* queries in the request (for batching) */
 	int			area_holds;		/* parts of a request in the slot's area that
 								 * workers hold (+1 when taken, -1 when
@@ -178,10 +186,10 @@ typedef struct GpuirServiceSlot
 								 * answer: set at submit, cleared when it
 								 * gives the request up (withdraw, also at
 								 * exit) */
-	int			nwake;			/* with state DONE: latches of other backends */
-	Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];	/* answered in the same batch,
-												 * which this backend sets when
-												 * it sees its answer
+	int			nwake;			/* with state DONE: other backends' slots */
+	sem_t	   *wake[GPUIR_WAKE_FANOUT_MAX];	/* answered in the same batch,
+												 * whose done this backend posts
+												 * when it sees its answer
 												 * (gpuir.wake_fanout) */
 	pg_atomic_uint64 search_began;	/* (not under mutex) when the slot's
 									 * backend last began a gpuir search
@@ -425,6 +433,16 @@ typedef struct GpuirRequest
 #define GpuirReqScores(r)	((float4 *) ((char *) (r) + (r)->scores_off))
 #define GpuirReqCounts(r)	((uint32 *) ((char *) (r) + (r)->counts_off))
 #define GpuirReqRests(r)	((float4 *) ((char *) (r) + (r)->rests_off))
+
+/*
+ * GpuirServiceWake: wake the backend waiting on a slot's done semaphore (a
+ * futex wake when it sleeps, an atomic add when it does not yet)
+ */
+static inline void
+GpuirServiceWake(sem_t *done)
+{
+	(void) sem_post(done);
+}
 
 /* gpuirshmem.c */
 extern void GpuirServiceInit(void);

@@ -6,7 +6,7 @@
  *	  time, request submission and waiting, counters, gpuir_status().
  *
  * Only the worker touches CUDA (ARCHITECTURE.md decision 1); a backend only
- * writes a request into shared memory and waits on its latch.
+ * writes a request into shared memory and waits on its slot's semaphore.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +19,7 @@
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/pmsignal.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -116,6 +117,8 @@ gpuir_shmem_startup(void)
 		{
 			SpinLockInit(&GpuirService->slots[i].mutex);
 			pg_atomic_init_u64(&GpuirService->slots[i].search_began, 0);
+			if (sem_init(&GpuirService->slots[i].done, 1, 0) != 0)
+				elog(FATAL, "gpuir: sem_init of a GPU service slot failed: %m");
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -454,19 +457,20 @@ GpuirServiceRequestArea(Size size, dsm_segment **seg)
 }
 
 /*
- * take_wakes: with the slot's mutex held, the latches the worker left for
- * this backend to set (gpuir.wake_fanout), when the slot holds request id
- * answered; they are taken once.  Returns how many were copied into wake.
+ * take_wakes: with the slot's mutex held, the other backends' slots the
+ * worker left for this backend to wake (gpuir.wake_fanout), when the slot
+ * holds request id answered; they are taken once.  Returns how many were
+ * copied into wake.
  */
 static int
-take_wakes(GpuirServiceSlot *slot, uint64 id, Latch **wake)
+take_wakes(GpuirServiceSlot *slot, uint64 id, sem_t **wake)
 {
 	int			n = 0;
 
 	if (slot->req_id == id && slot->state == GPUIR_SLOT_DONE)
 	{
 		n = Min(slot->nwake, GPUIR_WAKE_FANOUT_MAX);
-		memcpy(wake, slot->wake, sizeof(Latch *) * n);
+		memcpy(wake, slot->wake, sizeof(sem_t *) * n);
 		slot->nwake = 0;
 	}
 	return n;
@@ -478,12 +482,12 @@ take_wakes(GpuirServiceSlot *slot, uint64 id, Latch **wake)
  * batch's other backends itself); if some part is not taken yet, take the
  * request back: no worker takes another, and the answers of the parts
  * taken are ignored (their workers find the slot IDLE); if the answer came
- * already, set the latches it left for this backend.
+ * already, wake the backends it left for this one.
  */
 static void
 withdraw(GpuirServiceSlot *slot, uint64 id)
 {
-	Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];
+	sem_t	   *wake[GPUIR_WAKE_FANOUT_MAX];
 	int			nwake;
 
 	SpinLockAcquire(&slot->mutex);
@@ -495,7 +499,7 @@ withdraw(GpuirServiceSlot *slot, uint64 id)
 	SpinLockRelease(&slot->mutex);
 	/* answered after all (an interrupt raced the answer): the chain goes on */
 	for (int i = 0; i < nwake; i++)
-		SetLatch(wake[i]);
+		GpuirServiceWake(wake[i]);
 }
 
 /* the request this backend waits for (GpuirServiceRun), for wait_exit */
@@ -506,7 +510,7 @@ static uint64 wait_id = 0;
  * wait_exit: before_shmem_exit callback: a backend that leaves while it
  * waits for the GPU service (FATAL, postmaster death: no PG_CATCH runs)
  * withdraws its request, so that an answer stores no wake-ups for it and
- * the latches one left are set
+ * the backends one left are woken
  */
 static void
 wait_exit(int code, Datum arg)
@@ -554,6 +558,45 @@ parts_served(const int8 *owner, int nparts, bool untaken)
 }
 
 /*
+ * wait_done: sleep on the slot's done semaphore until a worker (or another
+ * backend of the batch, gpuir.wake_fanout) posts it, 10 ms pass, or a
+ * signal arrives: sem_timedwait is never restarted after a signal handler
+ * (signal(7)), so a query cancel, statement_timeout or termination
+ * interrupts it and the caller's CHECK_FOR_INTERRUPTS acts; one that lands
+ * between that check and the wait waits out the 10 ms.  Exits, as
+ * WL_EXIT_ON_PM_DEATH does, when the postmaster has died.
+ *
+ * The backend does not sleep on its latch here: a latch set is a kill(),
+ * and the wait an epoll_wait and a read of the signal's descriptor, where
+ * a semaphore (a futex: PostgreSQL's own LWLock waits sleep on one,
+ * PGSemaphore) is one system call on each side, and none for a post that
+ * comes before the wait.  A post the backend no longer waits for (an
+ * answer after a timeout, a wake-up chain that ran late) leaves the count
+ * up: the next wait returns at once, and the caller's loop looks at the
+ * slot and waits again; GpuirServiceRun drains the count at each submit.
+ */
+static void
+wait_done(GpuirServiceSlot *slot)
+{
+	struct timespec deadline;
+
+	if (InterruptPending)
+		return;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += 10 * 1000 * 1000L;
+	if (deadline.tv_nsec >= 1000 * 1000 * 1000L)
+	{
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000 * 1000 * 1000L;
+	}
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	(void) sem_timedwait(&slot->done, &deadline);	/* 0, EINTR or ETIMEDOUT */
+	pgstat_report_wait_end();
+	if (!PostmasterIsAlive())
+		proc_exit(1);
+}
+
+/*
  * GpuirServiceRun: hand the request at req (in seg, or in the slot's area
  * when seg is NULL: GpuirServiceRequestArea) to the worker and wait for its
  * answer.  Returns true when the worker answered it (req->status
@@ -579,12 +622,14 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 	slot = &GpuirService->slots[GpuirBackendSlot()];
 	req->status = GPUIR_REQ_PENDING;
 	pg_write_barrier();
+	/* posts of requests before this one (wait_done) */
+	while (sem_trywait(&slot->done) == 0)
+		;
 
 	Assert(req->nparts >= 1 && req->nparts <= GPUIR_MAX_DEVICES);
 	SpinLockAcquire(&slot->mutex);
 	id = ++slot->req_id;
 	slot->handle = seg != NULL ? dsm_segment_handle(seg) : DSM_HANDLE_INVALID;
-	slot->latch = MyLatch;
 	slot->nqueries = req->nqueries;
 	slot->submitted = start;
 	slot->answered = 0;			/* set by the worker that answers it */
@@ -610,7 +655,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 			int			nparts;
 			bool		untaken;
 			int8		owner[GPUIR_MAX_DEVICES];
-			Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];
+			sem_t	   *wake[GPUIR_WAKE_FANOUT_MAX];
 			int			nwake;
 
 			SpinLockAcquire(&slot->mutex);
@@ -627,7 +672,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 			{
 				/* the backends of the same batch this one wakes, before its own work */
 				for (int i = 0; i < nwake; i++)
-					SetLatch(wake[i]);
+					GpuirServiceWake(wake[i]);
 				break;
 			}
 
@@ -646,9 +691,7 @@ GpuirServiceRun(dsm_segment *seg, GpuirRequest *req, char *why, Size whylen)
 						 gpuir_gpu_timeout);
 				break;
 			}
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
+			wait_done(slot);
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
@@ -904,7 +947,7 @@ PG_FUNCTION_INFO_V1(gpuir_gpu_stages);
  *				core of the host, which the backends' share
  *	wake		per request answered, measured by the backend (one request
  *				in GPUIR_WAKE_SAMPLE of each): from the worker's answer until
- *				the backend saw it (its latch set by the worker or, with
+ *				the backend saw it (woken by the worker or, with
  *				gpuir.wake_fanout, by another backend of the batch, and the
  *				wait for a core); part of round_trip
  * Times are wall clock (microsecond resolution) except worker_cpu's.  Without gpuir in

@@ -62,10 +62,11 @@
  *				go to one gpuir_cuda_search_batch call.
  *	answer		status and detail are written, then (write barrier) the
  *				slot is set DONE under its mutex if its request id is still
- *				the one taken, and the backend's latch is set; with
- *				gpuir.wake_fanout, while few backends run the CPU
- *				engine, only the first latches of a batch, the woken
- *				backends setting the others' (answer_chained).
+ *				the one taken, and the backend is woken (its slot's
+ *				done semaphore posted); with gpuir.wake_fanout, while
+ *				few backends run the CPU engine, only the first of a
+ *				batch, the woken backends waking the others
+ *				(answer_chained).
  *
  * Error handling.  Everything that may raise a PostgreSQL ERROR (DSM
  * attach, page reads, palloc) runs inside PG_TRY blocks that turn the error
@@ -361,19 +362,20 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
  * unless a part failed) and, after a write barrier (of the status, which
  * the backend reads without the mutex), set the slot DONE and, while the
  * backend still waits for it (slot->waiting: it did not give the request
- * up), store wake[0..nwake) in the slot (latches the backend sets once it
- * sees its answer, gpuir.wake_fanout; under the mutex).  Returns the
- * backend's latch, for the caller to set, when this part set the slot DONE
- * for a waiting backend; else NULL (nothing stored).  When the last part's
+ * up), store wake[0..nwake) in the slot (other slots' done semaphores,
+ * which the backend posts once it sees its answer, gpuir.wake_fanout; under
+ * the mutex).  Returns the slot's done semaphore, for the caller to post
+ * (GpuirServiceWake), when this part set the slot DONE for a waiting
+ * backend; else NULL (nothing stored).  When the last part's
  * worker could not map the request, the status stays PENDING, which the
  * backend reads as "no answer" and falls back.  Raises no ERROR.
  */
-static Latch *
-answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
+static sem_t *
+answer_mark(GpuirTaken *t, sem_t *const *wake, int nwake)
 {
 	GpuirServiceSlot *slot = &GpuirService->slots[t->slotno];
 	GpuirRequest *req = (GpuirRequest *) t->base;
-	Latch	   *latch = NULL;
+	sem_t	   *done = NULL;
 	TimestampTz now;
 
 	Assert(nwake >= 0 && nwake <= GPUIR_WAKE_FANOUT_MAX);
@@ -400,13 +402,13 @@ answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
 			}
 			slot->state = GPUIR_SLOT_DONE;
 			slot->answered = now;
-			/* a backend that gave the request up gets no latch and no list */
+			/* a backend that gave the request up gets no wake-up and no list */
 			if (slot->waiting)
 			{
 				if (nwake > 0)
-					memcpy(slot->wake, wake, sizeof(Latch *) * nwake);
+					memcpy(slot->wake, wake, sizeof(sem_t *) * nwake);
 				slot->nwake = nwake;
-				latch = slot->latch;
+				done = &slot->done;
 			}
 		}
 	}
@@ -416,7 +418,7 @@ answer_mark(GpuirTaken *t, Latch *const *wake, int nwake)
 	else if (t->base != NULL && t->part == 0)
 		pg_atomic_fetch_add_u64(&GpuirWorkerDevice->queries, t->nqueries);
 	GpuirWorkerReleaseArea(t);	/* the backend may write the area again */
-	return latch;
+	return done;
 }
 
 /* answer_detach: unmap t's request (a DSM segment; dsm_detach reports at WARNING) */
@@ -432,16 +434,16 @@ answer_detach(GpuirTaken *t)
 }
 
 /*
- * answer: answer_mark, and set the backend's latch when the request is
- * answered.  With detach, unmaps the request.  Raises no ERROR.
+ * answer: answer_mark, and wake the backend when the request is answered.
+ * With detach, unmaps the request.  Raises no ERROR.
  */
 static void
 answer(GpuirTaken *t, bool detach)
 {
-	Latch	   *latch = answer_mark(t, NULL, 0);
+	sem_t	   *done = answer_mark(t, NULL, 0);
 
-	if (latch != NULL)
-		SetLatch(latch);
+	if (done != NULL)
+		GpuirServiceWake(done);
 	if (detach)
 		answer_detach(t);
 }
@@ -1139,22 +1141,22 @@ run_end(const GpuirUnit *units, int nunits, int first)
 }
 
 /*
- * answer_chained: answer every request of the batch so that the worker sets
- * only fanout latches (a latch set is a kill() of about 2 us on the GPU
- * machine, a third of the worker's CPU in a batch of 16 before this).  The
- * batch's requests form a tree by their index i in b->taken: the worker sets
- * the latches of requests 0..fanout-1, and request i's backend, once it sees
- * its answer, sets those of requests fanout * (i + 1) .. fanout * (i + 1) +
+ * answer_chained: answer every request of the batch so that the worker wakes
+ * only fanout backends (a wake-up was a kill() of about 2 us on the GPU
+ * machine when backends waited on their latches, a third of the worker's CPU
+ * in a batch of 16 before this; a futex wake now).  The batch's requests
+ * form a tree by their index i in b->taken: the worker wakes the backends
+ * of requests 0..fanout-1, and request i's backend, once it sees its
+ * answer, wakes those of requests fanout * (i + 1) .. fanout * (i + 1) +
  * fanout - 1 (GpuirServiceRun), so the wake-ups spread over the backends'
  * cores.  Requests are marked from the last to the first, so a backend is
  * set DONE only after every request it is to wake: one that wakes early (its
- * WaitLatch timeout) finds them answered.  A request that this call does not
+ * wait's timeout) finds them answered.  A request that this call does not
  * set DONE for a waiting backend (answered before, given up by its backend,
- * or parts still running elsewhere) takes no list, and the worker sets its
- * children's latches itself.  A backend that gives its request up after the
- * answer came (cancel, timeout, exit) sets them in withdraw.  Only a
- * backend that dies without proc_exit leaves its children to their 10 ms
- * WaitLatch timeout.  batch_answer uses the tree only while fewer than a
+ * or parts still running elsewhere) takes no list, and the worker wakes its
+ * children itself.  A backend that gives its request up after the answer
+ * came (cancel, timeout, exit) wakes them in withdraw.  Only a backend that
+ * dies without proc_exit leaves its children to their 10 ms wait timeout.  batch_answer uses the tree only while fewer than a
  * quarter of the processors run the CPU engine (GpuirRouteCpuRunsFew): on
  * cores that CPU engine runs fill, a woken backend waits for a core before
  * it wakes the next ones, and under auto with and queries the tree cost
@@ -1166,21 +1168,21 @@ answer_chained(GpuirBatch *b, int fanout)
 {
 	for (int i = b->ntaken - 1; i >= 0; i--)
 	{
-		Latch	   *wake[GPUIR_WAKE_FANOUT_MAX];
+		sem_t	   *wake[GPUIR_WAKE_FANOUT_MAX];
 		int			nwake = 0;
 		int			first = fanout * (i + 1);
 
 		for (int c = first; c < first + fanout && c < b->ntaken; c++)
-			if (b->taken[c].done_latch != NULL)
-				wake[nwake++] = b->taken[c].done_latch;
-		b->taken[i].done_latch = answer_mark(&b->taken[i], wake, nwake);
-		if (b->taken[i].done_latch == NULL)
+			if (b->taken[c].done_wake != NULL)
+				wake[nwake++] = b->taken[c].done_wake;
+		b->taken[i].done_wake = answer_mark(&b->taken[i], wake, nwake);
+		if (b->taken[i].done_wake == NULL)
 			for (int w = 0; w < nwake; w++)
-				SetLatch(wake[w]);
+				GpuirServiceWake(wake[w]);
 	}
 	for (int i = 0; i < fanout && i < b->ntaken; i++)
-		if (b->taken[i].done_latch != NULL)
-			SetLatch(b->taken[i].done_latch);
+		if (b->taken[i].done_wake != NULL)
+			GpuirServiceWake(b->taken[i].done_wake);
 	for (int i = 0; i < b->ntaken; i++)
 		answer_detach(&b->taken[i]);
 }
@@ -1201,6 +1203,8 @@ batch_answer(GpuirBatch *b)
 	if (b->read_pages)
 		gpuir_smgr_close_all();
 
+	if (gpuir_debug_gpu_fault == GPUIR_FAULT_SLOW_ANSWER)
+		pg_usleep(200 * 1000L);
 	t_start = GetCurrentTimestamp();
 	if (gpuir_wake_fanout > 0 && b->ntaken > gpuir_wake_fanout && GpuirRouteCpuRunsFew())
 		answer_chained(b, Min(gpuir_wake_fanout, GPUIR_WAKE_FANOUT_MAX));
@@ -1623,7 +1627,7 @@ GpuirWorkerMain(Datum arg)
 	for (int i = 0; i < GpuirService->nslots; i++)
 	{
 		GpuirServiceSlot *slot = &GpuirService->slots[i];
-		Latch	   *latch = NULL;
+		bool		wake = false;
 
 		SpinLockAcquire(&slot->mutex);
 		for (int p = 0; p < GPUIR_MAX_DEVICES; p++)
@@ -1643,13 +1647,13 @@ GpuirWorkerMain(Datum arg)
 				if (++slot->parts_done == slot->nparts)
 				{
 					slot->state = GPUIR_SLOT_DONE;
-					latch = slot->latch;
+					wake = true;
 				}
 			}
 		}
 		SpinLockRelease(&slot->mutex);
-		if (latch != NULL)
-			SetLatch(latch);
+		if (wake)
+			GpuirServiceWake(&slot->done);
 	}
 
 	if (my_index == 0)

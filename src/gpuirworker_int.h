@@ -87,8 +87,8 @@ typedef struct GpuirTaken
 								 * the worker holds (area_holds) until it
 								 * answers; else in the DSM segment handle */
 	bool		answered;		/* slot answered (or found withdrawn) */
-	Latch	   *done_latch;		/* the backend's latch, when this answer set
-								 * the slot DONE (answer_chained) */
+	sem_t	   *done_wake;		/* the backend's slot's done, when this
+								 * answer set the slot DONE (answer_chained) */
 	dsm_segment *seg;			/* mapping (pinned: no resource owner) */
 	char	   *base;			/* the request (slot area or mapping), or NULL */
 	Size		size;			/* bytes at base */
