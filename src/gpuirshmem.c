@@ -580,8 +580,8 @@ wait_done(GpuirServiceSlot *slot)
 {
 	struct timespec deadline;
 
-	if (InterruptPending)
-		return;
+	if (INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED())
+		return;					/* the caller's CHECK_FOR_INTERRUPTS acts now */
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_nsec += 10 * 1000 * 1000L;
 	if (deadline.tv_nsec >= 1000 * 1000 * 1000L)
