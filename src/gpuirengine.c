@@ -318,7 +318,8 @@ after_cursor_passes(const GpuirQuery *q, float4 score, ItemPointer tid)
 static inline bool
 segment_may_have_deleted(const GpuirQuery *q)
 {
-	return q->seg->ndeleted > 0 || q->meta.vacuum_pending || !IsMVCCSnapshot(q->snapshot);
+	return q->seg->ndeleted > 0 || q->meta.vacuum_pending ||
+		q->snapshot == NULL || !IsMVCCSnapshot(q->snapshot);
 }
 
 /* is docID segdoc of q's current segment deleted? (its deletion bitmap) */
@@ -3302,7 +3303,8 @@ GpuirQueryPrepare(GpuirQuery *q, Relation index, Relation heap, Snapshot snapsho
 	GpuirQueryResetTopk(q);
 	q->fetch = table_index_fetch_begin(heap);
 	q->slot = table_slot_create(heap, NULL);
-	q->heap_vm = heap->rd_tableam == GetHeapamTableAmRoutine() && IsMVCCSnapshot(snapshot);
+	q->heap_vm = heap->rd_tableam == GetHeapamTableAmRoutine() &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot);
 	q->vmbuf = InvalidBuffer;
 	q->ready = true;
 }

@@ -53,6 +53,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/transam.h"
+#include "access/visibilitymap.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "catalog/index.h"
@@ -930,6 +931,24 @@ table_slot_create(Relation rel, List **reglist)
 void
 ExecDropSingleTupleTableSlot(TupleTableSlot *slot)
 {
+}
+
+/*
+ * The table is not heapam's (its rd_tableam is the shim's), so queries
+ * fetch every row through fetch_tuple and never ask the visibility map
+ */
+static const TableAmRoutine shim_heapam;
+
+const TableAmRoutine *
+GetHeapamTableAmRoutine(void)
+{
+	return &shim_heapam;
+}
+
+uint8
+visibilitymap_get_status(Relation rel, BlockNumber heapBlk, Buffer *vmbuf)
+{
+	return 0;
 }
 
 /* ---------- setup ---------- */
