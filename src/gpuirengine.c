@@ -2246,9 +2246,66 @@ dict_entry(DictReader *d, int64 i, GpuirDictEntry *de)
 }
 
 /*
+ * The last probes of a lookup lie close together: past the kept levels a
+ * segment of 650,000 lexemes leaves about 160 entries, 5 kB of entries and
+ * 1-2 kB of lexemes, where the per-entry search still made eight probes of
+ * two stream reads each.  Once the range is at most DICT_RANGE_ENTRIES
+ * entries whose lexemes hold at most DICT_RANGE_LEXEME_BYTES, it is read in
+ * two stream reads and searched in memory (dict_range_search).
+ */
+#define DICT_RANGE_ENTRIES		256
+#define DICT_RANGE_LEXEME_BYTES	16384
+
+/*
+ * dict_range_search: the first entry of [lo, hi) whose lexeme is >=
+ * lexeme[0..len) (hi when none is), the range's entries and lexemes read at
+ * once; -1 when its lexemes are not contiguous in entry order (as the
+ * format writes them, gpuir_verify checks it) or hold more than
+ * DICT_RANGE_LEXEME_BYTES: the caller then searches entry by entry.
+ */
+static int64
+dict_range_search(DictReader *d, int64 lo, int64 hi, const char *lexeme, int len)
+{
+	GpuirDictEntry ents[DICT_RANGE_ENTRIES];
+	char	   *lex;
+	uint64		first,
+				nbytes;
+	int			n = (int) (hi - lo);
+	int			a = 0,
+				b = n;
+
+	Assert(n >= 1 && n <= DICT_RANGE_ENTRIES);
+	GpuirStreamRead(&d->dict, (uint32) (lo * sizeof(GpuirDictEntry)), ents,
+					(uint32) (n * sizeof(GpuirDictEntry)));
+	first = ents[0].lexeme_off;
+	for (int i = 1; i < n; i++)
+		if (ents[i].lexeme_off != ents[i - 1].lexeme_off + ents[i - 1].lexeme_len)
+			return -1;
+	nbytes = (uint64) ents[n - 1].lexeme_off + ents[n - 1].lexeme_len - first;
+	if (nbytes > DICT_RANGE_LEXEME_BYTES)
+		return -1;
+	lex = palloc(Max(nbytes, 1));
+	GpuirStreamRead(&d->lex, (uint32) first, lex, (uint32) nbytes);
+	while (a < b)
+	{
+		int			mid = a + (b - a) / 2;
+
+		if (GpuirLexemeCmp(lex + (ents[mid].lexeme_off - first), ents[mid].lexeme_len,
+						   lexeme, len) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	pfree(lex);
+	return lo + a;
+}
+
+/*
  * dict_search: the first entry whose lexeme is >= lexeme[0..len), by binary
  * search, the first levels' probes taken from (and added to) probes when it
- * is not NULL; *used says whether any was taken from it
+ * is not NULL; *used says whether any was taken from it.  A range past the
+ * kept levels, or one small enough from the start, is searched in memory
+ * (dict_range_search).
  */
 static int64
 dict_search(DictReader *d, const char *lexeme, int len, DictProbes *probes, bool *used)
@@ -2256,6 +2313,7 @@ dict_search(DictReader *d, const char *lexeme, int len, DictProbes *probes, bool
 	int64		lo = 0,
 				hi = d->nterms;
 	uint32		node = 1;
+	bool		range_tried = false;
 	GpuirDictEntry de;
 
 	*used = false;
@@ -2264,6 +2322,16 @@ dict_search(DictReader *d, const char *lexeme, int len, DictProbes *probes, bool
 		int64		mid = lo + (hi - lo) / 2;
 		const char *lex;
 		int			lexlen;
+
+		if (!range_tried && hi - lo <= DICT_RANGE_ENTRIES &&
+			(probes == NULL || node >= DICT_PROBE_NODES || probes->lexeme[node] == NULL))
+		{
+			int64		pos = dict_range_search(d, lo, hi, lexeme, len);
+
+			if (pos >= 0)
+				return pos;
+			range_tried = true;
+		}
 
 		if (probes != NULL && node < DICT_PROBE_NODES && probes->lexeme[node] != NULL)
 		{
