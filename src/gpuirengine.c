@@ -250,15 +250,24 @@ fetch_visible(GpuirQuery *q, ItemPointer tid, ItemPointer heap_tid)
  * snapshot, so the row of index entry tid is visible without reading its
  * tuple: true, with *heap_tid its line pointer (tid itself, or where a
  * redirect points: a HOT chain pruned to its live member, which on an
- * all-visible page is the only one).  The bit is read without a lock, as
- * an index-only scan reads it: an insert or update clears it before the
- * index gets the new entry (the insert buffer's lock orders the two), and
- * a change after q's snapshot leaves the version q sees where its line
- * pointer was (q's xmin keeps it from being pruned).  False, and the caller
- * fetches the row (fetch_visible), for another table AM or snapshot, a page
- * not all-visible, or a line pointer that is neither normal nor a redirect
- * to a normal one.  Saves reading the tuple's header and its visibility
- * test (and the page's prune check) for each of the top k.
+ * all-visible page is the only one).
+ *
+ * The bit is read first without a lock (no page read for a page that is
+ * not all-visible), then again under the page's share lock, and only that
+ * reading counts.  Unlike an index-only scan's, the entry's TID is not
+ * held by a pin on an index page: a VACUUM that ends while q runs may free
+ * the TID of a row deleted before q's snapshot, mark the page all-visible,
+ * and an insert may then reuse the TID for a row q cannot see.  The bit is
+ * set and cleared only under the page's exclusive lock (and replay clears
+ * it before it changes the page), so under the share lock it describes the
+ * page as read: the inserted row's page has it clear.  A change after q's
+ * snapshot otherwise leaves the version q sees where its line pointer was
+ * (q's xmin keeps it from being pruned).  False, and the caller fetches
+ * the row (fetch_visible, which tests the tuple against the snapshot), for
+ * another table AM or snapshot, a page not all-visible, or a line pointer
+ * that is neither normal nor a redirect to a normal one.  Saves reading
+ * the tuple's header and its visibility test (and the page's prune check)
+ * for each of the top k.
  */
 static bool
 fetch_all_visible(GpuirQuery *q, ItemPointer tid, ItemPointer heap_tid)
@@ -276,7 +285,9 @@ fetch_all_visible(GpuirQuery *q, ItemPointer tid, ItemPointer heap_tid)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	maxoff = PageGetMaxOffsetNumber(page);
-	if (off >= FirstOffsetNumber && off <= maxoff)
+	/* the reading that counts: under the lock (see above) */
+	if (VM_ALL_VISIBLE(q->heap, blk, &q->vmbuf) &&
+		off >= FirstOffsetNumber && off <= maxoff)
 	{
 		ItemId		lp = PageGetItemId(page, off);
 
@@ -309,9 +320,11 @@ after_cursor_passes(const GpuirQuery *q, float4 score, ItemPointer tid)
  * VACUUM pending: VACUUM sets vacuum_pending before it marks a document
  * and clears it in the record that writes the new counts, so the bitmap
  * had no bit set then.  A VACUUM that marks documents later marks rows dead
- * to every snapshot (the visibility check drops them), and the heap reuses
- * their TIDs only after it has marked them, that is after q's snapshot: a
- * row that reuses one is invisible to it.  Other snapshots read the bitmap.
+ * to every snapshot (the final visibility check drops them:
+ * fetch_visible, or fetch_all_visible, which takes a page's all-visible
+ * bit only under its lock), and the heap reuses their TIDs only after it
+ * has marked them, that is after q's snapshot: a row that reuses one is
+ * invisible to it.  Other snapshots read the bitmap.
  * Saves a page read per candidate (the GPU path's ten) on segments without
  * deletions.
  */
