@@ -194,7 +194,7 @@ _PG_init(void)
 							&gpuir_worker_spin, 200, 0, 10000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuir.wake_fanout",
-							"Backends that each backend answered by the GPU service wakes, so that the service sets only this many latches a batch.",
+							"Backends that each backend answered by the GPU service wakes, so that the service itself wakes only this many a batch.",
 							"0: the service wakes every backend of a batch itself.",
 							&gpuir_wake_fanout, 2, 0, GPUIR_WAKE_FANOUT_MAX,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);

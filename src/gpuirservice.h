@@ -19,17 +19,16 @@
  *	   (reading the index pages itself through the buffer manager), runs the
  *	   batch, writes each part's top-k into the request, and, with the last
  *	   part answered, marks the slot DONE (if the request id is still the
- *	   slot's) and sets the backend's latch.  With gpuir.wake_fanout N > 0,
- *	   while few backends run the CPU engine, the worker sets only the
- *	   first N latches of a batch: each slot it
- *	   marks DONE holds up to N latches of the batch's other backends,
- *	   which its backend sets when it sees its answer (a tree of
- *	   wake-ups on the backends' cores).
- *	3. The backend waits on its latch, honouring query cancel and
- *	   statement_timeout, sets the latches its slot holds (also when it
- *	   gives the request up after its answer came), merges the parts'
- *	   top-k; it falls back to the CPU engine when the workers are
- *	   absent, die, time out or report a failure.
+ *	   slot's) and posts the slot's done semaphore.  With gpuir.wake_fanout
+ *	   N > 0, while few backends run the CPU engine, the worker posts only
+ *	   the first N of a batch: each slot it marks DONE holds up to N
+ *	   semaphores of the batch's other backends, which its backend posts
+ *	   when it sees its answer (a tree of wake-ups on the backends' cores).
+ *	3. The backend waits on its slot's semaphore (gpuirshmem.c, wait_done),
+ *	   honouring query cancel and statement_timeout, posts the semaphores
+ *	   its slot holds (also when it gives the request up after its answer
+ *	   came), merges the parts' top-k; it falls back to the CPU engine when
+ *	   the workers are absent, die, time out or report a failure.
  *
  *-------------------------------------------------------------------------
  */

@@ -559,11 +559,13 @@ parts_served(const int8 *owner, int nparts, bool untaken)
 
 /*
  * wait_done: sleep on the slot's done semaphore until a worker (or another
- * backend of the batch, gpuir.wake_fanout) posts it, 10 ms pass, or a
- * signal arrives: sem_timedwait is never restarted after a signal handler
- * (signal(7)), so a query cancel, statement_timeout or termination
- * interrupts it and the caller's CHECK_FOR_INTERRUPTS acts; one that lands
- * between that check and the wait waits out the 10 ms.  Exits, as
+ * backend of the batch, gpuir.wake_fanout) posts it, 10 ms pass on the
+ * monotonic clock (sem_clockwait; sem_timedwait's wall clock without it), or
+ * a signal arrives: glibc's timed semaphore wait returns EINTR after a
+ * signal handler even under SA_RESTART, so a query cancel,
+ * statement_timeout or termination ends it and the caller's
+ * CHECK_FOR_INTERRUPTS acts; one that lands between that check and the
+ * wait, or a wait that a signal did not end, lasts the 10 ms.  Exits, as
  * WL_EXIT_ON_PM_DEATH does, when the postmaster has died.
  *
  * The backend does not sleep on its latch here: a latch set is a kill(),
@@ -575,6 +577,13 @@ parts_served(const int8 *owner, int nparts, bool untaken)
  * up: the next wait returns at once, and the caller's loop looks at the
  * slot and waits again; GpuirServiceRun drains the count at each submit.
  */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 30))
+#define GPUIR_HAVE_SEM_CLOCKWAIT 1
+#define GPUIR_WAIT_CLOCK CLOCK_MONOTONIC
+#else
+#define GPUIR_WAIT_CLOCK CLOCK_REALTIME
+#endif
+
 static void
 wait_done(GpuirServiceSlot *slot)
 {
@@ -582,7 +591,7 @@ wait_done(GpuirServiceSlot *slot)
 
 	if (INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED())
 		return;					/* the caller's CHECK_FOR_INTERRUPTS acts now */
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	clock_gettime(GPUIR_WAIT_CLOCK, &deadline);
 	deadline.tv_nsec += 10 * 1000 * 1000L;
 	if (deadline.tv_nsec >= 1000 * 1000 * 1000L)
 	{
@@ -590,7 +599,11 @@ wait_done(GpuirServiceSlot *slot)
 		deadline.tv_nsec -= 1000 * 1000 * 1000L;
 	}
 	pgstat_report_wait_start(PG_WAIT_EXTENSION);
-	(void) sem_timedwait(&slot->done, &deadline);	/* 0, EINTR or ETIMEDOUT */
+#ifdef GPUIR_HAVE_SEM_CLOCKWAIT
+	(void) sem_clockwait(&slot->done, CLOCK_MONOTONIC, &deadline);	/* 0, EINTR or ETIMEDOUT */
+#else
+	(void) sem_timedwait(&slot->done, &deadline);
+#endif
 	pgstat_report_wait_end();
 	if (!PostmasterIsAlive())
 		proc_exit(1);
