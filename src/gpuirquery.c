@@ -206,9 +206,29 @@ run_cpu_observed(GpuirQuery *q, GpuirMode mode, const GpuirRoutePrediction *pred
 }
 
 /*
+ * same_request: may prepared queries a and b travel in one request to the
+ * GPU service?  A request carries one segment directory and one N and
+ * avgdl (the first query's, GpuirGpuSearch), and each query of a batch read
+ * the metapage itself (GpuirQueryPrepare): a merge, compaction or VACUUM
+ * between two of them (a new generation) changes the segments under the
+ * same numbers, and inserts N and avgdl.
+ */
+static bool
+same_request(const GpuirQuery *a, const GpuirQuery *b)
+{
+	return a->meta.generation == b->meta.generation &&
+		a->meta.nsegments == b->meta.nsegments &&
+		a->sc.N == b->sc.N && a->sc.avgdl == b->sc.avgdl &&
+		a->sc.k1 == b->sc.k1 && a->sc.b == b->sc.b;
+}
+
+/*
  * run_queries_counted: answer the prepared queries qs[0..n) of one index, those the
  * GPU should take in one request to the GPU service, the others and every
- * fallback on the CPU.  A fallback is logged once per request.
+ * fallback on the CPU.  A query the GPU should take whose metapage differs
+ * from the request's first (same_request: the index changed while the
+ * batch was prepared) is answered by the CPU.  A fallback is logged once
+ * per request.
  */
 static void
 run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
@@ -226,7 +246,7 @@ run_queries_counted(GpuirQuery **qs, int n, GpuirMode mode)
 	/* a query the CPU answers uses gpred[ng] only until the next one is routed */
 	for (int i = 0; i < n; i++)
 	{
-		if (gpu_wanted(qs[i], mode, &gpred[ng]))
+		if (gpu_wanted(qs[i], mode, &gpred[ng]) && (ng == 0 || same_request(gq[0], qs[i])))
 		{
 			gpu_describe(qs[i], mode, &g[ng]);
 			gq[ng++] = qs[i];
