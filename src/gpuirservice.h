@@ -172,7 +172,8 @@ typedef struct GpuirServiceSlot
 								 * answered): the backend writes the area only
 								 * at 0 */
 	TimestampTz submitted;		/* when the request was set READY */
-	TimestampTz answered;		/* when the worker set it DONE */
+	TimestampTz answered;		/* when the worker began answering the batch
+								 * that set it DONE */
 	int			nparts;			/* parts of the request */
 	int			parts_taken;	/* parts taken so far (the next one to take) */
 	int			parts_done;		/* parts answered */

@@ -959,8 +959,8 @@ PG_FUNCTION_INFO_V1(gpuir_gpu_stages);
  *				before sleeping included: what the GPU's queries cost a
  *				core of the host, which the backends' share
  *	wake		per request answered, measured by the backend (one request
- *				in GPUIR_WAKE_SAMPLE of each): from the worker's answer until
- *				the backend saw it (woken by the worker or, with
+ *				in GPUIR_WAKE_SAMPLE of each): from the worker's answer (when it
+ *				began answering the request's batch) until the backend saw it (woken by the worker or, with
  *				gpuir.wake_fanout, by another backend of the batch, and the
  *				wait for a core); part of round_trip
  * Times are wall clock (microsecond resolution) except worker_cpu's.  Without gpuir in

@@ -366,23 +366,23 @@ GpuirWorkerReleaseArea(GpuirTaken *t)
  * which the backend posts once it sees its answer, gpuir.wake_fanout; under
  * the mutex).  Returns the slot's done semaphore, for the caller to post
  * (GpuirServiceWake), when this part set the slot DONE for a waiting
- * backend; else NULL (nothing stored).  When the last part's
- * worker could not map the request, the status stays PENDING, which the
- * backend reads as "no answer" and falls back.  Raises no ERROR.
+ * backend; else NULL (nothing stored).  now is the answer's time (the
+ * slot's answered, where the wake stage begins): the caller's one reading
+ * for its whole batch.  When the last part's worker could not map the
+ * request, the status stays PENDING, which the backend reads as "no
+ * answer" and falls back.  Raises no ERROR.
  */
 static sem_t *
-answer_mark(GpuirTaken *t, sem_t *const *wake, int nwake)
+answer_mark(GpuirTaken *t, sem_t *const *wake, int nwake, TimestampTz now)
 {
 	GpuirServiceSlot *slot = &GpuirService->slots[t->slotno];
 	GpuirRequest *req = (GpuirRequest *) t->base;
 	sem_t	   *done = NULL;
-	TimestampTz now;
 
 	Assert(nwake >= 0 && nwake <= GPUIR_WAKE_FANOUT_MAX);
 	if (t->answered)
 		return NULL;
 	t->answered = true;
-	now = GetCurrentTimestamp();	/* not under the spinlock: it may be a system call */
 	SpinLockAcquire(&slot->mutex);
 	if (slot->req_id == t->req_id &&
 		(slot->state == GPUIR_SLOT_TAKEN || slot->state == GPUIR_SLOT_READY))
@@ -434,13 +434,13 @@ answer_detach(GpuirTaken *t)
 }
 
 /*
- * answer: answer_mark, and wake the backend when the request is answered.
- * With detach, unmaps the request.  Raises no ERROR.
+ * answer: answer_mark at time now, and wake the backend when the request
+ * is answered.  With detach, unmaps the request.  Raises no ERROR.
  */
 static void
-answer(GpuirTaken *t, bool detach)
+answer(GpuirTaken *t, bool detach, TimestampTz now)
 {
-	sem_t	   *done = answer_mark(t, NULL, 0);
+	sem_t	   *done = answer_mark(t, NULL, 0, now);
 
 	if (done != NULL)
 		GpuirServiceWake(done);
@@ -476,7 +476,7 @@ worker_exit(int code, Datum arg)
 			GpuirTaken *t = &b->taken[i];
 
 			GpuirWorkerFail(t, "the gpu service is shutting down");
-			answer(t, false);
+			answer(t, false, GetCurrentTimestamp());
 		}
 	}
 	current_batch = NULL;
@@ -1156,15 +1156,16 @@ run_end(const GpuirUnit *units, int nunits, int first)
  * or parts still running elsewhere) takes no list, and the worker wakes its
  * children itself.  A backend that gives its request up after the answer
  * came (cancel, timeout, exit) wakes them in withdraw.  Only a backend that
- * dies without proc_exit leaves its children to their 10 ms wait timeout.  batch_answer uses the tree only while fewer than a
- * quarter of the processors run the CPU engine (GpuirRouteCpuRunsFew): on
+ * dies without proc_exit leaves its children to their 10 ms wait timeout.
+ * batch_answer uses the tree only while fewer than a quarter of the
+ * processors run the CPU engine (GpuirRouteCpuRunsFew): on
  * cores that CPU engine runs fill, a woken backend waits for a core before
  * it wakes the next ones, and under auto with and queries the tree cost
  * 11-12% of the q/s at 64 clients
  * (bench/results/2026-12-01-h200-wake-fanout.md).  Raises no ERROR.
  */
 static void
-answer_chained(GpuirBatch *b, int fanout)
+answer_chained(GpuirBatch *b, int fanout, TimestampTz now)
 {
 	for (int i = b->ntaken - 1; i >= 0; i--)
 	{
@@ -1175,7 +1176,7 @@ answer_chained(GpuirBatch *b, int fanout)
 		for (int c = first; c < first + fanout && c < b->ntaken; c++)
 			if (b->taken[c].done_wake != NULL)
 				wake[nwake++] = b->taken[c].done_wake;
-		b->taken[i].done_wake = answer_mark(&b->taken[i], wake, nwake);
+		b->taken[i].done_wake = answer_mark(&b->taken[i], wake, nwake, now);
 		if (b->taken[i].done_wake == NULL)
 			for (int w = 0; w < nwake; w++)
 				GpuirServiceWake(wake[w]);
@@ -1207,10 +1208,10 @@ batch_answer(GpuirBatch *b)
 		pg_usleep(200 * 1000L);
 	t_start = GetCurrentTimestamp();
 	if (gpuir_wake_fanout > 0 && b->ntaken > gpuir_wake_fanout && GpuirRouteCpuRunsFew())
-		answer_chained(b, Min(gpuir_wake_fanout, GPUIR_WAKE_FANOUT_MAX));
+		answer_chained(b, Min(gpuir_wake_fanout, GPUIR_WAKE_FANOUT_MAX), t_start);
 	else
 		for (int i = 0; i < b->ntaken; i++)
-			answer(&b->taken[i], true);
+			answer(&b->taken[i], true, t_start);
 	/*
 	 * the answer stage: the worker's wake-ups (not those the tree leaves to
 	 * the backends) and the runs' result copies
