@@ -106,6 +106,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "utils/builtins.h"
 
@@ -461,17 +462,17 @@ active_exit(int code, Datum arg)
 }
 
 /*
- * route_now: microseconds of the monotonic clock (the same in every
- * process; a wall clock set back would have frozen the count of clients)
+ * route_now: microseconds of PostgreSQL's instrumentation clock (monotonic,
+ * the same in every process; a wall clock set back would have frozen the
+ * count of clients), never 0 (a slot's "never searched")
  */
 static int64
 route_now(void)
 {
-	struct timespec ts;
+	instr_time	t;
 
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		return 1;
-	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + 1;	/* never 0 */
+	INSTR_TIME_SET_CURRENT(t);
+	return (int64) INSTR_TIME_GET_MICROSEC(t) + 1;
 }
 
 /*
