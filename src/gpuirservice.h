@@ -193,8 +193,9 @@ typedef struct GpuirServiceSlot
 												 * (gpuir.wake_fanout) */
 	pg_atomic_uint64 search_began;	/* (not under mutex) when the slot's
 									 * backend last began a gpuir search
-									 * (microseconds of route_now's monotonic clock; 0:
-									 * never), for auto's count of clients */
+									 * (microseconds of route_now's
+									 * monotonic clock; 0: never), for
+									 * auto's count of clients */
 } GpuirServiceSlot;
 
 /*
