@@ -1722,49 +1722,41 @@ test_small_calls(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const B
 }
 
 /*
- * The tile kernel's final selections (gpuir_cuda_search_set_fused_waves):
- * batches that may have them (or: OR queries, bmw: BMW queries run as OR
- * by a batch rule that always cuts; kmax <= 256, no partial selection on
- * these segments) with the selections there whatever their waves, then
- * never there, in one call and in small calls, and with short rooms of one
- * tile (most k = 100 queries spill and are searched again), each checked
- * against the reference; with statistics, that selections were made
- * there, or none (check_fused).  Restores the defaults.
- */
-/*
- * check_fused: the batch of bs, with debug statistics: its results against
- * the reference, and whether the tile kernel made final selections
- * (fused: some; else none), so that the other checks of
- * test_fused_selections cannot pass on the final kernel alone
+ * check_fused: the batch of bs, with debug statistics (run_debug_checked:
+ * its status and its results against the reference), and whether the tile
+ * kernel made final selections (fused: some; else none), so that the other
+ * checks of test_fused_selections cannot pass on the final kernel alone
  */
 static void
 check_fused(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchSpec *bs,
 			bool fused)
 {
 	Batch		b;
-	Out			o;
 	gpuir_cuda_search_stats st;
-	gpuir_cuda_status rc;
 	char		what[256];
 
 	batch_make(&b, s, bs);
-	out_alloc(&o, &b);
-	rc = gpuir_cuda_search_batch_debug(&s->dev, sc, b.q, b.nq, b.t, b.nt, b.kmax,
-									   o.docids, o.scores, o.counts, NULL, &st);
-	snprintf(what, sizeof(what), "%s/%s with statistics: search status %s (%s)", s->spec.name,
-			 bs->name, gpuir_cuda_status_string(rc), gpuir_cuda_last_error_detail());
-	check(rc == GPUIR_CUDA_OK, what);
-	if (rc == GPUIR_CUDA_OK)
+	if (run_debug_checked(r, s, sc, &b, &st, bs->name) == GPUIR_CUDA_OK)
 	{
-		compare_batch(r, s, sc, &b, &o, bs->name);
 		snprintf(what, sizeof(what), "%s/%s: %llu of %u queries selected in the tile kernel",
 				 s->spec.name, bs->name, (unsigned long long) st.fused_queries, b.nq);
 		check(fused ? st.fused_queries > 0 : st.fused_queries == 0, what);
 	}
-	out_free(&o);
 	batch_free(&b);
 }
 
+/*
+ * The tile kernel's final selections (gpuir_cuda_search_set_fused_waves):
+ * batches that may have them (or: OR queries, bmw: BMW queries run as OR
+ * by a batch rule that always cuts; kmax <= 256, no partial selection on
+ * these segments) with the selections there whatever their waves, then
+ * never there, in one call (test_batch: without statistics, the path
+ * production runs) and in small calls, and with short rooms of one tile
+ * (most k = 100 queries spill and are searched again), each checked
+ * against the reference; with statistics, that selections were made
+ * there, or none (check_fused).  Restores the fused-waves default and
+ * main's BMW batch rule (0, 0: off).
+ */
 static void
 test_fused_selections(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 					  const BatchSpec *or, const BatchSpec *bmw)
