@@ -759,8 +759,8 @@ extern GPUIR_CUDA_API void gpuir_cuda_host_unregister(void *p);
  *	spilled_queries		queries whose short candidate region spilled and
  *						that were searched again with their full region
  *						(gpuir_cuda_search_set_short_room); blocks_decoded,
- *						tiles_pruned, partial_queries and tile_keys
- *						include that second search
+ *						tiles_pruned, partial_queries, tile_keys and
+ *						fused_queries include that second search
  *	partial_queries		queries whose final top-k selection ran in two
  *						levels (32 partial selections of their candidates,
  *						then one over those results): those with more than
@@ -878,10 +878,12 @@ extern GPUIR_CUDA_API void gpuir_cuda_search_set_bmw_batch(uint64_t waves,
  * thread block that finished a query's last tile selects its k best, and
  * no final kernel runs) when its pairs (query, tile) fill fewer than waves
  * waves of the tile kernel's resident blocks
- * (gpuir_cuda_search_tile_blocks), every item of the chunk is an OR query
- * or a BMW query run as OR, the batch's kmax is at most 256 and no query
- * needs a partial selection; 0: never; UINT32_MAX: whenever the rest
- * holds.  GPUIR_CUDA_FUSED_WAVES restores the default: each pair then
+ * (gpuir_cuda_search_tile_blocks), every item of the chunk is a tile item
+ * (OR or BMW, no AND), no query of the batch runs as BMW over lists decoded
+ * once (the seed kernel's, which may hand queries to the MaxScore kernel:
+ * then no chunk of the batch fuses), the batch's kmax is at most 256 and
+ * no query of the chunk needs a partial selection; 0: never; UINT32_MAX:
+ * whenever the rest holds.  GPUIR_CUDA_FUSED_WAVES restores the default: each pair then
  * costs a thread block a fence and an atomic, against one launch less
  * (H200, TREC 2005 over 1.2 M documents, OR at k = 10: batches of 16, 3
  * waves, +3%; of 64, 12 waves, -5%;

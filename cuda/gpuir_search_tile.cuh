@@ -5,9 +5,10 @@
  *	  thread block of 256 threads scores one (query, tile) pair, a tile
  *	  being GPUIR_TILE_DOCS consecutive docIDs of the segment, with the OR
  *	  algorithm (also BMW's tiles that their bound did not prune), in
- *	  shared memory (GpuirTileSmem), and, in chunks of few waves of OR
- *	  tiles with kmax <= 256 (search_launch), the final selection of a
- *	  query whose last tile it finished (gpuir_search_tile_kernel); gpuir_tile_decode also serves the AND
+ *	  shared memory (GpuirTileSmem), and, in chunks of few waves of tile
+ *	  items with kmax <= 256 and no seed kernel (search_launch's rule), the
+ *	  final selection of a query whose last tile it finished
+ *	  (gpuir_search_tile_kernel); gpuir_tile_decode also serves the AND
  *	  kernel (gpuir_search_and.cuh).
  *
  * The algorithms, their sources and why the scores are exact are described
