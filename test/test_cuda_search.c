@@ -1754,7 +1754,9 @@ check_fused(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc, const BatchS
  * production runs) and in small calls, and with short rooms of one tile
  * (most k = 100 queries spill and are searched again), each checked
  * against the reference; with statistics, that selections were made
- * there, or none (check_fused).  Restores the fused-waves default and
+ * there, or none (check_fused); last, BMW queries under BMW's rules (no
+ * batch rule, decode budget 0) with their selections in the tile kernel.
+ * Restores the fused-waves default, the decode budget and
  * main's BMW batch rule (0, 0: off).
  */
 static void
@@ -1787,7 +1789,28 @@ test_fused_selections(Ref *r, const TestSeg *s, const gpuir_cuda_scoring *sc,
 		gpuir_cuda_search_set_fused_waves(UINT32_MAX);
 		gpuir_cuda_search_set_short_room(1);
 		test_batch(r, s, sc, &b, 0);
+		check_fused(r, s, sc, &b, true);
 		gpuir_cuda_search_set_short_room(GPUIR_CUDA_SHORT_ROOM_AUTO);
+	}
+	{
+		BatchSpec	b = *bmw;
+
+		/*
+		 * BMW queries under their own rules (no batch rule, no lists decoded
+		 * once: the tile items' block-max bounds tested against the running
+		 * thresholds) with the selections in the tile kernel, which the rule
+		 * allows.  These segments' bounds are flat and prune few tiles or
+		 * none (seen: 0 on every segment, H200), so this covers the
+		 * thresholds' path beside the selections, not pruned tiles
+		 */
+		snprintf(name, sizeof(name), "%s, BMW rules, selections in the tile kernel", bmw->name);
+		b.name = name;
+		gpuir_cuda_search_set_bmw_batch(0, 0);
+		gpuir_cuda_search_set_decode_budget(0);
+		gpuir_cuda_search_set_fused_waves(UINT32_MAX);
+		test_batch(r, s, sc, &b, 0);
+		check_fused(r, s, sc, &b, true);
+		gpuir_cuda_search_set_decode_budget(GPUIR_CUDA_DECODE_BUDGET);
 	}
 	gpuir_cuda_search_set_fused_waves(GPUIR_CUDA_FUSED_WAVES);
 	gpuir_cuda_search_set_bmw_batch(0, 0);
