@@ -317,6 +317,7 @@ cache_remove(GpuirCacheEntry *e)
 			gpuir_cuda_list_free(transit, &e->partial->kept[i]);
 		MemoryContextDelete(e->partial->cxt);
 	}
+	pfree(e->tids);
 	pfree(e);
 	cache_publish();
 	if (st != GPUIR_CUDA_OK)
@@ -358,6 +359,26 @@ GpuirCacheEvictOthers(GpuirCacheEntry *keep)
 		return false;
 	cache_evict_all(keep);
 	return true;
+}
+
+/*
+ * GpuirCacheTids: the host copy of the TIDS stream (docID -> heap TID,
+ * [key->ndocs]) of the resident segment of key, or NULL when none is
+ * resident; the LRU order is left as it is
+ */
+const ItemPointerData *
+GpuirCacheTids(const GpuirCacheKey *key)
+{
+	dlist_iter	it;
+
+	dlist_foreach(it, &cache_lru)
+	{
+		GpuirCacheEntry *e = dlist_container(GpuirCacheEntry, lru, it.cur);
+
+		if (memcmp(&e->key, key, sizeof(GpuirCacheKey)) == 0)
+			return e->tids;
+	}
+	return NULL;
 }
 
 /* cache_lookup: the entry for key, moved to the front, or NULL */
@@ -640,6 +661,7 @@ typedef struct GpuirSegmentHost
 	uint32	   *impact_dl;		/* [nblocks * GPUIR_BLOCK_IMPACTS] */
 	uint32	   *doclen;			/* [ndocs] */
 	float4	   *prior;			/* [ndocs], or NULL: no priors */
+	ItemPointerData *tids;		/* [ndocs]: kept on the host (GpuirCacheTids) */
 } GpuirSegmentHost;
 
 /*
@@ -666,7 +688,7 @@ corrupt_block(const GpuirTaken *t, uint32 blkno, const char *why)
 
 /*
  * load_segment: read segment seg of t's index into h (when not whole, its
- * per-document arrays only: doclen and priors, and no block), in the
+ * per-document arrays only: doclen, priors and TIDs, and no block), in the
  * current memory context, checking every block header with GpuirListCheckHeader (the
  * rules of the CPU reader; the end of a block is the next block's offset,
  * or the PAYLOAD stream's length).  The stream sizes match the segment's
@@ -694,6 +716,8 @@ load_segment(GpuirBatch *b, const GpuirTaken *t, const GpuirSegmentData *seg,
 	}
 	h->doclen = palloc_extended(Max((Size) ndocs * sizeof(uint32), 1), MCXT_ALLOC_HUGE);
 	read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_DOCLENS, (char *) h->doclen);
+	h->tids = palloc_extended(Max((Size) ndocs * sizeof(ItemPointerData), 1), MCXT_ALLOC_HUGE);
+	read_stream(b, node, t->hdr.permanent, seg, GPUIR_S_TIDS, (char *) h->tids);
 	h->prior = NULL;
 	if (seg->streams[GPUIR_S_PRIORS].nbytes > 0)
 	{
@@ -793,6 +817,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	/* the host copies are sized by the counts: a stream of another size would overflow them */
 	if (seg->streams[GPUIR_S_BLOCKDIR].nbytes != (uint64) seg->nblocks * sizeof(GpuirBlockHeader) ||
 		seg->streams[GPUIR_S_DOCLENS].nbytes != (uint64) seg->ndocs * sizeof(uint32) ||
+		seg->streams[GPUIR_S_TIDS].nbytes != (uint64) seg->ndocs * sizeof(ItemPointerData) ||
 		GpuirPriorsSizeCheck(seg) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -817,6 +842,10 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	e = MemoryContextAllocZero(cache_cxt, sizeof(GpuirCacheEntry));
 	e->key = *key;
 	e->bytes = bytes;
+	e->tids = MemoryContextAllocExtended(cache_cxt,
+										 Max((Size) seg->ndocs * sizeof(ItemPointerData), 1),
+										 MCXT_ALLOC_HUGE);
+	memcpy(e->tids, h.tids, (Size) seg->ndocs * sizeof(ItemPointerData));
 	if (!whole)
 		e->partial = partial_create(h.doclen, seg->ndocs);
 
@@ -835,6 +864,7 @@ GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key, const GpuirTaken *t,
 	{
 		if (e->partial != NULL)
 			MemoryContextDelete(e->partial->cxt);
+		pfree(e->tids);
 		pfree(e);
 		GpuirWorkerCudaFailure(b, "segment upload", st, why, whylen);
 		return NULL;

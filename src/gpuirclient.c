@@ -32,7 +32,11 @@
  * segment of meta.  For query q and segment s, the top qs[q].k (<=
  * GPUIR_CUDA_MAX_K) documents by score descending and docID ascending are
  * written to qs[q].docids/scores[s * k ..] with their number in
- * qs[q].counts[s] (arrays palloc'd here, in the current memory context).
+ * qs[q].counts[s] (arrays palloc'd here, in the current memory context),
+ * and the heap TIDs of the first qs[q].ntids[s] of them (at most
+ * qs[q].tids_wanted; none when the query was split in docID windows) at
+ * qs[q].tids[s * k ..], from the GPU service's host copy of the segment's
+ * TIDS stream, so that the caller reads no index page for them.
  * Returns false, with the reason in why, when the service could not answer;
  * nothing is written then.
  */
@@ -87,6 +91,8 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	size += MAXALIGN(sizeof(float4) * (Size) nparts * nitems * kmax);
 	size += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems);
 	size += MAXALIGN(sizeof(float4) * (Size) nparts * nitems);
+	size += MAXALIGN(sizeof(ItemPointerData) * (Size) nparts * nitems * kmax);
+	size += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems);
 
 	req = GpuirServiceRequestArea(size, &seg);
 	if (req == NULL)
@@ -120,6 +126,10 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 	req->counts_off = off;
 	off += MAXALIGN(sizeof(uint32) * (Size) nparts * nitems);
 	req->rests_off = off;		/* zeroed by each part's worker (prepare_request) */
+	off += MAXALIGN(sizeof(float4) * (Size) nparts * nitems);
+	req->tids_off = off;
+	off += MAXALIGN(sizeof(ItemPointerData) * (Size) nparts * nitems * kmax);
+	req->ntids_off = off;		/* zeroed by each part's worker (prepare_request) */
 
 	memcpy(GpuirReqSegments(req), meta->segments, sizeof(GpuirSegmentData) * nseg);
 	items = GpuirReqItems(req);
@@ -134,6 +144,7 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 			it->nterms = qs[q].nterms;
 			it->k = qs[q].k;
 			it->mode = qs[q].mode;
+			it->tids = Min(qs[q].tids_wanted, qs[q].k);
 			/* the query's terms in its term order; absent ones have no blocks */
 			for (int j = 0; j < qs[q].nterms; j++)
 			{
@@ -155,6 +166,8 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 		float4	   *scores = GpuirReqScores(req);
 		uint32	   *counts = GpuirReqCounts(req);
 		float4	   *rests = GpuirReqRests(req);
+		ItemPointerData *tids = GpuirReqTids(req);
+		uint32	   *ntids = GpuirReqNtids(req);
 
 		for (int q = 0; q < nq; q++)
 		{
@@ -162,6 +175,8 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 			qs[q].docids = palloc(sizeof(uint32) * Max(nseg * qs[q].k, 1));
 			qs[q].scores = palloc(sizeof(float4) * Max(nseg * qs[q].k, 1));
 			qs[q].rests = palloc0(sizeof(float4) * Max(nseg, 1));
+			qs[q].tids = palloc(sizeof(ItemPointerData) * Max(nseg * qs[q].k, 1));
+			qs[q].ntids = palloc0(sizeof(uint32) * Max(nseg, 1));
 			for (uint32 s = 0; s < nseg; s++)
 			{
 				const uint32 *pd[GPUIR_MAX_DEVICES];
@@ -185,6 +200,10 @@ GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,
 					qs[q].counts[s] = pc[0];
 					memcpy(&qs[q].docids[s * qs[q].k], pd[0], sizeof(uint32) * pc[0]);
 					memcpy(&qs[q].scores[s * qs[q].k], ps[0], sizeof(float4) * pc[0]);
+					/* the worker's TIDs of the first results */
+					qs[q].ntids[s] = Min(ntids[item], pc[0]);
+					memcpy(&qs[q].tids[s * qs[q].k], &tids[(Size) item * kmax],
+						   sizeof(ItemPointerData) * qs[q].ntids[s]);
 				}
 				else if (gpuir_cuda_topk_merge(nparts, pd, ps, pc, qs[q].k,
 											   &qs[q].docids[s * qs[q].k],

@@ -76,6 +76,7 @@ gpu_describe(GpuirQuery *q, GpuirMode mode, GpuirGpuQuery *g)
 	g->idf = idf;
 	g->entries = q->entries;
 	g->k = gpu_k(q->k);
+	g->tids_wanted = (uint32) q->k;
 	/* and_or's disjunction, when needed, runs on the CPU (run_queries) */
 	if (mode == GPUIR_MODE_AND || mode == GPUIR_MODE_AND_OR)
 		g->mode = GPUIR_CUDA_MODE_AND;
@@ -102,6 +103,7 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 	ItemPointerData cut_tid[GPUIR_MAX_SEGMENTS];
 	bool		cut[GPUIR_MAX_SEGMENTS];
 	bool		pruned = false;
+	bool		tids_open;
 
 	GpuirQueryResetTopk(q);
 	for (uint32 s = 0; s < q->meta.nsegments; s++)
@@ -113,7 +115,7 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 			continue;
 		}
 		q->seg = &q->meta.segments[s];
-		GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
+		tids_open = false;
 		GpuirStreamReaderInit(&q->del, q->index, q->seg, GPUIR_S_DELETED);
 		for (uint32 i = 0; i < g->counts[s]; i++)
 		{
@@ -130,13 +132,22 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 			 * The candidates come best first.  Once k are kept, one that
 			 * scores below the k-th, and every later one, would fail
 			 * GpuirQueryConsider's first test (the k-th only rises), so
-			 * their TIDs, a page read each, are not read.  The segment's
+			 * their TIDs, a page read each past those the worker gave
+			 * (GpuirGpuSearch), are not read.  The segment's
 			 * cut test below needs none of them: its last candidate scores
 			 * below the final k-th too, so it cannot rank above it.
 			 */
 			if (GpuirQueryFull(q) && score < q->kth.score)
 				break;
-			GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(tid));
+			if (i < g->ntids[s])
+				tid = g->tids[s * g->k + i];
+			else
+			{
+				if (!tids_open)
+					GpuirStreamReaderInit(&q->tids, q->index, q->seg, GPUIR_S_TIDS);
+				tids_open = true;
+				GpuirStreamRead(&q->tids, doc * sizeof(ItemPointerData), &tid, sizeof(tid));
+			}
 			GpuirQueryConsider(q, &tid, score, doc, true);
 			if (i + 1 == g->k)
 			{
@@ -145,7 +156,8 @@ gpu_merge(GpuirQuery *q, GpuirGpuQuery *g, GpuirMode mode)
 				cut_tid[s] = tid;
 			}
 		}
-		GpuirStreamReaderEnd(&q->tids);
+		if (tids_open)
+			GpuirStreamReaderEnd(&q->tids);
 		GpuirStreamReaderEnd(&q->del);
 	}
 	GpuirQueryRunBuffer(q, g->mode == GPUIR_CUDA_MODE_AND ? GPUIR_MODE_AND : GPUIR_MODE_OR);

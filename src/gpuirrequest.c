@@ -140,7 +140,9 @@ check_header(GpuirTaken *t, Size size)
 		!range_ok(h->docids_off, h->nparts * nitems * h->kmax, sizeof(uint32), size) ||
 		!range_ok(h->scores_off, h->nparts * nitems * h->kmax, sizeof(float4), size) ||
 		!range_ok(h->counts_off, h->nparts * nitems, sizeof(uint32), size) ||
-		!range_ok(h->rests_off, h->nparts * nitems, sizeof(float4), size))
+		!range_ok(h->rests_off, h->nparts * nitems, sizeof(float4), size) ||
+		!range_ok(h->tids_off, h->nparts * nitems * h->kmax, sizeof(ItemPointerData), size) ||
+		!range_ok(h->ntids_off, h->nparts * nitems, sizeof(uint32), size))
 	{
 		GpuirWorkerReject(t, "bad request: an array lies outside its %zu-byte segment", size);
 		return false;
@@ -277,6 +279,8 @@ prepare_request(GpuirTaken *t)
 		   nitems * sizeof(uint32));
 	memset(t->base + h->rests_off + (Size) t->part * nitems * sizeof(float4), 0,
 		   nitems * sizeof(float4));
+	memset(t->base + h->ntids_off + (Size) t->part * nitems * sizeof(uint32), 0,
+		   nitems * sizeof(uint32));
 }
 
 /*

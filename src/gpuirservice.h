@@ -202,10 +202,11 @@ typedef struct GpuirServiceSlot
  * Every slot has an area of GPUIR_SLOT_AREA bytes in the service's shared
  * memory for a request that fits (a few queries with small k: no DSM
  * segment is created and attached per request); larger requests travel in
- * a DSM segment of their own.  32 kB holds a query of about 18 terms at
- * k = 10 on an index of the directory's 64 segments (16 kB held 3).
+ * a DSM segment of their own.  A query at k = 10 (36 candidates a segment)
+ * takes 636 bytes a segment and 16 a term in each: 48 kB holds one of 8
+ * terms on an index of the directory's 64 segments, of 150 on 16.
  */
-#define GPUIR_SLOT_AREA		(32 * 1024)
+#define GPUIR_SLOT_AREA		(48 * 1024)
 
 /*
  * Stages of a GPU request whose time the service adds up (gpuir_gpu_stages):
@@ -378,6 +379,7 @@ typedef struct GpuirReqItem
 	uint32		nterms;
 	uint32		k;				/* results wanted, <= kmax */
 	int32		mode;			/* gpuir_cuda_mode */
+	uint32		tids;			/* heap TIDs wanted, of the first results */
 } GpuirReqItem;
 
 /* one term of one item: same layout as gpuir_cuda_term */
@@ -399,7 +401,12 @@ typedef struct GpuirReqTerm
  * rests[nparts * nitems]: 0 when the item's scores are exact, else the item
  * ran over pruned lists (gpuirprune.h), its scores are partial, and a
  * document it did not return scores at most its last score (0 when it
- * returned fewer than k) plus this bound.
+ * returned fewer than k) plus this bound; then ItemPointerData
+ * tids[nparts * nitems * kmax], beside the docIDs, the heap TIDs of the
+ * item's first results (GpuirReqItem.tids of them at most) from the
+ * worker's host copy of the segment's TIDS stream, and uint32
+ * ntids[nparts * nitems]: how many were given (the backend reads the
+ * others' from the index).
  */
 typedef struct GpuirRequest
 {
@@ -422,6 +429,8 @@ typedef struct GpuirRequest
 	uint32		scores_off;
 	uint32		counts_off;
 	uint32		rests_off;
+	uint32		tids_off;
+	uint32		ntids_off;
 	uint32		nparts;			/* 1 .. GPUIR_MAX_DEVICES: docID windows */
 	int32		status;			/* GPUIR_REQ_*, of the whole request */
 	char		detail[128];	/* why the worker failed */
@@ -434,6 +443,8 @@ typedef struct GpuirRequest
 #define GpuirReqScores(r)	((float4 *) ((char *) (r) + (r)->scores_off))
 #define GpuirReqCounts(r)	((uint32 *) ((char *) (r) + (r)->counts_off))
 #define GpuirReqRests(r)	((float4 *) ((char *) (r) + (r)->rests_off))
+#define GpuirReqTids(r)		((ItemPointerData *) ((char *) (r) + (r)->tids_off))
+#define GpuirReqNtids(r)	((uint32 *) ((char *) (r) + (r)->ntids_off))
 
 /*
  * GpuirServiceWake: wake the backend waiting on a slot's done semaphore (a
@@ -480,6 +491,13 @@ typedef struct GpuirGpuQuery
 	float4	   *rests;			/* out: [nsegments]: GpuirRequest's rests (0:
 								 * exact; else partial scores, rescored by the
 								 * caller, and the bound of the rest) */
+	uint32		tids_wanted;	/* heap TIDs wanted of each segment's first
+								 * candidates (the caller's k: those it
+								 * reads unless rows are invisible) */
+	ItemPointerData *tids;		/* out: [nsegments * k]: the heap TIDs of
+								 * segment s's first ntids[s] candidates */
+	uint32	   *ntids;			/* out: [nsegments]: TIDs the worker gave
+								 * (read the others from the index) */
 } GpuirGpuQuery;
 
 extern bool GpuirGpuSearch(Relation index, const GpuirMetaPageData *meta,

@@ -813,13 +813,41 @@ run_fill(GpuirBatch *b, const GpuirUnit *units, int n, GpuirRunArrays *ra)
 }
 
 /*
+ * answer_tids: the heap TIDs of docids[0 .. count), from tids[ndocs], into
+ * t's TIDs of item pidx, and count at its ntids; none when a docID is out
+ * of range (the backend refuses the answer then).  Only the TIDs the
+ * backend wants (GpuirReqItem.tids, its k): a random read each here, on
+ * the worker's serial path.
+ */
+static void
+answer_tids(GpuirTaken *t, uint64 pidx, const uint32 *docids, uint32 count,
+			const ItemPointerData *tids, uint32 ndocs)
+{
+	const GpuirRequest *h = &t->hdr;
+	ItemPointerData *out = (ItemPointerData *) (t->base + h->tids_off) + pidx * h->kmax;
+
+	for (uint32 i = 0; i < count; i++)
+	{
+		if (docids[i] >= ndocs)
+			return;
+		out[i] = tids[docids[i]];
+	}
+	memcpy(t->base + h->ntids_off + pidx * sizeof(uint32), &count, sizeof(uint32));
+}
+
+/*
  * run_answer: the results of ra, into each live request's part: at [(part
- * * nitems + item) * kmax ...), the count at counts[part * nitems + item]
+ * * nitems + item) * kmax ...), the count at counts[part * nitems + item];
+ * for a request of one part, the heap TIDs of the item's first results
+ * beside them from the host copy of the segment's TIDS stream
+ * (GpuirCacheTids), when it is still resident, and their number at
+ * ntids[item] (the backend reads no index page for those)
  */
 static void
 run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *ra)
 {
 	uint32		qi = 0;
+	const ItemPointerData *tids = n > 0 ? GpuirCacheTids(&units[0].key) : NULL;
 
 	for (int u = 0; u < n; u++)
 	{
@@ -845,6 +873,9 @@ run_answer(GpuirBatch *b, const GpuirUnit *units, int n, const GpuirRunArrays *r
 				   &ra->out_scores[(Size) qi * ra->kmax], count * sizeof(float4));
 			memcpy(t->base + h->counts_off + pidx * sizeof(uint32), &count, sizeof(uint32));
 			memcpy(t->base + h->rests_off + pidx * sizeof(float4), &ra->rests[qi], sizeof(float4));
+			if (tids != NULL && h->nparts == 1)
+				answer_tids(t, pidx, &ra->out_docids[(Size) qi * ra->kmax],
+							Min(count, t->items[idx].tids), tids, units[u].key.ndocs);
 			qi++;
 		}
 	}
@@ -1106,6 +1137,7 @@ batch_units(GpuirBatch *b, int *nunits_out)
 			u->key.blockdir_start = seg->streams[GPUIR_S_BLOCKDIR].start;
 			u->key.doclens_start = seg->streams[GPUIR_S_DOCLENS].start;
 			u->key.priors_start = seg->streams[GPUIR_S_PRIORS].start;
+			u->key.tids_start = seg->streams[GPUIR_S_TIDS].start;
 			u->key.payload_bytes = seg->streams[GPUIR_S_PAYLOAD].nbytes;
 			u->key.nblocks = seg->nblocks;
 			u->key.ndocs = seg->ndocs;

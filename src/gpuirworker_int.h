@@ -53,6 +53,7 @@ typedef struct GpuirCacheKey
 	BlockNumber blockdir_start;
 	BlockNumber doclens_start;
 	BlockNumber priors_start;	/* the resident copy holds the priors too */
+	BlockNumber tids_start;		/* and the host copy the TIDs */
 	uint32		payload_bytes;
 	uint32		nblocks;
 	uint32		ndocs;
@@ -69,6 +70,9 @@ typedef struct GpuirCacheEntry
 	struct GpuirPartial *partial;	/* a segment larger than the budget: its
 									 * lists kept on the device (gpuircache.c),
 									 * or NULL for a whole segment */
+	ItemPointerData *tids;		/* host copy of the TIDS stream [ndocs]
+								 * (docID -> heap TID), written into the
+								 * answers beside the docIDs */
 } GpuirCacheEntry;
 
 /* one request taken from a slot */
@@ -143,6 +147,7 @@ extern GpuirCacheEntry *GpuirCacheGet(GpuirBatch *b, const GpuirCacheKey *key,
 									  const GpuirTaken *t, const GpuirSegmentData *seg,
 									  char *why, size_t whylen);
 extern bool GpuirCacheEvictOthers(GpuirCacheEntry *keep);
+extern const ItemPointerData *GpuirCacheTids(const GpuirCacheKey *key);
 extern const gpuir_cuda_segment *GpuirCacheTransit(GpuirBatch *b, GpuirCacheEntry *e,
 												   const GpuirTaken *t,
 												   const GpuirSegmentData *seg,
