@@ -166,6 +166,33 @@ SELECT count(*) AS differ FROM (
 SELECT count(*) AS results FROM sg_rounds_before;
 DROP TABLE sg_rounds, sg_rounds_before;
 
+-- with gpuir in shared_preload_libraries, a session that has not looked a
+-- lexeme up itself takes the dictionary position another session found
+-- (gpuirdicthints.h), checked on the pages.  Read one entry off
+-- (gpuir.debug_dict_hint_skew), every such position must be refused and
+-- searched again: the answers are the ones this session found with its
+-- own lookups.  Without the preload there are no shared positions.
+CREATE TABLE sg_hint_ref AS
+SELECT q, m.mode,
+       (SELECT string_agg(ctid::text || ' ' || float4send(score)::text, ', '
+                          ORDER BY score DESC, ctid)
+        FROM gpuir_search('sg_cap', qtext, 10, m.mode)) AS top
+FROM sg_queries, (VALUES ('and'), ('or'), ('bmw')) m(mode);
+CREATE VIEW sg_hint_differ AS
+SELECT count(*) FILTER (WHERE r.top IS DISTINCT FROM
+		(SELECT string_agg(ctid::text || ' ' || float4send(score)::text, ', '
+							ORDER BY score DESC, ctid)
+		 FROM gpuir_search('sg_cap', s.qtext, 10, r.mode))) AS differ,
+	   count(*) FILTER (WHERE r.top IS NOT NULL) AS answered
+FROM sg_hint_ref r JOIN sg_queries s USING (q);
+\c
+SET gpuir.debug_dict_hint_skew = 1;
+SELECT * FROM sg_hint_differ;
+\c
+SELECT * FROM sg_hint_differ;
+DROP VIEW sg_hint_differ;
+DROP TABLE sg_hint_ref;
+
 -- bad values
 ALTER INDEX sg_cap SET (max_segment_docs = -1);
 CREATE INDEX sg_bad ON sg_docs USING gpuir (body) WITH (max_segment_docs = 'many');

@@ -27,6 +27,7 @@ int			gpuir_insert_buffer_limit = GPUIR_DEFAULT_BUFFER_LIMIT;
 int			gpuir_doclength_cache = GPUIR_DEFAULT_DOCLENGTH_CACHE;
 int			gpuir_taat_max_postings = GPUIR_DEFAULT_TAAT_MAX_POSTINGS;
 bool		gpuir_debug_rescore = false;
+int			gpuir_debug_dict_hint_skew = 0;
 int			gpuir_device = GPUIR_DEVICE_AUTO;
 int			gpuir_max_batch = 256;
 double		gpuir_batch_window = 0.0;
@@ -146,6 +147,11 @@ _PG_init(void)
 							 "After each CPU-engine query in modes or, wand and bmw, every document of every segment is scored again through the path that rescores a GPU search over pruned lists, and the top-k must be the same (else an error). It scores the whole index: for tests only.",
 							 &gpuir_debug_rescore, false,
 							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuir.debug_dict_hint_skew",
+							"Developer option: read the dictionary positions other sessions found this many entries off.",
+							"With gpuir in shared_preload_libraries, a session that has not looked a lexeme up itself checks the position another session found on the pages before it searches the dictionary; off positions must be refused and searched, with the same answers. For tests only.",
+							&gpuir_debug_dict_hint_skew, 0, 0, 1000,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuir.device",
 							 "Where gpuir queries run: auto, gpu or cpu.",
 							 "auto sends each query to the device a cost model of recent query times expects to answer it first (queries whose lists hold fewer than gpuir.gpu_min_postings postings stay on the CPU while the cores are not oversubscribed).",

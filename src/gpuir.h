@@ -624,6 +624,7 @@ extern int	gpuir_insert_buffer_limit;
 extern int	gpuir_doclength_cache;
 extern int	gpuir_taat_max_postings;
 extern bool gpuir_debug_rescore;
+extern int	gpuir_debug_dict_hint_skew;
 extern bool gpuir_rank_under_rls;
 extern bool GpuirIsGpuirIndex(Relation rel);
 extern Relation GpuirOpenIndex(Oid indexoid, LOCKMODE lockmode);

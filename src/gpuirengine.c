@@ -55,6 +55,8 @@
 #include "utils/snapmgr.h"
 
 #include "port/pg_bitutils.h"
+#include "common/hashfn.h"
+#include "gpuirdicthints.h"
 #include "gpuirengine.h"
 
 GpuirQueryStats GpuirLastQueryStats;
@@ -2451,7 +2453,10 @@ dict_lower_bound(DictReader *d, const char *lexeme, int len, GpuirDictEntry *de)
  * it) and takes it, else searches.  An entry's df (live) changes only
  * under VACUUM's vacuum_pending, which it clears with a new generation;
  * the position never changes.  A relcache invalidation of a remembered
- * index empties the cache (CachedIndexes).  At most
+ * index empties the cache (CachedIndexes).  A lexeme the backend has no
+ * slot for takes, before it searches, the position another backend found
+ * (gpuirdicthints.h), checked on the pages like a slot of an earlier
+ * generation; every search leaves its answer there.  At most
  * TERM_POS_MAX_SLOTS slots and lexemes; past that the cache starts empty, and a
  * lexeme's slots are dropped when it has TERM_POS_MAX_SEGS (those of
  * segments merged away accumulate).
@@ -2695,7 +2700,9 @@ term_pos_check(DictReader *d, const TermPosSlot *ts, const char *lexeme, int len
  * its df only by VACUUM, which sets vacuum_pending before it rewrites any
  * df and clears it with a new generation after (a VACUUM that failed in
  * between leaves it set); otherwise it is checked on the pages first
- * (term_pos_check).
+ * (term_pos_check).  Without a slot that holds, another backend's hint is
+ * checked the same way (gpuirdicthints.h) before the dictionary is
+ * searched.
  */
 static void
 segment_lookup(Relation index, const GpuirMetaPageData *meta, uint32 s,
@@ -2735,11 +2742,35 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, uint32 s,
 				check = term_pos_check(&d, ts, terms[t].lexeme, terms[t].len, &de);
 			if (check == TERM_POS_STALE)
 			{
-				int64		pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
-				bool		present = pos < d.nterms &&
-					GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
+				int64		pos = 0;
+				bool		present;
+				uint64		hash = 0;
 
-				check = present ? TERM_POS_FOUND : TERM_POS_ABSENT;
+				/* another backend's answer, checked on the pages (gpuirdicthints.h) */
+				if (GpuirDictHints != NULL)
+				{
+					TermPosSlot hint;
+
+					hash = hash_bytes_extended((const unsigned char *) terms[t].lexeme,
+											   terms[t].len,
+											   hash_bytes_extended((const unsigned char *) &segkey,
+																   sizeof(segkey), 0));
+					if (GpuirDictHintGet(hash, &hint.pos, &hint.present))
+					{
+						hint.pos += gpuir_debug_dict_hint_skew;
+						check = term_pos_check(&d, &hint, terms[t].lexeme, terms[t].len, &de);
+						pos = hint.pos;
+					}
+				}
+				if (check == TERM_POS_STALE)
+				{
+					pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
+					present = pos < d.nterms &&
+						GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
+					check = present ? TERM_POS_FOUND : TERM_POS_ABSENT;
+					GpuirDictHintPut(hash, pos, present);
+				}
+				present = (check == TERM_POS_FOUND);
 				if (tps[t] != NULL && ts == NULL)
 					ts = term_pos_slot(tps[t], s, &segkey, true);
 				if (ts != NULL)

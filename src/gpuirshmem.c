@@ -24,9 +24,11 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "gpuirdicthints.h"
 #include "gpuirservice.h"
 
 GpuirServiceShared *GpuirService = NULL;
+pg_atomic_uint64 *GpuirDictHints = NULL;
 
 /* GpuirServiceTruncationLock's LWLock; NULL without the GPU service */
 static LWLock *truncation_lock = NULL;
@@ -63,6 +65,7 @@ gpuir_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(service_size());
+	RequestAddinShmemSpace(mul_size(GPUIR_DICT_HINTS, sizeof(pg_atomic_uint64)));
 	RequestNamedLWLockTranche(GPUIR_TRUNCATION_TRANCHE, 1);
 }
 
@@ -75,6 +78,11 @@ gpuir_shmem_startup(void)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	truncation_lock = &GetNamedLWLockTranche(GPUIR_TRUNCATION_TRANCHE)->lock;
+	GpuirDictHints = ShmemInitStruct("gpuir dictionary hints",
+									 mul_size(GPUIR_DICT_HINTS, sizeof(pg_atomic_uint64)), &found);
+	if (!found)
+		for (int i = 0; i < GPUIR_DICT_HINTS; i++)
+			pg_atomic_init_u64(&GpuirDictHints[i], 0);
 	GpuirService = ShmemInitStruct("gpuir gpu service", service_size(), &found);
 	if (!found)
 	{

@@ -78,6 +78,7 @@
 #include "utils/timestamp.h"
 
 #include "gpuir.h"
+#include "gpuirdicthints.h"
 #include "gpuirservice.h"
 #include "pgshim.h"
 
@@ -1252,6 +1253,17 @@ hash_bytes(const unsigned char *k, int keylen)
 	return h;
 }
 
+/* 64-bit FNV-1a from seed: not PostgreSQL's hash_bytes_extended, but its contract */
+uint64
+hash_bytes_extended(const unsigned char *k, int keylen, uint64 seed)
+{
+	uint64		h = UINT64CONST(14695981039346656037) ^ seed;
+
+	for (int i = 0; i < keylen; i++)
+		h = (h ^ k[i]) * UINT64CONST(1099511628211);
+	return h;
+}
+
 void
 initStringInfo(StringInfo str)
 {
@@ -1347,7 +1359,9 @@ int			gpuir_doclength_cache = 0;	/* the page readers read every length from page
 int			gpuir_taat_max_postings = 0;	/* document at a time (run_taat needs the lengths' copy) */
 #endif
 bool		gpuir_debug_rescore = false;	/* no check of the rescoring */
+int			gpuir_debug_dict_hint_skew = 0;
 GpuirServiceShared *GpuirService = NULL;
+pg_atomic_uint64 *GpuirDictHints = NULL;	/* no shared memory: no hints */
 
 #define NOT_EMULATED(what) shim_fail("%s called: not emulated for the page readers", what)
 
