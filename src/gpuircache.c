@@ -361,6 +361,22 @@ GpuirCacheEvictOthers(GpuirCacheEntry *keep)
 	return true;
 }
 
+/* cache_find: the entry for key, or NULL; the LRU order is left as it is */
+static GpuirCacheEntry *
+cache_find(const GpuirCacheKey *key)
+{
+	dlist_iter	it;
+
+	dlist_foreach(it, &cache_lru)
+	{
+		GpuirCacheEntry *e = dlist_container(GpuirCacheEntry, lru, it.cur);
+
+		if (memcmp(&e->key, key, sizeof(GpuirCacheKey)) == 0)
+			return e;
+	}
+	return NULL;
+}
+
 /*
  * GpuirCacheTids: the host copy of the TIDS stream (docID -> heap TID,
  * [key->ndocs]) of the resident segment of key, or NULL when none is
@@ -369,35 +385,20 @@ GpuirCacheEvictOthers(GpuirCacheEntry *keep)
 const ItemPointerData *
 GpuirCacheTids(const GpuirCacheKey *key)
 {
-	dlist_iter	it;
+	GpuirCacheEntry *e = cache_find(key);
 
-	dlist_foreach(it, &cache_lru)
-	{
-		GpuirCacheEntry *e = dlist_container(GpuirCacheEntry, lru, it.cur);
-
-		if (memcmp(&e->key, key, sizeof(GpuirCacheKey)) == 0)
-			return e->tids;
-	}
-	return NULL;
+	return e != NULL ? e->tids : NULL;
 }
 
 /* cache_lookup: the entry for key, moved to the front, or NULL */
 static GpuirCacheEntry *
 cache_lookup(const GpuirCacheKey *key)
 {
-	dlist_iter	it;
+	GpuirCacheEntry *e = cache_find(key);
 
-	dlist_foreach(it, &cache_lru)
-	{
-		GpuirCacheEntry *e = dlist_container(GpuirCacheEntry, lru, it.cur);
-
-		if (memcmp(&e->key, key, sizeof(GpuirCacheKey)) == 0)
-		{
-			dlist_move_head(&cache_lru, &e->lru);
-			return e;
-		}
-	}
-	return NULL;
+	if (e != NULL)
+		dlist_move_head(&cache_lru, &e->lru);
+	return e;
 }
 
 /*
