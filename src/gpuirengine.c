@@ -2688,6 +2688,46 @@ term_pos_check(DictReader *d, const TermPosSlot *ts, const char *lexeme, int len
 }
 
 /*
+ * dict_find: where lexeme[0..len) is in d's dictionary (segment key
+ * segkey), or would be when absent (*pos), with its entry in *de when
+ * FOUND: another backend's hint (gpuirdicthints.h) checked on the pages
+ * like a remembered slot (term_pos_check), else a search
+ * (dict_lower_bound), whose answer is left as the hint.  Never STALE.
+ */
+static TermPosCheck
+dict_find(DictReader *d, const DictProbeKey *segkey, const char *lexeme, int len,
+		  GpuirDictEntry *de, int64 *pos)
+{
+	uint64		hash = 0;
+	bool		present;
+
+	if (GpuirDictHints != NULL)
+	{
+		TermPosSlot hint;
+
+		hash = hash_bytes_extended((const unsigned char *) lexeme, len,
+								   hash_bytes_extended((const unsigned char *) segkey,
+													   sizeof(*segkey), 0));
+		if (GpuirDictHintGet(hash, &hint.pos, &hint.present))
+		{
+			TermPosCheck check;
+
+			hint.pos += gpuir_debug_dict_hint_skew;
+			check = term_pos_check(d, &hint, lexeme, len, de);
+			if (check != TERM_POS_STALE)
+			{
+				*pos = hint.pos;
+				return check;
+			}
+		}
+	}
+	*pos = dict_lower_bound(d, lexeme, len, de);
+	present = *pos < d->nterms && GpuirLexemeCmp(d->buf, de->lexeme_len, lexeme, len) == 0;
+	GpuirDictHintPut(hash, *pos, present);
+	return present ? TERM_POS_FOUND : TERM_POS_ABSENT;
+}
+
+/*
  * segment_lookup: look terms[0..nterms) up in the dictionary of segment s
  * of index, whose metapage the caller read into meta, adding each one's df
  * to terms[t].df and, when entries is not NULL, putting its dictionary entry
@@ -2742,41 +2782,15 @@ segment_lookup(Relation index, const GpuirMetaPageData *meta, uint32 s,
 				check = term_pos_check(&d, ts, terms[t].lexeme, terms[t].len, &de);
 			if (check == TERM_POS_STALE)
 			{
-				int64		pos = 0;
-				bool		present;
-				uint64		hash = 0;
+				int64		pos;
 
-				/* another backend's answer, checked on the pages (gpuirdicthints.h) */
-				if (GpuirDictHints != NULL)
-				{
-					TermPosSlot hint;
-
-					hash = hash_bytes_extended((const unsigned char *) terms[t].lexeme,
-											   terms[t].len,
-											   hash_bytes_extended((const unsigned char *) &segkey,
-																   sizeof(segkey), 0));
-					if (GpuirDictHintGet(hash, &hint.pos, &hint.present))
-					{
-						hint.pos += gpuir_debug_dict_hint_skew;
-						check = term_pos_check(&d, &hint, terms[t].lexeme, terms[t].len, &de);
-						pos = hint.pos;
-					}
-				}
-				if (check == TERM_POS_STALE)
-				{
-					pos = dict_lower_bound(&d, terms[t].lexeme, terms[t].len, &de);
-					present = pos < d.nterms &&
-						GpuirLexemeCmp(d.buf, de.lexeme_len, terms[t].lexeme, terms[t].len) == 0;
-					check = present ? TERM_POS_FOUND : TERM_POS_ABSENT;
-					GpuirDictHintPut(hash, pos, present);
-				}
-				present = (check == TERM_POS_FOUND);
+				check = dict_find(&d, &segkey, terms[t].lexeme, terms[t].len, &de, &pos);
 				if (tps[t] != NULL && ts == NULL)
 					ts = term_pos_slot(tps[t], s, &segkey, true);
 				if (ts != NULL)
 				{
 					ts->pos = pos;
-					ts->present = present;
+					ts->present = (check == TERM_POS_FOUND);
 				}
 			}
 			if (ts != NULL)
